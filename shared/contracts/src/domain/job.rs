@@ -1,0 +1,235 @@
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::Timestamp;
+use crate::error::{Category, Code, Error};
+use crate::event::{Pass, Stage};
+use crate::ids::{JobId, SourceId, WorkspaceId};
+use crate::roles::Role;
+
+/// Where a job is in its life. Transitions are checked by [`JobStatus::transition`].
+///
+/// ```text
+/// ingested -> analyzed -> awaiting_strategy_approval -> strategy_approved | strategy_rejected
+/// strategy_approved -> planned -> drafted -> revision_requested -> drafted (pass 2)
+/// drafted -> reviewed | needs_human (pass 2 still "revise")
+/// reviewed -> awaiting_draft_approval (policy passed) | policy_blocked
+/// awaiting_draft_approval -> draft_approved | draft_rejected
+/// draft_approved -> publishing -> published | publish_unknown
+/// publish_unknown -> published (read back found it) | draft_approved (read back found nothing)
+/// published -> verified
+/// any non-terminal -> failed
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    /// Source stored, analysis pending.
+    Ingested,
+    /// Analysis stored, strategy pending.
+    Analyzed,
+    /// Strategy stored, waiting for a human.
+    AwaitingStrategyApproval,
+    /// Strategy approved, plan pending.
+    StrategyApproved,
+    /// Plan stored and item selected, draft pending.
+    Planned,
+    /// A draft for the current pass is stored, review pending.
+    Drafted,
+    /// Dara asked for the single revision.
+    RevisionRequested,
+    /// Dara passed the draft, policy pending.
+    Reviewed,
+    /// Policy passed, waiting for a human.
+    AwaitingDraftApproval,
+    /// A human approved the exact draft version, publishing pending.
+    DraftApproved,
+    /// A publication claim exists; the connector is being called.
+    Publishing,
+    /// The connector's outcome could not be confirmed; verification decides.
+    PublishUnknown,
+    /// The receipt is applied, verification pending.
+    Published,
+    /// Read back and verified. Terminal.
+    Verified,
+    /// A human rejected the strategy. Terminal.
+    StrategyRejected,
+    /// A human rejected the draft. Terminal.
+    DraftRejected,
+    /// Deterministic policy refused the draft. Terminal.
+    PolicyBlocked,
+    /// The revision still did not pass; parked for a human. Terminal.
+    NeedsHuman,
+    /// A typed failure. Terminal.
+    Failed,
+}
+
+impl JobStatus {
+    /// Whether nothing more happens to the job automatically.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            JobStatus::Verified
+                | JobStatus::StrategyRejected
+                | JobStatus::DraftRejected
+                | JobStatus::PolicyBlocked
+                | JobStatus::NeedsHuman
+                | JobStatus::Failed
+        )
+    }
+
+    /// Whether the status machine allows `self -> next`.
+    pub fn can_become(self, next: JobStatus) -> bool {
+        use JobStatus::*;
+        if next == Failed {
+            return !self.is_terminal();
+        }
+        matches!(
+            (self, next),
+            (Ingested, Analyzed)
+                | (Analyzed, AwaitingStrategyApproval)
+                | (AwaitingStrategyApproval, StrategyApproved | StrategyRejected)
+                | (StrategyApproved, Planned)
+                | (Planned, Drafted)
+                | (Drafted, RevisionRequested | Reviewed | NeedsHuman)
+                | (RevisionRequested, Drafted)
+                | (Reviewed, AwaitingDraftApproval | PolicyBlocked)
+                | (AwaitingDraftApproval, DraftApproved | DraftRejected)
+                | (DraftApproved, Publishing)
+                | (Publishing, Published | PublishUnknown)
+                | (PublishUnknown, Published | DraftApproved)
+                | (Published, Verified)
+        )
+    }
+
+    /// `next` if the machine allows it, else `invalid_transition`.
+    pub fn transition(self, next: JobStatus) -> Result<JobStatus, Error> {
+        if self.can_become(next) {
+            Ok(next)
+        } else {
+            Err(Error::from_code(Code::InvalidTransition))
+        }
+    }
+}
+
+/// A job's typed failure: never raw model output or a provider body.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobFailure {
+    /// The stage that failed.
+    pub stage: Stage,
+    /// The specialist whose contract failed, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+    /// Stable code.
+    pub code: Code,
+    /// The code's category.
+    pub category: Category,
+    /// Safe operator text.
+    pub safe_message: String,
+    /// Whether retrying could help.
+    pub retryable: bool,
+    /// JSON pointer into the failed schema, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_path: Option<String>,
+    /// When it failed.
+    pub at: Timestamp,
+}
+
+/// One source's trip through the pipeline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    /// Id.
+    pub id: JobId,
+    /// Tenant.
+    pub workspace: WorkspaceId,
+    /// The source it was created from.
+    pub source: SourceId,
+    /// The source's title, for listings.
+    #[schemars(length(min = 1, max = 300))]
+    pub title: String,
+    /// Current status.
+    pub status: JobStatus,
+    /// Current writing pass.
+    pub pass: Pass,
+    /// Created.
+    pub created_at: Timestamp,
+    /// Last status change.
+    pub updated_at: Timestamp,
+    /// Set when `status` is `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<JobFailure>,
+}
+
+impl Job {
+    /// Move to `next` (checked), stamping `updated_at`.
+    pub fn advance(&mut self, next: JobStatus, now: Timestamp) -> Result<(), Error> {
+        self.status = self.status.transition(next)?;
+        self.updated_at = now;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::JobStatus::*;
+    use super::*;
+
+    const ALL: [JobStatus; 19] = [
+        Ingested,
+        Analyzed,
+        AwaitingStrategyApproval,
+        StrategyApproved,
+        Planned,
+        Drafted,
+        RevisionRequested,
+        Reviewed,
+        AwaitingDraftApproval,
+        DraftApproved,
+        Publishing,
+        PublishUnknown,
+        Published,
+        Verified,
+        StrategyRejected,
+        DraftRejected,
+        PolicyBlocked,
+        NeedsHuman,
+        Failed,
+    ];
+
+    #[test]
+    fn happy_path_with_one_revision_is_allowed() {
+        let path = [
+            Ingested,
+            Analyzed,
+            AwaitingStrategyApproval,
+            StrategyApproved,
+            Planned,
+            Drafted,
+            RevisionRequested,
+            Drafted,
+            Reviewed,
+            AwaitingDraftApproval,
+            DraftApproved,
+            Publishing,
+            PublishUnknown,
+            Published,
+            Verified,
+        ];
+        for pair in path.windows(2) {
+            assert!(pair[0].can_become(pair[1]), "{:?} -> {:?}", pair[0], pair[1]);
+        }
+    }
+
+    #[test]
+    fn terminal_states_go_nowhere_and_skips_are_refused() {
+        for from in ALL.into_iter().filter(|s| s.is_terminal()) {
+            for to in ALL {
+                assert!(!from.can_become(to), "{from:?} -> {to:?}");
+            }
+        }
+        assert_eq!(Ingested.transition(Published).err().map(|e| e.code), Some(Code::InvalidTransition));
+        assert!(!AwaitingDraftApproval.can_become(Publishing), "publishing needs an approval first");
+        assert!(!AwaitingStrategyApproval.can_become(Planned), "planning needs an approved strategy");
+    }
+}

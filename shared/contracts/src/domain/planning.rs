@@ -1,0 +1,237 @@
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::{Platform, Timestamp};
+use crate::error::{Code, Error};
+use crate::ids::{BriefId, PlanItemId, SnapshotId, WorkspaceId};
+use crate::tool::Provenance;
+
+/// A scheduled commitment already on the calendar.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Commitment {
+    /// What it is.
+    #[schemars(length(min = 1, max = 200))]
+    pub title: String,
+    /// Channel.
+    pub channel: Platform,
+    /// When.
+    pub at: Timestamp,
+}
+
+/// Publishing capacity on one UTC day.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Capacity {
+    /// The UTC day.
+    pub day: chrono::NaiveDate,
+    /// Posts the team can still produce that day.
+    #[schemars(range(max = 100))]
+    pub slots: u32,
+}
+
+/// Whether an asset a post needs is ready.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AssetReadiness {
+    /// Asset name.
+    #[schemars(length(min = 1, max = 200))]
+    pub asset: String,
+    /// Ready now.
+    pub ready: bool,
+    /// When it will be ready, if not now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_at: Option<Timestamp>,
+}
+
+/// A measured posting-window observation from verified posts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PostingWindowObservation {
+    /// Platform.
+    pub platform: Platform,
+    /// Day of week, 0 = Monday.
+    #[schemars(range(max = 6))]
+    pub weekday: u8,
+    /// Hour of day, UTC.
+    #[schemars(range(max = 23))]
+    pub hour_utc: u8,
+    /// How many verified posts the observation rests on.
+    pub sample_size: u32,
+    /// Median engagement rate of those posts (0–1).
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub median_engagement_rate: f64,
+}
+
+/// A slot already on the content calendar.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CalendarEntry {
+    /// Channel.
+    pub channel: Platform,
+    /// Title.
+    #[schemars(length(min = 1, max = 200))]
+    pub title: String,
+    /// The occupied window.
+    pub window: UtcWindow,
+}
+
+/// A dependency that blocks some work.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BlockedDependency {
+    /// What is blocked.
+    #[schemars(length(min = 1, max = 200))]
+    pub key: String,
+    /// Why.
+    #[schemars(length(min = 1, max = 500))]
+    pub reason: String,
+    /// When it is expected to clear, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clears_at: Option<Timestamp>,
+}
+
+/// One immutable planning snapshot; every Temi read names its id.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanningSnapshot {
+    /// Id.
+    pub id: SnapshotId,
+    /// Tenant.
+    pub workspace: WorkspaceId,
+    /// When it was taken.
+    pub taken_at: Timestamp,
+    /// Existing commitments.
+    pub commitments: Vec<Commitment>,
+    /// Capacity by day.
+    pub capacity: Vec<Capacity>,
+    /// Asset readiness.
+    pub asset_readiness: Vec<AssetReadiness>,
+    /// Verified posting-window observations.
+    pub posting_windows: Vec<PostingWindowObservation>,
+    /// Calendar projection.
+    pub calendar: Vec<CalendarEntry>,
+    /// Blocked dependencies.
+    pub blocked_dependencies: Vec<BlockedDependency>,
+}
+
+/// A UTC time window with `end` after `start`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UtcWindow {
+    /// Start.
+    pub start: Timestamp,
+    /// End (after start).
+    pub end: Timestamp,
+}
+
+impl UtcWindow {
+    /// A window; `end` must be after `start`.
+    pub fn new(start: Timestamp, end: Timestamp) -> Result<Self, Error> {
+        if end > start {
+            Ok(Self { start, end })
+        } else {
+            Err(Error::new(Code::OutOfRange, "a window must end after it starts"))
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for UtcWindow {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw {
+            start: Timestamp,
+            end: Timestamp,
+        }
+        let raw = Raw::deserialize(d)?;
+        UtcWindow::new(raw.start, raw.end).map_err(|e| serde::de::Error::custom(e.message))
+    }
+}
+
+/// Content format of a plan item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ContentFormat {
+    /// A text post.
+    Text,
+    /// A thread of short posts.
+    Thread,
+    /// A post with a still image.
+    Image,
+    /// A carousel of images.
+    Carousel,
+    /// A short vertical video clip.
+    ShortVideo,
+    /// A long-form article.
+    Article,
+}
+
+/// Priority 1 (highest) to 5.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Priority(#[schemars(range(min = 1, max = 5))] u8);
+
+impl Priority {
+    /// The priority number.
+    pub fn get(self) -> u8 {
+        self.0
+    }
+}
+
+impl TryFrom<u8> for Priority {
+    type Error = Error;
+    fn try_from(n: u8) -> Result<Self, Error> {
+        if (1..=5).contains(&n) { Ok(Self(n)) } else { Err(Error::new(Code::OutOfRange, "priority must be 1-5")) }
+    }
+}
+
+impl<'de> Deserialize<'de> for Priority {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Priority::try_from(u8::deserialize(d)?).map_err(|e| serde::de::Error::custom(e.message))
+    }
+}
+
+/// One item of the editorial plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanItem {
+    /// Id.
+    pub id: PlanItemId,
+    /// The brief it realises.
+    pub brief: BriefId,
+    /// Order in the sequence, from 1.
+    #[schemars(range(min = 1, max = 100))]
+    pub sequence: u32,
+    /// Channel.
+    pub channel: Platform,
+    /// Format.
+    pub format: ContentFormat,
+    /// UTC posting window.
+    pub window: UtcWindow,
+    /// Production deadline.
+    pub deadline: Timestamp,
+    /// Items that must ship first.
+    #[schemars(length(max = 20))]
+    pub depends_on: Vec<PlanItemId>,
+    /// Priority.
+    pub priority: Priority,
+}
+
+/// Temi's plan over one snapshot, with the item deterministic code selected.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    /// The snapshot every read named.
+    pub snapshot: SnapshotId,
+    /// Hash of the approved strategy it operationalises.
+    pub strategy_hash: String,
+    /// Cadence in words (e.g. "two posts a week").
+    #[schemars(length(min = 1, max = 300))]
+    pub cadence: String,
+    /// Items.
+    #[schemars(length(min = 1, max = 30))]
+    pub items: Vec<PlanItem>,
+    /// Live or mock.
+    pub provenance: Provenance,
+}

@@ -1,0 +1,150 @@
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Platform, Timestamp};
+use crate::error::Code;
+use crate::ids::{DraftId, JobId, OperatorId, PostId};
+
+/// What a human decision is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalSubject {
+    /// Ryan's strategy.
+    Strategy,
+    /// A reviewed, policy-passed draft.
+    Draft,
+}
+
+/// A human decision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "decision", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Decision {
+    /// Approved.
+    Approved,
+    /// Rejected, with the operator's reason.
+    Rejected {
+        /// Why.
+        #[schemars(length(min = 1, max = 500))]
+        reason: String,
+    },
+}
+
+/// A durable human decision on one exact version (its content hash). Only the operator API
+/// writes these; no model output can create one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Approval {
+    /// Job.
+    pub job: JobId,
+    /// Strategy or draft.
+    pub subject: ApprovalSubject,
+    /// The exact version decided on.
+    pub subject_hash: String,
+    /// The decision.
+    pub decision: Decision,
+    /// Who decided.
+    pub operator: OperatorId,
+    /// When.
+    pub decided_at: Timestamp,
+}
+
+/// Publishing connector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectorKind {
+    /// Local platform simulation.
+    Sandbox,
+    /// Signed HTTP webhook.
+    Webhook,
+}
+
+/// The claim written (in a transaction) before the connector is called: at most one per
+/// approved draft.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PublicationClaim {
+    /// Job.
+    pub job: JobId,
+    /// Draft.
+    pub draft: DraftId,
+    /// The approved version.
+    pub content_hash: String,
+    /// Platform.
+    pub platform: Platform,
+    /// Connector.
+    pub connector: ConnectorKind,
+    /// Sent to the connector so a repeated call cannot post twice.
+    #[schemars(length(min = 1, max = 200))]
+    pub idempotency_key: String,
+    /// When.
+    pub claimed_at: Timestamp,
+}
+
+/// What the connector said.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "outcome", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ReceiptOutcome {
+    /// The platform accepted the post.
+    Applied {
+        /// Platform post id.
+        post: PostId,
+        /// Public URL, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+    },
+    /// No confirmation either way (timeout, lost answer); resolved by verification.
+    Unknown,
+    /// The platform refused.
+    Failed {
+        /// Stable code.
+        code: Code,
+    },
+}
+
+/// The receipt of the one connector call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PublicationReceipt {
+    /// Job.
+    pub job: JobId,
+    /// Draft.
+    pub draft: DraftId,
+    /// Connector.
+    pub connector: ConnectorKind,
+    /// Outcome.
+    pub outcome: ReceiptOutcome,
+    /// When.
+    pub recorded_at: Timestamp,
+}
+
+/// What reading back found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "outcome", rename_all = "snake_case", deny_unknown_fields)]
+pub enum VerificationOutcome {
+    /// The post exists with the approved content.
+    Verified {
+        /// Platform post id.
+        post: PostId,
+    },
+    /// No post was found for the idempotency key.
+    Missing,
+    /// A post exists but its content differs from the approved version.
+    Mismatch {
+        /// Platform post id.
+        post: PostId,
+    },
+}
+
+/// The durable verification record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Verification {
+    /// Job.
+    pub job: JobId,
+    /// Draft.
+    pub draft: DraftId,
+    /// Outcome.
+    pub outcome: VerificationOutcome,
+    /// When.
+    pub checked_at: Timestamp,
+}

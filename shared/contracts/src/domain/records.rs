@@ -1,0 +1,157 @@
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Platform, Timestamp};
+use crate::error::Code;
+use crate::event::Stage;
+use crate::ids::{FactId, JobId, PostId, SignalId, WorkspaceId};
+use crate::roles::Role;
+use crate::tool::Provenance;
+use crate::trace::{SpanId, TraceId};
+
+/// Measured metrics of one published post.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PostMetrics {
+    /// Platform post id.
+    pub post: PostId,
+    /// Job that produced it.
+    pub job: JobId,
+    /// Platform.
+    pub platform: Platform,
+    /// When it went live.
+    pub published_at: Timestamp,
+    /// When these numbers were read.
+    pub measured_at: Timestamp,
+    /// Impressions.
+    pub impressions: u64,
+    /// Likes and other reactions.
+    pub reactions: u64,
+    /// Comments.
+    pub comments: u64,
+    /// Shares and reposts.
+    pub shares: u64,
+    /// Link clicks.
+    pub clicks: u64,
+    /// Live or mock.
+    pub provenance: Provenance,
+}
+
+/// A public trend signal.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TrendSignal {
+    /// Id.
+    pub id: SignalId,
+    /// Topic.
+    #[schemars(length(min = 1, max = 200))]
+    pub topic: String,
+    /// One-line summary.
+    #[schemars(length(min = 1, max = 1000))]
+    pub summary: String,
+    /// Where it was observed (publisher or feed name).
+    #[schemars(length(min = 1, max = 200))]
+    pub source: String,
+    /// Public URL, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 2048))]
+    pub url: Option<String>,
+    /// Relative strength, 0–100.
+    #[schemars(range(max = 100))]
+    pub score: u8,
+    /// When it was observed.
+    pub observed_at: Timestamp,
+    /// Live or mock.
+    pub provenance: Provenance,
+}
+
+/// A memory-bank fact. Only eligible facts reach Nimi and Ryan; memory is context, never
+/// authority.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryFact {
+    /// Id.
+    pub id: FactId,
+    /// The fact.
+    #[schemars(length(min = 1, max = 1000))]
+    pub text: String,
+    /// Where it came from (e.g. a verified post or an operator note).
+    #[schemars(length(min = 1, max = 200))]
+    pub origin: String,
+    /// Live or mock.
+    pub provenance: Provenance,
+    /// Whether it may be used.
+    pub eligible: bool,
+    /// When it was recorded.
+    pub recorded_at: Timestamp,
+}
+
+/// What an activity record measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// The coordinator routed a task.
+    Route,
+    /// A specialist produced its output.
+    Invoke,
+    /// A tool call (only with a real trace context).
+    ToolCall,
+}
+
+/// Invocation outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "status", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ActivityOutcome {
+    /// Accepted.
+    Success,
+    /// Failed with a stable code.
+    Failure {
+        /// Stable code.
+        code: Code,
+    },
+}
+
+/// Token usage counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenUsage {
+    /// Prompt tokens.
+    pub input_tokens: u32,
+    /// Output tokens.
+    pub output_tokens: u32,
+}
+
+/// The metadata-only record of one specialist invocation. No field can hold prompts,
+/// responses, transcripts, drafts, credentials or provider bodies: every field is an id,
+/// an enum, a number, a time or a pattern-restricted model name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActivityRecord {
+    /// Workspace.
+    pub tenant: WorkspaceId,
+    /// Job.
+    pub job: JobId,
+    /// Operation.
+    pub operation: Operation,
+    /// Role invoked.
+    pub agent: Role,
+    /// Pipeline stage.
+    pub stage: Stage,
+    /// Model name, e.g. `gemini-2.5-flash` or `offline`.
+    #[schemars(length(min = 1, max = 64), regex(pattern = r"^[a-z0-9][a-z0-9._-]{0,63}$"))]
+    pub model: String,
+    /// Start.
+    pub started_at: Timestamp,
+    /// End.
+    pub ended_at: Timestamp,
+    /// Duration, microseconds.
+    pub duration_us: u64,
+    /// Token counts.
+    pub usage: TokenUsage,
+    /// Outcome.
+    pub outcome: ActivityOutcome,
+    /// W3C trace id.
+    pub trace_id: TraceId,
+    /// W3C span id.
+    pub span_id: SpanId,
+}

@@ -1,0 +1,205 @@
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::Timestamp;
+use crate::error::{Code, Error};
+use crate::event::Pass;
+use crate::ids::DraftId;
+use crate::tool::Provenance;
+
+/// The seven Dara dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Dimension {
+    /// Is every statement traceable to cited evidence?
+    Grounding,
+    /// Are the claims accurate, proportionate and cited?
+    Claims,
+    /// Does the piece have a clear shape?
+    Structure,
+    /// Is it easy to read and understand?
+    Clarity,
+    /// Does it fit the brief, the voice and the audience?
+    BriefVoiceAudienceFit,
+    /// Does it work on its platform, with a usable call to action?
+    PlatformCtaUsability,
+    /// Is it safe and inclusive?
+    SafetyInclusion,
+}
+
+/// A 1–5 score.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Score(#[schemars(range(min = 1, max = 5))] u8);
+
+impl Score {
+    /// The number.
+    pub fn get(self) -> u8 {
+        self.0
+    }
+}
+
+impl TryFrom<u8> for Score {
+    type Error = Error;
+    fn try_from(n: u8) -> Result<Self, Error> {
+        if (1..=5).contains(&n) { Ok(Self(n)) } else { Err(Error::new(Code::OutOfRange, "score must be 1-5")) }
+    }
+}
+
+impl<'de> Deserialize<'de> for Score {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Score::try_from(u8::deserialize(d)?).map_err(|e| serde::de::Error::custom(e.message))
+    }
+}
+
+/// One dimension's assessment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Assessment {
+    /// 1 (poor) to 5 (excellent).
+    pub score: Score,
+    /// Why.
+    #[schemars(length(min = 1, max = 600))]
+    pub rationale: String,
+}
+
+/// Exactly the seven assessments: one field per dimension, so none can be missing or doubled.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Assessments {
+    /// Grounding.
+    pub grounding: Assessment,
+    /// Claims.
+    pub claims: Assessment,
+    /// Structure.
+    pub structure: Assessment,
+    /// Clarity.
+    pub clarity: Assessment,
+    /// Brief, voice and audience fit.
+    pub brief_voice_audience_fit: Assessment,
+    /// Platform and CTA usability.
+    pub platform_cta_usability: Assessment,
+    /// Safety and inclusion.
+    pub safety_inclusion: Assessment,
+}
+
+/// Issue severity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Polish.
+    Low,
+    /// Should fix.
+    Medium,
+    /// Must fix before publishing.
+    High,
+}
+
+/// One bounded correction issue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewIssue {
+    /// Dimension it belongs to.
+    pub dimension: Dimension,
+    /// Severity.
+    pub severity: Severity,
+    /// What is wrong.
+    #[schemars(length(min = 1, max = 500))]
+    pub problem: String,
+    /// What would fix it (direction, not rewritten copy).
+    #[schemars(length(min = 1, max = 500))]
+    pub fix: String,
+}
+
+/// Dara's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Good to go to policy.
+    Pass,
+    /// Needs the single revision (or a human, after pass 2).
+    Revise,
+}
+
+/// Dara's complete review of one draft.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Review {
+    /// The draft reviewed.
+    pub draft: DraftId,
+    /// Its pass.
+    pub pass: Pass,
+    /// Verdict.
+    pub verdict: Verdict,
+    /// The seven assessments.
+    pub assessments: Assessments,
+    /// Bounded correction issues.
+    #[schemars(length(max = 8))]
+    pub issues: Vec<ReviewIssue>,
+    /// Live or mock.
+    pub provenance: Provenance,
+}
+
+impl Review {
+    /// Whether any high-severity issue is open.
+    pub fn has_high_severity(&self) -> bool {
+        self.issues.iter().any(|i| i.severity == Severity::High)
+    }
+}
+
+/// A deterministic policy rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyRule {
+    /// The platform's length limit.
+    PlatformLength,
+    /// The platform's link-count limit.
+    LinkCount,
+    /// Every claim cites evidence that resolves.
+    EvidenceResolves,
+    /// Mock evidence is refused in production mode.
+    NoMockEvidenceInProduction,
+    /// No banned phrase.
+    BannedPhrase,
+    /// Links only to allow-listed hosts.
+    LinkAllowList,
+    /// No open high-severity Dara issue.
+    NoOpenHighSeverityIssue,
+}
+
+/// One failed rule, with safe detail (never the draft text).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyViolation {
+    /// The rule.
+    pub rule: PolicyRule,
+    /// Safe detail, e.g. "312 of 280 weighted characters".
+    #[schemars(length(min = 1, max = 300))]
+    pub detail: String,
+}
+
+/// Passed or blocked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyOutcome {
+    /// Every rule held.
+    Passed,
+    /// At least one rule failed.
+    Blocked,
+}
+
+/// The deterministic policy result for one exact draft version.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyResult {
+    /// Draft.
+    pub draft: DraftId,
+    /// The version checked.
+    pub content_hash: String,
+    /// Outcome (blocked exactly when there are violations).
+    pub outcome: PolicyOutcome,
+    /// Failed rules.
+    pub violations: Vec<PolicyViolation>,
+    /// When.
+    pub checked_at: Timestamp,
+}

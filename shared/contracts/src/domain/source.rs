@@ -1,0 +1,257 @@
+use std::fmt;
+use std::str::FromStr;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::Timestamp;
+use crate::error::{Code, Error};
+use crate::ids::{SourceId, WorkspaceId};
+
+/// Largest accepted source body, in bytes (JSON, WebVTT or SRT).
+pub const SOURCE_MAX_BYTES: usize = 4 * 1024 * 1024;
+const MAX_SEGMENTS: usize = 20_000;
+const MAX_FRAMES: usize = 5_000;
+const MAX_SEGMENT_CHARS: usize = 5_000;
+
+/// A BCP 47 language tag such as `en` or `en-GB` (letters, digits and hyphens, 2–35 chars).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct LanguageTag(String);
+
+impl FromStr for LanguageTag {
+    type Err = Error;
+    fn from_str(raw: &str) -> Result<Self, Error> {
+        let mut parts = raw.split('-');
+        let primary_ok = parts
+            .next()
+            .is_some_and(|p| (2..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphabetic()));
+        let rest_ok = parts.all(|p| (1..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphanumeric()));
+        if primary_ok && rest_ok && raw.len() <= 35 {
+            Ok(Self(raw.to_owned()))
+        } else {
+            Err(Error::new(Code::SourceInvalidField, "language must be a BCP 47 tag such as en or en-GB"))
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for LanguageTag {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl fmt::Display for LanguageTag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl JsonSchema for LanguageTag {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LanguageTag".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "maxLength": 35,
+            "pattern": "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$"})
+    }
+}
+
+/// One transcript segment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TranscriptSegment {
+    /// Start, milliseconds from the beginning of the video.
+    pub start_ms: u64,
+    /// End, milliseconds; strictly after `start_ms`.
+    pub end_ms: u64,
+    /// Who speaks, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 200))]
+    pub speaker: Option<String>,
+    /// What is said.
+    #[schemars(length(min = 1, max = 5000))]
+    pub text: String,
+}
+
+/// A described video frame.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Frame {
+    /// When the frame appears, milliseconds.
+    pub at_ms: u64,
+    /// What it shows.
+    #[schemars(length(min = 1, max = 2000))]
+    pub description: String,
+}
+
+/// A source as submitted (the JSON source format). [`SourceInput::validate`] turns it into
+/// a [`Source`] or a typed error; nothing is stored before that.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceInput {
+    /// Title of the video.
+    #[schemars(length(min = 1, max = 300))]
+    pub title: String,
+    /// Where the video lives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 2048))]
+    pub url: Option<String>,
+    /// Spoken language.
+    pub language: LanguageTag,
+    /// Transcript segments in time order, not overlapping.
+    #[schemars(length(min = 1, max = 20000))]
+    pub segments: Vec<TranscriptSegment>,
+    /// Frame descriptions in time order.
+    #[serde(default)]
+    #[schemars(length(max = 5000))]
+    pub frames: Vec<Frame>,
+}
+
+/// A validated, stored source.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// Id.
+    pub id: SourceId,
+    /// Tenant.
+    pub workspace: WorkspaceId,
+    /// Title.
+    pub title: String,
+    /// Where the video lives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Language.
+    pub language: LanguageTag,
+    /// Segments (validated: ordered, non-overlapping, non-empty).
+    pub segments: Vec<TranscriptSegment>,
+    /// Frames (validated: ordered).
+    pub frames: Vec<Frame>,
+    /// When it was ingested.
+    pub ingested_at: Timestamp,
+}
+
+fn blank(s: &str) -> bool {
+    s.trim().is_empty()
+}
+
+impl SourceInput {
+    /// Check every rule and build the stored form.
+    pub fn validate(self, id: SourceId, workspace: WorkspaceId, now: Timestamp) -> Result<Source, Error> {
+        let invalid = |msg: &'static str| Error::new(Code::SourceInvalidField, msg);
+        if blank(&self.title) || self.title.chars().count() > 300 {
+            return Err(invalid("title must be 1-300 characters"));
+        }
+        if let Some(url) = &self.url
+            && (!(url.starts_with("https://") || url.starts_with("http://")) || url.len() > 2048)
+        {
+            return Err(invalid("url must be an http(s) URL of at most 2048 characters"));
+        }
+        if self.segments.is_empty() {
+            return Err(Error::from_code(Code::SourceEmptyTranscript));
+        }
+        if self.segments.len() > MAX_SEGMENTS || self.frames.len() > MAX_FRAMES {
+            return Err(Error::new(Code::PayloadTooLarge, "a source holds at most 20000 segments and 5000 frames"));
+        }
+        let mut previous_end = None;
+        for segment in &self.segments {
+            if segment.end_ms <= segment.start_ms {
+                return Err(Error::from_code(Code::SourceInvalidTiming));
+            }
+            if previous_end.is_some_and(|end| segment.start_ms < end) {
+                return Err(Error::from_code(Code::SourceOverlappingSegments));
+            }
+            previous_end = Some(segment.end_ms);
+            if blank(&segment.text) || segment.text.chars().count() > MAX_SEGMENT_CHARS {
+                return Err(invalid("segment text must be 1-5000 characters"));
+            }
+            if segment.speaker.as_deref().is_some_and(|s| blank(s) || s.chars().count() > 200) {
+                return Err(invalid("speaker must be 1-200 characters"));
+            }
+        }
+        let mut previous_frame = None;
+        for frame in &self.frames {
+            if previous_frame.is_some_and(|at| frame.at_ms < at) {
+                return Err(Error::new(Code::SourceInvalidTiming, "frames must be in time order"));
+            }
+            previous_frame = Some(frame.at_ms);
+            if blank(&frame.description) || frame.description.chars().count() > 2000 {
+                return Err(invalid("frame description must be 1-2000 characters"));
+            }
+        }
+        Ok(Source {
+            id,
+            workspace,
+            title: self.title,
+            url: self.url,
+            language: self.language,
+            segments: self.segments,
+            frames: self.frames,
+            ingested_at: now,
+        })
+    }
+}
+
+impl Source {
+    /// Whether `quote` is an exact substring of a segment lying within `[start_ms, end_ms]`.
+    pub fn quote_within(&self, quote: &str, start_ms: u64, end_ms: u64) -> bool {
+        !quote.is_empty()
+            && self
+                .segments
+                .iter()
+                .filter(|s| s.start_ms >= start_ms && s.end_ms <= end_ms)
+                .any(|s| s.text.contains(quote))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn input(segments: serde_json::Value) -> Result<Source, Error> {
+        let parsed: SourceInput = serde_json::from_value(json!({
+            "title": "Launch", "language": "en", "segments": segments
+        }))
+        .map_err(|_| Error::from_code(Code::SourceMalformed))?;
+        parsed.validate("src-1".parse()?, "ws-1".parse()?, chrono::Utc::now())
+    }
+
+    fn code(r: Result<Source, Error>) -> Option<Code> {
+        r.err().map(|e| e.code)
+    }
+
+    #[test]
+    fn valid_source_and_quote_lookup() {
+        let s = input(json!([
+            {"start_ms": 0, "end_ms": 1000, "text": "Hello there"},
+            {"start_ms": 1000, "end_ms": 2500, "speaker": "Ana", "text": "We shipped it."}
+        ]))
+        .expect("valid");
+        assert!(s.quote_within("shipped it", 1000, 2500));
+        assert!(!s.quote_within("shipped it", 0, 1000), "outside the time range");
+        assert!(!s.quote_within("shipped  it", 0, 5000), "not exact");
+    }
+
+    #[test]
+    fn each_rule_has_its_code() {
+        assert_eq!(code(input(json!([]))), Some(Code::SourceEmptyTranscript));
+        assert_eq!(code(input(json!([{"start_ms": 5, "end_ms": 5, "text": "a"}]))), Some(Code::SourceInvalidTiming));
+        assert_eq!(
+            code(input(json!([{"start_ms": 0, "end_ms": 10, "text": "a"}, {"start_ms": 9, "end_ms": 20, "text": "b"}]))),
+            Some(Code::SourceOverlappingSegments)
+        );
+        assert_eq!(code(input(json!([{"start_ms": 0, "end_ms": 10, "text": "  "}]))), Some(Code::SourceInvalidField));
+        assert_eq!(code(input(json!([{"start_ms": 0, "end_ms": 10, "text": "a", "x": 1}]))), Some(Code::SourceMalformed));
+        assert_eq!(code(input(json!([{"start_ms": -1, "end_ms": 10, "text": "a"}]))), Some(Code::SourceMalformed));
+    }
+
+    #[test]
+    fn language_tags() {
+        assert!("en".parse::<LanguageTag>().is_ok());
+        assert!("zh-Hant-TW".parse::<LanguageTag>().is_ok());
+        for bad in ["", "e", "en_US", "en-", "toolonglanguage"] {
+            assert!(bad.parse::<LanguageTag>().is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! The one error shape that crosses every boundary, and the table of stable codes.
+//!
+//! A [`Code`] is stable snake_case text with a fixed [`Category`] and a default `retryable`
+//! flag. [`ErrorBody`] is the wire form (`{code, category, message, retryable}`); its message
+//! is always text written by Harmonia, never input, model output or a provider body.
+//! [`AgentContractError`] is the specialist-boundary failure of the agent runtime.
+//! `docs/error-codes.md` is generated from [`Code::ALL`] and checked by a test.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::roles::Role;
+
+/// What kind of failure a code is; decides how callers react.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// The input is malformed or out of range; resending it unchanged cannot help.
+    InvalidInput,
+    /// The thing asked for does not exist in the caller's workspace.
+    NotFound,
+    /// The caller is not authenticated or not allowed.
+    Authorization,
+    /// A concurrent change won; the caller may re-read and try again.
+    Conflict,
+    /// The current state does not allow the operation.
+    Precondition,
+    /// A dependency is unavailable; usually transient.
+    Unavailable,
+    /// A specialist's output broke its contract.
+    Contract,
+    /// A deterministic policy rule refused the content.
+    Policy,
+    /// A defect or corrupted state inside Harmonia.
+    Internal,
+}
+
+macro_rules! codes {
+    ($( $(#[$doc:meta])* $variant:ident = $text:literal, $cat:ident, $retry:literal, $safe:literal; )*) => {
+        /// Every stable error code Harmonia emits. The text never changes once released.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Code {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Code {
+            /// All codes, in documentation order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+
+            /// The stable snake_case text.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $text,)* }
+            }
+
+            /// The category this code always belongs to.
+            pub fn category(self) -> Category {
+                match self { $(Code::$variant => Category::$cat,)* }
+            }
+
+            /// Whether a failure with this code is transient by default.
+            pub fn default_retryable(self) -> bool {
+                match self { $(Code::$variant => $retry,)* }
+            }
+
+            /// A plain sentence safe to show an operator.
+            pub fn safe_message(self) -> &'static str {
+                match self { $(Code::$variant => $safe,)* }
+            }
+        }
+    };
+}
+
+codes! {
+    // --- input and identifiers
+    /// An identifier is malformed.
+    InvalidId = "invalid_id", InvalidInput, false, "The identifier is malformed.";
+    /// A search query is empty or too long.
+    InvalidQuery = "invalid_query", InvalidInput, false, "The query must be non-empty text of at most 200 characters.";
+    /// A bounded number is out of its range.
+    OutOfRange = "out_of_range", InvalidInput, false, "A value is outside its allowed range.";
+    /// A request body is not the documented shape.
+    InvalidRequest = "invalid_request", InvalidInput, false, "The request is not in the documented shape.";
+    /// A request or file is larger than the documented limit.
+    PayloadTooLarge = "payload_too_large", InvalidInput, false, "The request is larger than the documented limit.";
+    /// A document or envelope does not match its type or JSON Schema.
+    InvalidDocument = "invalid_document", InvalidInput, false, "A document does not match its schema.";
+    /// A tool envelope is in an impossible state (for example both data and error).
+    InvalidEnvelope = "invalid_envelope", InvalidInput, false, "A tool envelope is not in a valid state.";
+    /// A W3C traceparent header is malformed.
+    InvalidTraceparent = "invalid_traceparent", InvalidInput, false, "The traceparent is not a valid W3C trace context.";
+    // --- sources
+    /// The source has no transcript segment.
+    SourceEmptyTranscript = "source_empty_transcript", InvalidInput, false, "The source has no transcript segments.";
+    /// A segment or frame has invalid timing (end not after start).
+    SourceInvalidTiming = "source_invalid_timing", InvalidInput, false, "A transcript segment ends before or when it starts.";
+    /// Transcript segments overlap or are out of order.
+    SourceOverlappingSegments = "source_overlapping_segments", InvalidInput, false, "Transcript segments overlap or are out of order.";
+    /// A segment, frame or metadata field is empty or invalid.
+    SourceInvalidField = "source_invalid_field", InvalidInput, false, "A source field is empty or invalid.";
+    /// The source is not valid UTF-8 text.
+    SourceNotText = "source_not_text", InvalidInput, false, "The source is not UTF-8 text.";
+    /// The source is not valid JSON, WebVTT or SRT, or has unknown fields.
+    SourceMalformed = "source_malformed", InvalidInput, false, "The source could not be parsed in its format.";
+    // --- workflow state
+    /// The job's status does not allow this transition.
+    InvalidTransition = "invalid_transition", Precondition, false, "The job is not in a state that allows this step.";
+    /// An approval names a version that is no longer current.
+    StaleVersion = "stale_version", Precondition, false, "The approved version is no longer the current one.";
+    /// Not enough measured history to compute an answer.
+    InsufficientHistory = "insufficient_history", Precondition, false, "There is not enough measured history yet.";
+    // --- storage
+    /// The document does not exist in this workspace.
+    NotFound = "not_found", NotFound, false, "Nothing with that id exists in this workspace.";
+    /// A document with that id already exists.
+    AlreadyExists = "already_exists", Conflict, false, "A document with that id already exists.";
+    /// A write's precondition (expected version) did not hold.
+    PreconditionFailed = "precondition_failed", Conflict, false, "The document changed since it was read.";
+    /// A transaction lost to a concurrent one and ran out of attempts.
+    TransactionConflict = "transaction_conflict", Conflict, true, "A concurrent change conflicted; try again.";
+    /// The state backend could not be reached or failed.
+    StoreUnavailable = "store_unavailable", Unavailable, true, "The state store is unavailable.";
+    /// Stored data could not be decoded.
+    StoreCorrupt = "store_corrupt", Internal, false, "Stored data could not be decoded.";
+    // --- events
+    /// The event bus could not be reached or failed.
+    BusUnavailable = "bus_unavailable", Unavailable, true, "The event bus is unavailable.";
+    /// An event's payload could not be decoded as its topic's type.
+    EventUndecodable = "event_undecodable", InvalidInput, false, "The event could not be decoded.";
+    /// A topic or subscription is not in the registry.
+    UnknownTopic = "unknown_topic", InvalidInput, false, "The topic or subscription is not registered.";
+    // --- authorization
+    /// No valid credential was presented.
+    Unauthenticated = "unauthenticated", Authorization, false, "A valid credential is required.";
+    /// The credential does not allow this (tool contract code `authorization`).
+    Authorization = "authorization", Authorization, false, "The caller is not allowed to read this workspace.";
+    // --- dependencies
+    /// A dependency (trend feed, store read, connector) failed.
+    DependencyUnavailable = "dependency_unavailable", Unavailable, true, "A dependency is unavailable.";
+    // --- agent contracts
+    /// A specialist output does not match the role's JSON Schema.
+    SchemaViolation = "schema_violation", Contract, false, "The specialist output did not match its schema.";
+    /// A required output key is missing from the state delta.
+    MissingOutputKey = "missing_output_key", Contract, false, "The specialist did not produce its required output.";
+    /// The coordinator routed the task to the wrong specialist.
+    RoutingMismatch = "routing_mismatch", Contract, false, "The task was routed to the wrong specialist.";
+    /// A model called a tool outside the role's allow-list.
+    ToolNotAllowed = "tool_not_allowed", Contract, false, "The specialist called a tool it is not allowed to use.";
+    /// Skills or references were loaded missing, twice, out of order or unapproved.
+    SkillSequenceInvalid = "skill_sequence_invalid", Contract, false, "The specialist did not load its skills in the required order.";
+    /// An output cites an evidence id or entity reference that does not exist.
+    EvidenceUnknown = "evidence_unknown", Contract, false, "The output cites evidence that does not exist.";
+    /// An output claims approval, publication, scheduling or mutation.
+    AuthorityClaimed = "authority_claimed", Contract, false, "The output claims an authority the specialist does not have.";
+    /// A planning read named a snapshot other than the request's.
+    SnapshotMismatch = "snapshot_mismatch", Contract, false, "A planning read named a different snapshot.";
+    /// The model backend is unavailable or answered unusably.
+    ModelUnavailable = "model_unavailable", Unavailable, true, "The model is unavailable.";
+    // --- policy and publishing
+    /// Deterministic policy refused the draft.
+    PolicyViolation = "policy_violation", Policy, false, "The draft breaks a publishing policy rule.";
+    /// The publication outcome could not be confirmed; verification will resolve it.
+    PublishOutcomeUnknown = "publish_outcome_unknown", Unavailable, false, "The publishing outcome is unknown until verification.";
+    /// The connector refused or failed the publication.
+    ConnectorFailed = "connector_failed", Unavailable, true, "The publishing connector failed.";
+    // --- everything else
+    /// A defect inside Harmonia.
+    Internal = "internal", Internal, false, "An internal error occurred.";
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Code {
+    /// The Markdown table of every code, as checked in at `docs/error-codes.md`.
+    pub fn table_markdown() -> String {
+        let mut out = String::from(
+            "# Error codes\n\nGenerated from `harmonia_contracts::error::Code` by \
+             `cargo run -p harmonia-contracts --bin harmonia-schemas`; a test fails when it drifts.\n\n\
+             Every error that crosses a boundary is `{code, category, message, retryable}`. \
+             `retryable` is the default for the code; a transient dependency failure may set it \
+             true and a permanent one false.\n\n\
+             | code | category | retryable | message |\n| --- | --- | --- | --- |\n",
+        );
+        for code in Code::ALL {
+            let category = serde_json::to_value(code.category())
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "| `{}` | `{}` | {} | {} |\n",
+                code.as_str(),
+                category,
+                code.default_retryable(),
+                code.safe_message()
+            ));
+        }
+        out
+    }
+}
+
+/// A typed error inside Harmonia: a stable code and a safe message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct Error {
+    /// The stable code.
+    pub code: Code,
+    /// Safe text written by Harmonia (never input or model output).
+    pub message: Cow<'static, str>,
+}
+
+impl Error {
+    /// An error with a specific safe message.
+    pub fn new(code: Code, message: impl Into<Cow<'static, str>>) -> Self {
+        Self { code, message: message.into() }
+    }
+
+    /// An error with the code's standard message.
+    pub fn from_code(code: Code) -> Self {
+        Self { code, message: Cow::Borrowed(code.safe_message()) }
+    }
+
+    /// The wire form with the code's default retryability.
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody::new(self.code, self.message.clone())
+    }
+}
+
+/// The wire shape of an error: `{code, category, message, retryable}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, try_from = "RawErrorBody")]
+pub struct ErrorBody {
+    /// Stable snake_case code.
+    pub code: Code,
+    /// The code's category (always `code.category()`).
+    pub category: Category,
+    /// Safe text written by Harmonia.
+    pub message: String,
+    /// Whether retrying the same request can help.
+    pub retryable: bool,
+}
+
+/// The unchecked wire form; [`ErrorBody`] accepts it only when the category matches the code.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "ErrorBody")]
+struct RawErrorBody {
+    /// Stable snake_case code.
+    code: Code,
+    /// The code's category (always the code's own).
+    category: Category,
+    /// Safe text written by Harmonia.
+    #[schemars(length(min = 1))]
+    message: String,
+    /// Whether retrying the same request can help.
+    retryable: bool,
+}
+
+impl TryFrom<RawErrorBody> for ErrorBody {
+    type Error = String;
+    fn try_from(raw: RawErrorBody) -> Result<Self, String> {
+        if raw.category != raw.code.category() {
+            return Err(format!("category does not match code {}", raw.code));
+        }
+        if raw.message.trim().is_empty() {
+            return Err("error message must not be empty".into());
+        }
+        Ok(Self { code: raw.code, category: raw.category, message: raw.message, retryable: raw.retryable })
+    }
+}
+
+impl ErrorBody {
+    /// A body with the code's category and default retryability.
+    pub fn new(code: Code, message: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            code,
+            category: code.category(),
+            message: message.into().into_owned(),
+            retryable: code.default_retryable(),
+        }
+    }
+
+    /// The same body with an explicit retryable flag.
+    pub fn with_retryable(mut self, retryable: bool) -> Self {
+        self.retryable = retryable;
+        self
+    }
+}
+
+/// A specialist output that broke its contract, as it crosses the coordinator boundary.
+///
+/// The message is always the code's standard text: model output and validation payloads never
+/// become operator-facing text. `schema_path` points into the schema, never into the value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, thiserror::Error)]
+#[serde(deny_unknown_fields)]
+#[error("{role} {code}: {safe_message}")]
+pub struct AgentContractError {
+    /// The role whose output failed.
+    pub role: Role,
+    /// Stable code (one of the `contract` category, or `model_unavailable`).
+    pub code: Code,
+    /// The code's safe operator message.
+    pub safe_message: String,
+    /// JSON pointer into the role's output schema, when a schema rule failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_path: Option<String>,
+}
+
+impl AgentContractError {
+    /// A contract error for `role` with the code's standard message.
+    pub fn new(role: Role, code: Code) -> Self {
+        Self { role, code, safe_message: code.safe_message().to_owned(), schema_path: None }
+    }
+
+    /// The same error pointing at a location in the role's output schema.
+    pub fn at_schema_path(mut self, path: impl Into<String>) -> Self {
+        self.schema_path = Some(path.into());
+        self
+    }
+
+    /// The wire error body of this failure.
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody::new(self.code, self.safe_message.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_are_unique_snake_case_and_serialize_as_their_text() {
+        let mut seen = HashSet::new();
+        for code in Code::ALL {
+            let text = code.as_str();
+            assert!(seen.insert(text), "duplicate {text}");
+            assert!(text.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{text}");
+            assert_eq!(serde_json::to_value(code).ok(), Some(serde_json::json!(text)));
+        }
+    }
+
+    #[test]
+    fn tool_contract_codes_exist_with_the_spec_categories() {
+        assert_eq!(Code::InvalidQuery.category(), Category::InvalidInput);
+        assert_eq!(Code::InvalidId.category(), Category::InvalidInput);
+        assert_eq!(Code::NotFound.category(), Category::NotFound);
+        assert_eq!(Code::Authorization.category(), Category::Authorization);
+        assert_eq!(Code::InsufficientHistory.category(), Category::Precondition);
+        assert_eq!(Code::DependencyUnavailable.category(), Category::Unavailable);
+        assert!(Code::DependencyUnavailable.default_retryable());
+        assert!(!Code::NotFound.default_retryable());
+    }
+
+    #[test]
+    fn error_body_rejects_mismatched_category_and_unknown_fields() {
+        let ok = serde_json::json!({"code":"not_found","category":"not_found","message":"x","retryable":false});
+        assert!(serde_json::from_value::<ErrorBody>(ok).is_ok());
+        let wrong = serde_json::json!({"code":"not_found","category":"internal","message":"x","retryable":false});
+        assert!(serde_json::from_value::<ErrorBody>(wrong).is_err());
+        let extra = serde_json::json!({"code":"not_found","category":"not_found","message":"x","retryable":false,"stack":"y"});
+        assert!(serde_json::from_value::<ErrorBody>(extra).is_err());
+    }
+
+    #[test]
+    fn agent_contract_error_message_is_the_code_text() {
+        let e = AgentContractError::new(Role::Nimi, Code::SchemaViolation).at_schema_path("/properties/moments");
+        assert_eq!(e.safe_message, Code::SchemaViolation.safe_message());
+        assert_eq!(e.body().code, Code::SchemaViolation);
+        let json = serde_json::to_value(&e).ok();
+        assert_eq!(
+            json,
+            Some(serde_json::json!({"role":"nimi","code":"schema_violation","safe_message":Code::SchemaViolation.safe_message(),"schema_path":"/properties/moments"}))
+        );
+    }
+}

@@ -1,0 +1,338 @@
+//! The stage-event envelope carried on every topic, and the topics themselves.
+//!
+//! Each payload type names its topic with [`EventPayload::TOPIC`]; a [`StageEvent<P>`] can only
+//! be decoded from bytes whose `topic` field equals `P::TOPIC`, so a payload is bound to its
+//! topic. The idempotency key is derived from (workspace, job, topic, pass): a re-published
+//! event carries the same key, so consumers can recognise a redelivery.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::domain::Platform;
+use crate::error::{Code, Error};
+use crate::ids::{DraftId, EventId, JobId, PlanItemId, PostId, SourceId, WorkspaceId};
+use crate::trace::TraceParent;
+
+/// The current envelope schema version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A pipeline stage: one Cloud Run function each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Accept and validate a source; create the job.
+    Ingest,
+    /// Harmonia routes to Nimi.
+    Analyze,
+    /// Harmonia routes to Ryan.
+    Strategize,
+    /// Human decisions through the operator API.
+    Operator,
+    /// Harmonia routes to Temi; code selects one item.
+    Plan,
+    /// Noni writes (pass 1) or revises (pass 2).
+    Draft,
+    /// Dara reviews.
+    Review,
+    /// Deterministic policy checks.
+    Policy,
+    /// Claim, call the connector once, record the receipt.
+    Publish,
+    /// Read back and record the verification.
+    Verify,
+}
+
+impl Stage {
+    /// Every stage in pipeline order.
+    pub const ALL: [Stage; 10] = [
+        Stage::Ingest,
+        Stage::Analyze,
+        Stage::Strategize,
+        Stage::Operator,
+        Stage::Plan,
+        Stage::Draft,
+        Stage::Review,
+        Stage::Policy,
+        Stage::Publish,
+        Stage::Verify,
+    ];
+
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Ingest => "ingest",
+            Stage::Analyze => "analyze",
+            Stage::Strategize => "strategize",
+            Stage::Operator => "operator",
+            Stage::Plan => "plan",
+            Stage::Draft => "draft",
+            Stage::Review => "review",
+            Stage::Policy => "policy",
+            Stage::Publish => "publish",
+            Stage::Verify => "verify",
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The writing pass: 1 for the first draft, 2 for the single revision. There is no third.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Pass(u8);
+
+impl Pass {
+    /// The first pass.
+    pub const FIRST: Pass = Pass(1);
+    /// The single revision.
+    pub const REVISION: Pass = Pass(2);
+
+    /// The pass number.
+    pub fn get(self) -> u8 {
+        self.0
+    }
+}
+
+impl TryFrom<u8> for Pass {
+    type Error = Error;
+    fn try_from(n: u8) -> Result<Self, Error> {
+        match n {
+            1 | 2 => Ok(Pass(n)),
+            _ => Err(Error::new(Code::OutOfRange, "pass must be 1 or 2")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Pass {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Pass::try_from(u8::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl JsonSchema for Pass {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Pass".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": 2,
+            "description": "1 for the first draft, 2 for the single revision."})
+    }
+}
+
+/// Key that identifies one logical event across re-publications:
+/// `<workspace>:<job>:<topic>:<pass>`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct IdempotencyKey(#[schemars(length(min = 1, max = 400))] String);
+
+impl IdempotencyKey {
+    /// The key of the event `topic` for (workspace, job, pass).
+    pub fn for_event(workspace: &WorkspaceId, job: &JobId, topic: &str, pass: Pass) -> Self {
+        Self(format!("{workspace}:{job}:{topic}:{}", pass.get()))
+    }
+
+    /// The key as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A payload type bound to its topic.
+pub trait EventPayload:
+    Serialize + DeserializeOwned + JsonSchema + Clone + fmt::Debug + Send + Sync + 'static
+{
+    /// The topic this payload travels on.
+    const TOPIC: &'static str;
+    /// The stage that emits it.
+    const STAGE: Stage;
+}
+
+/// The envelope of every stage event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, bound = "P: EventPayload")]
+pub struct StageEvent<P: EventPayload> {
+    /// Envelope schema version (currently 1).
+    #[schemars(range(min = 1, max = 1))]
+    pub schema_version: u32,
+    /// Unique per publication.
+    pub event_id: EventId,
+    /// The topic (always `P::TOPIC`).
+    pub topic: String,
+    /// Tenant.
+    pub workspace: WorkspaceId,
+    /// Job.
+    pub job: JobId,
+    /// The stage that emitted the event.
+    pub stage: Stage,
+    /// Writing pass this event belongs to.
+    pub pass: Pass,
+    /// Same for every re-publication of this logical event.
+    pub idempotency_key: IdempotencyKey,
+    /// W3C trace context of the emitting span.
+    pub traceparent: TraceParent,
+    /// When it was emitted.
+    pub emitted_at: DateTime<Utc>,
+    /// The topic's payload.
+    pub payload: P,
+}
+
+impl<P: EventPayload> StageEvent<P> {
+    /// A new event for `payload`, continuing `trace` with a child span.
+    pub fn new(workspace: WorkspaceId, job: JobId, pass: Pass, trace: &TraceParent, payload: P) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            event_id: EventId::generate(),
+            topic: P::TOPIC.to_owned(),
+            idempotency_key: IdempotencyKey::for_event(&workspace, &job, P::TOPIC, pass),
+            workspace,
+            job,
+            stage: P::STAGE,
+            pass,
+            traceparent: trace.child(),
+            emitted_at: Utc::now(),
+            payload,
+        }
+    }
+
+    /// Encode as JSON bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        // Serialising these plain types cannot fail.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// Decode bytes published on `P::TOPIC`; anything else is `event_undecodable`.
+    pub fn decode(bytes: &[u8]) -> Result<Self, Error> {
+        let event: Self =
+            serde_json::from_slice(bytes).map_err(|_| Error::from_code(Code::EventUndecodable))?;
+        let key = IdempotencyKey::for_event(&event.workspace, &event.job, P::TOPIC, event.pass);
+        if event.schema_version != SCHEMA_VERSION
+            || event.topic != P::TOPIC
+            || event.stage != P::STAGE
+            || event.idempotency_key != key
+        {
+            return Err(Error::from_code(Code::EventUndecodable));
+        }
+        Ok(event)
+    }
+}
+
+macro_rules! payloads {
+    ($( $(#[$doc:meta])* $name:ident => $topic:literal, $stage:ident { $( $(#[$fdoc:meta])* $field:ident : $ty:ty ),* $(,)? } )*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+            #[serde(deny_unknown_fields)]
+            pub struct $name { $( $(#[$fdoc])* pub $field: $ty, )* }
+
+            impl EventPayload for $name {
+                const TOPIC: &'static str = $topic;
+                const STAGE: Stage = Stage::$stage;
+            }
+        )*
+
+        /// Every topic, with the stage that emits it.
+        pub const TOPICS: &[(&str, Stage)] = &[$(($topic, Stage::$stage)),*];
+
+        /// JSON Schemas of every event envelope, by topic.
+        pub(crate) fn event_schemas(generator: &mut schemars::SchemaGenerator) -> Vec<(String, schemars::Schema)> {
+            vec![$( (format!("event.{}", $topic), generator.root_schema_for::<StageEvent<$name>>()) ),*]
+        }
+    };
+}
+
+payloads! {
+    /// A source was validated and stored; the job exists.
+    SourceIngested => "source.ingested", Ingest { /** The stored source. */ source: SourceId }
+    /// Nimi's analysis was accepted and stored.
+    AnalysisCompleted => "analysis.completed", Analyze { /** Number of evidence moments. */ moments: u32 }
+    /// Ryan's strategy is stored and waits for a human decision.
+    StrategyProposed => "strategy.proposed", Strategize { /** Content hash of the strategy. */ strategy_hash: String }
+    /// An operator approved the strategy version named by its hash.
+    StrategyApproved => "strategy.approved", Operator { /** Content hash of the approved strategy. */ strategy_hash: String }
+    /// Temi's plan is stored and one item is selected for writing.
+    ItemSelected => "plan.item_selected", Plan { /** The selected item. */ item: PlanItemId }
+    /// Noni's draft for a pass is stored.
+    DraftWritten => "draft.written", Draft { /** The draft. */ draft: DraftId, /** Its content hash. */ content_hash: String }
+    /// Dara asked for the single revision.
+    RevisionRequested => "review.revise", Review { /** The reviewed draft. */ draft: DraftId }
+    /// Dara passed the draft.
+    ReviewPassed => "review.passed", Review { /** The passed draft. */ draft: DraftId }
+    /// Deterministic policy passed; the draft waits for a human decision.
+    PolicyPassed => "policy.passed", Policy { /** The draft. */ draft: DraftId, /** Its content hash. */ content_hash: String }
+    /// An operator approved the exact draft version.
+    DraftApproved => "draft.approved", Operator { /** The draft. */ draft: DraftId, /** The approved content hash. */ content_hash: String }
+    /// The connector was called; the receipt is stored (applied or unknown).
+    PostPublished => "post.published", Publish { /** The draft. */ draft: DraftId, /** The platform. */ platform: Platform }
+    /// Read-back verification is stored.
+    PostVerified => "post.verified", Verify { /** The draft. */ draft: DraftId, /** The platform's post id. */ post: PostId }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> StageEvent<SourceIngested> {
+        StageEvent::new(
+            "ws-a".parse().expect("ws"),
+            "job-1".parse().expect("job"),
+            Pass::FIRST,
+            &TraceParent::new_root(),
+            SourceIngested { source: "src-1".parse().expect("src") },
+        )
+    }
+
+    #[test]
+    fn round_trips_and_binds_payload_to_topic() {
+        let event = sample();
+        let bytes = event.encode();
+        assert_eq!(StageEvent::<SourceIngested>::decode(&bytes).ok(), Some(event.clone()));
+        assert_eq!(event.idempotency_key.as_str(), "ws-a:job-1:source.ingested:1");
+        // The same bytes cannot be read as another topic's event.
+        let err = StageEvent::<AnalysisCompleted>::decode(&bytes).expect_err("wrong topic");
+        assert_eq!(err.code, Code::EventUndecodable);
+    }
+
+    #[test]
+    fn rejects_tampered_envelopes() {
+        let mut value = serde_json::to_value(sample()).expect("json");
+        value["topic"] = "analysis.completed".into();
+        let bytes = serde_json::to_vec(&value).expect("bytes");
+        assert!(StageEvent::<SourceIngested>::decode(&bytes).is_err());
+
+        let mut value = serde_json::to_value(sample()).expect("json");
+        value["extra"] = 1.into();
+        assert!(StageEvent::<SourceIngested>::decode(&serde_json::to_vec(&value).expect("b")).is_err());
+
+        let mut value = serde_json::to_value(sample()).expect("json");
+        value["pass"] = 3.into();
+        assert!(StageEvent::<SourceIngested>::decode(&serde_json::to_vec(&value).expect("b")).is_err());
+
+        assert!(StageEvent::<SourceIngested>::decode(b"\xff\x00garbage").is_err());
+    }
+
+    #[test]
+    fn topics_are_unique_and_valid_pubsub_names() {
+        let mut names: Vec<_> = TOPICS.iter().map(|(t, _)| *t).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TOPICS.len());
+        for t in names {
+            assert!(t.len() >= 3 && t.chars().next().is_some_and(|c| c.is_ascii_lowercase()), "{t}");
+            assert!(t.chars().all(|c| c.is_ascii_lowercase() || c == '.' || c == '_'), "{t}");
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! Identifier newtypes, parsed once at the edge.
+//!
+//! Every id is 1–128 characters of `[A-Za-z0-9._:-]` and starts with a letter or digit, so it
+//! is safe as a SQLite key, a Firestore document id (never `.`, `..` or `__x__`) and a Pub/Sub
+//! attribute value. Generated ids are a short kind prefix and a time-ordered UUID.
+
+use std::fmt;
+use std::str::FromStr;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::error::{Code, Error};
+
+/// Longest accepted identifier, in bytes.
+pub const MAX_ID_LEN: usize = 128;
+
+/// The regular expression every identifier matches (also emitted in the JSON Schemas).
+pub const ID_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
+
+fn check_id(kind: &'static str, raw: &str) -> Result<(), Error> {
+    let mut chars = raw.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric());
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
+    if first_ok && rest_ok && raw.len() <= MAX_ID_LEN {
+        Ok(())
+    } else {
+        Err(Error::new(
+            Code::InvalidId,
+            format!("{kind} must be 1-128 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit"),
+        ))
+    }
+}
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident, $kind:literal, $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// A new, unique, time-ordered id.
+            pub fn generate() -> Self {
+                Self(format!(concat!($prefix, "_{}"), uuid::Uuid::now_v7().simple()))
+            }
+
+            /// The id as text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = Error;
+            fn from_str(raw: &str) -> Result<Self, Error> {
+                check_id($kind, raw)?;
+                Ok(Self(raw.to_owned()))
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = Error;
+            fn try_from(raw: String) -> Result<Self, Error> {
+                check_id($kind, &raw)?;
+                Ok(Self(raw))
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let raw = String::deserialize(d)?;
+                Self::try_from(raw).map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "type": "string",
+                    "pattern": ID_PATTERN,
+                    "description": concat!("A ", $kind, ".")
+                })
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A tenant: every document and every read is scoped to one.
+    WorkspaceId, "workspace id", "ws"
+);
+id_type!(
+    /// One source's trip through the pipeline.
+    JobId, "job id", "job"
+);
+id_type!(
+    /// An ingested source (transcript, frames, metadata).
+    SourceId, "source id", "src"
+);
+id_type!(
+    /// A citable piece of evidence: a transcript moment, a verified record or a tool result.
+    EvidenceId, "evidence id", "ev"
+);
+id_type!(
+    /// A Ryan content brief.
+    BriefId, "brief id", "brief"
+);
+id_type!(
+    /// One item of a Temi plan.
+    PlanItemId, "plan item id", "item"
+);
+id_type!(
+    /// An immutable planning snapshot.
+    SnapshotId, "snapshot id", "snap"
+);
+id_type!(
+    /// A Noni draft (one per pass).
+    DraftId, "draft id", "draft"
+);
+id_type!(
+    /// A human operator.
+    OperatorId, "operator id", "op"
+);
+id_type!(
+    /// One published stage event.
+    EventId, "event id", "evt"
+);
+id_type!(
+    /// A post on a social platform, as the platform names it.
+    PostId, "post id", "post"
+);
+id_type!(
+    /// A public trend signal.
+    SignalId, "signal id", "sig"
+);
+id_type!(
+    /// A memory-bank fact.
+    FactId, "fact id", "fact"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_ids_parse_back() {
+        let id = JobId::generate();
+        assert!(id.as_str().starts_with("job_"));
+        assert_eq!(id.as_str().parse::<JobId>().ok(), Some(id));
+    }
+
+    #[test]
+    fn rejects_unsafe_ids() {
+        for bad in ["", ".", "..", "__x__", "a/b", "é", "-lead", &"a".repeat(129)] {
+            let err = bad.parse::<WorkspaceId>().expect_err(bad);
+            assert_eq!(err.code, Code::InvalidId, "{bad}");
+        }
+        assert!("ws-1.a:b_c".parse::<WorkspaceId>().is_ok());
+        assert!("a".repeat(128).parse::<WorkspaceId>().is_ok());
+    }
+
+    #[test]
+    fn deserialize_checks_the_pattern() {
+        assert!(serde_json::from_str::<JobId>("\"job_1\"").is_ok());
+        assert!(serde_json::from_str::<JobId>("\"job 1\"").is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parse_agrees_with_the_schema_pattern(raw in "\\PC{0,130}") {
+            let re_ok = raw.len() <= MAX_ID_LEN
+                && raw.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+                && raw.chars().all(|c| c.is_ascii_alphanumeric() || ".:_-".contains(c));
+            proptest::prop_assert_eq!(raw.parse::<EvidenceId>().is_ok(), re_ok);
+        }
+    }
+}
