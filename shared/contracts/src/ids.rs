@@ -153,6 +153,10 @@ id_type!(
     /// A memory-bank fact.
     FactId, "fact id", "fact"
 );
+id_type!(
+    /// A stored document's id within its collection.
+    DocId, "document id", "doc"
+);
 
 #[cfg(test)]
 mod tests {
