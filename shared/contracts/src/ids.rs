@@ -27,7 +27,9 @@ fn check_id(kind: &'static str, raw: &str) -> Result<(), Error> {
     } else {
         Err(Error::new(
             Code::InvalidId,
-            format!("{kind} must be 1-128 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit"),
+            format!(
+                "{kind} must be 1-128 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
+            ),
         ))
     }
 }
@@ -171,7 +173,16 @@ mod tests {
 
     #[test]
     fn rejects_unsafe_ids() {
-        for bad in ["", ".", "..", "__x__", "a/b", "é", "-lead", &"a".repeat(129)] {
+        for bad in [
+            "",
+            ".",
+            "..",
+            "__x__",
+            "a/b",
+            "é",
+            "-lead",
+            &"a".repeat(129),
+        ] {
             let err = bad.parse::<WorkspaceId>().expect_err(bad);
             assert_eq!(err.code, Code::InvalidId, "{bad}");
         }

@@ -1,1 +1,385 @@
-//! placeholder
+//! Firestore backend of the Harmonia storage interface.
+//!
+//! Documents live at `workspaces/{workspace}/{collection}/{id}` with three fields: `v` (the
+//! version), `u` (last write time) and `d` (the data, as a Firestore map), so a workspace's
+//! documents are a subtree no query of another workspace can reach. Commits are optimistic
+//! and lock-free: every addressed document is read, the preconditions are checked against
+//! what was read, and all writes commit atomically in one Firestore commit whose per-write
+//! preconditions (`update_time` equal to what was read, or "does not exist") make Firestore
+//! refuse it if anything changed in between; such a race is re-evaluated from fresh reads a
+//! bounded number of times. (Read-write transactions would take pessimistic locks, which
+//! the emulator resolves only by 30-second lock timeouts.) The client is the
+//! `firestore` crate's gRPC connection (it honours `FIRESTORE_EMULATOR_HOST`).
+
+mod convert;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use firestore::gcloud_sdk::google::firestore::v1 as fs;
+use firestore::gcloud_sdk::prost_types::Timestamp;
+use firestore::gcloud_sdk::tonic::{Code as GrpcCode, Request, Status};
+use firestore::{FirestoreDb, FirestoreDbOptions};
+use futures::TryStreamExt;
+use harmonia_contracts::ids::{DocId, WorkspaceId};
+use harmonia_store::{Collection, Direction, Document, Error, Query, Store, Write, WriteOp};
+
+use crate::convert::{from_firestore_map, to_firestore_map};
+
+/// Optimistic commit attempts before reporting [`Error::Conflict`].
+const COMMIT_ATTEMPTS: u32 = 12;
+
+fn status_error(status: &Status) -> Error {
+    match status.code() {
+        GrpcCode::NotFound => Error::NotFound,
+        GrpcCode::AlreadyExists => Error::AlreadyExists,
+        GrpcCode::FailedPrecondition => Error::PreconditionFailed,
+        GrpcCode::Aborted => Error::Conflict,
+        GrpcCode::InvalidArgument => Error::Invalid("Firestore refused the request as invalid"),
+        code => Error::Unavailable {
+            kind: format!("{code:?}").to_lowercase(),
+        },
+    }
+}
+
+/// The Firestore document store.
+#[derive(Clone)]
+pub struct FirestoreStore {
+    db: FirestoreDb,
+    database: String,
+}
+
+impl std::fmt::Debug for FirestoreStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FirestoreStore")
+            .field("database", &self.database)
+            .finish()
+    }
+}
+
+impl FirestoreStore {
+    /// Connect to `project`'s `database` (use `(default)` for the default database).
+    pub async fn connect(project: &str, database: &str) -> Result<Self, Error> {
+        let options =
+            FirestoreDbOptions::new(project.to_owned()).with_database_id(database.to_owned());
+        let db = FirestoreDb::with_options(options)
+            .await
+            .map_err(|_| Error::Unavailable {
+                kind: "firestore_connect".into(),
+            })?;
+        Ok(Self {
+            db,
+            database: format!("projects/{project}/databases/{database}"),
+        })
+    }
+
+    fn parent(&self, workspace: &WorkspaceId) -> String {
+        format!("{}/documents/workspaces/{workspace}", self.database)
+    }
+
+    fn name(&self, workspace: &WorkspaceId, collection: Collection, id: &DocId) -> String {
+        format!("{}/{collection}/{id}", self.parent(workspace))
+    }
+
+    async fn read(&self, name: &str) -> Result<Option<fs::Document>, Error> {
+        let request = fs::GetDocumentRequest {
+            name: name.to_owned(),
+            ..Default::default()
+        };
+        match self
+            .db
+            .client()
+            .get()
+            .get_document(Request::new(request))
+            .await
+        {
+            Ok(response) => Ok(Some(response.into_inner())),
+            Err(status) if status.code() == GrpcCode::NotFound => Ok(None),
+            Err(status) => Err(status_error(&status)),
+        }
+    }
+
+    /// Read `names` at one consistent read time: `(version, update_time)` or `None` each.
+    async fn read_many(&self, names: Vec<String>) -> Result<Vec<Option<(u64, Timestamp)>>, Error> {
+        use fs::batch_get_documents_response::Result as Found;
+        let request = fs::BatchGetDocumentsRequest {
+            database: self.database.clone(),
+            documents: names.clone(),
+            ..Default::default()
+        };
+        let mut stream = self
+            .db
+            .client()
+            .get()
+            .batch_get_documents(Request::new(request))
+            .await
+            .map_err(|s| status_error(&s))?
+            .into_inner();
+        let mut found = std::collections::HashMap::new();
+        while let Some(response) = stream.try_next().await.map_err(|s| status_error(&s))? {
+            if let Some(Found::Found(doc)) = response.result {
+                let update_time = doc.update_time.ok_or(Error::Corrupt)?;
+                found.insert(doc.name.clone(), (version_of(&doc)?, update_time));
+            }
+        }
+        Ok(names.iter().map(|n| found.get(n).cloned()).collect())
+    }
+
+    /// One optimistic attempt: read every addressed document, check the preconditions,
+    /// then commit all writes atomically on the condition (enforced by Firestore) that each
+    /// document is still exactly as read. `Conflict` means something changed in between.
+    async fn try_commit(&self, workspace: &WorkspaceId, writes: &[Write]) -> Result<(), Error> {
+        use fs::precondition::ConditionType;
+        let names: Vec<String> = writes
+            .iter()
+            .map(|w| self.name(workspace, w.collection, &w.id))
+            .collect();
+        let current = self.read_many(names.clone()).await?;
+        let now = Utc::now();
+        let mut fs_writes = Vec::with_capacity(writes.len());
+        for ((write, name), current) in writes.iter().zip(names).zip(current) {
+            let next = write.apply_to(current.as_ref().map(|(v, _)| *v))?;
+            let precondition = Some(fs::Precondition {
+                condition_type: Some(match &current {
+                    Some((_, update_time)) => ConditionType::UpdateTime(*update_time),
+                    None => ConditionType::Exists(false),
+                }),
+            });
+            let (operation, update_mask) = match (&write.op, next, &current) {
+                // A write that changes nothing keeps the document's update time, so this
+                // verifies the version without disturbing concurrent readers.
+                (WriteOp::Check { .. }, Some(version), Some(_)) => {
+                    let fields = HashMap::from([("v".to_owned(), integer(version)?)]);
+                    (
+                        fs::write::Operation::Update(fs::Document {
+                            name,
+                            fields,
+                            ..Default::default()
+                        }),
+                        Some(fs::DocumentMask {
+                            field_paths: vec!["v".to_owned()],
+                        }),
+                    )
+                }
+                (WriteOp::Check { .. }, _, _) | (_, None, _) => {
+                    (fs::write::Operation::Delete(name), None)
+                }
+                (_, Some(version), _) => {
+                    let data = write.data().cloned().unwrap_or_default();
+                    let fields = to_firestore_map(&data, version, now)?;
+                    (
+                        fs::write::Operation::Update(fs::Document {
+                            name,
+                            fields,
+                            ..Default::default()
+                        }),
+                        None,
+                    )
+                }
+            };
+            fs_writes.push(fs::Write {
+                operation: Some(operation),
+                update_mask,
+                current_document: precondition,
+                ..Default::default()
+            });
+        }
+        let commit = fs::CommitRequest {
+            database: self.database.clone(),
+            writes: fs_writes,
+            ..Default::default()
+        };
+        match self.db.client().get().commit(Request::new(commit)).await {
+            Ok(_) => Ok(()),
+            // The document changed between the read and the commit.
+            Err(s) if matches!(s.code(), GrpcCode::FailedPrecondition | GrpcCode::Aborted) => {
+                Err(Error::Conflict)
+            }
+            Err(s) => Err(status_error(&s)),
+        }
+    }
+}
+
+fn integer(n: u64) -> Result<fs::Value, Error> {
+    let n = i64::try_from(n).map_err(|_| Error::Corrupt)?;
+    Ok(fs::Value {
+        value_type: Some(fs::value::ValueType::IntegerValue(n)),
+    })
+}
+
+fn version_of(doc: &fs::Document) -> Result<u64, Error> {
+    match doc.fields.get("v").and_then(|v| v.value_type.as_ref()) {
+        Some(fs::value::ValueType::IntegerValue(v)) => {
+            u64::try_from(*v).map_err(|_| Error::Corrupt)
+        }
+        _ => Err(Error::Corrupt),
+    }
+}
+
+fn to_document(doc: fs::Document) -> Result<Document, Error> {
+    let id: DocId = doc
+        .name
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .parse()
+        .map_err(|_| Error::Corrupt)?;
+    let version = version_of(&doc)?;
+    let updated_at = doc
+        .update_time
+        .and_then(|t| {
+            DateTime::<Utc>::from_timestamp(t.seconds, u32::try_from(t.nanos).unwrap_or(0))
+        })
+        .ok_or(Error::Corrupt)?;
+    let data = match doc.fields.get("d").and_then(|v| v.value_type.clone()) {
+        Some(fs::value::ValueType::MapValue(map)) => from_firestore_map(map)?,
+        _ => return Err(Error::Corrupt),
+    };
+    Ok(Document {
+        id,
+        version,
+        updated_at,
+        data,
+    })
+}
+
+fn field(path: &harmonia_store::FieldPath) -> Option<fs::structured_query::FieldReference> {
+    Some(fs::structured_query::FieldReference {
+        field_path: format!("d.{}", path.as_str()),
+    })
+}
+
+#[async_trait]
+impl Store for FirestoreStore {
+    async fn get(
+        &self,
+        workspace: &WorkspaceId,
+        collection: Collection,
+        id: &DocId,
+    ) -> Result<Option<Document>, Error> {
+        self.read(&self.name(workspace, collection, id))
+            .await?
+            .map(to_document)
+            .transpose()
+    }
+
+    async fn query(
+        &self,
+        workspace: &WorkspaceId,
+        collection: Collection,
+        query: &Query,
+    ) -> Result<Vec<Document>, Error> {
+        use fs::structured_query::{self as sq, filter::FilterType};
+        query.validate()?;
+        let mut filters = Vec::new();
+        for (path, value) in &query.filters {
+            filters.push(sq::Filter {
+                filter_type: Some(FilterType::FieldFilter(sq::FieldFilter {
+                    field: field(path),
+                    op: sq::field_filter::Operator::Equal as i32,
+                    value: Some(convert::to_firestore(value)?),
+                })),
+            });
+        }
+        let r#where = match filters.len() {
+            0 => None,
+            1 => filters.pop(),
+            _ => Some(sq::Filter {
+                filter_type: Some(FilterType::CompositeFilter(sq::CompositeFilter {
+                    op: sq::composite_filter::Operator::And as i32,
+                    filters,
+                })),
+            }),
+        };
+        let by_name = |direction: sq::Direction| sq::Order {
+            field: Some(sq::FieldReference {
+                field_path: "__name__".into(),
+            }),
+            direction: direction as i32,
+        };
+        let order_by = match &query.order_by {
+            Some((path, direction)) => {
+                let direction = match direction {
+                    Direction::Ascending => sq::Direction::Ascending,
+                    Direction::Descending => sq::Direction::Descending,
+                };
+                vec![
+                    sq::Order {
+                        field: field(path),
+                        direction: direction as i32,
+                    },
+                    by_name(direction),
+                ]
+            }
+            None => vec![by_name(sq::Direction::Ascending)],
+        };
+        let structured = fs::StructuredQuery {
+            from: vec![sq::CollectionSelector {
+                collection_id: collection.as_str().to_owned(),
+                all_descendants: false,
+            }],
+            r#where,
+            order_by,
+            limit: Some(i32::try_from(query.limit).map_err(|_| Error::Invalid("limit"))?),
+            ..Default::default()
+        };
+        let request = fs::RunQueryRequest {
+            parent: self.parent(workspace),
+            query_type: Some(fs::run_query_request::QueryType::StructuredQuery(
+                structured,
+            )),
+            ..Default::default()
+        };
+        let mut stream = self
+            .db
+            .client()
+            .get()
+            .run_query(Request::new(request))
+            .await
+            .map_err(|s| status_error(&s))?
+            .into_inner();
+        let mut out = Vec::new();
+        while let Some(response) = stream.try_next().await.map_err(|s| status_error(&s))? {
+            if let Some(doc) = response.document {
+                out.push(to_document(doc)?);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn commit(&self, workspace: &WorkspaceId, writes: Vec<Write>) -> Result<(), Error> {
+        Write::validate_batch(&writes)?;
+        for attempt in 1..=COMMIT_ATTEMPTS {
+            match self.try_commit(workspace, &writes).await {
+                Err(Error::Conflict) if attempt < COMMIT_ATTEMPTS => {
+                    let jitter = u64::from(uuid::Uuid::new_v4().as_fields().1)
+                        % (10 * u64::from(attempt) + 1);
+                    tokio::time::sleep(Duration::from_millis(5 + jitter)).await;
+                }
+                other => return other,
+            }
+        }
+        Err(Error::Conflict)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    async fn store() -> Arc<dyn Store> {
+        harmonia_testkit::firestore_emulator();
+        let project = harmonia_testkit::unique("conformance");
+        Arc::new(
+            FirestoreStore::connect(&project, "(default)")
+                .await
+                .expect("connect to the Firestore emulator"),
+        )
+    }
+
+    harmonia_store::store_conformance!(store());
+}

@@ -21,9 +21,12 @@ use async_trait::async_trait;
 use harmonia_contracts::ids::{DocId, WorkspaceId};
 use serde_json::{Map, Value};
 
-pub use document::{encode, Collection, Direction, Document, FieldPath, Query, Write, WriteOp, MAX_DOCUMENT_BYTES, MAX_QUERY_LIMIT, MAX_WRITES};
+pub use document::{
+    Collection, Direction, Document, FieldPath, MAX_DOCUMENT_BYTES, MAX_QUERY_LIMIT, MAX_WRITES,
+    Query, Write, WriteOp, encode,
+};
 pub use error::Error;
-pub use tx::{Tx, run_transaction, DEFAULT_ATTEMPTS};
+pub use tx::{DEFAULT_ATTEMPTS, Tx, run_transaction};
 
 /// What [`create_if_absent`] found.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,10 +50,20 @@ impl Created {
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// The document, or `None`.
-    async fn get(&self, workspace: &WorkspaceId, collection: Collection, id: &DocId) -> Result<Option<Document>, Error>;
+    async fn get(
+        &self,
+        workspace: &WorkspaceId,
+        collection: Collection,
+        id: &DocId,
+    ) -> Result<Option<Document>, Error>;
 
     /// Documents of one collection matching `query`.
-    async fn query(&self, workspace: &WorkspaceId, collection: Collection, query: &Query) -> Result<Vec<Document>, Error>;
+    async fn query(
+        &self,
+        workspace: &WorkspaceId,
+        collection: Collection,
+        query: &Query,
+    ) -> Result<Vec<Document>, Error>;
 
     /// Apply every write atomically or none. A failed precondition is
     /// [`Error::PreconditionFailed`], a create of an existing document
@@ -68,7 +81,11 @@ pub async fn create_if_absent(
     id: &DocId,
     data: Map<String, Value>,
 ) -> Result<Created, Error> {
-    let write = Write { collection, id: id.clone(), op: WriteOp::Create(data) };
+    let write = Write {
+        collection,
+        id: id.clone(),
+        op: WriteOp::Create(data),
+    };
     match store.commit(workspace, vec![write]).await {
         Ok(()) => {}
         Err(Error::AlreadyExists) => {
@@ -98,7 +115,14 @@ pub async fn update(
     data: Map<String, Value>,
     expected_version: u64,
 ) -> Result<u64, Error> {
-    let write = Write { collection, id: id.clone(), op: WriteOp::Update { data, expected_version } };
+    let write = Write {
+        collection,
+        id: id.clone(),
+        op: WriteOp::Update {
+            data,
+            expected_version,
+        },
+    };
     store.commit(workspace, vec![write]).await?;
     Ok(expected_version + 1)
 }

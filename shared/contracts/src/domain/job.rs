@@ -87,7 +87,10 @@ impl JobStatus {
             (self, next),
             (Ingested, Analyzed)
                 | (Analyzed, AwaitingStrategyApproval)
-                | (AwaitingStrategyApproval, StrategyApproved | StrategyRejected)
+                | (
+                    AwaitingStrategyApproval,
+                    StrategyApproved | StrategyRejected
+                )
                 | (StrategyApproved, Planned)
                 | (Planned, Drafted)
                 | (Drafted, RevisionRequested | Reviewed | NeedsHuman)
@@ -217,7 +220,12 @@ mod tests {
             Verified,
         ];
         for pair in path.windows(2) {
-            assert!(pair[0].can_become(pair[1]), "{:?} -> {:?}", pair[0], pair[1]);
+            assert!(
+                pair[0].can_become(pair[1]),
+                "{:?} -> {:?}",
+                pair[0],
+                pair[1]
+            );
         }
     }
 
@@ -228,8 +236,17 @@ mod tests {
                 assert!(!from.can_become(to), "{from:?} -> {to:?}");
             }
         }
-        assert_eq!(Ingested.transition(Published).err().map(|e| e.code), Some(Code::InvalidTransition));
-        assert!(!AwaitingDraftApproval.can_become(Publishing), "publishing needs an approval first");
-        assert!(!AwaitingStrategyApproval.can_become(Planned), "planning needs an approved strategy");
+        assert_eq!(
+            Ingested.transition(Published).err().map(|e| e.code),
+            Some(Code::InvalidTransition)
+        );
+        assert!(
+            !AwaitingDraftApproval.can_become(Publishing),
+            "publishing needs an approval first"
+        );
+        assert!(
+            !AwaitingStrategyApproval.can_become(Planned),
+            "planning needs an approved strategy"
+        );
     }
 }

@@ -24,8 +24,13 @@ pub use publication::{
     Approval, ApprovalSubject, ConnectorKind, Decision, PublicationClaim, PublicationReceipt,
     ReceiptOutcome, Verification, VerificationOutcome,
 };
-pub use records::{ActivityOutcome, ActivityRecord, MemoryFact, Operation, PostMetrics, TokenUsage, TrendSignal};
-pub use review::{Assessment, Assessments, Dimension, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review, ReviewIssue, Score, Severity, Verdict};
+pub use records::{
+    ActivityOutcome, ActivityRecord, MemoryFact, Operation, PostMetrics, TokenUsage, TrendSignal,
+};
+pub use review::{
+    Assessment, Assessments, Dimension, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation,
+    Review, ReviewIssue, Score, Severity, Verdict,
+};
 pub use source::{Frame, LanguageTag, SOURCE_MAX_BYTES, Source, SourceInput, TranscriptSegment};
 pub use strategy::{Brief, Claim, Draft, Strategy};
 pub use workspace::{Platform, Workspace, WorkspaceMode};
