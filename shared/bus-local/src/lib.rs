@@ -1,1 +1,466 @@
-//! placeholder
+//! Durable local queue with Pub/Sub semantics, stored in SQLite: the embedded default bus.
+//!
+//! Topics and subscriptions are rows; publishing copies the message to every subscription of
+//! its topic in one transaction, so an accepted message survives a crash. A subscriber leases
+//! one message at a time per slot: the lease bumps the attempt counter and hides the message
+//! until its ack deadline. Ack deletes it; nack (or an expired lease, e.g. after a crash)
+//! makes it visible again after exponential backoff; a message leased after `max_attempts`
+//! failed deliveries moves to the subscription's dead-letter topic instead, keeping its data
+//! and attributes. The file may be the same one the SQLite store uses.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, SecondsFormat, Utc};
+use harmonia_bus::{
+    Bus, DEAD_LETTER_SOURCE_ATTRIBUTE, Delivery, Error, Handler, Name, OutboundMessage, Outcome,
+    SubscriptionSpec,
+};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use tokio::sync::{Notify, Semaphore};
+use tokio::task::JoinHandle;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS bus_topics (name TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS bus_subscriptions (
+    name              TEXT PRIMARY KEY,
+    topic             TEXT NOT NULL,
+    max_attempts      INTEGER NOT NULL,
+    dead_letter_topic TEXT,
+    ack_deadline_ms   INTEGER NOT NULL,
+    min_backoff_ms    INTEGER NOT NULL,
+    max_backoff_ms    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS bus_messages (
+    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    message_id    TEXT NOT NULL,
+    subscription  TEXT NOT NULL,
+    data          BLOB NOT NULL,
+    attributes    TEXT NOT NULL,
+    published_at  TEXT NOT NULL,
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    visible_at_ms INTEGER NOT NULL,
+    lease         TEXT
+);
+CREATE INDEX IF NOT EXISTS bus_messages_due ON bus_messages (subscription, visible_at_ms);
+";
+
+fn unavailable(e: rusqlite::Error) -> Error {
+    let kind = match e.sqlite_error_code() {
+        Some(code) => format!("sqlite_{code:?}").to_lowercase(),
+        None => "sqlite".to_owned(),
+    };
+    Error::Unavailable { kind }
+}
+
+fn now_ms() -> i64 {
+    Utc::now().timestamp_millis()
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The durable local bus.
+#[derive(Clone)]
+pub struct LocalBus {
+    conn: Arc<Mutex<Connection>>,
+    wake: Arc<Notify>,
+}
+
+impl std::fmt::Debug for LocalBus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalBus").finish_non_exhaustive()
+    }
+}
+
+/// A leased message.
+struct Leased {
+    seq: i64,
+    lease: String,
+    delivery: Delivery,
+}
+
+impl LocalBus {
+    /// Open (creating if needed) the queue tables in the SQLite file at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
+        let conn = harmonia_store_sqlite::open_connection(path.as_ref()).map_err(unavailable)?;
+        conn.execute_batch(SCHEMA).map_err(unavailable)?;
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+            wake: Arc::new(Notify::new()),
+        })
+    }
+
+    async fn with_conn<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        let conn = self.conn.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut guard = conn.lock().map_err(|_| Error::Unavailable {
+                kind: "poisoned".into(),
+            })?;
+            f(&mut guard)
+        })
+        .await
+        .map_err(|_| Error::Unavailable {
+            kind: "blocking_task".into(),
+        })?
+    }
+
+    /// Create a topic (idempotent).
+    pub async fn create_topic(&self, topic: &Name) -> Result<(), Error> {
+        let topic = topic.to_string();
+        self.with_conn(move |c| {
+            c.execute(
+                "INSERT OR IGNORE INTO bus_topics (name) VALUES (?1)",
+                [topic],
+            )
+            .map(|_| ())
+            .map_err(unavailable)
+        })
+        .await
+    }
+
+    /// Create or update a subscription. Its topic (and dead-letter topic) must exist.
+    pub async fn create_subscription(&self, spec: &SubscriptionSpec) -> Result<(), Error> {
+        if !(1..=100).contains(&spec.max_attempts) || spec.ack_deadline.is_zero() {
+            return Err(Error::Invalid(
+                "max_attempts must be 1-100 and the ack deadline positive",
+            ));
+        }
+        let spec = spec.clone();
+        self.with_conn(move |c| {
+            for topic in std::iter::once(&spec.topic).chain(spec.dead_letter_topic.as_ref()) {
+                let exists: Option<String> = c
+                    .query_row("SELECT name FROM bus_topics WHERE name = ?1", [topic.as_str()], |r| r.get(0))
+                    .optional()
+                    .map_err(unavailable)?;
+                if exists.is_none() {
+                    return Err(Error::UnknownTopic);
+                }
+            }
+            c.execute(
+                "INSERT INTO bus_subscriptions (name, topic, max_attempts, dead_letter_topic, ack_deadline_ms, min_backoff_ms, max_backoff_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (name) DO UPDATE SET topic = excluded.topic, max_attempts = excluded.max_attempts,
+                   dead_letter_topic = excluded.dead_letter_topic, ack_deadline_ms = excluded.ack_deadline_ms,
+                   min_backoff_ms = excluded.min_backoff_ms, max_backoff_ms = excluded.max_backoff_ms",
+                params![
+                    spec.name.as_str(),
+                    spec.topic.as_str(),
+                    spec.max_attempts,
+                    spec.dead_letter_topic.as_ref().map(Name::as_str),
+                    millis(spec.ack_deadline),
+                    millis(spec.min_backoff),
+                    millis(spec.max_backoff),
+                ],
+            )
+            .map_err(unavailable)?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Messages waiting or in flight on `subscription`.
+    pub async fn backlog(&self, subscription: &Name) -> Result<u64, Error> {
+        let sub = subscription.to_string();
+        self.with_conn(move |c| {
+            c.query_row(
+                "SELECT COUNT(*) FROM bus_messages WHERE subscription = ?1",
+                [sub],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| u64::try_from(n).unwrap_or(0))
+            .map_err(unavailable)
+        })
+        .await
+    }
+
+    /// Messages waiting or in flight on every subscription.
+    pub async fn total_backlog(&self) -> Result<u64, Error> {
+        self.with_conn(|c| {
+            c.query_row("SELECT COUNT(*) FROM bus_messages", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| u64::try_from(n).unwrap_or(0))
+            .map_err(unavailable)
+        })
+        .await
+    }
+
+    /// Lease the next due message of `subscription`, dead-lettering any that ran out of
+    /// attempts on the way. `None` when nothing is due.
+    async fn lease(&self, subscription: &Name) -> Result<Option<Leased>, Error> {
+        let sub = subscription.clone();
+        let (leased, dead_lettered) = self
+            .with_conn(move |c| {
+                let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
+                let (max_attempts, dead_letter, ack_deadline_ms): (u32, Option<String>, i64) = tx
+                    .query_row(
+                        "SELECT max_attempts, dead_letter_topic, ack_deadline_ms FROM bus_subscriptions WHERE name = ?1",
+                        [sub.as_str()],
+                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                    )
+                    .optional()
+                    .map_err(unavailable)?
+                    .ok_or(Error::UnknownTopic)?;
+                let now = now_ms();
+                let mut dead_lettered = false;
+                loop {
+                    let row: Option<(i64, String, Vec<u8>, String, String, u32)> = tx
+                        .query_row(
+                            "SELECT seq, message_id, data, attributes, published_at, attempts FROM bus_messages
+                             WHERE subscription = ?1 AND visible_at_ms <= ?2 ORDER BY visible_at_ms, seq LIMIT 1",
+                            params![sub.as_str(), now],
+                            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+                        )
+                        .optional()
+                        .map_err(unavailable)?;
+                    let Some((seq, message_id, data, attributes, published_at, attempts)) = row else {
+                        tx.commit().map_err(unavailable)?;
+                        return Ok((None, dead_lettered));
+                    };
+                    if attempts >= max_attempts {
+                        // Its last lease expired unacknowledged: it is out of attempts.
+                        dead_lettered |= dead_letter_row(&tx, seq, None, &sub, dead_letter.as_deref())?;
+                        continue;
+                    }
+                    let lease = uuid::Uuid::new_v4().simple().to_string();
+                    tx.execute(
+                        "UPDATE bus_messages SET attempts = attempts + 1, visible_at_ms = ?2, lease = ?3 WHERE seq = ?1",
+                        params![seq, now + ack_deadline_ms, lease],
+                    )
+                    .map_err(unavailable)?;
+                    tx.commit().map_err(unavailable)?;
+                    let delivery = Delivery {
+                        message_id,
+                        subscription: sub.clone(),
+                        data,
+                        attributes: serde_json::from_str(&attributes).unwrap_or_default(),
+                        attempt: attempts + 1,
+                        published_at: DateTime::parse_from_rfc3339(&published_at)
+                            .map(|t| t.with_timezone(&Utc))
+                            .unwrap_or_default(),
+                    };
+                    return Ok((Some(Leased { seq, lease, delivery }), dead_lettered));
+                }
+            })
+            .await?;
+        if dead_lettered {
+            self.wake.notify_waiters();
+        }
+        Ok(leased)
+    }
+
+    /// Settle a lease. A stale lease (expired and re-leased elsewhere) changes nothing.
+    async fn settle(&self, leased: &Leased, outcome: Outcome) -> Result<(), Error> {
+        let (seq, lease, attempt, sub) = (
+            leased.seq,
+            leased.lease.clone(),
+            leased.delivery.attempt,
+            leased.delivery.subscription.clone(),
+        );
+        let dead_lettered = self
+            .with_conn(move |c| {
+                let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
+                let mut dead_lettered = false;
+                match outcome {
+                    Outcome::Ack => {
+                        tx.execute("DELETE FROM bus_messages WHERE seq = ?1 AND lease = ?2", params![seq, lease])
+                            .map_err(unavailable)?;
+                    }
+                    Outcome::Nack => {
+                        let (max_attempts, dead_letter, min_ms, max_ms): (u32, Option<String>, i64, i64) = tx
+                            .query_row(
+                                "SELECT max_attempts, dead_letter_topic, min_backoff_ms, max_backoff_ms FROM bus_subscriptions WHERE name = ?1",
+                                [sub.as_str()],
+                                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                            )
+                            .map_err(unavailable)?;
+                        if attempt >= max_attempts {
+                            dead_lettered = dead_letter_row(&tx, seq, Some(&lease), &sub, dead_letter.as_deref())?;
+                        } else {
+                            let factor = 2i64.saturating_pow(attempt.saturating_sub(1).min(16));
+                            let backoff = min_ms.saturating_mul(factor).min(max_ms);
+                            tx.execute(
+                                "UPDATE bus_messages SET visible_at_ms = ?3, lease = NULL WHERE seq = ?1 AND lease = ?2",
+                                params![seq, lease, now_ms() + backoff],
+                            )
+                            .map_err(unavailable)?;
+                        }
+                    }
+                }
+                tx.commit().map_err(unavailable)?;
+                Ok(dead_lettered)
+            })
+            .await?;
+        if dead_lettered {
+            self.wake.notify_waiters();
+        }
+        Ok(())
+    }
+
+    /// When the next message of `subscription` becomes due, if any is waiting.
+    async fn next_due_ms(&self, subscription: &Name) -> Result<Option<i64>, Error> {
+        let sub = subscription.to_string();
+        self.with_conn(move |c| {
+            c.query_row(
+                "SELECT MIN(visible_at_ms) FROM bus_messages WHERE subscription = ?1",
+                [sub],
+                |r| r.get(0),
+            )
+            .map_err(unavailable)
+        })
+        .await
+    }
+
+    /// Deliver `subscription` to `handler` with up to `concurrency` deliveries in flight,
+    /// until the returned handle is aborted.
+    pub fn spawn_subscriber(
+        &self,
+        subscription: Name,
+        handler: Arc<dyn Handler>,
+        concurrency: usize,
+    ) -> JoinHandle<()> {
+        let bus = self.clone();
+        tokio::spawn(async move {
+            let slots = Arc::new(Semaphore::new(concurrency.max(1)));
+            loop {
+                let Ok(permit) = slots.clone().acquire_owned().await else {
+                    return;
+                };
+                // Register interest before looking, so a publish in between is not missed.
+                let woken = bus.wake.notified();
+                match bus.lease(&subscription).await {
+                    Ok(Some(leased)) => {
+                        let (bus, handler) = (bus.clone(), handler.clone());
+                        tokio::spawn(async move {
+                            let outcome = handler.handle(leased.delivery.clone()).await;
+                            if let Err(e) = bus.settle(&leased, outcome).await {
+                                tracing::warn!(error = %e, "settling a local delivery failed; the lease will expire");
+                            }
+                            drop(permit);
+                            bus.wake.notify_waiters();
+                        });
+                    }
+                    Ok(None) => {
+                        drop(permit);
+                        let wait = match bus.next_due_ms(&subscription).await {
+                            Ok(Some(due)) => Duration::from_millis(
+                                u64::try_from(due - now_ms()).unwrap_or(0).clamp(1, 1000),
+                            ),
+                            _ => Duration::from_secs(1),
+                        };
+                        let _ = tokio::time::timeout(wait, woken).await;
+                    }
+                    Err(e) => {
+                        drop(permit);
+                        tracing::warn!(error = %e, subscription = %subscription, "leasing from the local queue failed");
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// Move message `seq` (still held by `lease`, when given) to `dead_letter`'s subscriptions
+/// with the source-subscription attribute, or drop it when there is no dead-letter topic.
+/// Returns whether a message was moved.
+fn dead_letter_row(
+    tx: &rusqlite::Transaction<'_>,
+    seq: i64,
+    lease: Option<&str>,
+    subscription: &Name,
+    dead_letter: Option<&str>,
+) -> Result<bool, Error> {
+    let row: Option<(String, Vec<u8>, String, String, Option<String>)> = tx
+        .query_row(
+            "SELECT message_id, data, attributes, published_at, lease FROM bus_messages WHERE seq = ?1",
+            [seq],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .optional()
+        .map_err(unavailable)?;
+    let Some((message_id, data, attributes, published_at, held_by)) = row else {
+        return Ok(false);
+    };
+    if lease.is_some() && held_by.as_deref() != lease {
+        return Ok(false);
+    }
+    if let Some(dead) = dead_letter {
+        let mut attrs: BTreeMap<String, String> =
+            serde_json::from_str(&attributes).unwrap_or_default();
+        attrs.insert(
+            DEAD_LETTER_SOURCE_ATTRIBUTE.to_owned(),
+            subscription.to_string(),
+        );
+        fan_out(tx, dead, &message_id, &data, &attrs, &published_at)?;
+    }
+    tx.execute("DELETE FROM bus_messages WHERE seq = ?1", [seq])
+        .map_err(unavailable)?;
+    Ok(true)
+}
+
+/// Copy a message to every subscription of `topic`, inside `tx`.
+fn fan_out(
+    tx: &rusqlite::Transaction<'_>,
+    topic: &str,
+    message_id: &str,
+    data: &[u8],
+    attributes: &BTreeMap<String, String>,
+    published_at: &str,
+) -> Result<usize, Error> {
+    let attributes = serde_json::to_string(attributes).map_err(|_| Error::Invalid("attributes"))?;
+    tx.execute(
+        "INSERT INTO bus_messages (message_id, subscription, data, attributes, published_at, attempts, visible_at_ms)
+         SELECT ?1, name, ?2, ?3, ?4, 0, ?5 FROM bus_subscriptions WHERE topic = ?6",
+        params![message_id, data, attributes, published_at, now_ms(), topic],
+    )
+    .map_err(unavailable)
+}
+
+#[async_trait]
+impl Bus for LocalBus {
+    async fn publish(&self, message: OutboundMessage) -> Result<String, Error> {
+        let id = uuid::Uuid::now_v7().simple().to_string();
+        let message_id = id.clone();
+        self.with_conn(move |c| {
+            let tx = c
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(unavailable)?;
+            let known: Option<String> = tx
+                .query_row(
+                    "SELECT name FROM bus_topics WHERE name = ?1",
+                    [message.topic.as_str()],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(unavailable)?;
+            if known.is_none() {
+                return Err(Error::UnknownTopic);
+            }
+            let published_at = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
+            fan_out(
+                &tx,
+                message.topic.as_str(),
+                &message_id,
+                &message.data,
+                &message.attributes,
+                &published_at,
+            )?;
+            tx.commit().map_err(unavailable)
+        })
+        .await?;
+        self.wake.notify_waiters();
+        Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests;
