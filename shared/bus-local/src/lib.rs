@@ -379,7 +379,9 @@ fn dead_letter_row(
     subscription: &Name,
     dead_letter: Option<&str>,
 ) -> Result<bool, Error> {
-    let row: Option<(String, Vec<u8>, String, String, Option<String>)> = tx
+    // (message id, data, attributes, published at, lease holder)
+    type Row = (String, Vec<u8>, String, String, Option<String>);
+    let row: Option<Row> = tx
         .query_row(
             "SELECT message_id, data, attributes, published_at, lease FROM bus_messages WHERE seq = ?1",
             [seq],
