@@ -242,7 +242,7 @@ impl LocalBus {
                         subscription: sub.clone(),
                         data,
                         attributes: serde_json::from_str(&attributes).unwrap_or_default(),
-                        attempt: attempts + 1,
+                        attempt: Some(attempts + 1),
                         published_at: DateTime::parse_from_rfc3339(&published_at)
                             .map(|t| t.with_timezone(&Utc))
                             .unwrap_or_default(),
@@ -262,7 +262,7 @@ impl LocalBus {
         let (seq, lease, attempt, sub) = (
             leased.seq,
             leased.lease.clone(),
-            leased.delivery.attempt,
+            leased.delivery.attempt.unwrap_or(1),
             leased.delivery.subscription.clone(),
         );
         let dead_lettered = self

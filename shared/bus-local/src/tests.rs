@@ -93,7 +93,7 @@ async fn unacked_messages_survive_a_restart_and_keep_their_attempt_count() {
         // Lease it and "crash" without settling: the process holding the lease is gone.
         let sub: Name = "jobs.sub".parse().expect("sub");
         let leased = bus.lease(&sub).await.expect("lease").expect("a message");
-        assert_eq!(leased.delivery.attempt, 1);
+        assert_eq!(leased.delivery.attempt, Some(1));
     }
     let bus = LocalBus::open(&path).expect("reopen");
     let sub: Name = "jobs.sub".parse().expect("sub");
@@ -109,7 +109,11 @@ async fn unacked_messages_survive_a_restart_and_keep_their_attempt_count() {
         .expect("redelivered")
         .expect("open");
     assert_eq!(d.data, b"work");
-    assert_eq!(d.attempt, 2, "the expired lease counted as an attempt");
+    assert_eq!(
+        d.attempt,
+        Some(2),
+        "the expired lease counted as an attempt"
+    );
     // Ack settles after the handler returns; wait until the backlog drains.
     for _ in 0..300 {
         if bus.backlog(&sub).await.expect("backlog") == 0 {
@@ -149,7 +153,7 @@ async fn a_slow_handler_past_its_deadline_is_redelivered_and_its_late_ack_is_ign
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let second = second.expect("redelivered after the deadline");
-    assert_eq!(second.delivery.attempt, 2);
+    assert_eq!(second.delivery.attempt, Some(2));
     bus.settle(&first, Outcome::Ack).await.expect("late ack");
     assert_eq!(
         bus.backlog(&sub).await.expect("backlog"),

@@ -7,6 +7,7 @@
 //! a subscription's `max_attempts` the message moves to the subscription's dead-letter topic
 //! with its data and attributes intact. Stage events travel as [`OutboundMessage::event`],
 //! which copies the envelope's routing fields into attributes.
+//! Handlers must not depend on the attempt number: it is metadata, and may be unknown.
 //!
 //! Backends: the durable local queue (`harmonia-bus-local`) and Google Cloud Pub/Sub
 //! (`harmonia-bus-pubsub`). `conformance` (feature `conformance`) is the suite both pass.
@@ -114,8 +115,9 @@ pub struct Delivery {
     pub data: Vec<u8>,
     /// String attributes.
     pub attributes: BTreeMap<String, String>,
-    /// Delivery attempt, from 1.
-    pub attempt: u32,
+    /// Delivery attempt, from 1, when the backend reports it (Pub/Sub reports it only with a
+    /// dead-letter policy, and its emulator never does).
+    pub attempt: Option<u32>,
     /// When it was published.
     pub published_at: DateTime<Utc>,
 }
