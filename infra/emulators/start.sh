@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Start the Firestore and Pub/Sub emulators that ship with the Google Cloud CLI on free
+# loopback ports, wait until both answer, and write their environment to
+# infra/emulators/.run/env (FIRESTORE_EMULATOR_HOST, PUBSUB_EMULATOR_HOST). Each emulator runs
+# in its own process group; the pids of the Java processes are recorded so stop.sh can kill
+# them (stopping only the gcloud wrapper leaves Java running).
+#
+# Usage: infra/emulators/start.sh            (then: source infra/emulators/.run/env)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+run="$here/.run"
+mkdir -p "$run"
+
+if [ -f "$run/env" ]; then
+  "$here/stop.sh" >/dev/null 2>&1 || true
+fi
+
+missing=()
+command -v gcloud >/dev/null 2>&1 || missing+=("gcloud")
+command -v java >/dev/null 2>&1 || missing+=("java (a JRE 11+)")
+if [ ${#missing[@]} -eq 0 ]; then
+  sdk_root="$(gcloud info --format='value(installation.sdk_root)' 2>/dev/null || true)"
+  [ -d "$sdk_root/platform/cloud-firestore-emulator" ] || missing+=("the Firestore emulator")
+  [ -d "$sdk_root/platform/pubsub-emulator" ] || missing+=("the Pub/Sub emulator")
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  {
+    echo "error: missing: ${missing[*]}."
+    echo "Install the Google Cloud CLI with its emulators, e.g.:"
+    echo "  gcloud components install cloud-firestore-emulator pubsub-emulator beta"
+    echo "or, from Google's Debian repository:"
+    echo "  apt-get install google-cloud-cli-firestore-emulator google-cloud-cli-pubsub-emulator default-jre-headless"
+  } >&2
+  exit 1
+fi
+
+# A private gcloud configuration: no prompts, no update checks, nothing read from or written
+# to the user's own configuration.
+export CLOUDSDK_CONFIG="$run/gcloud-config"
+export CLOUDSDK_CORE_DISABLE_PROMPTS=1
+export CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK=1
+export CLOUDSDK_CORE_DISABLE_USAGE_REPORTING=true
+mkdir -p "$CLOUDSDK_CONFIG"
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+fs_port="$(free_port)"
+ps_port="$(free_port)"
+while [ "$ps_port" = "$fs_port" ]; do ps_port="$(free_port)"; done
+
+# setsid: each emulator leads its own process group, which stop.sh kills as a whole.
+setsid gcloud emulators firestore start --host-port="127.0.0.1:$fs_port" \
+  >"$run/firestore.log" 2>&1 < /dev/null &
+echo $! > "$run/firestore.pgid"
+setsid gcloud beta emulators pubsub start --host-port="127.0.0.1:$ps_port" --project=harmonia-emulator \
+  >"$run/pubsub.log" 2>&1 < /dev/null &
+echo $! > "$run/pubsub.pgid"
+
+wait_ready() { # name port log
+  local deadline=$((SECONDS + 120))
+  until curl -fsS "http://127.0.0.1:$2/" >/dev/null 2>&1; do
+    if [ $SECONDS -ge $deadline ]; then
+      echo "error: the $1 emulator did not answer on port $2 within 120 s; its log:" >&2
+      tail -n 40 "$3" >&2
+      "$here/stop.sh" >/dev/null 2>&1 || true
+      exit 1
+    fi
+    sleep 0.5
+  done
+}
+wait_ready Firestore "$fs_port" "$run/firestore.log"
+wait_ready Pub/Sub "$ps_port" "$run/pubsub.log"
+
+# Record the Java processes themselves (members of each emulator's process group).
+for name in firestore pubsub; do
+  pgid="$(cat "$run/$name.pgid")"
+  pgrep -g "$pgid" java > "$run/$name.java.pids" || true
+done
+
+cat > "$run/env" <<ENV
+export FIRESTORE_EMULATOR_HOST=127.0.0.1:$fs_port
+export PUBSUB_EMULATOR_HOST=127.0.0.1:$ps_port
+ENV
+echo "Firestore emulator on 127.0.0.1:$fs_port, Pub/Sub emulator on 127.0.0.1:$ps_port"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The full test suite, as CI runs it: formatting, lints, the JSON-Schema drift check and every
+# test (both storage backends and both bus backends, against emulators this script starts and
+# stops). Usage: infra/test.sh [extra cargo test arguments]
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+echo "==> cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "==> cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
+
+echo "==> JSON Schemas match the types"
+cargo run --quiet --locked -p harmonia-contracts --bin harmonia-schemas -- --check
+
+echo "==> starting the Firestore and Pub/Sub emulators"
+trap '"$root/infra/emulators/stop.sh" >/dev/null 2>&1 || true' EXIT
+"$root/infra/emulators/start.sh"
+# shellcheck source=/dev/null
+source "$root/infra/emulators/.run/env"
+
+echo "==> cargo test"
+cargo test --workspace --all-features --locked "$@"

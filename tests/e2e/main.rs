@@ -1,0 +1,3 @@
+//! Cross-crate end-to-end tests: one binary, one module per area.
+
+mod events;
