@@ -1,0 +1,335 @@
+//! Gemini on Vertex AI over REST (`generateContent`).
+//!
+//! Sends `systemInstruction`, `contents` (text, `functionCall`, `functionResponse` parts),
+//! `tools.functionDeclarations`, and — on turns without tools — `generationConfig` with
+//! `responseMimeType: application/json` and the role's `responseJsonSchema`; reads `candidates`,
+//! `usageMetadata` and `groundingMetadata`. Authenticates with Application Default Credentials
+//! (or not at all, for a local endpoint). Retries only 429 and 5xx (and timeouts) with
+//! exponential backoff; provider bodies never leave this module.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use harmonia_contracts::domain::TokenUsage;
+use harmonia_contracts::tool::Provenance;
+use serde_json::{Map, Value, json};
+
+use crate::model::{Grounding, Model, ModelError, ModelRequest, ModelResponse, Part, Speaker};
+
+/// How requests are authenticated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Auth {
+    /// Application Default Credentials (Cloud Run's service account, or `gcloud auth`).
+    ApplicationDefault,
+    /// No credentials (a local endpoint).
+    None,
+}
+
+/// Where and how to call Gemini.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GeminiConfig {
+    /// Base URL, e.g. `https://us-central1-aiplatform.googleapis.com`.
+    pub endpoint: String,
+    /// Project id.
+    pub project: String,
+    /// Location, e.g. `us-central1`.
+    pub location: String,
+    /// Model, e.g. `gemini-2.5-flash`.
+    pub model: String,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Attempts for 429/5xx/timeouts (at least 1).
+    pub max_attempts: u32,
+    /// First retry delay; doubles per attempt.
+    pub backoff: Duration,
+    /// Authentication.
+    pub auth: Auth,
+}
+
+impl GeminiConfig {
+    /// Vertex AI in `location` for `project` with ADC and sensible limits.
+    pub fn vertex(project: &str, location: &str, model: &str) -> Self {
+        Self {
+            endpoint: format!("https://{location}-aiplatform.googleapis.com"),
+            project: project.to_owned(),
+            location: location.to_owned(),
+            model: model.to_owned(),
+            timeout: Duration::from_secs(60),
+            max_attempts: 3,
+            backoff: Duration::from_millis(500),
+            auth: Auth::ApplicationDefault,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!(
+            "{}/v1/projects/{}/locations/{}/publishers/google/models/{}:generateContent",
+            self.endpoint.trim_end_matches('/'),
+            self.project,
+            self.location,
+            self.model
+        )
+    }
+}
+
+/// The Gemini client.
+pub struct Gemini {
+    config: GeminiConfig,
+    http: reqwest::Client,
+    credentials: Option<google_cloud_auth::credentials::Credentials>,
+    name: String,
+}
+
+impl std::fmt::Debug for Gemini {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gemini")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gemini {
+    /// A client; with ADC, credentials are looked up now.
+    pub fn new(config: GeminiConfig) -> Result<Self, ModelError> {
+        let http = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .build()
+            .map_err(|_| ModelError::Unavailable("http client"))?;
+        let credentials = match config.auth {
+            Auth::ApplicationDefault => Some(
+                google_cloud_auth::credentials::Builder::default()
+                    .build()
+                    .map_err(|_| ModelError::Unavailable("credentials"))?,
+            ),
+            Auth::None => None,
+        };
+        let name: String = config
+            .model
+            .to_ascii_lowercase()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .take(64)
+            .collect();
+        Ok(Self {
+            config,
+            http,
+            credentials,
+            name,
+        })
+    }
+
+    async fn auth_headers(&self) -> Result<reqwest::header::HeaderMap, ModelError> {
+        use google_cloud_auth::credentials::CacheableResource;
+        match &self.credentials {
+            None => Ok(reqwest::header::HeaderMap::new()),
+            Some(c) => match c.headers(http::Extensions::new()).await {
+                Ok(CacheableResource::New { data, .. }) => Ok(data),
+                _ => Err(ModelError::Unavailable("credentials")),
+            },
+        }
+    }
+}
+
+/// The `generateContent` request body.
+pub fn request_body(request: &ModelRequest) -> Value {
+    let contents: Vec<Value> = request
+        .turns
+        .iter()
+        .map(|turn| {
+            let parts: Vec<Value> = turn
+                .parts
+                .iter()
+                .map(|p| match p {
+                    Part::Text(text) => json!({ "text": text }),
+                    Part::FunctionCall { name, args } => {
+                        json!({ "functionCall": { "name": name, "args": args } })
+                    }
+                    Part::FunctionResponse { name, response } => {
+                        json!({ "functionResponse": { "name": name, "response": response } })
+                    }
+                })
+                .collect();
+            let role = match turn.speaker {
+                Speaker::User => "user",
+                Speaker::Model => "model",
+            };
+            json!({ "role": role, "parts": parts })
+        })
+        .collect();
+    let mut body = Map::new();
+    body.insert(
+        "systemInstruction".into(),
+        json!({ "parts": [{ "text": request.system_instruction }] }),
+    );
+    body.insert("contents".into(), Value::Array(contents));
+    if request.tools.is_empty() {
+        body.insert(
+            "generationConfig".into(),
+            json!({ "responseMimeType": "application/json", "responseJsonSchema": request.response_schema, "temperature": 0.2 }),
+        );
+    } else {
+        let declarations: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({ "name": t.name, "description": t.description, "parameters": t.parameters }))
+            .collect();
+        body.insert(
+            "tools".into(),
+            json!([{ "functionDeclarations": declarations }]),
+        );
+        body.insert("generationConfig".into(), json!({ "temperature": 0.2 }));
+    }
+    Value::Object(body)
+}
+
+fn count(v: &Value, key: &str) -> u32 {
+    v.get(key)
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(0)
+}
+
+/// Read a `generateContent` response body.
+pub fn parse_response(body: &Value) -> Result<ModelResponse, ModelError> {
+    let candidate = body
+        .get("candidates")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .ok_or(ModelError::Refused("no candidates"))?;
+    if matches!(
+        candidate.get("finishReason").and_then(Value::as_str),
+        Some("SAFETY" | "PROHIBITED_CONTENT" | "BLOCKLIST" | "SPII")
+    ) {
+        return Err(ModelError::Refused("blocked"));
+    }
+    let raw_parts = candidate
+        .get("content")
+        .and_then(|c| c.get("parts"))
+        .and_then(Value::as_array)
+        .ok_or(ModelError::Refused("no content"))?;
+    let mut parts = Vec::new();
+    for p in raw_parts {
+        if let Some(call) = p.get("functionCall") {
+            let name = call
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or(ModelError::Refused("function call without name"))?;
+            let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
+            parts.push(Part::FunctionCall {
+                name: name.to_owned(),
+                args,
+            });
+        } else if let Some(text) = p.get("text").and_then(Value::as_str) {
+            // Thought summaries are not answers.
+            if !p.get("thought").and_then(Value::as_bool).unwrap_or(false) {
+                parts.push(Part::Text(text.to_owned()));
+            }
+        }
+    }
+    let usage = body.get("usageMetadata").cloned().unwrap_or_default();
+    let grounding = candidate.get("groundingMetadata").map(|g| Grounding {
+        queries: g
+            .get("webSearchQueries")
+            .and_then(Value::as_array)
+            .map(|q| {
+                q.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        sources: g
+            .get("groundingChunks")
+            .and_then(Value::as_array)
+            .map(|chunks| {
+                chunks
+                    .iter()
+                    .filter_map(|c| {
+                        let web = c.get("web")?;
+                        Some((
+                            web.get("uri")?.as_str()?.to_owned(),
+                            web.get("title")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_owned(),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    });
+    Ok(ModelResponse {
+        parts,
+        usage: TokenUsage {
+            input_tokens: count(&usage, "promptTokenCount"),
+            output_tokens: count(&usage, "candidatesTokenCount"),
+        },
+        grounding,
+    })
+}
+
+#[async_trait]
+impl Model for Gemini {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn provenance(&self) -> Provenance {
+        Provenance::Live
+    }
+
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let body = request_body(request);
+        let url = self.config.url();
+        let attempts = self.config.max_attempts.max(1);
+        let mut last = ModelError::Unavailable("no attempt");
+        for attempt in 1..=attempts {
+            if attempt > 1 {
+                let factor = 2u32.saturating_pow(attempt - 2);
+                tokio::time::sleep(self.config.backoff.saturating_mul(factor)).await;
+            }
+            let headers = self.auth_headers().await?;
+            let sent = self
+                .http
+                .post(&url)
+                .headers(headers)
+                .json(&body)
+                .send()
+                .await;
+            let response = match sent {
+                Ok(r) => r,
+                Err(e) if e.is_timeout() => {
+                    last = ModelError::Unavailable("timeout");
+                    continue;
+                }
+                Err(_) => {
+                    last = ModelError::Unavailable("connection");
+                    continue;
+                }
+            };
+            let status = response.status();
+            if status.as_u16() == 429 {
+                last = ModelError::Throttled;
+                continue;
+            }
+            if status.is_server_error() {
+                last = ModelError::Unavailable("server error");
+                continue;
+            }
+            if !status.is_success() {
+                return Err(ModelError::Refused("client error"));
+            }
+            let value: Value = response
+                .json()
+                .await
+                .map_err(|_| ModelError::Refused("malformed response"))?;
+            return parse_response(&value);
+        }
+        Err(last)
+    }
+}

@@ -1,0 +1,507 @@
+//! Each role's typed input projection (only its allowed context) and typed output.
+//!
+//! Inputs are built by deterministic code from authoritative state; constructors drop what a
+//! role may not see (for example, ineligible memory facts). Outputs are what a model must
+//! return, validated against their JSON Schema; `provenance` is always stamped by the runtime
+//! from the model backend, never taken from the model.
+
+use harmonia_contracts::Role;
+use harmonia_contracts::domain::{
+    Analysis, Assessments, Brief, Claim, Frame, LanguageTag, MemoryFact, Moment, Plan, PlanItem,
+    Platform, PostMetrics, ReviewIssue, Source, Strategy, TranscriptSegment, Verdict,
+};
+use harmonia_contracts::event::Pass;
+use harmonia_contracts::ids::{EvidenceId, SnapshotId};
+use harmonia_contracts::tool::Provenance;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A bounded task the coordinator routes to exactly one specialist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Task {
+    /// Evidence analysis (Nimi).
+    Analyze,
+    /// Strategy and briefs (Ryan).
+    Strategize,
+    /// Editorial plan (Temi).
+    Plan,
+    /// First draft or the single revision (Noni).
+    Draft,
+    /// Seven-dimension review (Dara).
+    Review,
+    /// Interface layout (Maya).
+    Present,
+    /// Operator question (Nova).
+    Answer,
+}
+
+impl Task {
+    /// The one specialist this task belongs to.
+    pub fn specialist(self) -> Role {
+        match self {
+            Task::Analyze => Role::Nimi,
+            Task::Strategize => Role::Ryan,
+            Task::Plan => Role::Temi,
+            Task::Draft => Role::Noni,
+            Task::Review => Role::Dara,
+            Task::Present => Role::Maya,
+            Task::Answer => Role::Nova,
+        }
+    }
+}
+
+/// What Harmonia sees: the task and who could take it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HarmoniaInput {
+    /// The task to route.
+    pub task: Task,
+    /// Available specialists.
+    pub specialists: Vec<Role>,
+}
+
+/// Harmonia's decision.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingDecision {
+    /// The chosen specialist.
+    pub specialist: Role,
+    /// Live or mock (stamped by the runtime).
+    pub provenance: Provenance,
+}
+
+/// The source as Nimi sees it: transcript and frames, no ids or workspace data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceView {
+    /// Title.
+    pub title: String,
+    /// Language.
+    pub language: LanguageTag,
+    /// Transcript segments.
+    pub segments: Vec<TranscriptSegment>,
+    /// Frames.
+    pub frames: Vec<Frame>,
+}
+
+/// Nimi's allowed context.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NimiInput {
+    /// Transcript and frame evidence.
+    pub source: SourceView,
+    /// Verified performance of earlier posts.
+    pub verified_performance: Vec<PostMetrics>,
+    /// Eligible memory-bank facts only.
+    pub memory: Vec<MemoryFact>,
+}
+
+fn eligible(memory: impl IntoIterator<Item = MemoryFact>) -> Vec<MemoryFact> {
+    memory.into_iter().filter(|f| f.eligible).collect()
+}
+
+impl NimiInput {
+    /// Project a source; ineligible memory facts are dropped.
+    pub fn new(
+        source: &Source,
+        verified_performance: Vec<PostMetrics>,
+        memory: impl IntoIterator<Item = MemoryFact>,
+    ) -> Self {
+        Self {
+            source: SourceView {
+                title: source.title.clone(),
+                language: source.language.clone(),
+                segments: source.segments.clone(),
+                frames: source.frames.clone(),
+            },
+            verified_performance,
+            memory: eligible(memory),
+        }
+    }
+}
+
+/// Company and campaign context for Ryan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompanyContext {
+    /// Workspace (brand) name.
+    pub name: String,
+    /// Content goals.
+    pub goals: Vec<String>,
+}
+
+/// Ryan's allowed context.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RyanInput {
+    /// Nimi's accepted analysis.
+    pub analysis: Analysis,
+    /// Company and campaign context.
+    pub company: CompanyContext,
+    /// Verified performance.
+    pub verified_performance: Vec<PostMetrics>,
+    /// Eligible memory-bank facts only.
+    pub memory: Vec<MemoryFact>,
+}
+
+impl RyanInput {
+    /// Build Ryan's input; ineligible memory facts are dropped.
+    pub fn new(
+        analysis: Analysis,
+        company: CompanyContext,
+        verified_performance: Vec<PostMetrics>,
+        memory: impl IntoIterator<Item = MemoryFact>,
+    ) -> Self {
+        Self {
+            analysis,
+            company,
+            verified_performance,
+            memory: eligible(memory),
+        }
+    }
+}
+
+/// Temi's allowed context: the approved strategy, the evidence, and the snapshot to read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TemiInput {
+    /// The exact human-approved strategy.
+    pub strategy: Strategy,
+    /// Its content hash.
+    pub strategy_hash: String,
+    /// Nimi's evidence moments.
+    pub evidence: Vec<Moment>,
+    /// The immutable planning snapshot every read must name.
+    pub snapshot_id: SnapshotId,
+}
+
+/// What Noni gets back for the single revision.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Revision {
+    /// The first draft's body.
+    pub previous_body: String,
+    /// The first draft's claims.
+    pub previous_claims: Vec<Claim>,
+    /// Dara's correction issues.
+    pub issues: Vec<ReviewIssue>,
+}
+
+/// Noni's allowed context: one item, its brief, the evidence it references.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoniInput {
+    /// 1 for the first draft, 2 for the revision.
+    pub pass: Pass,
+    /// The selected plan item.
+    pub item: PlanItem,
+    /// Its exact brief.
+    pub brief: Brief,
+    /// Only the moments the brief references.
+    pub evidence: Vec<Moment>,
+    /// Present on pass 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<Revision>,
+}
+
+impl NoniInput {
+    /// Build Noni's input keeping only the moments `brief` cites.
+    pub fn new(
+        pass: Pass,
+        item: PlanItem,
+        brief: Brief,
+        moments: &[Moment],
+        revision: Option<Revision>,
+    ) -> Self {
+        let evidence = moments
+            .iter()
+            .filter(|m| brief.evidence.contains(&m.evidence_id))
+            .cloned()
+            .collect();
+        Self {
+            pass,
+            item,
+            brief,
+            evidence,
+            revision,
+        }
+    }
+}
+
+/// Noni's output: the post and its claims.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DraftOutput {
+    /// The post text.
+    #[schemars(length(min = 1, max = 5000))]
+    pub body: String,
+    /// Every factual claim with the evidence it cites.
+    #[schemars(length(max = 20))]
+    pub claims: Vec<Claim>,
+    /// Live or mock (stamped by the runtime).
+    pub provenance: Provenance,
+}
+
+/// The draft as Dara sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DraftView {
+    /// Platform.
+    pub platform: Platform,
+    /// Body.
+    pub body: String,
+    /// Claims.
+    pub claims: Vec<Claim>,
+}
+
+/// Dara's allowed context: the exact draft and the immutable production input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DaraInput {
+    /// Which pass is under review.
+    pub pass: Pass,
+    /// The exact Noni draft.
+    pub draft: DraftView,
+    /// The plan item it was written for.
+    pub item: PlanItem,
+    /// The brief.
+    pub brief: Brief,
+    /// The evidence the brief references.
+    pub evidence: Vec<Moment>,
+}
+
+/// Dara's output.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewOutput {
+    /// Pass or revise.
+    pub verdict: Verdict,
+    /// Exactly the seven assessments.
+    pub assessments: Assessments,
+    /// At most five bounded correction issues.
+    #[schemars(length(max = 5))]
+    pub issues: Vec<ReviewIssue>,
+    /// Live or mock (stamped by the runtime).
+    pub provenance: Provenance,
+}
+
+/// Kinds of entity Maya may reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EntityKind {
+    /// A job.
+    Job,
+    /// A source.
+    Source,
+    /// An evidence moment.
+    Moment,
+    /// A brief.
+    Brief,
+    /// A plan item.
+    PlanItem,
+    /// A draft.
+    Draft,
+    /// A review.
+    Review,
+    /// A policy result.
+    PolicyResult,
+    /// A publication.
+    Publication,
+}
+
+/// A typed entity reference; the host hydrates it from storage.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EntityRef {
+    /// Kind.
+    pub kind: EntityKind,
+    /// Id.
+    #[schemars(length(min = 1, max = 128))]
+    pub id: String,
+}
+
+/// Maya's allowed context: the exact entity catalog and the UI context.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MayaInput {
+    /// The only entities a layout may reference.
+    pub catalog: Vec<EntityRef>,
+    /// What the view is for (e.g. `job_view`).
+    pub view: String,
+}
+
+/// The A2UI message-shape version of a layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum A2uiVersion {
+    /// v0.8 (`surfaceUpdate` + `beginRendering`).
+    #[serde(rename = "0.8")]
+    V08,
+    /// v0.9 (`createSurface` + `updateComponents`).
+    #[serde(rename = "0.9")]
+    V09,
+}
+
+/// The presentational components a layout may use; none is executable.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Component {
+    /// A vertical stack.
+    Column {
+        /// Child component ids.
+        children: Vec<String>,
+    },
+    /// A horizontal row.
+    Row {
+        /// Child component ids.
+        children: Vec<String>,
+    },
+    /// A card with a heading.
+    Card {
+        /// Heading.
+        #[schemars(length(min = 1, max = 120))]
+        title: String,
+        /// Child component ids.
+        children: Vec<String>,
+    },
+    /// A hydrated view of one entity.
+    Entity {
+        /// The entity (must be in the catalog).
+        entity: EntityRef,
+    },
+}
+
+/// One component with its id.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ComponentNode {
+    /// Component id, unique in the layout.
+    #[schemars(length(min = 1, max = 64))]
+    pub id: String,
+    /// The component.
+    pub component: Component,
+}
+
+/// Maya's output: an A2UI layout over typed references.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Layout {
+    /// Message-shape version.
+    pub version: A2uiVersion,
+    /// Surface id.
+    #[schemars(length(min = 1, max = 64))]
+    pub surface_id: String,
+    /// Root component id.
+    pub root: String,
+    /// Components.
+    #[schemars(length(min = 1, max = 100))]
+    pub components: Vec<ComponentNode>,
+    /// Live or mock (stamped by the runtime).
+    pub provenance: Provenance,
+}
+
+/// Nova's allowed context: the operator's question (data comes only from tools).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NovaInput {
+    /// The question.
+    #[schemars(length(min = 1, max = 2000))]
+    pub question: String,
+}
+
+/// One claim of an answer and the evidence ids it cites.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerClaim {
+    /// The claim.
+    #[schemars(length(min = 1, max = 500))]
+    pub text: String,
+    /// Evidence ids returned by tools in this invocation.
+    #[schemars(length(min = 1, max = 10))]
+    pub evidence: Vec<EvidenceId>,
+}
+
+/// Nova's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Answer {
+    /// The answer text.
+    #[schemars(length(min = 1, max = 4000))]
+    pub answer: String,
+    /// Claims with evidence.
+    pub claims: Vec<AnswerClaim>,
+    /// Whether the answer says there is no data.
+    pub no_data: bool,
+    /// Live or mock (stamped by the runtime).
+    pub provenance: Provenance,
+}
+
+/// A role's input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", content = "input", rename_all = "snake_case")]
+pub enum RoleInput {
+    /// Coordinator.
+    Harmonia(HarmoniaInput),
+    /// Analyst.
+    Nimi(NimiInput),
+    /// Strategist.
+    Ryan(RyanInput),
+    /// Planner.
+    Temi(TemiInput),
+    /// Copywriter.
+    Noni(NoniInput),
+    /// Editor.
+    Dara(DaraInput),
+    /// Presenter.
+    Maya(MayaInput),
+    /// Liaison.
+    Nova(NovaInput),
+}
+
+impl RoleInput {
+    /// The role this input is for.
+    pub fn role(&self) -> Role {
+        match self {
+            RoleInput::Harmonia(_) => Role::Harmonia,
+            RoleInput::Nimi(_) => Role::Nimi,
+            RoleInput::Ryan(_) => Role::Ryan,
+            RoleInput::Temi(_) => Role::Temi,
+            RoleInput::Noni(_) => Role::Noni,
+            RoleInput::Dara(_) => Role::Dara,
+            RoleInput::Maya(_) => Role::Maya,
+            RoleInput::Nova(_) => Role::Nova,
+        }
+    }
+
+    /// The task this input asks for.
+    pub fn task(&self) -> Option<Task> {
+        Some(match self {
+            RoleInput::Harmonia(_) => return None,
+            RoleInput::Nimi(_) => Task::Analyze,
+            RoleInput::Ryan(_) => Task::Strategize,
+            RoleInput::Temi(_) => Task::Plan,
+            RoleInput::Noni(_) => Task::Draft,
+            RoleInput::Dara(_) => Task::Review,
+            RoleInput::Maya(_) => Task::Present,
+            RoleInput::Nova(_) => Task::Answer,
+        })
+    }
+
+    /// The JSON form the model receives.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            RoleInput::Harmonia(i) => serde_json::to_value(i),
+            RoleInput::Nimi(i) => serde_json::to_value(i),
+            RoleInput::Ryan(i) => serde_json::to_value(i),
+            RoleInput::Temi(i) => serde_json::to_value(i),
+            RoleInput::Noni(i) => serde_json::to_value(i),
+            RoleInput::Dara(i) => serde_json::to_value(i),
+            RoleInput::Maya(i) => serde_json::to_value(i),
+            RoleInput::Nova(i) => serde_json::to_value(i),
+        }
+        .unwrap_or_default()
+    }
+}
+
+/// Temi's output is the contracts' [`Plan`]; Nimi's the [`Analysis`]; Ryan's the [`Strategy`].
+pub type TemiOutput = Plan;

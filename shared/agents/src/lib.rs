@@ -1,0 +1,33 @@
+//! The agent runtime of Harmonia (DESIGN.md §4, `spec/agent-platform.md`).
+//!
+//! Deterministic code builds an [`InvocationSeed`] from authoritative state; the [`Runtime`]
+//! opens a session keyed by workspace, user and job (stored through the storage interface),
+//! runs the model loop — model → calls to allow-listed tools → results → final output —
+//! validates the output against the role's JSON Schema and the deterministic checks, and
+//! hands it back as a `state_delta` under the role's output key. The session is deleted
+//! after success and after failure; every invocation leaves one metadata-only activity record.
+//! Failures are [`harmonia_contracts::AgentContractError`]s whose messages never contain model
+//! text.
+//!
+//! Layout: [`model`] (the backend interface), [`gemini`] (Vertex AI), [`offline`]
+//! (deterministic, `provenance: mock`), [`scripted`] (replays responses for tests),
+//! [`io`] (each role's typed input projection and output), [`roles`] (the eight roles as
+//! data), [`skills`] (skill folders and load-sequence rules), [`tools`] (read-only data tools),
+//! [`validate`] (deterministic output checks), [`session`] and [`runtime`].
+
+pub mod gemini;
+pub mod io;
+pub mod model;
+pub mod offline;
+pub mod roles;
+pub mod runtime;
+pub mod scripted;
+pub mod session;
+pub mod skills;
+pub mod tools;
+pub mod validate;
+
+pub use runtime::{Invocation, InvocationSeed, InvokeError, Runtime, StateDelta};
+
+#[cfg(test)]
+mod tests;

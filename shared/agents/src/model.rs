@@ -1,0 +1,125 @@
+//! The model boundary: one request/response shape every backend speaks, modelled on Gemini's
+//! `generateContent` (system instruction, turns of parts, function declarations, a response
+//! schema), and the [`Model`] trait.
+
+use async_trait::async_trait;
+use harmonia_contracts::Role;
+use harmonia_contracts::domain::TokenUsage;
+use harmonia_contracts::tool::Provenance;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who produced a turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Speaker {
+    /// The runtime (the task, tool results).
+    User,
+    /// The model.
+    Model,
+}
+
+/// One part of a turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    /// Text.
+    Text(String),
+    /// The model asks for a tool call.
+    FunctionCall {
+        /// Tool name.
+        name: String,
+        /// Arguments (a JSON object).
+        args: Value,
+    },
+    /// A tool's result, sent back to the model.
+    FunctionResponse {
+        /// Tool name.
+        name: String,
+        /// The result (a JSON object).
+        response: Value,
+    },
+}
+
+/// One turn of the conversation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    /// Who.
+    pub speaker: Speaker,
+    /// What.
+    pub parts: Vec<Part>,
+}
+
+/// A tool the model may call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FunctionDeclaration {
+    /// Name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// JSON Schema of its arguments (an object schema).
+    pub parameters: Value,
+}
+
+/// One model call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelRequest {
+    /// The role being invoked (the offline and scripted models key on it).
+    pub role: Role,
+    /// The role's instruction.
+    pub system_instruction: String,
+    /// The conversation so far.
+    pub turns: Vec<Turn>,
+    /// Tools the role may call.
+    pub tools: Vec<FunctionDeclaration>,
+    /// JSON Schema the final answer must match.
+    pub response_schema: Value,
+}
+
+/// Grounding metadata returned with a grounded answer (web search).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Grounding {
+    /// Sources: (uri, title).
+    pub sources: Vec<(String, String)>,
+    /// Queries the model ran.
+    pub queries: Vec<String>,
+}
+
+/// One model answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelResponse {
+    /// The answer's parts (text or function calls).
+    pub parts: Vec<Part>,
+    /// Token counts.
+    pub usage: TokenUsage,
+    /// Grounding metadata, when the answer was grounded.
+    pub grounding: Option<Grounding>,
+}
+
+/// Why a model call failed. Never carries the provider's body.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    /// Throttled (HTTP 429) after the allowed retries.
+    #[error("model throttled")]
+    Throttled,
+    /// The service failed (5xx, timeout, connection) after the allowed retries.
+    #[error("model unavailable ({0})")]
+    Unavailable(&'static str),
+    /// The service refused the request (4xx other than 429) or answered unusably.
+    #[error("model refused the request ({0})")]
+    Refused(&'static str),
+    /// A scripted or offline model has nothing to say for this request.
+    #[error("no response available")]
+    Exhausted,
+}
+
+/// A language-model backend.
+#[async_trait]
+pub trait Model: Send + Sync {
+    /// The model name recorded in activity (`[a-z0-9][a-z0-9._-]*`).
+    fn name(&self) -> &str;
+    /// Provenance of everything this backend produces.
+    fn provenance(&self) -> Provenance;
+    /// One call.
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
+}

@@ -1,0 +1,604 @@
+//! What the offline model does for each role.
+
+use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
+use harmonia_contracts::domain::{
+    Analysis, Angle, AngleKind, Assessment, Assessments, Brief, Claim, ContentFormat, Dimension,
+    Moment, Plan, PlanItem, Platform, ReviewIssue, Severity, Strategy, UtcWindow, Verdict,
+};
+use harmonia_contracts::event::Pass;
+use harmonia_contracts::ids::{BriefId, EvidenceId, PlanItemId};
+use harmonia_contracts::tool::Provenance;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::{Conversation, Step, load_reference, load_skill, script};
+use crate::io::{
+    A2uiVersion, Component, ComponentNode, DaraInput, DraftOutput, HarmoniaInput, Layout,
+    MayaInput, NimiInput, NoniInput, ReviewOutput, RyanInput, TemiInput,
+};
+use crate::model::ModelError;
+
+fn input<T: DeserializeOwned>(c: &Conversation<'_>) -> Result<T, ModelError> {
+    serde_json::from_value(c.input().clone()).map_err(|_| ModelError::Refused("unexpected input"))
+}
+
+fn out<T: serde::Serialize>(value: &T) -> Result<Value, ModelError> {
+    serde_json::to_value(value).map_err(|_| ModelError::Refused("unserialisable output"))
+}
+
+fn id<T: std::str::FromStr>(raw: &str) -> Result<T, ModelError> {
+    raw.parse().map_err(|_| ModelError::Refused("bad id"))
+}
+
+pub(super) fn harmonia(c: &Conversation<'_>) -> Result<Step, ModelError> {
+    let i: HarmoniaInput = input(c)?;
+    Ok(Step::Final(json!({ "specialist": i.task.specialist() })))
+}
+
+/// The first sentence of `text` (a prefix, so an exact substring).
+fn first_sentence(text: &str) -> &str {
+    let end = text
+        .char_indices()
+        .find(|(_, ch)| matches!(ch, '.' | '!' | '?'))
+        .map_or(text.len(), |(i, ch)| i + ch.len_utf8());
+    text[..end].trim()
+}
+
+/// How much a segment is worth quoting: concrete numbers and outcomes over questions.
+fn weight(text: &str) -> usize {
+    if text.trim_end().ends_with('?') {
+        return 0;
+    }
+    let digits = text.chars().filter(char::is_ascii_digit).count();
+    let words = text.split_whitespace().count();
+    digits * 4 + words.min(30)
+}
+
+pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, ModelError> {
+    let skill = "nimi-analysis-skills";
+    let calls = vec![
+        load_skill(skill),
+        load_reference(skill, "exact-evidence-moments.md"),
+        load_reference(skill, "source-and-context-angles.md"),
+    ];
+    script(calls, c, || {
+        let i: NimiInput = input(c)?;
+        let mut ranked: Vec<_> = i
+            .source
+            .segments
+            .iter()
+            .filter(|s| weight(&s.text) > 0)
+            .collect();
+        ranked.sort_by_key(|s| std::cmp::Reverse(weight(&s.text)));
+        ranked.truncate(6);
+        ranked.sort_by_key(|s| s.start_ms);
+        let moments: Vec<Moment> = ranked
+            .iter()
+            .map(|s| {
+                Ok(Moment {
+                    evidence_id: id(&format!("m-{}", s.start_ms))?,
+                    quote: first_sentence(&s.text).chars().take(1000).collect(),
+                    start_ms: s.start_ms,
+                    end_ms: s.end_ms,
+                })
+            })
+            .collect::<Result<_, ModelError>>()?;
+        let first = moments
+            .first()
+            .ok_or(ModelError::Refused("nothing to quote"))?;
+        let with_numbers: Vec<EvidenceId> = moments
+            .iter()
+            .filter(|m| m.quote.chars().any(|ch| ch.is_ascii_digit()))
+            .map(|m| m.evidence_id.clone())
+            .collect();
+        let mut angles = vec![Angle {
+            kind: AngleKind::Source,
+            title: "Measured outcomes from the source".into(),
+            rationale: format!(
+                "The speaker backs the story with specifics, for example: \"{}\"",
+                clip(&first.quote, 160)
+            ),
+            evidence: if with_numbers.is_empty() {
+                vec![first.evidence_id.clone()]
+            } else {
+                with_numbers
+            },
+            facts: Vec::new(),
+        }];
+        if let Some(frame) = i.source.frames.first() {
+            let nearest = moments
+                .iter()
+                .min_by_key(|m| m.start_ms.abs_diff(frame.at_ms))
+                .unwrap_or(first);
+            angles.push(Angle {
+                kind: AngleKind::Context,
+                title: "What the visuals reinforce".into(),
+                rationale: format!(
+                    "The frames show {}",
+                    clip(&frame.description.to_lowercase(), 200)
+                ),
+                evidence: vec![nearest.evidence_id.clone()],
+                facts: Vec::new(),
+            });
+        }
+        if let Some(last) = moments.last() {
+            angles.push(Angle {
+                kind: AngleKind::Source,
+                title: "The advice to take away".into(),
+                rationale: format!(
+                    "The source closes on a lesson others can apply: \"{}\"",
+                    clip(&last.quote, 160)
+                ),
+                evidence: vec![last.evidence_id.clone()],
+                facts: Vec::new(),
+            });
+        }
+        if let Some(best) = i
+            .verified_performance
+            .iter()
+            .max_by_key(|p| p.reactions + p.shares + p.comments)
+        {
+            angles.push(Angle {
+                kind: AngleKind::Performance,
+                title: "What has worked before".into(),
+                rationale: format!(
+                    "A verified {} post drew {} reactions and {} shares.",
+                    best.platform.as_str(),
+                    best.reactions,
+                    best.shares
+                ),
+                evidence: vec![id(best.post.as_str())?],
+                facts: Vec::new(),
+            });
+        }
+        if !i.memory.is_empty() {
+            angles.push(Angle {
+                kind: AngleKind::Memory,
+                title: "Continuity with what the audience knows".into(),
+                rationale: format!(
+                    "An eligible memory fact connects to this source: {}",
+                    clip(&i.memory[0].text, 160)
+                ),
+                evidence: vec![first.evidence_id.clone()],
+                facts: i.memory.iter().take(3).map(|f| f.id.clone()).collect(),
+            });
+        }
+        out(&Analysis {
+            moments,
+            angles,
+            provenance: Provenance::Mock,
+        })
+    })
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    }
+}
+
+const ROTATION: [Platform; 4] = [
+    Platform::Linkedin,
+    Platform::X,
+    Platform::Threads,
+    Platform::Bluesky,
+];
+
+pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, ModelError> {
+    let i: RyanInput = input(c)?;
+    let moment_ids: Vec<&EvidenceId> = i.analysis.moments.iter().map(|m| &m.evidence_id).collect();
+    let quote_of = |e: &EvidenceId| {
+        i.analysis
+            .moments
+            .iter()
+            .find(|m| &m.evidence_id == e)
+            .map(|m| m.quote.clone())
+    };
+    let mut briefs = Vec::new();
+    for (n, angle) in i
+        .analysis
+        .angles
+        .iter()
+        .filter(|a| a.kind != AngleKind::Performance)
+        .take(3)
+        .enumerate()
+    {
+        let evidence: Vec<EvidenceId> = angle
+            .evidence
+            .iter()
+            .filter(|e| moment_ids.contains(e))
+            .cloned()
+            .collect();
+        let Some(lead) = evidence.first() else {
+            continue;
+        };
+        briefs.push(Brief {
+            id: id::<BriefId>(&format!("brief-{}", n + 1))?,
+            angle: angle.title.clone(),
+            key_message: clip(
+                &quote_of(lead).unwrap_or_else(|| angle.rationale.clone()),
+                500,
+            ),
+            audience: format!(
+                "People who follow {} and build or run tools for teams in the field",
+                i.company.name
+            ),
+            platforms: vec![ROTATION[n % ROTATION.len()]],
+            evidence,
+            call_to_action: Some("Watch the full talk.".into()),
+        });
+    }
+    if briefs.is_empty() {
+        return Err(ModelError::Refused("no groundable angle"));
+    }
+    let goal = i
+        .company
+        .goals
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "Share what the source teaches".into());
+    Ok(Step::Final(out(&Strategy {
+        objective: clip(
+            &format!("{goal}, using only what the source shows and says."),
+            500,
+        ),
+        audience: clip(&briefs[0].audience, 300),
+        voice: "Plain, specific and practical: lead with the evidence, no hype.".into(),
+        briefs,
+        provenance: Provenance::Mock,
+    })?))
+}
+
+fn items(v: Option<&Value>) -> Vec<Value> {
+    v.and_then(|v| v.get("items"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, ModelError> {
+    let skill = "temi-editorial-planning-skills";
+    let i: TemiInput = input(c)?;
+    let snap = json!({ "snapshot_id": i.snapshot_id });
+    let calls = vec![
+        load_skill(skill),
+        load_reference(skill, "sequencing.md"),
+        load_reference(skill, "windows-and-deadlines.md"),
+        ("get_capacity", snap.clone()),
+        ("get_posting_window_observations", snap.clone()),
+        ("get_calendar_projection", snap),
+    ];
+    script(calls, c, || {
+        let taken_at: DateTime<Utc> = c
+            .result("get_capacity")
+            .and_then(|v| v.get("taken_at"))
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .ok_or(ModelError::Refused("no snapshot read"))?;
+        let mut days: Vec<NaiveDate> = items(c.result("get_capacity"))
+            .iter()
+            .filter(|d| d.get("slots").and_then(Value::as_u64).unwrap_or(0) > 0)
+            .filter_map(|d| {
+                d.get("day")
+                    .and_then(|d| serde_json::from_value(d.clone()).ok())
+            })
+            .filter(|d| *d > taken_at.date_naive())
+            .collect();
+        days.sort_unstable();
+        let windows = items(c.result("get_posting_window_observations"));
+        let busy: Vec<(String, DateTime<Utc>)> = items(c.result("get_calendar_projection"))
+            .iter()
+            .filter_map(|e| {
+                let channel = e.get("channel")?.as_str()?.to_owned();
+                let start = serde_json::from_value(e.get("window")?.get("start")?.clone()).ok()?;
+                Some((channel, start))
+            })
+            .collect();
+        let mut plan_items: Vec<PlanItem> = Vec::new();
+        let mut day_iter = days.into_iter();
+        for (n, brief) in i.strategy.briefs.iter().enumerate() {
+            let channel = brief
+                .platforms
+                .first()
+                .copied()
+                .unwrap_or(Platform::Linkedin);
+            let hour = windows
+                .iter()
+                .filter(|w| w.get("platform").and_then(Value::as_str) == Some(channel.as_str()))
+                .max_by(|a, b| {
+                    let rate = |w: &Value| {
+                        w.get("median_engagement_rate")
+                            .and_then(Value::as_f64)
+                            .unwrap_or(0.0)
+                    };
+                    rate(a).total_cmp(&rate(b))
+                })
+                .and_then(|w| w.get("hour_utc").and_then(Value::as_u64))
+                .unwrap_or(15);
+            let day = loop {
+                let candidate = day_iter.next().unwrap_or_else(|| {
+                    taken_at.date_naive() + Duration::days(i64::try_from(n).unwrap_or(0) + 1)
+                });
+                let taken = busy
+                    .iter()
+                    .any(|(ch, start)| ch == channel.as_str() && start.date_naive() == candidate);
+                if !taken {
+                    break candidate;
+                }
+            };
+            let hour = u32::try_from(hour).unwrap_or(15);
+            let start = Utc.from_utc_datetime(
+                &day.and_hms_opt(hour, 0, 0)
+                    .ok_or(ModelError::Refused("bad hour"))?,
+            );
+            let window = UtcWindow::new(start, start + Duration::hours(1))
+                .map_err(|_| ModelError::Refused("window"))?;
+            let item_id: PlanItemId = id(&format!("item-{}", n + 1))?;
+            plan_items.push(PlanItem {
+                id: item_id,
+                brief: brief.id.clone(),
+                sequence: u32::try_from(n + 1).unwrap_or(1),
+                channel,
+                format: ContentFormat::Text,
+                window,
+                deadline: start - Duration::hours(6),
+                depends_on: plan_items
+                    .last()
+                    .map(|p| vec![p.id.clone()])
+                    .unwrap_or_default(),
+                priority: u8::try_from((n + 1).min(5))
+                    .unwrap_or(5)
+                    .try_into()
+                    .map_err(|_| ModelError::Refused("priority"))?,
+            });
+        }
+        out(&Plan {
+            snapshot: i.snapshot_id.clone(),
+            strategy_hash: i.strategy_hash.clone(),
+            cadence: format!(
+                "{} posts, at most one a day, in brief order",
+                plan_items.len()
+            ),
+            items: plan_items,
+            provenance: Provenance::Mock,
+        })
+    })
+}
+
+/// The longest body Noni aims for on each platform (under the hard limit, with room).
+fn target_length(platform: Platform) -> usize {
+    match platform {
+        Platform::X => 270,
+        Platform::Bluesky => 290,
+        Platform::Threads => 480,
+        Platform::Instagram | Platform::Tiktok => 1500,
+        Platform::Linkedin => 1300,
+        Platform::Youtube => 2000,
+    }
+}
+
+pub(super) fn noni(c: &Conversation<'_>) -> Result<Step, ModelError> {
+    let skill = "noni-writing-skills";
+    let calls = vec![
+        load_skill(skill),
+        load_reference(skill, "hooks-and-introductions.md"),
+        load_reference(skill, "convincing-content.md"),
+    ];
+    script(calls, c, || {
+        let i: NoniInput = input(c)?;
+        let platform = i.item.channel;
+        let limit = target_length(platform);
+        let revising = i.pass == Pass::REVISION;
+        // The first pass leads with the evidence; the revision also closes with the brief's
+        // call to action, which is what a first draft most often misses.
+        let cta = if revising {
+            i.brief.call_to_action.clone()
+        } else {
+            None
+        };
+        let hook = format!("{}.", i.brief.angle.trim_end_matches('.'));
+        let mut body = hook.clone();
+        let mut claims = Vec::new();
+        let mut quotes: Vec<&Moment> = i.evidence.iter().collect();
+        quotes.sort_by_key(|m| m.quote.len());
+        let reserve = cta.as_ref().map_or(0, |c| c.chars().count() + 2);
+        for m in quotes {
+            let line = format!("\n\n“{}”", m.quote);
+            if body.chars().count() + line.chars().count() + reserve > limit {
+                continue;
+            }
+            body.push_str(&line);
+            claims.push(Claim {
+                text: clip(&m.quote, 500),
+                evidence: vec![m.evidence_id.clone()],
+            });
+        }
+        if let Some(cta) = cta {
+            body.push_str("\n\n");
+            body.push_str(&cta);
+        }
+        out(&DraftOutput {
+            body,
+            claims,
+            provenance: Provenance::Mock,
+        })
+    })
+}
+
+fn limit(platform: Platform) -> usize {
+    match platform {
+        Platform::X => 280,
+        Platform::Bluesky => 300,
+        Platform::Threads => 500,
+        Platform::Linkedin => 3000,
+        Platform::Instagram | Platform::Tiktok => 2200,
+        Platform::Youtube => 5000,
+    }
+}
+
+fn assess(score: u8, rationale: &str) -> Result<Assessment, ModelError> {
+    Ok(Assessment {
+        score: score.try_into().map_err(|_| ModelError::Refused("score"))?,
+        rationale: rationale.into(),
+    })
+}
+
+pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, ModelError> {
+    let skill = "dara-editing-skills";
+    let calls = vec![
+        load_skill(skill),
+        load_reference(skill, "editorial-triage.md"),
+        load_reference(skill, "grounding-and-claims.md"),
+        load_reference(skill, "platform-cta-usability.md"),
+    ];
+    script(calls, c, || {
+        let i: DaraInput = input(c)?;
+        let body = &i.draft.body;
+        let known: Vec<&EvidenceId> = i.evidence.iter().map(|m| &m.evidence_id).collect();
+        let grounded = i
+            .draft
+            .claims
+            .iter()
+            .all(|cl| cl.evidence.iter().all(|e| known.contains(&e)));
+        let claims_in_body = !i.draft.claims.is_empty()
+            && i.draft
+                .claims
+                .iter()
+                .all(|cl| body.contains(cl.text.trim_end_matches('…')));
+        let sentences = body
+            .split(['.', '!', '?'])
+            .filter(|s| !s.trim().is_empty())
+            .count()
+            .max(1);
+        let words = body.split_whitespace().count();
+        let within = body.chars().count() <= limit(i.draft.platform);
+        let has_cta = i
+            .brief
+            .call_to_action
+            .as_ref()
+            .is_some_and(|cta| body.contains(cta.as_str()));
+        let mut issues = Vec::new();
+        if !grounded {
+            issues.push(ReviewIssue {
+                dimension: Dimension::Grounding,
+                severity: Severity::High,
+                problem: "A claim cites evidence that is not in the brief's evidence.".into(),
+                fix: "Cite only the moments the brief references, or drop the claim.".into(),
+            });
+        }
+        if !within {
+            issues.push(ReviewIssue {
+                dimension: Dimension::PlatformCtaUsability,
+                severity: Severity::High,
+                problem: format!(
+                    "The post is longer than the {} limit.",
+                    i.draft.platform.as_str()
+                ),
+                fix: "Cut the weakest supporting line until it fits.".into(),
+            });
+        }
+        if !has_cta {
+            issues.push(ReviewIssue {
+                dimension: Dimension::PlatformCtaUsability,
+                severity: Severity::Medium,
+                problem: "The post ends without the brief's call to action.".into(),
+                fix: "Close with the call to action from the brief.".into(),
+            });
+        }
+        let verdict = if issues.is_empty() {
+            Verdict::Pass
+        } else {
+            Verdict::Revise
+        };
+        let assessments = Assessments {
+            grounding: assess(
+                if grounded { 5 } else { 1 },
+                if grounded {
+                    "Every claim cites the brief's evidence."
+                } else {
+                    "A claim cites unknown evidence."
+                },
+            )?,
+            claims: assess(
+                if claims_in_body { 5 } else { 3 },
+                "Claims quote the source verbatim and are proportionate.",
+            )?,
+            structure: assess(
+                if body.contains("\n\n") { 4 } else { 3 },
+                "A hook, then evidence, in short paragraphs.",
+            )?,
+            clarity: assess(
+                if words / sentences <= 25 { 4 } else { 3 },
+                "Sentences are short and concrete.",
+            )?,
+            brief_voice_audience_fit: assess(
+                4,
+                "Plain, specific voice that matches the brief's angle.",
+            )?,
+            platform_cta_usability: assess(
+                match (within, has_cta) {
+                    (true, true) => 5,
+                    (true, false) => 2,
+                    _ => 1,
+                },
+                if has_cta {
+                    "Fits the platform and closes with the call to action."
+                } else {
+                    "Fits the platform but has no call to action."
+                },
+            )?,
+            safety_inclusion: assess(5, "No sensitive or exclusionary content.")?,
+        };
+        out(&ReviewOutput {
+            verdict,
+            assessments,
+            issues,
+            provenance: Provenance::Mock,
+        })
+    })
+}
+
+pub(super) fn maya(c: &Conversation<'_>) -> Result<Step, ModelError> {
+    let i: MayaInput = input(c)?;
+    let mut components = Vec::new();
+    let mut cards = Vec::new();
+    let mut kinds: Vec<_> = i.catalog.iter().map(|e| e.kind).collect();
+    kinds.dedup();
+    for (k, kind) in kinds.iter().enumerate() {
+        let mut children = Vec::new();
+        for (n, entity) in i.catalog.iter().filter(|e| e.kind == *kind).enumerate() {
+            let cid = format!("e{k}-{n}");
+            children.push(cid.clone());
+            components.push(ComponentNode {
+                id: cid,
+                component: Component::Entity {
+                    entity: entity.clone(),
+                },
+            });
+        }
+        let title = serde_json::to_value(kind)
+            .ok()
+            .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+            .unwrap_or_default();
+        let card = format!("card-{k}");
+        cards.push(card.clone());
+        components.push(ComponentNode {
+            id: card,
+            component: Component::Card { title, children },
+        });
+    }
+    components.push(ComponentNode {
+        id: "root".into(),
+        component: Component::Column { children: cards },
+    });
+    Ok(Step::Final(out(&Layout {
+        version: A2uiVersion::V08,
+        surface_id: format!("{}-view", i.view),
+        root: "root".into(),
+        components,
+        provenance: Provenance::Mock,
+    })?))
+}

@@ -1,0 +1,542 @@
+//! The invocation loop: seed → session → model ⇄ allow-listed tools → validated output →
+//! `state_delta` → session deleted → one activity record.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::Utc;
+use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord, Operation, TokenUsage};
+use harmonia_contracts::event::Stage;
+use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
+use harmonia_contracts::trace::TraceParent;
+use harmonia_contracts::{AgentContractError, Code, Role};
+use harmonia_store::{Collection, Store, Write, WriteOp, encode};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::io::{self, RoleInput};
+use crate::model::{FunctionDeclaration, Model, ModelRequest, Part, Speaker, Turn};
+use crate::roles::{RoleSpec, spec};
+use crate::session::{self, SessionEvent};
+use crate::skills::{LoadEvent, SkillLibrary, SkillRule};
+use crate::tools::{Tool, ToolContext, ToolFailure};
+use crate::validate;
+
+/// Where activity records are stored.
+pub const ACTIVITY: Collection = Collection::new("activity");
+
+/// Model turns allowed per invocation before it counts as producing no output.
+pub const MAX_TURNS: usize = 24;
+
+/// Everything an invocation needs, built by deterministic code from authoritative state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InvocationSeed {
+    /// Tenant.
+    pub workspace: WorkspaceId,
+    /// Who the invocation runs for (`pipeline` for stage workers).
+    pub user: OperatorId,
+    /// Job.
+    pub job: JobId,
+    /// Pipeline stage.
+    pub stage: Stage,
+    /// The role's typed input.
+    pub input: RoleInput,
+    /// Trace context of the calling span.
+    pub trace: TraceParent,
+}
+
+/// Output keys handed back from a finished session.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateDelta {
+    role: Role,
+    values: BTreeMap<String, Value>,
+}
+
+impl StateDelta {
+    /// The value under `key`, decoded; `missing_output_key` when absent or undecodable.
+    pub fn require<T: DeserializeOwned>(&self, key: &str) -> Result<T, AgentContractError> {
+        self.values
+            .get(key)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .ok_or_else(|| AgentContractError::new(self.role, Code::MissingOutputKey))
+    }
+
+    /// The raw values.
+    pub fn values(&self) -> &BTreeMap<String, Value> {
+        &self.values
+    }
+}
+
+/// One recorded step of an invocation (metadata only).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// What was loaded or called.
+    pub event: LoadEvent,
+    /// Whether it succeeded.
+    pub ok: bool,
+}
+
+/// A successful invocation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invocation {
+    /// The validated output under the role's key.
+    pub state_delta: StateDelta,
+    /// The activity record (also stored).
+    pub activity: ActivityRecord,
+    /// The real load and tool sequence.
+    pub steps: Vec<Step>,
+}
+
+/// Why an invocation did not produce an accepted output.
+#[derive(Debug, thiserror::Error)]
+pub enum InvokeError {
+    /// The specialist broke its contract (or the model was unavailable).
+    #[error(transparent)]
+    Contract(#[from] AgentContractError),
+    /// Sessions or activity could not be stored.
+    #[error("agent state unavailable: {0}")]
+    Store(#[from] harmonia_store::Error),
+}
+
+impl InvokeError {
+    /// The contract error, if that is what this is.
+    pub fn contract(&self) -> Option<&AgentContractError> {
+        match self {
+            InvokeError::Contract(e) => Some(e),
+            InvokeError::Store(_) => None,
+        }
+    }
+}
+
+/// The agent runtime.
+pub struct Runtime {
+    model: Arc<dyn Model>,
+    store: Arc<dyn Store>,
+    skills: Arc<SkillLibrary>,
+    tools: HashMap<String, Arc<dyn Tool>>,
+    validators: HashMap<Role, jsonschema::Validator>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("model", &self.model.name())
+            .finish_non_exhaustive()
+    }
+}
+
+fn contract(role: Role, code: Code) -> AgentContractError {
+    AgentContractError::new(role, code)
+}
+
+impl Runtime {
+    /// A runtime over `model`, `store` and `skills`, with Temi's snapshot tools registered.
+    pub fn new(model: Arc<dyn Model>, store: Arc<dyn Store>, skills: Arc<SkillLibrary>) -> Self {
+        let mut validators = HashMap::new();
+        for role in Role::ALL {
+            if let Ok(v) = jsonschema::options()
+                .should_validate_formats(true)
+                .build(&(spec(role).output_schema)())
+            {
+                validators.insert(role, v);
+            }
+        }
+        let mut runtime = Self {
+            model,
+            store,
+            skills,
+            tools: HashMap::new(),
+            validators,
+        };
+        for view in crate::tools::SnapshotView::ALL {
+            runtime = runtime.with_tool(Arc::new(crate::tools::SnapshotTool(view)));
+        }
+        runtime
+    }
+
+    /// Register a data tool (a role still calls only what its allow-list names).
+    pub fn with_tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.insert(tool.declaration().name, tool);
+        self
+    }
+
+    /// The model backend.
+    pub fn model(&self) -> &dyn Model {
+        &*self.model
+    }
+
+    /// Route `task` through Harmonia and check it reached its one expected specialist.
+    pub async fn route(&self, base: &InvocationSeed, task: io::Task) -> Result<Role, InvokeError> {
+        let seed = InvocationSeed {
+            input: RoleInput::Harmonia(io::HarmoniaInput {
+                task,
+                specialists: Role::ALL
+                    .into_iter()
+                    .filter(|r| *r != Role::Harmonia)
+                    .collect(),
+            }),
+            ..base.clone()
+        };
+        let routed = self.invoke(&seed).await?;
+        let decision: io::RoutingDecision = routed.state_delta.require("routing")?;
+        Ok(decision.specialist)
+    }
+
+    /// Route the seed's task through Harmonia, then invoke the specialist.
+    pub async fn run_task(&self, seed: &InvocationSeed) -> Result<Invocation, InvokeError> {
+        let task = seed
+            .input
+            .task()
+            .ok_or_else(|| contract(Role::Harmonia, Code::RoutingMismatch))?;
+        self.route(seed, task).await?;
+        self.invoke(seed).await
+    }
+
+    /// Run one invocation of the seed's role.
+    pub async fn invoke(&self, seed: &InvocationSeed) -> Result<Invocation, InvokeError> {
+        let role = seed.input.role();
+        let spec = spec(role);
+        let span = seed.trace.child();
+        let started_at = Utc::now();
+        let clock = Instant::now();
+        let store = &*self.store;
+        let (session_id, version) =
+            session::open(store, &seed.workspace, &seed.user, &seed.job, role).await?;
+
+        let mut steps = Vec::new();
+        let mut usage = TokenUsage::default();
+        let outcome = self.run(seed, spec, &mut steps, &mut usage).await;
+        let outcome = match outcome {
+            Ok(value) => {
+                let event = SessionEvent {
+                    author: role,
+                    state_delta: BTreeMap::from([(spec.output_key.to_owned(), value)]),
+                };
+                match session::append(store, &seed.workspace, &session_id, version, event).await {
+                    // The caller gets the delta from the stored, read-only session.
+                    Ok(stored) => Ok(StateDelta {
+                        role,
+                        values: stored.state(),
+                    }),
+                    Err(e) => Err(InvokeError::Store(e)),
+                }
+            }
+            Err(e) => Err(InvokeError::Contract(e)),
+        };
+        let deleted = session::delete(store, &seed.workspace, &session_id).await;
+
+        let activity = ActivityRecord {
+            tenant: seed.workspace.clone(),
+            job: seed.job.clone(),
+            operation: if role == Role::Harmonia {
+                Operation::Route
+            } else {
+                Operation::Invoke
+            },
+            agent: role,
+            stage: seed.stage,
+            model: self.model.name().to_owned(),
+            started_at,
+            ended_at: Utc::now(),
+            duration_us: u64::try_from(clock.elapsed().as_micros()).unwrap_or(u64::MAX),
+            usage,
+            outcome: match &outcome {
+                Ok(_) => ActivityOutcome::Success,
+                Err(InvokeError::Contract(e)) => ActivityOutcome::Failure { code: e.code },
+                Err(InvokeError::Store(e)) => ActivityOutcome::Failure { code: e.code() },
+            },
+            trace_id: span.trace(),
+            span_id: span.span(),
+        };
+        let id: DocId = format!("{}.{}", seed.job, span.span())
+            .parse()
+            .unwrap_or_else(|_| DocId::generate());
+        store
+            .commit(
+                &seed.workspace,
+                vec![Write {
+                    collection: ACTIVITY,
+                    id,
+                    op: WriteOp::Create(encode(&activity)?),
+                }],
+            )
+            .await?;
+        deleted?;
+        let state_delta = outcome?;
+        // The role's key is required before anyone uses the delta.
+        if !state_delta.values.contains_key(spec.output_key) {
+            return Err(contract(role, Code::MissingOutputKey).into());
+        }
+        Ok(Invocation {
+            state_delta,
+            activity,
+            steps,
+        })
+    }
+
+    fn declarations(&self, spec: &RoleSpec) -> Vec<FunctionDeclaration> {
+        let mut out = Vec::new();
+        if spec.skills != SkillRule::None {
+            out.push(FunctionDeclaration {
+                name: "load_skill".into(),
+                description: "Load one of your skills (method guidance, never evidence).".into(),
+                parameters: json!({"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}),
+            });
+            out.push(FunctionDeclaration {
+                name: "load_reference".into(),
+                description: "Load one reference file of a loaded skill.".into(),
+                parameters: json!({"type":"object","properties":{"skill":{"type":"string"},"reference":{"type":"string"}},"required":["skill","reference"],"additionalProperties":false}),
+            });
+        }
+        out.extend(
+            spec.tools
+                .iter()
+                .filter_map(|t| self.tools.get(*t))
+                .map(|t| t.declaration()),
+        );
+        out
+    }
+
+    async fn run(
+        &self,
+        seed: &InvocationSeed,
+        spec: &RoleSpec,
+        steps: &mut Vec<Step>,
+        usage: &mut TokenUsage,
+    ) -> Result<Value, AgentContractError> {
+        let role = spec.role;
+        let task = json!({ "task": seed.input.task(), "input": seed.input.to_json() });
+        let mut request = ModelRequest {
+            role,
+            system_instruction: spec.instruction.to_owned(),
+            turns: vec![Turn {
+                speaker: Speaker::User,
+                parts: vec![Part::Text(task.to_string())],
+            }],
+            tools: self.declarations(spec),
+            response_schema: (spec.output_schema)(),
+        };
+        let snapshot = match &seed.input {
+            RoleInput::Temi(t) => Some(&t.snapshot_id),
+            _ => None,
+        };
+        let ctx = ToolContext {
+            workspace: &seed.workspace,
+            store: &*self.store,
+            snapshot,
+        };
+        for _ in 0..MAX_TURNS {
+            let response = self
+                .model
+                .generate(&request)
+                .await
+                .map_err(|_| contract(role, Code::ModelUnavailable))?;
+            usage.input_tokens = usage
+                .input_tokens
+                .saturating_add(response.usage.input_tokens);
+            usage.output_tokens = usage
+                .output_tokens
+                .saturating_add(response.usage.output_tokens);
+            let calls: Vec<(String, Value)> = response
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::FunctionCall { name, args } => Some((name.clone(), args.clone())),
+                    _ => None,
+                })
+                .collect();
+            if calls.is_empty() {
+                let text: String = response
+                    .parts
+                    .iter()
+                    .filter_map(|p| {
+                        if let Part::Text(t) = p {
+                            Some(t.as_str())
+                        } else {
+                            None
+                        }
+                    })
+                    .collect();
+                let trace: Vec<LoadEvent> = steps.iter().map(|s| s.event.clone()).collect();
+                return self.accept(seed, spec, &text, &trace);
+            }
+            let mut responses = Vec::with_capacity(calls.len());
+            for (name, args) in calls {
+                let response = self.call(spec, &ctx, steps, &name, &args).await?;
+                responses.push(Part::FunctionResponse { name, response });
+            }
+            request.turns.push(Turn {
+                speaker: Speaker::Model,
+                parts: response.parts,
+            });
+            request.turns.push(Turn {
+                speaker: Speaker::User,
+                parts: responses,
+            });
+        }
+        Err(contract(role, Code::MissingOutputKey))
+    }
+
+    /// Execute one function call, recording it. Contract violations end the invocation.
+    async fn call(
+        &self,
+        spec: &RoleSpec,
+        ctx: &ToolContext<'_>,
+        steps: &mut Vec<Step>,
+        name: &str,
+        args: &Value,
+    ) -> Result<Value, AgentContractError> {
+        let role = spec.role;
+        let arg = |k: &str| {
+            args.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        match name {
+            "load_skill" if spec.skills != SkillRule::None => {
+                let skill = arg("name");
+                if !spec.skills.approves(&skill) {
+                    return Err(contract(role, Code::SkillSequenceInvalid));
+                }
+                let found = self.skills.get(&skill);
+                steps.push(Step {
+                    event: LoadEvent::Skill(skill),
+                    ok: found.is_some(),
+                });
+                let skill = found.ok_or_else(|| contract(role, Code::SkillSequenceInvalid))?;
+                let references: Vec<&String> = skill.references.keys().collect();
+                Ok(
+                    json!({"name": skill.name, "version": skill.version, "instructions": skill.body, "references": references}),
+                )
+            }
+            "load_reference" if spec.skills != SkillRule::None => {
+                let (skill, reference) = (arg("skill"), arg("reference"));
+                let text = self
+                    .skills
+                    .get(&skill)
+                    .and_then(|s| s.references.get(&reference))
+                    .cloned();
+                steps.push(Step {
+                    event: LoadEvent::Reference(skill, reference),
+                    ok: text.is_some(),
+                });
+                let text = text.ok_or_else(|| contract(role, Code::SkillSequenceInvalid))?;
+                Ok(json!({"text": text}))
+            }
+            tool if spec.tools.contains(&tool) => {
+                // With a skill family of alternatives (Nova), only the loaded skill's tools.
+                if let SkillRule::OneOf(_) = spec.skills {
+                    let loaded = steps.iter().find_map(|s| match &s.event {
+                        LoadEvent::Skill(name) => self.skills.get(name),
+                        _ => None,
+                    });
+                    if !loaded.is_some_and(|s| s.allowed_tools.iter().any(|t| t == tool)) {
+                        return Err(contract(role, Code::ToolNotAllowed));
+                    }
+                }
+                let Some(implementation) = self.tools.get(tool) else {
+                    steps.push(Step {
+                        event: LoadEvent::DataTool(tool.to_owned()),
+                        ok: false,
+                    });
+                    return Ok(
+                        json!({"error": {"code": "dependency_unavailable", "message": "This tool is not available."}}),
+                    );
+                };
+                let result = implementation.call(ctx, args).await;
+                steps.push(Step {
+                    event: LoadEvent::DataTool(tool.to_owned()),
+                    ok: result.is_ok(),
+                });
+                match result {
+                    Ok(value) => Ok(value),
+                    Err(ToolFailure::SnapshotMismatch) => {
+                        Err(contract(role, Code::SnapshotMismatch))
+                    }
+                    Err(ToolFailure::InvalidArguments) => Ok(
+                        json!({"error": {"code": "invalid_request", "message": "The arguments do not match the tool."}}),
+                    ),
+                    Err(ToolFailure::Unavailable) => Ok(
+                        json!({"error": {"code": "dependency_unavailable", "message": "The data could not be read."}}),
+                    ),
+                }
+            }
+            _ => Err(contract(role, Code::ToolNotAllowed)),
+        }
+    }
+
+    /// Parse, stamp provenance, validate schema, skills, authority and evidence.
+    fn accept(
+        &self,
+        seed: &InvocationSeed,
+        spec: &RoleSpec,
+        text: &str,
+        trace: &[LoadEvent],
+    ) -> Result<Value, AgentContractError> {
+        let role = spec.role;
+        let body = text.trim();
+        let body = body
+            .strip_prefix("```json")
+            .or_else(|| body.strip_prefix("```"))
+            .and_then(|b| b.strip_suffix("```"))
+            .unwrap_or(body)
+            .trim();
+        if body.is_empty() {
+            return Err(contract(role, Code::MissingOutputKey));
+        }
+        let mut value: Value =
+            serde_json::from_str(body).map_err(|_| contract(role, Code::SchemaViolation))?;
+        let Some(object) = value.as_object_mut() else {
+            return Err(contract(role, Code::SchemaViolation));
+        };
+        // Provenance is the backend's, never the model's word.
+        object.insert(
+            "provenance".into(),
+            serde_json::to_value(self.model.provenance()).unwrap_or(Value::Null),
+        );
+        let validator = self
+            .validators
+            .get(&role)
+            .ok_or_else(|| contract(role, Code::SchemaViolation))?;
+        if let Some(err) = validator.iter_errors(&value).next() {
+            return Err(
+                contract(role, Code::SchemaViolation).at_schema_path(err.schema_path().to_string())
+            );
+        }
+        spec.skills
+            .check(trace, &self.skills)
+            .map_err(|_| contract(role, Code::SkillSequenceInvalid))?;
+        validate::no_authority_claims(&value, role == Role::Nimi)
+            .map_err(|code| contract(role, code))?;
+        self.semantic(seed, &value)
+            .map_err(|code| contract(role, code))?;
+        Ok(value)
+    }
+
+    fn semantic(&self, seed: &InvocationSeed, value: &Value) -> Result<(), Code> {
+        fn typed<T: DeserializeOwned>(v: &Value) -> Result<T, Code> {
+            serde_json::from_value(v.clone()).map_err(|_| Code::SchemaViolation)
+        }
+        match &seed.input {
+            RoleInput::Harmonia(input) => {
+                let decision: io::RoutingDecision = typed(value)?;
+                if decision.specialist != input.task.specialist()
+                    || !input.specialists.contains(&decision.specialist)
+                {
+                    return Err(Code::RoutingMismatch);
+                }
+                Ok(())
+            }
+            RoleInput::Nimi(input) => validate::nimi(input, &typed(value)?),
+            RoleInput::Ryan(input) => validate::ryan(input, &typed(value)?),
+            RoleInput::Temi(input) => validate::temi(input, &typed(value)?),
+            RoleInput::Noni(input) => validate::noni(input, &typed(value)?),
+            RoleInput::Dara(input) => validate::dara(input, &typed(value)?),
+            RoleInput::Maya(input) => validate::maya(input, &typed(value)?),
+            RoleInput::Nova(_) => typed::<io::Answer>(value).map(|_| ()),
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! A model that replays a queue of prepared responses, for tests: malformed JSON, off-schema
+//! outputs, invented evidence, wrong routing, disallowed tool calls, authority claims.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use harmonia_contracts::domain::TokenUsage;
+use harmonia_contracts::tool::Provenance;
+use serde_json::Value;
+
+use crate::model::{Model, ModelError, ModelRequest, ModelResponse, Part};
+
+/// Replays responses in order; records every request it saw.
+#[derive(Debug, Default)]
+pub struct ScriptedModel {
+    queue: Mutex<VecDeque<Result<ModelResponse, ModelError>>>,
+    seen: Mutex<Vec<ModelRequest>>,
+}
+
+impl ScriptedModel {
+    /// An empty script.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Queue a final text answer.
+    pub fn text(self, text: impl Into<String>) -> Self {
+        self.part(Part::Text(text.into()))
+    }
+
+    /// Queue a final JSON answer.
+    pub fn json(self, value: Value) -> Self {
+        self.text(value.to_string())
+    }
+
+    /// Queue one function call.
+    pub fn call(self, name: &str, args: Value) -> Self {
+        self.part(Part::FunctionCall {
+            name: name.to_owned(),
+            args,
+        })
+    }
+
+    /// Queue a failure.
+    pub fn fail(self, error: ModelError) -> Self {
+        if let Ok(mut q) = self.queue.lock() {
+            q.push_back(Err(error));
+        }
+        self
+    }
+
+    fn part(self, part: Part) -> Self {
+        if let Ok(mut q) = self.queue.lock() {
+            q.push_back(Ok(ModelResponse {
+                parts: vec![part],
+                usage: TokenUsage {
+                    input_tokens: 10,
+                    output_tokens: 5,
+                },
+                grounding: None,
+            }));
+        }
+        self
+    }
+
+    /// Requests seen so far.
+    pub fn requests(&self) -> Vec<ModelRequest> {
+        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+#[async_trait]
+impl Model for ScriptedModel {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn provenance(&self) -> Provenance {
+        Provenance::Mock
+    }
+
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.push(request.clone());
+        }
+        self.queue
+            .lock()
+            .map_err(|_| ModelError::Exhausted)?
+            .pop_front()
+            .unwrap_or(Err(ModelError::Exhausted))
+    }
+}

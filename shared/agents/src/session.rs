@@ -1,0 +1,129 @@
+//! Managed sessions, stored through the storage interface (SQLite or Firestore).
+//!
+//! A session is keyed by (workspace, user, job, role), holds the events of one invocation with
+//! their `state_delta`s, and is deleted after success or failure. Callers only ever get a
+//! [`Session`] value — a read-only copy — so session state cannot advance the workflow.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use harmonia_contracts::Role;
+use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
+use harmonia_store::{
+    Collection, Created, Store, Write, WriteOp, create_if_absent, encode, update,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::Digest;
+
+/// Where sessions live while an invocation runs.
+pub const SESSIONS: Collection = Collection::new("agent_sessions");
+
+/// One session event: who produced it and what it hands over.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionEvent {
+    /// The role that produced it.
+    pub author: Role,
+    /// Output keys and their values.
+    pub state_delta: BTreeMap<String, Value>,
+}
+
+/// A read-only copy of a stored session.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Session {
+    user: OperatorId,
+    job: JobId,
+    role: Role,
+    events: Vec<SessionEvent>,
+    created_at: DateTime<Utc>,
+}
+
+impl Session {
+    /// The events so far.
+    pub fn events(&self) -> &[SessionEvent] {
+        &self.events
+    }
+
+    /// The merged state: later deltas win.
+    pub fn state(&self) -> BTreeMap<String, Value> {
+        let mut state = BTreeMap::new();
+        for e in &self.events {
+            state.extend(e.state_delta.clone());
+        }
+        state
+    }
+
+    /// The role invoked.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+}
+
+/// The id of the session for (user, job, role) inside a workspace.
+pub fn session_id(user: &OperatorId, job: &JobId, role: Role) -> DocId {
+    let digest = sha2::Sha256::digest(format!("{user}\n{job}\n{role}").as_bytes());
+    let id = format!("sess-{}", &hex::encode(digest)[..40]);
+    id.parse().unwrap_or_else(|_| DocId::generate())
+}
+
+/// Open a fresh session (a stale one left by a crashed invocation is replaced).
+pub async fn open(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    user: &OperatorId,
+    job: &JobId,
+    role: Role,
+) -> Result<(DocId, u64), harmonia_store::Error> {
+    let id = session_id(user, job, role);
+    let fresh = Session {
+        user: user.clone(),
+        job: job.clone(),
+        role,
+        events: Vec::new(),
+        created_at: Utc::now(),
+    };
+    let data = encode(&fresh)?;
+    match create_if_absent(store, workspace, SESSIONS, &id, data.clone()).await? {
+        Created::New(doc) => Ok((id, doc.version)),
+        Created::Existing(doc) => {
+            let version = update(store, workspace, SESSIONS, &id, data, doc.version).await?;
+            Ok((id, version))
+        }
+    }
+}
+
+/// Append an event; returns the read-only session as stored.
+pub async fn append(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    id: &DocId,
+    version: u64,
+    event: SessionEvent,
+) -> Result<Session, harmonia_store::Error> {
+    let doc = store
+        .get(workspace, SESSIONS, id)
+        .await?
+        .ok_or(harmonia_store::Error::NotFound)?;
+    let mut session: Session = doc.decode()?;
+    session.events.push(event);
+    update(store, workspace, SESSIONS, id, encode(&session)?, version).await?;
+    Ok(session)
+}
+
+/// Delete the session (idempotent).
+pub async fn delete(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    id: &DocId,
+) -> Result<(), harmonia_store::Error> {
+    let write = Write {
+        collection: SESSIONS,
+        id: id.clone(),
+        op: WriteOp::Delete {
+            expected_version: None,
+        },
+    };
+    store.commit(workspace, vec![write]).await
+}

@@ -1,0 +1,489 @@
+//! Skills on disk (Agent Skills format) and the rules for loading them.
+//!
+//! A skill is a folder `skills/<name>/` with `SKILL.md` (front matter: `name` equal to the
+//! folder, `description`, `allowed-tools`, `metadata.version`, `metadata.role`) and
+//! `references/*.md`. [`SkillLibrary::load`] reads and checks every folder once. At run time
+//! the model loads skills and references through the runtime's `load_skill` and
+//! `load_reference` tools; the runtime records the real sequence ([`LoadEvent`]) and
+//! [`SkillRule::check`] rejects a missing, duplicate, out-of-order or unapproved load.
+//! Skill text is method: it is never evidence and never enters an output as a citation.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use harmonia_contracts::Role;
+
+/// A loaded skill.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skill {
+    /// Name (equals its folder).
+    pub name: String,
+    /// When to load it.
+    pub description: String,
+    /// Tools it allows.
+    pub allowed_tools: Vec<String>,
+    /// Version.
+    pub version: String,
+    /// The role that may load it.
+    pub role: Role,
+    /// The SKILL.md body after the front matter.
+    pub body: String,
+    /// Reference file name (e.g. `grounding-and-claims.md`) to text.
+    pub references: BTreeMap<String, String>,
+}
+
+/// Why the skills folder could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum SkillError {
+    /// A file could not be read.
+    #[error("cannot read {path}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+    },
+    /// SKILL.md front matter is missing or invalid.
+    #[error("invalid front matter in {skill}: {why}")]
+    FrontMatter {
+        /// The skill folder.
+        skill: String,
+        /// What is wrong.
+        why: &'static str,
+    },
+}
+
+/// Every skill under a folder.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SkillLibrary {
+    skills: BTreeMap<String, Skill>,
+}
+
+fn unquote(v: &str) -> String {
+    v.trim().trim_matches('"').trim_matches('\'').to_owned()
+}
+
+fn parse_list(v: &str) -> Option<Vec<String>> {
+    let inner = v.trim().strip_prefix('[')?.strip_suffix(']')?;
+    Some(
+        inner
+            .split(',')
+            .map(unquote)
+            .filter(|s| !s.is_empty())
+            .collect(),
+    )
+}
+
+fn parse_role(v: &str) -> Option<Role> {
+    Role::ALL.into_iter().find(|r| r.as_str() == v)
+}
+
+/// Parse one SKILL.md. The front matter subset used by Harmonia's skills: top-level
+/// `key: value` lines, an inline `[a, b]` list for `allowed-tools`, and a `metadata:` block of
+/// indented `key: value` lines.
+pub fn parse_skill(folder: &str, text: &str) -> Result<Skill, SkillError> {
+    let bad = |why| SkillError::FrontMatter {
+        skill: folder.to_owned(),
+        why,
+    };
+    let rest = text
+        .strip_prefix("---\n")
+        .ok_or_else(|| bad("SKILL.md must start with ---"))?;
+    let end = rest
+        .find("\n---\n")
+        .ok_or_else(|| bad("front matter is not closed by ---"))?;
+    let (front, body) = (&rest[..end], &rest[end + 5..]);
+    let (mut top, mut meta) = (BTreeMap::new(), BTreeMap::new());
+    let mut in_metadata = false;
+    for line in front.lines().filter(|l| !l.trim().is_empty()) {
+        let indented = line.starts_with(' ');
+        let (key, value) = line
+            .trim()
+            .split_once(':')
+            .ok_or_else(|| bad("every line must be key: value"))?;
+        if indented && in_metadata {
+            meta.insert(key.trim().to_owned(), value.trim().to_owned());
+        } else if indented {
+            return Err(bad("unexpected indentation"));
+        } else {
+            in_metadata = key == "metadata";
+            top.insert(key.trim().to_owned(), value.trim().to_owned());
+        }
+    }
+    let name = unquote(top.get("name").ok_or_else(|| bad("name is required"))?);
+    if name != folder {
+        return Err(bad("name must equal the folder name"));
+    }
+    let description = unquote(
+        top.get("description")
+            .ok_or_else(|| bad("description is required"))?,
+    );
+    if description.is_empty() {
+        return Err(bad("description must not be empty"));
+    }
+    let allowed_tools = parse_list(
+        top.get("allowed-tools")
+            .ok_or_else(|| bad("allowed-tools is required"))?,
+    )
+    .ok_or_else(|| bad("allowed-tools must be an inline [list]"))?;
+    let version = unquote(
+        meta.get("version")
+            .ok_or_else(|| bad("metadata.version is required"))?,
+    );
+    let role = parse_role(&unquote(
+        meta.get("role")
+            .ok_or_else(|| bad("metadata.role is required"))?,
+    ))
+    .ok_or_else(|| bad("metadata.role must be a role name"))?;
+    Ok(Skill {
+        name,
+        description,
+        allowed_tools,
+        version,
+        role,
+        body: body.to_owned(),
+        references: BTreeMap::new(),
+    })
+}
+
+impl SkillLibrary {
+    /// Load every skill folder under `dir`.
+    pub fn load(dir: &Path) -> Result<Self, SkillError> {
+        let io = |path: &Path| SkillError::Io {
+            path: path.to_path_buf(),
+        };
+        let mut skills = BTreeMap::new();
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .map_err(|_| io(dir))?
+            .flatten()
+            .collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let path = entry.path();
+            let skill_md = path.join("SKILL.md");
+            if !path.is_dir() || !skill_md.is_file() {
+                continue;
+            }
+            let folder = entry.file_name().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&skill_md).map_err(|_| io(&skill_md))?;
+            let mut skill = parse_skill(&folder, &text)?;
+            let refs = path.join("references");
+            if refs.is_dir() {
+                for r in std::fs::read_dir(&refs).map_err(|_| io(&refs))?.flatten() {
+                    let file = r.file_name().to_string_lossy().into_owned();
+                    if file.ends_with(".md") {
+                        let body = std::fs::read_to_string(r.path()).map_err(|_| io(&r.path()))?;
+                        skill.references.insert(file, body);
+                    }
+                }
+            }
+            skills.insert(folder, skill);
+        }
+        Ok(Self { skills })
+    }
+
+    /// The repository's `skills/` folder (for tests, the CLI and benchmarks); Cloud Run images
+    /// set `HARMONIA_SKILLS_DIR`.
+    pub fn default_dir() -> PathBuf {
+        std::env::var_os("HARMONIA_SKILLS_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../skills"))
+    }
+
+    /// A skill by name.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills.get(name)
+    }
+
+    /// All skills.
+    pub fn iter(&self) -> impl Iterator<Item = &Skill> {
+        self.skills.values()
+    }
+}
+
+/// One recorded load or data read, in the order it happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadEvent {
+    /// `load_skill(name)`.
+    Skill(String),
+    /// `load_reference(skill, reference)`.
+    Reference(String, String),
+    /// Any data tool call.
+    DataTool(String),
+}
+
+/// A load sequence broke its role's rule (missing, duplicate, out-of-order or unapproved).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid skill load sequence")]
+pub struct SequenceInvalid;
+
+/// What a role must load, and when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkillRule {
+    /// The role loads no skills.
+    None,
+    /// Exactly one load of `skill`, then at least `min_references` of its references, all
+    /// before the output; with `references_before_data`, every reference before any data read.
+    One {
+        /// The skill.
+        skill: &'static str,
+        /// Minimum distinct references.
+        min_references: usize,
+        /// References must precede every data tool call.
+        references_before_data: bool,
+    },
+    /// Exactly one of these skills, loaded before any data tool.
+    OneOf(&'static [&'static str]),
+}
+
+impl SkillRule {
+    /// Whether loading `skill` is approved for this rule.
+    pub fn approves(&self, skill: &str) -> bool {
+        match self {
+            SkillRule::None => false,
+            SkillRule::One { skill: s, .. } => *s == skill,
+            SkillRule::OneOf(list) => list.contains(&skill),
+        }
+    }
+
+    /// Check a finished trace.
+    pub fn check(
+        &self,
+        trace: &[LoadEvent],
+        library: &SkillLibrary,
+    ) -> Result<(), SequenceInvalid> {
+        let skills: Vec<&str> = trace
+            .iter()
+            .filter_map(|e| {
+                if let LoadEvent::Skill(s) = e {
+                    Some(s.as_str())
+                } else {
+                    None
+                }
+            })
+            .collect();
+        match self {
+            SkillRule::None => {
+                if trace.iter().any(|e| !matches!(e, LoadEvent::DataTool(_))) {
+                    return Err(SequenceInvalid);
+                }
+                Ok(())
+            }
+            SkillRule::OneOf(_) => {
+                let [only] = skills.as_slice() else {
+                    return Err(SequenceInvalid);
+                };
+                if !self.approves(only) {
+                    return Err(SequenceInvalid);
+                }
+                // The skill comes first: before any data tool and any reference.
+                if !matches!(trace.first(), Some(LoadEvent::Skill(_))) {
+                    return Err(SequenceInvalid);
+                }
+                check_references(trace, only, library, 0)
+            }
+            SkillRule::One {
+                skill,
+                min_references,
+                references_before_data,
+            } => {
+                if skills.as_slice() != [*skill]
+                    || !matches!(trace.first(), Some(LoadEvent::Skill(_)))
+                {
+                    return Err(SequenceInvalid);
+                }
+                check_references(trace, skill, library, *min_references)?;
+                if *references_before_data {
+                    let first_data = trace
+                        .iter()
+                        .position(|e| matches!(e, LoadEvent::DataTool(_)));
+                    let last_ref = trace
+                        .iter()
+                        .rposition(|e| matches!(e, LoadEvent::Reference(..)));
+                    if let (Some(data), Some(reference)) = (first_data, last_ref)
+                        && reference > data
+                    {
+                        return Err(SequenceInvalid);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Every reference belongs to `skill`, exists, and is loaded once; at least `min` of them.
+fn check_references(
+    trace: &[LoadEvent],
+    skill: &str,
+    library: &SkillLibrary,
+    min: usize,
+) -> Result<(), SequenceInvalid> {
+    let known = library.get(skill).ok_or(SequenceInvalid)?;
+    let mut seen = std::collections::BTreeSet::new();
+    for event in trace {
+        if let LoadEvent::Reference(s, r) = event
+            && (s != skill || !known.references.contains_key(r) || !seen.insert(r.as_str()))
+        {
+            return Err(SequenceInvalid);
+        }
+    }
+    if seen.len() >= min {
+        Ok(())
+    } else {
+        Err(SequenceInvalid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn library() -> SkillLibrary {
+        SkillLibrary::load(&SkillLibrary::default_dir()).expect("the repository's skills load")
+    }
+
+    #[test]
+    fn repository_skills_are_complete_and_well_formed() {
+        let lib = library();
+        let expect = [
+            ("nimi-analysis-skills", Role::Nimi, 3),
+            ("dara-editing-skills", Role::Dara, 7),
+            ("noni-writing-skills", Role::Noni, 10),
+            ("temi-editorial-planning-skills", Role::Temi, 6),
+            ("trend-scan", Role::Nova, 1),
+            ("signal-watch", Role::Nova, 1),
+            ("engagement-insights", Role::Nova, 1),
+            ("posting-schedule", Role::Nova, 1),
+            ("job-status", Role::Nova, 1),
+        ];
+        for (name, role, min_refs) in expect {
+            let skill = lib
+                .get(name)
+                .unwrap_or_else(|| panic!("missing skill {name}"));
+            assert_eq!(skill.role, role, "{name}");
+            assert!(
+                skill.references.len() >= min_refs,
+                "{name} has {} references",
+                skill.references.len()
+            );
+            assert!(
+                skill.body.split_whitespace().count() > 300,
+                "{name} is substantive"
+            );
+            for (file, text) in &skill.references {
+                assert!(
+                    text.split_whitespace().count() > 300,
+                    "{name}/{file} is substantive"
+                );
+            }
+        }
+        let dara = lib.get("dara-editing-skills").expect("dara");
+        for r in [
+            "editorial-triage.md",
+            "grounding-and-claims.md",
+            "structure-and-clarity.md",
+            "brief-voice-audience-fit.md",
+            "platform-cta-usability.md",
+            "safety-and-inclusion.md",
+            "bounded-feedback.md",
+        ] {
+            assert!(dara.references.contains_key(r), "dara reference {r}");
+        }
+        assert_eq!(
+            lib.get("posting-schedule").map(|s| s.allowed_tools.clone()),
+            Some(vec![
+                "get_engagement_insights".to_owned(),
+                "get_operator_feed".to_owned(),
+                "suggest_posting_windows".to_owned()
+            ])
+        );
+    }
+
+    #[test]
+    fn front_matter_errors_are_typed() {
+        assert!(parse_skill("x", "no front matter").is_err());
+        let wrong_name = "---\nname: y\ndescription: d\nallowed-tools: []\nmetadata:\n  version: \"1\"\n  role: nimi\n---\nbody";
+        assert!(parse_skill("x", wrong_name).is_err());
+        let ok = wrong_name.replace("name: y", "name: x");
+        assert_eq!(parse_skill("x", &ok).map(|s| s.role).ok(), Some(Role::Nimi));
+        let bad_role = ok.replace("role: nimi", "role: boss");
+        assert!(parse_skill("x", &bad_role).is_err());
+    }
+
+    fn s(name: &str) -> LoadEvent {
+        LoadEvent::Skill(name.into())
+    }
+    fn r(skill: &str, file: &str) -> LoadEvent {
+        LoadEvent::Reference(skill.into(), file.into())
+    }
+    fn d(tool: &str) -> LoadEvent {
+        LoadEvent::DataTool(tool.into())
+    }
+
+    #[test]
+    fn sequence_rules() {
+        let lib = library();
+        let temi = SkillRule::One {
+            skill: "temi-editorial-planning-skills",
+            min_references: 1,
+            references_before_data: true,
+        };
+        let t = "temi-editorial-planning-skills";
+        assert!(
+            temi.check(&[s(t), r(t, "cadence.md"), d("get_capacity")], &lib)
+                .is_ok()
+        );
+        assert!(
+            temi.check(&[s(t), d("get_capacity"), r(t, "cadence.md")], &lib)
+                .is_err(),
+            "reference after a read"
+        );
+        assert!(temi.check(&[s(t)], &lib).is_err(), "missing reference");
+        assert!(
+            temi.check(&[r(t, "cadence.md")], &lib).is_err(),
+            "missing skill"
+        );
+        assert!(
+            temi.check(&[s(t), s(t), r(t, "cadence.md")], &lib).is_err(),
+            "duplicate skill"
+        );
+        assert!(
+            temi.check(&[s(t), r(t, "cadence.md"), r(t, "cadence.md")], &lib)
+                .is_err(),
+            "duplicate reference"
+        );
+        assert!(
+            temi.check(&[s(t), r(t, "nope.md")], &lib).is_err(),
+            "unknown reference"
+        );
+        assert!(
+            temi.check(
+                &[s(t), r("dara-editing-skills", "editorial-triage.md")],
+                &lib
+            )
+            .is_err(),
+            "another skill's reference"
+        );
+        assert!(
+            temi.check(&[s("dara-editing-skills"), r(t, "cadence.md")], &lib)
+                .is_err(),
+            "unapproved skill"
+        );
+
+        let nova = SkillRule::OneOf(&["job-status", "trend-scan"]);
+        assert!(
+            nova.check(&[s("job-status"), d("get_job_status")], &lib)
+                .is_ok()
+        );
+        assert!(
+            nova.check(&[d("get_job_status"), s("job-status")], &lib)
+                .is_err(),
+            "data before skill"
+        );
+        assert!(
+            nova.check(&[s("job-status"), s("trend-scan")], &lib)
+                .is_err(),
+            "two skills"
+        );
+        assert!(SkillRule::None.check(&[s("job-status")], &lib).is_err());
+    }
+}

@@ -1,0 +1,240 @@
+//! Deterministic checks on a specialist's output beyond its JSON Schema: cited evidence must
+//! exist, Nimi's quotes must be exact transcript text inside their time range, Temi's plan
+//! must name the request's snapshot and its own briefs and items, Maya may reference only
+//! catalog entities, and no output may claim an authority the role does not have.
+
+use std::collections::HashSet;
+
+use harmonia_contracts::Code;
+use harmonia_contracts::domain::{Analysis, Plan, Strategy};
+use harmonia_contracts::ids::EvidenceId;
+use serde_json::Value;
+
+use crate::io::{
+    Component, DaraInput, DraftOutput, Layout, MayaInput, NimiInput, NoniInput, ReviewOutput,
+    RyanInput, TemiInput,
+};
+
+/// Phrases by which an output claims to have approved, published, scheduled or changed
+/// something. Matched case-insensitively on every string of the output except verified
+/// transcript quotes.
+const AUTHORITY_CLAIMS: &[&str] = &[
+    "i approved",
+    "i have approved",
+    "i've approved",
+    "has been approved",
+    "have been approved",
+    "approved for publication",
+    "i published",
+    "i have published",
+    "i've published",
+    "has been published",
+    "i posted",
+    "i have posted",
+    "i've posted",
+    "has been posted",
+    "i scheduled",
+    "i have scheduled",
+    "i've scheduled",
+    "has been scheduled",
+    "scheduled for publication",
+    "i retried",
+    "i have retried",
+    "has been retried",
+    "i updated the",
+    "i have updated",
+    "i changed the",
+    "i have changed",
+    "i deleted",
+    "i have deleted",
+    "i've deleted",
+];
+
+fn strings<'a>(value: &'a Value, skip_key: Option<&str>, out: &mut Vec<&'a str>) {
+    match value {
+        Value::String(s) => out.push(s),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, skip_key, out)),
+        Value::Object(map) => {
+            for (k, v) in map {
+                if Some(k.as_str()) != skip_key {
+                    strings(v, skip_key, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `Err(AuthorityClaimed)` when any string claims approval, publication, scheduling or a
+/// mutation. Nimi's `quote` fields are skipped: they are verified transcript text.
+pub fn no_authority_claims(output: &Value, skip_quotes: bool) -> Result<(), Code> {
+    let mut all = Vec::new();
+    strings(output, skip_quotes.then_some("quote"), &mut all);
+    let claims = all.iter().any(|s| {
+        let lower = s.to_lowercase();
+        AUTHORITY_CLAIMS.iter().any(|p| lower.contains(p))
+    });
+    if claims {
+        Err(Code::AuthorityClaimed)
+    } else {
+        Ok(())
+    }
+}
+
+fn unknown_if(bad: bool) -> Result<(), Code> {
+    if bad {
+        Err(Code::EvidenceUnknown)
+    } else {
+        Ok(())
+    }
+}
+
+/// Nimi: unique moment ids; each quote exact transcript text within its range; every angle
+/// cites moments of this analysis (or verified performance records it was given).
+pub fn nimi(input: &NimiInput, out: &Analysis) -> Result<(), Code> {
+    let mut ids = HashSet::new();
+    for m in &out.moments {
+        let in_range = m.end_ms > m.start_ms
+            && input
+                .source
+                .segments
+                .iter()
+                .filter(|s| s.start_ms >= m.start_ms && s.end_ms <= m.end_ms)
+                .any(|s| s.text.contains(&m.quote));
+        unknown_if(!ids.insert(&m.evidence_id) || !in_range)?;
+    }
+    let performance: HashSet<String> = input
+        .verified_performance
+        .iter()
+        .map(|p| p.post.to_string())
+        .collect();
+    let facts: HashSet<_> = input.memory.iter().map(|f| &f.id).collect();
+    for angle in &out.angles {
+        for e in &angle.evidence {
+            unknown_if(!ids.contains(e) && !performance.contains(e.as_str()))?;
+        }
+        for f in &angle.facts {
+            unknown_if(!facts.contains(f))?;
+        }
+    }
+    Ok(())
+}
+
+fn moment_ids(analysis: &Analysis) -> HashSet<&EvidenceId> {
+    analysis.moments.iter().map(|m| &m.evidence_id).collect()
+}
+
+/// Ryan: briefs cite Nimi's moments; brief ids are unique.
+pub fn ryan(input: &RyanInput, out: &Strategy) -> Result<(), Code> {
+    let known = moment_ids(&input.analysis);
+    let mut briefs = HashSet::new();
+    for b in &out.briefs {
+        unknown_if(!briefs.insert(&b.id) || b.evidence.iter().any(|e| !known.contains(e)))?;
+    }
+    Ok(())
+}
+
+/// Temi: the plan names the request's snapshot and strategy, realises its briefs, and
+/// depends only on its own items.
+pub fn temi(input: &TemiInput, out: &Plan) -> Result<(), Code> {
+    if out.snapshot != input.snapshot_id {
+        return Err(Code::SnapshotMismatch);
+    }
+    unknown_if(out.strategy_hash != input.strategy_hash)?;
+    let briefs: HashSet<_> = input.strategy.briefs.iter().map(|b| &b.id).collect();
+    let mut items = HashSet::new();
+    for item in &out.items {
+        unknown_if(!items.insert(&item.id) || !briefs.contains(&item.brief))?;
+    }
+    for item in &out.items {
+        unknown_if(
+            item.depends_on
+                .iter()
+                .any(|d| !items.contains(d) || *d == item.id),
+        )?;
+    }
+    Ok(())
+}
+
+fn claims_cite(
+    claims: &[harmonia_contracts::domain::Claim],
+    allowed: &HashSet<&EvidenceId>,
+) -> Result<(), Code> {
+    unknown_if(
+        claims
+            .iter()
+            .flat_map(|c| &c.evidence)
+            .any(|e| !allowed.contains(e)),
+    )
+}
+
+/// Noni: claims cite only the evidence it was given.
+pub fn noni(input: &NoniInput, out: &DraftOutput) -> Result<(), Code> {
+    let allowed: HashSet<_> = input.evidence.iter().map(|m| &m.evidence_id).collect();
+    claims_cite(&out.claims, &allowed)
+}
+
+/// Dara: a `pass` verdict carries no high-severity issue.
+pub fn dara(_input: &DaraInput, out: &ReviewOutput) -> Result<(), Code> {
+    let high = out
+        .issues
+        .iter()
+        .any(|i| i.severity == harmonia_contracts::domain::Severity::High);
+    if out.verdict == harmonia_contracts::domain::Verdict::Pass && high {
+        return Err(Code::SchemaViolation);
+    }
+    Ok(())
+}
+
+/// Maya: unique component ids, children and root exist, and every entity is in the catalog.
+pub fn maya(input: &MayaInput, out: &Layout) -> Result<(), Code> {
+    let ids: HashSet<&str> = out.components.iter().map(|c| c.id.as_str()).collect();
+    if ids.len() != out.components.len() || !ids.contains(out.root.as_str()) {
+        return Err(Code::SchemaViolation);
+    }
+    for node in &out.components {
+        match &node.component {
+            Component::Column { children }
+            | Component::Row { children }
+            | Component::Card { children, .. } => {
+                if children.iter().any(|c| !ids.contains(c.as_str())) {
+                    return Err(Code::SchemaViolation);
+                }
+            }
+            Component::Entity { entity } => unknown_if(!input.catalog.contains(entity))?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn authority_claims_are_found_but_quotes_are_exempt() {
+        assert_eq!(
+            no_authority_claims(
+                &json!({"body": "Great news! This post has been published."}),
+                false
+            ),
+            Err(Code::AuthorityClaimed)
+        );
+        assert_eq!(
+            no_authority_claims(&json!({"a": [{"b": "I APPROVED it"}]}), false),
+            Err(Code::AuthorityClaimed)
+        );
+        assert!(
+            no_authority_claims(
+                &json!({"body": "Rangers logged 4,200 notes offline."}),
+                false
+            )
+            .is_ok()
+        );
+        let quote =
+            json!({"moments": [{"quote": "I posted the update myself", "evidence_id": "m1"}]});
+        assert!(no_authority_claims(&quote, true).is_ok());
+        assert!(no_authority_claims(&quote, false).is_err());
+    }
+}
