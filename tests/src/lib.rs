@@ -20,9 +20,7 @@ impl Handler for Forward {
 
 /// Serve `app` on 127.0.0.1 at an ephemeral port; returns the port.
 pub async fn serve(app: axum::Router) -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind an ephemeral port");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind an ephemeral port");
     let port = listener.local_addr().expect("local address").port();
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;

@@ -32,21 +32,13 @@ async fn open(data_dir: &Path) -> Result<Embedded, Error> {
     let bus = LocalBus::open(&file).map_err(|e| Error::from_code(e.code()))?;
     // Every topic, with the subscription its consuming stage will read and a dead letter.
     for (topic, _) in TOPICS {
-        let topic: Name = topic
-            .parse()
-            .map_err(|_| Error::from_code(Code::Internal))?;
-        let dead: Name = format!("{topic}.dead-letter")
-            .parse()
-            .map_err(|_| Error::from_code(Code::Internal))?;
+        let topic: Name = topic.parse().map_err(|_| Error::from_code(Code::Internal))?;
+        let dead: Name = format!("{topic}.dead-letter").parse().map_err(|_| Error::from_code(Code::Internal))?;
         for t in [&topic, &dead] {
-            bus.create_topic(t)
-                .await
-                .map_err(|e| Error::from_code(e.code()))?;
+            bus.create_topic(t).await.map_err(|e| Error::from_code(e.code()))?;
         }
         let spec = SubscriptionSpec {
-            name: format!("{topic}.pipeline")
-                .parse()
-                .map_err(|_| Error::from_code(Code::Internal))?,
+            name: format!("{topic}.pipeline").parse().map_err(|_| Error::from_code(Code::Internal))?,
             topic,
             max_attempts: 5,
             dead_letter_topic: Some(dead),
@@ -54,9 +46,7 @@ async fn open(data_dir: &Path) -> Result<Embedded, Error> {
             min_backoff: std::time::Duration::from_millis(200),
             max_backoff: std::time::Duration::from_secs(10),
         };
-        bus.create_subscription(&spec)
-            .await
-            .map_err(|e| Error::from_code(e.code()))?;
+        bus.create_subscription(&spec).await.map_err(|e| Error::from_code(e.code()))?;
     }
     Ok(Embedded { store, bus })
 }
@@ -75,8 +65,7 @@ fn say(json: bool, line: &str) {
 pub(crate) async fn demo(data_dir: &Path, json: bool) -> Result<(), Error> {
     let env = open(data_dir).await?;
     let workspace: WorkspaceId = "demo".parse()?;
-    let input: SourceInput =
-        serde_json::from_str(SAMPLE).map_err(|_| Error::from_code(Code::SourceMalformed))?;
+    let input: SourceInput = serde_json::from_str(SAMPLE).map_err(|_| Error::from_code(Code::SourceMalformed))?;
     let now = Utc::now();
     let source = input.validate(SourceId::generate(), workspace.clone(), now)?;
     say(
@@ -115,66 +104,32 @@ pub(crate) async fn demo(data_dir: &Path, json: bool) -> Result<(), Error> {
         let ws_data = ws_data.clone();
         async move {
             let mut tx = Tx::begin(store, ws);
-            if tx
-                .get(
-                    WORKSPACES,
-                    &doc_id(ws).map_err(|_| harmonia_store::Error::Corrupt)?,
-                )
-                .await?
-                .is_none()
-            {
-                tx.put(
-                    WORKSPACES,
-                    &doc_id(ws).map_err(|_| harmonia_store::Error::Corrupt)?,
-                    ws_data,
-                );
+            if tx.get(WORKSPACES, &doc_id(ws).map_err(|_| harmonia_store::Error::Corrupt)?).await?.is_none() {
+                tx.put(WORKSPACES, &doc_id(ws).map_err(|_| harmonia_store::Error::Corrupt)?, ws_data);
             }
-            tx.put(
-                SOURCES,
-                &doc_id(&src.id).map_err(|_| harmonia_store::Error::Corrupt)?,
-                encode(src)?,
-            );
-            tx.put(
-                JOBS,
-                &doc_id(&jb.id).map_err(|_| harmonia_store::Error::Corrupt)?,
-                encode(jb)?,
-            );
+            tx.put(SOURCES, &doc_id(&src.id).map_err(|_| harmonia_store::Error::Corrupt)?, encode(src)?);
+            tx.put(JOBS, &doc_id(&jb.id).map_err(|_| harmonia_store::Error::Corrupt)?, encode(jb)?);
             tx.commit().await
         }
     })
     .await
     .map_err(Error::from)?;
-    say(
-        json,
-        &format!("ingest   stored source {} and job {}", source.id, job.id),
-    );
+    say(json, &format!("ingest   stored source {} and job {}", source.id, job.id));
 
     let event = StageEvent::new(
         workspace,
         job.id.clone(),
         Pass::FIRST,
         &TraceParent::new_root(),
-        SourceIngested {
-            source: source.id.clone(),
-        },
+        SourceIngested { source: source.id.clone() },
     );
     let message = OutboundMessage::event("", &event).map_err(|e| Error::from_code(e.code()))?;
-    let message_id = env
-        .bus
-        .publish(message)
-        .await
-        .map_err(|e| Error::from_code(e.code()))?;
+    let message_id = env.bus.publish(message).await.map_err(|e| Error::from_code(e.code()))?;
     say(
         json,
-        &format!(
-            "ingest   published source.ingested (message {message_id}, trace {})",
-            event.traceparent.trace_id()
-        ),
+        &format!("ingest   published source.ingested (message {message_id}, trace {})", event.traceparent.trace_id()),
     );
-    say(
-        json,
-        "analyze  waiting: the specialist stages are not part of this build yet; the event stays queued",
-    );
+    say(json, "analyze  waiting: the specialist stages are not part of this build yet; the event stays queued");
     if json {
         let out = serde_json::json!({
             "job": job,
@@ -192,38 +147,23 @@ pub(crate) async fn status(data_dir: &Path, job: Option<&str>, json: bool) -> Re
     let docs = match job {
         Some(id) => {
             let id: JobId = id.parse()?;
-            let doc = env
-                .store
-                .get(&workspace, JOBS, &doc_id(&id)?)
-                .await
-                .map_err(Error::from)?;
+            let doc = env.store.get(&workspace, JOBS, &doc_id(&id)?).await.map_err(Error::from)?;
             vec![doc.ok_or_else(|| Error::from_code(Code::NotFound))?]
         }
         None => {
-            let query = Query::all(1000)
-                .order_by("created_at", Direction::Descending)
-                .map_err(Error::from)?;
-            env.store
-                .query(&workspace, JOBS, &query)
-                .await
-                .map_err(Error::from)?
+            let query = Query::all(1000).order_by("created_at", Direction::Descending).map_err(Error::from)?;
+            env.store.query(&workspace, JOBS, &query).await.map_err(Error::from)?
         }
     };
-    let jobs: Vec<Job> = docs
-        .iter()
-        .map(|d| d.decode())
-        .collect::<Result<_, _>>()
-        .map_err(Error::from)?;
+    let jobs: Vec<Job> = docs.iter().map(|d| d.decode()).collect::<Result<_, _>>().map_err(Error::from)?;
     if json {
         let _ = writeln!(std::io::stdout(), "{}", serde_json::json!({ "jobs": jobs }));
     } else if jobs.is_empty() {
         say(json, "no jobs yet: run `harmonia demo`");
     } else {
         for j in &jobs {
-            let status = serde_json::to_value(j.status)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default();
+            let status =
+                serde_json::to_value(j.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
             say(json, &format!("{}  {:<28} {}", j.id, status, j.title));
         }
     }

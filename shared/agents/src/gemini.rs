@@ -82,9 +82,7 @@ pub struct Gemini {
 
 impl std::fmt::Debug for Gemini {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gemini")
-            .field("config", &self.config)
-            .finish_non_exhaustive()
+        f.debug_struct("Gemini").field("config", &self.config).finish_non_exhaustive()
     }
 }
 
@@ -107,21 +105,10 @@ impl Gemini {
             .model
             .to_ascii_lowercase()
             .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                    c
-                } else {
-                    '-'
-                }
-            })
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
             .take(64)
             .collect();
-        Ok(Self {
-            config,
-            http,
-            credentials,
-            name,
-        })
+        Ok(Self { config, http, credentials, name })
     }
 
     async fn auth_headers(&self) -> Result<reqwest::header::HeaderMap, ModelError> {
@@ -163,12 +150,12 @@ pub fn request_body(request: &ModelRequest) -> Value {
         })
         .collect();
     let mut body = Map::new();
-    body.insert(
-        "systemInstruction".into(),
-        json!({ "parts": [{ "text": request.system_instruction }] }),
-    );
+    body.insert("systemInstruction".into(), json!({ "parts": [{ "text": request.system_instruction }] }));
     body.insert("contents".into(), Value::Array(contents));
-    if request.tools.is_empty() {
+    if request.grounded_search {
+        body.insert("tools".into(), json!([{ "googleSearch": {} }]));
+        body.insert("generationConfig".into(), json!({ "temperature": 0.0 }));
+    } else if request.tools.is_empty() {
         body.insert(
             "generationConfig".into(),
             json!({ "responseMimeType": "application/json", "responseJsonSchema": request.response_schema, "temperature": 0.2 }),
@@ -179,20 +166,14 @@ pub fn request_body(request: &ModelRequest) -> Value {
             .iter()
             .map(|t| json!({ "name": t.name, "description": t.description, "parameters": t.parameters }))
             .collect();
-        body.insert(
-            "tools".into(),
-            json!([{ "functionDeclarations": declarations }]),
-        );
+        body.insert("tools".into(), json!([{ "functionDeclarations": declarations }]));
         body.insert("generationConfig".into(), json!({ "temperature": 0.2 }));
     }
     Value::Object(body)
 }
 
 fn count(v: &Value, key: &str) -> u32 {
-    v.get(key)
-        .and_then(Value::as_u64)
-        .and_then(|n| u32::try_from(n).ok())
-        .unwrap_or(0)
+    v.get(key).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok()).unwrap_or(0)
 }
 
 /// Read a `generateContent` response body.
@@ -216,15 +197,10 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, ModelError> {
     let mut parts = Vec::new();
     for p in raw_parts {
         if let Some(call) = p.get("functionCall") {
-            let name = call
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or(ModelError::Refused("function call without name"))?;
+            let name =
+                call.get("name").and_then(Value::as_str).ok_or(ModelError::Refused("function call without name"))?;
             let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
-            parts.push(Part::FunctionCall {
-                name: name.to_owned(),
-                args,
-            });
+            parts.push(Part::FunctionCall { name: name.to_owned(), args });
         } else if let Some(text) = p.get("text").and_then(Value::as_str) {
             // Thought summaries are not answers.
             if !p.get("thought").and_then(Value::as_bool).unwrap_or(false) {
@@ -237,11 +213,7 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, ModelError> {
         queries: g
             .get("webSearchQueries")
             .and_then(Value::as_array)
-            .map(|q| {
-                q.iter()
-                    .filter_map(|s| s.as_str().map(str::to_owned))
-                    .collect()
-            })
+            .map(|q| q.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
             .unwrap_or_default(),
         sources: g
             .get("groundingChunks")
@@ -253,10 +225,7 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, ModelError> {
                         let web = c.get("web")?;
                         Some((
                             web.get("uri")?.as_str()?.to_owned(),
-                            web.get("title")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .to_owned(),
+                            web.get("title").and_then(Value::as_str).unwrap_or("").to_owned(),
                         ))
                     })
                     .collect()
@@ -294,13 +263,7 @@ impl Model for Gemini {
                 tokio::time::sleep(self.config.backoff.saturating_mul(factor)).await;
             }
             let headers = self.auth_headers().await?;
-            let sent = self
-                .http
-                .post(&url)
-                .headers(headers)
-                .json(&body)
-                .send()
-                .await;
+            let sent = self.http.post(&url).headers(headers).json(&body).send().await;
             let response = match sent {
                 Ok(r) => r,
                 Err(e) if e.is_timeout() => {
@@ -324,10 +287,7 @@ impl Model for Gemini {
             if !status.is_success() {
                 return Err(ModelError::Refused("client error"));
             }
-            let value: Value = response
-                .json()
-                .await
-                .map_err(|_| ModelError::Refused("malformed response"))?;
+            let value: Value = response.json().await.map_err(|_| ModelError::Refused("malformed response"))?;
             return parse_response(&value);
         }
         Err(last)

@@ -7,8 +7,8 @@
 
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{
-    Analysis, Assessments, Brief, Claim, Frame, LanguageTag, MemoryFact, Moment, Plan, PlanItem,
-    Platform, PostMetrics, ReviewIssue, Source, Strategy, TranscriptSegment, Verdict,
+    Analysis, Assessments, Brief, Claim, Frame, LanguageTag, MemoryFact, Moment, Plan, PlanItem, Platform, PostMetrics,
+    ReviewIssue, Source, Strategy, TranscriptSegment, Verdict,
 };
 use harmonia_contracts::event::Pass;
 use harmonia_contracts::ids::{EvidenceId, SnapshotId};
@@ -153,12 +153,7 @@ impl RyanInput {
         verified_performance: Vec<PostMetrics>,
         memory: impl IntoIterator<Item = MemoryFact>,
     ) -> Self {
-        Self {
-            analysis,
-            company,
-            verified_performance,
-            memory: eligible(memory),
-        }
+        Self { analysis, company, verified_performance, memory: eligible(memory) }
     }
 }
 
@@ -207,25 +202,9 @@ pub struct NoniInput {
 
 impl NoniInput {
     /// Build Noni's input keeping only the moments `brief` cites.
-    pub fn new(
-        pass: Pass,
-        item: PlanItem,
-        brief: Brief,
-        moments: &[Moment],
-        revision: Option<Revision>,
-    ) -> Self {
-        let evidence = moments
-            .iter()
-            .filter(|m| brief.evidence.contains(&m.evidence_id))
-            .cloned()
-            .collect();
-        Self {
-            pass,
-            item,
-            brief,
-            evidence,
-            revision,
-        }
+    pub fn new(pass: Pass, item: PlanItem, brief: Brief, moments: &[Moment], revision: Option<Revision>) -> Self {
+        let evidence = moments.iter().filter(|m| brief.evidence.contains(&m.evidence_id)).cloned().collect();
+        Self { pass, item, brief, evidence, revision }
     }
 }
 

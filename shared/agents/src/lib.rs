@@ -13,12 +13,14 @@
 //! (deterministic, `provenance: mock`), [`scripted`] (replays responses for tests),
 //! [`io`] (each role's typed input projection and output), [`roles`] (the eight roles as
 //! data), [`skills`] (skill folders and load-sequence rules), [`tools`] (read-only data tools),
+//! [`research`] (verified-publication search, grounded web search, eligible memory),
 //! [`validate`] (deterministic output checks), [`session`] and [`runtime`].
 
 pub mod gemini;
 pub mod io;
 pub mod model;
 pub mod offline;
+pub mod research;
 pub mod roles;
 pub mod runtime;
 pub mod scripted;

@@ -74,6 +74,9 @@ pub struct ModelRequest {
     pub tools: Vec<FunctionDeclaration>,
     /// JSON Schema the final answer must match.
     pub response_schema: Value,
+    /// A request-bound grounded web search (Gemini's `googleSearch` tool) instead of
+    /// function declarations; used only by the isolated research child invocation.
+    pub grounded_search: bool,
 }
 
 /// Grounding metadata returned with a grounded answer (web search).

@@ -28,13 +28,7 @@ pub struct RoleSpec {
     pub output_schema: fn() -> Value,
 }
 
-const NOVA_SKILLS: &[&str] = &[
-    "trend-scan",
-    "signal-watch",
-    "engagement-insights",
-    "posting-schedule",
-    "job-status",
-];
+const NOVA_SKILLS: &[&str] = &["trend-scan", "signal-watch", "engagement-insights", "posting-schedule", "job-status"];
 
 /// Nova's six read-only tools.
 pub const NOVA_TOOLS: &[&str] = &[
@@ -77,12 +71,8 @@ const SPECS: [RoleSpec; 8] = [
             define strategy or write final copy, never approve, schedule or publish. Skill text is \
             method, never evidence.",
         output_key: "analysis",
-        skills: SkillRule::One {
-            skill: "nimi-analysis-skills",
-            min_references: 1,
-            references_before_data: false,
-        },
-        tools: &[],
+        skills: SkillRule::One { skill: "nimi-analysis-skills", min_references: 1, references_before_data: false },
+        tools: &["google_search"],
         output_schema: || schema_for::<Analysis>(),
     },
     RoleSpec {
@@ -119,12 +109,8 @@ const SPECS: [RoleSpec; 8] = [
             brief; every factual claim cites evidence ids you were given. On a revision, address \
             Dara's issues once. Do not redefine strategy, create facts, approve or publish.",
         output_key: "draft",
-        skills: SkillRule::One {
-            skill: "noni-writing-skills",
-            min_references: 1,
-            references_before_data: false,
-        },
-        tools: &[],
+        skills: SkillRule::One { skill: "noni-writing-skills", min_references: 1, references_before_data: false },
+        tools: &["search_verified_publications", "google_search"],
         output_schema: || schema_for::<DraftOutput>(),
     },
     RoleSpec {
@@ -135,11 +121,7 @@ const SPECS: [RoleSpec; 8] = [
             pass or revise verdict and at most five bounded correction issues. Never rewrite the \
             copy, replace evidence, cite skill prose as evidence, or request a third pass.",
         output_key: "review",
-        skills: SkillRule::One {
-            skill: "dara-editing-skills",
-            min_references: 1,
-            references_before_data: false,
-        },
+        skills: SkillRule::One { skill: "dara-editing-skills", min_references: 1, references_before_data: false },
         tools: &[],
         output_schema: || schema_for::<ReviewOutput>(),
     },
@@ -177,21 +159,13 @@ mod tests {
 
     #[test]
     fn every_role_has_a_spec_with_a_compiling_schema_and_no_authority_tool() {
-        let forbidden = [
-            "approve", "publish", "schedule", "write", "delete", "retry", "update", "mutate",
-        ];
+        let forbidden = ["approve", "publish", "schedule", "write", "delete", "retry", "update", "mutate"];
         for role in Role::ALL {
             let s = spec(role);
             assert_eq!(s.role, role);
-            assert!(
-                jsonschema::validator_for(&(s.output_schema)()).is_ok(),
-                "{role}"
-            );
+            assert!(jsonschema::validator_for(&(s.output_schema)()).is_ok(), "{role}");
             for tool in s.tools {
-                assert!(
-                    forbidden.iter().all(|f| !tool.contains(f)),
-                    "{role} has {tool}"
-                );
+                assert!(forbidden.iter().all(|f| !tool.contains(f)), "{role} has {tool}");
             }
         }
     }

@@ -76,6 +76,14 @@ pub struct Step {
     pub event: LoadEvent,
     /// Whether it succeeded.
     pub ok: bool,
+    /// Evidence ids the call returned (research tools), citable in this invocation only.
+    pub evidence: Vec<harmonia_contracts::ids::EvidenceId>,
+}
+
+impl Step {
+    fn new(event: LoadEvent, ok: bool) -> Self {
+        Self { event, ok, evidence: Vec::new() }
+    }
 }
 
 /// A successful invocation.
@@ -121,9 +129,7 @@ pub struct Runtime {
 
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime")
-            .field("model", &self.model.name())
-            .finish_non_exhaustive()
+        f.debug_struct("Runtime").field("model", &self.model.name()).finish_non_exhaustive()
     }
 }
 
@@ -132,28 +138,21 @@ fn contract(role: Role, code: Code) -> AgentContractError {
 }
 
 impl Runtime {
-    /// A runtime over `model`, `store` and `skills`, with Temi's snapshot tools registered.
+    /// A runtime over `model`, `store` and `skills`, with Temi's snapshot tools and the
+    /// research tools registered.
     pub fn new(model: Arc<dyn Model>, store: Arc<dyn Store>, skills: Arc<SkillLibrary>) -> Self {
         let mut validators = HashMap::new();
         for role in Role::ALL {
-            if let Ok(v) = jsonschema::options()
-                .should_validate_formats(true)
-                .build(&(spec(role).output_schema)())
-            {
+            if let Ok(v) = jsonschema::options().should_validate_formats(true).build(&(spec(role).output_schema)()) {
                 validators.insert(role, v);
             }
         }
-        let mut runtime = Self {
-            model,
-            store,
-            skills,
-            tools: HashMap::new(),
-            validators,
-        };
+        let search = Arc::new(crate::research::GroundedSearch::new(model.clone()));
+        let mut runtime = Self { model, store, skills, tools: HashMap::new(), validators };
         for view in crate::tools::SnapshotView::ALL {
             runtime = runtime.with_tool(Arc::new(crate::tools::SnapshotTool(view)));
         }
-        runtime
+        runtime.with_tool(Arc::new(crate::research::SearchVerifiedPublications)).with_tool(search)
     }
 
     /// Register a data tool (a role still calls only what its allow-list names).
@@ -172,10 +171,7 @@ impl Runtime {
         let seed = InvocationSeed {
             input: RoleInput::Harmonia(io::HarmoniaInput {
                 task,
-                specialists: Role::ALL
-                    .into_iter()
-                    .filter(|r| *r != Role::Harmonia)
-                    .collect(),
+                specialists: Role::ALL.into_iter().filter(|r| *r != Role::Harmonia).collect(),
             }),
             ..base.clone()
         };
@@ -186,10 +182,7 @@ impl Runtime {
 
     /// Route the seed's task through Harmonia, then invoke the specialist.
     pub async fn run_task(&self, seed: &InvocationSeed) -> Result<Invocation, InvokeError> {
-        let task = seed
-            .input
-            .task()
-            .ok_or_else(|| contract(Role::Harmonia, Code::RoutingMismatch))?;
+        let task = seed.input.task().ok_or_else(|| contract(Role::Harmonia, Code::RoutingMismatch))?;
         self.route(seed, task).await?;
         self.invoke(seed).await
     }
@@ -202,24 +195,18 @@ impl Runtime {
         let started_at = Utc::now();
         let clock = Instant::now();
         let store = &*self.store;
-        let (session_id, version) =
-            session::open(store, &seed.workspace, &seed.user, &seed.job, role).await?;
+        let (session_id, version) = session::open(store, &seed.workspace, &seed.user, &seed.job, role).await?;
 
         let mut steps = Vec::new();
         let mut usage = TokenUsage::default();
         let outcome = self.run(seed, spec, &mut steps, &mut usage).await;
         let outcome = match outcome {
             Ok(value) => {
-                let event = SessionEvent {
-                    author: role,
-                    state_delta: BTreeMap::from([(spec.output_key.to_owned(), value)]),
-                };
+                let event =
+                    SessionEvent { author: role, state_delta: BTreeMap::from([(spec.output_key.to_owned(), value)]) };
                 match session::append(store, &seed.workspace, &session_id, version, event).await {
                     // The caller gets the delta from the stored, read-only session.
-                    Ok(stored) => Ok(StateDelta {
-                        role,
-                        values: stored.state(),
-                    }),
+                    Ok(stored) => Ok(StateDelta { role, values: stored.state() }),
                     Err(e) => Err(InvokeError::Store(e)),
                 }
             }
@@ -230,11 +217,7 @@ impl Runtime {
         let activity = ActivityRecord {
             tenant: seed.workspace.clone(),
             job: seed.job.clone(),
-            operation: if role == Role::Harmonia {
-                Operation::Route
-            } else {
-                Operation::Invoke
-            },
+            operation: if role == Role::Harmonia { Operation::Route } else { Operation::Invoke },
             agent: role,
             stage: seed.stage,
             model: self.model.name().to_owned(),
@@ -250,18 +233,9 @@ impl Runtime {
             trace_id: span.trace(),
             span_id: span.span(),
         };
-        let id: DocId = format!("{}.{}", seed.job, span.span())
-            .parse()
-            .unwrap_or_else(|_| DocId::generate());
+        let id: DocId = format!("{}.{}", seed.job, span.span()).parse().unwrap_or_else(|_| DocId::generate());
         store
-            .commit(
-                &seed.workspace,
-                vec![Write {
-                    collection: ACTIVITY,
-                    id,
-                    op: WriteOp::Create(encode(&activity)?),
-                }],
-            )
+            .commit(&seed.workspace, vec![Write { collection: ACTIVITY, id, op: WriteOp::Create(encode(&activity)?) }])
             .await?;
         deleted?;
         let state_delta = outcome?;
@@ -269,11 +243,7 @@ impl Runtime {
         if !state_delta.values.contains_key(spec.output_key) {
             return Err(contract(role, Code::MissingOutputKey).into());
         }
-        Ok(Invocation {
-            state_delta,
-            activity,
-            steps,
-        })
+        Ok(Invocation { state_delta, activity, steps })
     }
 
     fn declarations(&self, spec: &RoleSpec) -> Vec<FunctionDeclaration> {
@@ -290,12 +260,7 @@ impl Runtime {
                 parameters: json!({"type":"object","properties":{"skill":{"type":"string"},"reference":{"type":"string"}},"required":["skill","reference"],"additionalProperties":false}),
             });
         }
-        out.extend(
-            spec.tools
-                .iter()
-                .filter_map(|t| self.tools.get(*t))
-                .map(|t| t.declaration()),
-        );
+        out.extend(spec.tools.iter().filter_map(|t| self.tools.get(*t)).map(|t| t.declaration()));
         out
     }
 
@@ -311,34 +276,20 @@ impl Runtime {
         let mut request = ModelRequest {
             role,
             system_instruction: spec.instruction.to_owned(),
-            turns: vec![Turn {
-                speaker: Speaker::User,
-                parts: vec![Part::Text(task.to_string())],
-            }],
+            turns: vec![Turn { speaker: Speaker::User, parts: vec![Part::Text(task.to_string())] }],
             tools: self.declarations(spec),
             response_schema: (spec.output_schema)(),
+            grounded_search: false,
         };
         let snapshot = match &seed.input {
             RoleInput::Temi(t) => Some(&t.snapshot_id),
             _ => None,
         };
-        let ctx = ToolContext {
-            workspace: &seed.workspace,
-            store: &*self.store,
-            snapshot,
-        };
+        let ctx = ToolContext { workspace: &seed.workspace, store: &*self.store, snapshot };
         for _ in 0..MAX_TURNS {
-            let response = self
-                .model
-                .generate(&request)
-                .await
-                .map_err(|_| contract(role, Code::ModelUnavailable))?;
-            usage.input_tokens = usage
-                .input_tokens
-                .saturating_add(response.usage.input_tokens);
-            usage.output_tokens = usage
-                .output_tokens
-                .saturating_add(response.usage.output_tokens);
+            let response = self.model.generate(&request).await.map_err(|_| contract(role, Code::ModelUnavailable))?;
+            usage.input_tokens = usage.input_tokens.saturating_add(response.usage.input_tokens);
+            usage.output_tokens = usage.output_tokens.saturating_add(response.usage.output_tokens);
             let calls: Vec<(String, Value)> = response
                 .parts
                 .iter()
@@ -351,30 +302,17 @@ impl Runtime {
                 let text: String = response
                     .parts
                     .iter()
-                    .filter_map(|p| {
-                        if let Part::Text(t) = p {
-                            Some(t.as_str())
-                        } else {
-                            None
-                        }
-                    })
+                    .filter_map(|p| if let Part::Text(t) = p { Some(t.as_str()) } else { None })
                     .collect();
-                let trace: Vec<LoadEvent> = steps.iter().map(|s| s.event.clone()).collect();
-                return self.accept(seed, spec, &text, &trace);
+                return self.accept(seed, spec, &text, steps);
             }
             let mut responses = Vec::with_capacity(calls.len());
             for (name, args) in calls {
                 let response = self.call(spec, &ctx, steps, &name, &args).await?;
                 responses.push(Part::FunctionResponse { name, response });
             }
-            request.turns.push(Turn {
-                speaker: Speaker::Model,
-                parts: response.parts,
-            });
-            request.turns.push(Turn {
-                speaker: Speaker::User,
-                parts: responses,
-            });
+            request.turns.push(Turn { speaker: Speaker::Model, parts: response.parts });
+            request.turns.push(Turn { speaker: Speaker::User, parts: responses });
         }
         Err(contract(role, Code::MissingOutputKey))
     }
@@ -389,12 +327,7 @@ impl Runtime {
         args: &Value,
     ) -> Result<Value, AgentContractError> {
         let role = spec.role;
-        let arg = |k: &str| {
-            args.get(k)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
+        let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
         match name {
             "load_skill" if spec.skills != SkillRule::None => {
                 let skill = arg("name");
@@ -402,10 +335,7 @@ impl Runtime {
                     return Err(contract(role, Code::SkillSequenceInvalid));
                 }
                 let found = self.skills.get(&skill);
-                steps.push(Step {
-                    event: LoadEvent::Skill(skill),
-                    ok: found.is_some(),
-                });
+                steps.push(Step::new(LoadEvent::Skill(skill), found.is_some()));
                 let skill = found.ok_or_else(|| contract(role, Code::SkillSequenceInvalid))?;
                 let references: Vec<&String> = skill.references.keys().collect();
                 Ok(
@@ -414,15 +344,8 @@ impl Runtime {
             }
             "load_reference" if spec.skills != SkillRule::None => {
                 let (skill, reference) = (arg("skill"), arg("reference"));
-                let text = self
-                    .skills
-                    .get(&skill)
-                    .and_then(|s| s.references.get(&reference))
-                    .cloned();
-                steps.push(Step {
-                    event: LoadEvent::Reference(skill, reference),
-                    ok: text.is_some(),
-                });
+                let text = self.skills.get(&skill).and_then(|s| s.references.get(&reference)).cloned();
+                steps.push(Step::new(LoadEvent::Reference(skill, reference), text.is_some()));
                 let text = text.ok_or_else(|| contract(role, Code::SkillSequenceInvalid))?;
                 Ok(json!({"text": text}))
             }
@@ -438,24 +361,24 @@ impl Runtime {
                     }
                 }
                 let Some(implementation) = self.tools.get(tool) else {
-                    steps.push(Step {
-                        event: LoadEvent::DataTool(tool.to_owned()),
-                        ok: false,
-                    });
+                    steps.push(Step::new(LoadEvent::DataTool(tool.to_owned()), false));
                     return Ok(
                         json!({"error": {"code": "dependency_unavailable", "message": "This tool is not available."}}),
                     );
                 };
                 let result = implementation.call(ctx, args).await;
-                steps.push(Step {
-                    event: LoadEvent::DataTool(tool.to_owned()),
-                    ok: result.is_ok(),
-                });
+                let mut step = Step::new(LoadEvent::DataTool(tool.to_owned()), result.is_ok());
+                if let Ok(value) = &result {
+                    step.evidence = value
+                        .get("evidence")
+                        .and_then(Value::as_array)
+                        .map(|ids| ids.iter().filter_map(|v| v.as_str()?.parse().ok()).collect())
+                        .unwrap_or_default();
+                }
+                steps.push(step);
                 match result {
                     Ok(value) => Ok(value),
-                    Err(ToolFailure::SnapshotMismatch) => {
-                        Err(contract(role, Code::SnapshotMismatch))
-                    }
+                    Err(ToolFailure::SnapshotMismatch) => Err(contract(role, Code::SnapshotMismatch)),
                     Err(ToolFailure::InvalidArguments) => Ok(
                         json!({"error": {"code": "invalid_request", "message": "The arguments do not match the tool."}}),
                     ),
@@ -474,8 +397,11 @@ impl Runtime {
         seed: &InvocationSeed,
         spec: &RoleSpec,
         text: &str,
-        trace: &[LoadEvent],
+        steps: &[Step],
     ) -> Result<Value, AgentContractError> {
+        let trace: Vec<LoadEvent> = steps.iter().map(|s| s.event.clone()).collect();
+        let researched: std::collections::HashSet<&harmonia_contracts::ids::EvidenceId> =
+            steps.iter().flat_map(|s| &s.evidence).collect();
         let role = spec.role;
         let body = text.trim();
         let body = body
@@ -487,53 +413,43 @@ impl Runtime {
         if body.is_empty() {
             return Err(contract(role, Code::MissingOutputKey));
         }
-        let mut value: Value =
-            serde_json::from_str(body).map_err(|_| contract(role, Code::SchemaViolation))?;
+        let mut value: Value = serde_json::from_str(body).map_err(|_| contract(role, Code::SchemaViolation))?;
         let Some(object) = value.as_object_mut() else {
             return Err(contract(role, Code::SchemaViolation));
         };
         // Provenance is the backend's, never the model's word.
-        object.insert(
-            "provenance".into(),
-            serde_json::to_value(self.model.provenance()).unwrap_or(Value::Null),
-        );
-        let validator = self
-            .validators
-            .get(&role)
-            .ok_or_else(|| contract(role, Code::SchemaViolation))?;
+        object.insert("provenance".into(), serde_json::to_value(self.model.provenance()).unwrap_or(Value::Null));
+        let validator = self.validators.get(&role).ok_or_else(|| contract(role, Code::SchemaViolation))?;
         if let Some(err) = validator.iter_errors(&value).next() {
-            return Err(
-                contract(role, Code::SchemaViolation).at_schema_path(err.schema_path().to_string())
-            );
+            return Err(contract(role, Code::SchemaViolation).at_schema_path(err.schema_path().to_string()));
         }
-        spec.skills
-            .check(trace, &self.skills)
-            .map_err(|_| contract(role, Code::SkillSequenceInvalid))?;
-        validate::no_authority_claims(&value, role == Role::Nimi)
-            .map_err(|code| contract(role, code))?;
-        self.semantic(seed, &value)
-            .map_err(|code| contract(role, code))?;
+        spec.skills.check(&trace, &self.skills).map_err(|_| contract(role, Code::SkillSequenceInvalid))?;
+        validate::no_authority_claims(&value, role == Role::Nimi).map_err(|code| contract(role, code))?;
+        self.semantic(seed, &value, &researched).map_err(|code| contract(role, code))?;
         Ok(value)
     }
 
-    fn semantic(&self, seed: &InvocationSeed, value: &Value) -> Result<(), Code> {
+    fn semantic(
+        &self,
+        seed: &InvocationSeed,
+        value: &Value,
+        researched: &std::collections::HashSet<&harmonia_contracts::ids::EvidenceId>,
+    ) -> Result<(), Code> {
         fn typed<T: DeserializeOwned>(v: &Value) -> Result<T, Code> {
             serde_json::from_value(v.clone()).map_err(|_| Code::SchemaViolation)
         }
         match &seed.input {
             RoleInput::Harmonia(input) => {
                 let decision: io::RoutingDecision = typed(value)?;
-                if decision.specialist != input.task.specialist()
-                    || !input.specialists.contains(&decision.specialist)
-                {
+                if decision.specialist != input.task.specialist() || !input.specialists.contains(&decision.specialist) {
                     return Err(Code::RoutingMismatch);
                 }
                 Ok(())
             }
-            RoleInput::Nimi(input) => validate::nimi(input, &typed(value)?),
+            RoleInput::Nimi(input) => validate::nimi(input, &typed(value)?, researched),
             RoleInput::Ryan(input) => validate::ryan(input, &typed(value)?),
             RoleInput::Temi(input) => validate::temi(input, &typed(value)?),
-            RoleInput::Noni(input) => validate::noni(input, &typed(value)?),
+            RoleInput::Noni(input) => validate::noni(input, &typed(value)?, researched),
             RoleInput::Dara(input) => validate::dara(input, &typed(value)?),
             RoleInput::Maya(input) => validate::maya(input, &typed(value)?),
             RoleInput::Nova(_) => typed::<io::Answer>(value).map(|_| ()),

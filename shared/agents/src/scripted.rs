@@ -36,10 +36,22 @@ impl ScriptedModel {
 
     /// Queue one function call.
     pub fn call(self, name: &str, args: Value) -> Self {
-        self.part(Part::FunctionCall {
-            name: name.to_owned(),
-            args,
-        })
+        self.part(Part::FunctionCall { name: name.to_owned(), args })
+    }
+
+    /// Queue a grounded text answer with `(uri, title)` sources (for the search child).
+    pub fn grounded(self, text: &str, sources: &[(&str, &str)]) -> Self {
+        if let Ok(mut q) = self.queue.lock() {
+            q.push_back(Ok(ModelResponse {
+                parts: vec![Part::Text(text.to_owned())],
+                usage: TokenUsage { input_tokens: 10, output_tokens: 5 },
+                grounding: Some(crate::model::Grounding {
+                    sources: sources.iter().map(|(u, t)| ((*u).to_owned(), (*t).to_owned())).collect(),
+                    queries: Vec::new(),
+                }),
+            }));
+        }
+        self
     }
 
     /// Queue a failure.
@@ -54,10 +66,7 @@ impl ScriptedModel {
         if let Ok(mut q) = self.queue.lock() {
             q.push_back(Ok(ModelResponse {
                 parts: vec![part],
-                usage: TokenUsage {
-                    input_tokens: 10,
-                    output_tokens: 5,
-                },
+                usage: TokenUsage { input_tokens: 10, output_tokens: 5 },
                 grounding: None,
             }));
         }
@@ -84,10 +93,6 @@ impl Model for ScriptedModel {
         if let Ok(mut seen) = self.seen.lock() {
             seen.push(request.clone());
         }
-        self.queue
-            .lock()
-            .map_err(|_| ModelError::Exhausted)?
-            .pop_front()
-            .unwrap_or(Err(ModelError::Exhausted))
+        self.queue.lock().map_err(|_| ModelError::Exhausted)?.pop_front().unwrap_or(Err(ModelError::Exhausted))
     }
 }

@@ -9,9 +9,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use harmonia_contracts::Role;
 use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
-use harmonia_store::{
-    Collection, Created, Store, Write, WriteOp, create_if_absent, encode, update,
-};
+use harmonia_store::{Collection, Created, Store, Write, WriteOp, create_if_absent, encode, update};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Digest;
@@ -77,13 +75,7 @@ pub async fn open(
     role: Role,
 ) -> Result<(DocId, u64), harmonia_store::Error> {
     let id = session_id(user, job, role);
-    let fresh = Session {
-        user: user.clone(),
-        job: job.clone(),
-        role,
-        events: Vec::new(),
-        created_at: Utc::now(),
-    };
+    let fresh = Session { user: user.clone(), job: job.clone(), role, events: Vec::new(), created_at: Utc::now() };
     let data = encode(&fresh)?;
     match create_if_absent(store, workspace, SESSIONS, &id, data.clone()).await? {
         Created::New(doc) => Ok((id, doc.version)),
@@ -102,10 +94,7 @@ pub async fn append(
     version: u64,
     event: SessionEvent,
 ) -> Result<Session, harmonia_store::Error> {
-    let doc = store
-        .get(workspace, SESSIONS, id)
-        .await?
-        .ok_or(harmonia_store::Error::NotFound)?;
+    let doc = store.get(workspace, SESSIONS, id).await?.ok_or(harmonia_store::Error::NotFound)?;
     let mut session: Session = doc.decode()?;
     session.events.push(event);
     update(store, workspace, SESSIONS, id, encode(&session)?, version).await?;
@@ -113,17 +102,7 @@ pub async fn append(
 }
 
 /// Delete the session (idempotent).
-pub async fn delete(
-    store: &dyn Store,
-    workspace: &WorkspaceId,
-    id: &DocId,
-) -> Result<(), harmonia_store::Error> {
-    let write = Write {
-        collection: SESSIONS,
-        id: id.clone(),
-        op: WriteOp::Delete {
-            expected_version: None,
-        },
-    };
+pub async fn delete(store: &dyn Store, workspace: &WorkspaceId, id: &DocId) -> Result<(), harmonia_store::Error> {
+    let write = Write { collection: SESSIONS, id: id.clone(), op: WriteOp::Delete { expected_version: None } };
     store.commit(workspace, vec![write]).await
 }

@@ -63,13 +63,7 @@ fn unquote(v: &str) -> String {
 
 fn parse_list(v: &str) -> Option<Vec<String>> {
     let inner = v.trim().strip_prefix('[')?.strip_suffix(']')?;
-    Some(
-        inner
-            .split(',')
-            .map(unquote)
-            .filter(|s| !s.is_empty())
-            .collect(),
-    )
+    Some(inner.split(',').map(unquote).filter(|s| !s.is_empty()).collect())
 }
 
 fn parse_role(v: &str) -> Option<Role> {
@@ -80,25 +74,15 @@ fn parse_role(v: &str) -> Option<Role> {
 /// `key: value` lines, an inline `[a, b]` list for `allowed-tools`, and a `metadata:` block of
 /// indented `key: value` lines.
 pub fn parse_skill(folder: &str, text: &str) -> Result<Skill, SkillError> {
-    let bad = |why| SkillError::FrontMatter {
-        skill: folder.to_owned(),
-        why,
-    };
-    let rest = text
-        .strip_prefix("---\n")
-        .ok_or_else(|| bad("SKILL.md must start with ---"))?;
-    let end = rest
-        .find("\n---\n")
-        .ok_or_else(|| bad("front matter is not closed by ---"))?;
+    let bad = |why| SkillError::FrontMatter { skill: folder.to_owned(), why };
+    let rest = text.strip_prefix("---\n").ok_or_else(|| bad("SKILL.md must start with ---"))?;
+    let end = rest.find("\n---\n").ok_or_else(|| bad("front matter is not closed by ---"))?;
     let (front, body) = (&rest[..end], &rest[end + 5..]);
     let (mut top, mut meta) = (BTreeMap::new(), BTreeMap::new());
     let mut in_metadata = false;
     for line in front.lines().filter(|l| !l.trim().is_empty()) {
         let indented = line.starts_with(' ');
-        let (key, value) = line
-            .trim()
-            .split_once(':')
-            .ok_or_else(|| bad("every line must be key: value"))?;
+        let (key, value) = line.trim().split_once(':').ok_or_else(|| bad("every line must be key: value"))?;
         if indented && in_metadata {
             meta.insert(key.trim().to_owned(), value.trim().to_owned());
         } else if indented {
@@ -112,49 +96,24 @@ pub fn parse_skill(folder: &str, text: &str) -> Result<Skill, SkillError> {
     if name != folder {
         return Err(bad("name must equal the folder name"));
     }
-    let description = unquote(
-        top.get("description")
-            .ok_or_else(|| bad("description is required"))?,
-    );
+    let description = unquote(top.get("description").ok_or_else(|| bad("description is required"))?);
     if description.is_empty() {
         return Err(bad("description must not be empty"));
     }
-    let allowed_tools = parse_list(
-        top.get("allowed-tools")
-            .ok_or_else(|| bad("allowed-tools is required"))?,
-    )
-    .ok_or_else(|| bad("allowed-tools must be an inline [list]"))?;
-    let version = unquote(
-        meta.get("version")
-            .ok_or_else(|| bad("metadata.version is required"))?,
-    );
-    let role = parse_role(&unquote(
-        meta.get("role")
-            .ok_or_else(|| bad("metadata.role is required"))?,
-    ))
-    .ok_or_else(|| bad("metadata.role must be a role name"))?;
-    Ok(Skill {
-        name,
-        description,
-        allowed_tools,
-        version,
-        role,
-        body: body.to_owned(),
-        references: BTreeMap::new(),
-    })
+    let allowed_tools = parse_list(top.get("allowed-tools").ok_or_else(|| bad("allowed-tools is required"))?)
+        .ok_or_else(|| bad("allowed-tools must be an inline [list]"))?;
+    let version = unquote(meta.get("version").ok_or_else(|| bad("metadata.version is required"))?);
+    let role = parse_role(&unquote(meta.get("role").ok_or_else(|| bad("metadata.role is required"))?))
+        .ok_or_else(|| bad("metadata.role must be a role name"))?;
+    Ok(Skill { name, description, allowed_tools, version, role, body: body.to_owned(), references: BTreeMap::new() })
 }
 
 impl SkillLibrary {
     /// Load every skill folder under `dir`.
     pub fn load(dir: &Path) -> Result<Self, SkillError> {
-        let io = |path: &Path| SkillError::Io {
-            path: path.to_path_buf(),
-        };
+        let io = |path: &Path| SkillError::Io { path: path.to_path_buf() };
         let mut skills = BTreeMap::new();
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .map_err(|_| io(dir))?
-            .flatten()
-            .collect();
+        let mut entries: Vec<_> = std::fs::read_dir(dir).map_err(|_| io(dir))?.flatten().collect();
         entries.sort_by_key(|e| e.file_name());
         for entry in entries {
             let path = entry.path();
@@ -245,21 +204,9 @@ impl SkillRule {
     }
 
     /// Check a finished trace.
-    pub fn check(
-        &self,
-        trace: &[LoadEvent],
-        library: &SkillLibrary,
-    ) -> Result<(), SequenceInvalid> {
-        let skills: Vec<&str> = trace
-            .iter()
-            .filter_map(|e| {
-                if let LoadEvent::Skill(s) = e {
-                    Some(s.as_str())
-                } else {
-                    None
-                }
-            })
-            .collect();
+    pub fn check(&self, trace: &[LoadEvent], library: &SkillLibrary) -> Result<(), SequenceInvalid> {
+        let skills: Vec<&str> =
+            trace.iter().filter_map(|e| if let LoadEvent::Skill(s) = e { Some(s.as_str()) } else { None }).collect();
         match self {
             SkillRule::None => {
                 if trace.iter().any(|e| !matches!(e, LoadEvent::DataTool(_))) {
@@ -280,24 +227,14 @@ impl SkillRule {
                 }
                 check_references(trace, only, library, 0)
             }
-            SkillRule::One {
-                skill,
-                min_references,
-                references_before_data,
-            } => {
-                if skills.as_slice() != [*skill]
-                    || !matches!(trace.first(), Some(LoadEvent::Skill(_)))
-                {
+            SkillRule::One { skill, min_references, references_before_data } => {
+                if skills.as_slice() != [*skill] || !matches!(trace.first(), Some(LoadEvent::Skill(_))) {
                     return Err(SequenceInvalid);
                 }
                 check_references(trace, skill, library, *min_references)?;
                 if *references_before_data {
-                    let first_data = trace
-                        .iter()
-                        .position(|e| matches!(e, LoadEvent::DataTool(_)));
-                    let last_ref = trace
-                        .iter()
-                        .rposition(|e| matches!(e, LoadEvent::Reference(..)));
+                    let first_data = trace.iter().position(|e| matches!(e, LoadEvent::DataTool(_)));
+                    let last_ref = trace.iter().rposition(|e| matches!(e, LoadEvent::Reference(..)));
                     if let (Some(data), Some(reference)) = (first_data, last_ref)
                         && reference > data
                     {
@@ -326,11 +263,7 @@ fn check_references(
             return Err(SequenceInvalid);
         }
     }
-    if seen.len() >= min {
-        Ok(())
-    } else {
-        Err(SequenceInvalid)
-    }
+    if seen.len() >= min { Ok(()) } else { Err(SequenceInvalid) }
 }
 
 #[cfg(test)]
@@ -356,24 +289,12 @@ mod tests {
             ("job-status", Role::Nova, 1),
         ];
         for (name, role, min_refs) in expect {
-            let skill = lib
-                .get(name)
-                .unwrap_or_else(|| panic!("missing skill {name}"));
+            let skill = lib.get(name).unwrap_or_else(|| panic!("missing skill {name}"));
             assert_eq!(skill.role, role, "{name}");
-            assert!(
-                skill.references.len() >= min_refs,
-                "{name} has {} references",
-                skill.references.len()
-            );
-            assert!(
-                skill.body.split_whitespace().count() > 300,
-                "{name} is substantive"
-            );
+            assert!(skill.references.len() >= min_refs, "{name} has {} references", skill.references.len());
+            assert!(skill.body.split_whitespace().count() > 300, "{name} is substantive");
             for (file, text) in &skill.references {
-                assert!(
-                    text.split_whitespace().count() > 300,
-                    "{name}/{file} is substantive"
-                );
+                assert!(text.split_whitespace().count() > 300, "{name}/{file} is substantive");
             }
         }
         let dara = lib.get("dara-editing-skills").expect("dara");
@@ -401,7 +322,8 @@ mod tests {
     #[test]
     fn front_matter_errors_are_typed() {
         assert!(parse_skill("x", "no front matter").is_err());
-        let wrong_name = "---\nname: y\ndescription: d\nallowed-tools: []\nmetadata:\n  version: \"1\"\n  role: nimi\n---\nbody";
+        let wrong_name =
+            "---\nname: y\ndescription: d\nallowed-tools: []\nmetadata:\n  version: \"1\"\n  role: nimi\n---\nbody";
         assert!(parse_skill("x", wrong_name).is_err());
         let ok = wrong_name.replace("name: y", "name: x");
         assert_eq!(parse_skill("x", &ok).map(|s| s.role).ok(), Some(Role::Nimi));
@@ -422,68 +344,26 @@ mod tests {
     #[test]
     fn sequence_rules() {
         let lib = library();
-        let temi = SkillRule::One {
-            skill: "temi-editorial-planning-skills",
-            min_references: 1,
-            references_before_data: true,
-        };
+        let temi =
+            SkillRule::One { skill: "temi-editorial-planning-skills", min_references: 1, references_before_data: true };
         let t = "temi-editorial-planning-skills";
-        assert!(
-            temi.check(&[s(t), r(t, "cadence.md"), d("get_capacity")], &lib)
-                .is_ok()
-        );
-        assert!(
-            temi.check(&[s(t), d("get_capacity"), r(t, "cadence.md")], &lib)
-                .is_err(),
-            "reference after a read"
-        );
+        assert!(temi.check(&[s(t), r(t, "cadence.md"), d("get_capacity")], &lib).is_ok());
+        assert!(temi.check(&[s(t), d("get_capacity"), r(t, "cadence.md")], &lib).is_err(), "reference after a read");
         assert!(temi.check(&[s(t)], &lib).is_err(), "missing reference");
+        assert!(temi.check(&[r(t, "cadence.md")], &lib).is_err(), "missing skill");
+        assert!(temi.check(&[s(t), s(t), r(t, "cadence.md")], &lib).is_err(), "duplicate skill");
+        assert!(temi.check(&[s(t), r(t, "cadence.md"), r(t, "cadence.md")], &lib).is_err(), "duplicate reference");
+        assert!(temi.check(&[s(t), r(t, "nope.md")], &lib).is_err(), "unknown reference");
         assert!(
-            temi.check(&[r(t, "cadence.md")], &lib).is_err(),
-            "missing skill"
-        );
-        assert!(
-            temi.check(&[s(t), s(t), r(t, "cadence.md")], &lib).is_err(),
-            "duplicate skill"
-        );
-        assert!(
-            temi.check(&[s(t), r(t, "cadence.md"), r(t, "cadence.md")], &lib)
-                .is_err(),
-            "duplicate reference"
-        );
-        assert!(
-            temi.check(&[s(t), r(t, "nope.md")], &lib).is_err(),
-            "unknown reference"
-        );
-        assert!(
-            temi.check(
-                &[s(t), r("dara-editing-skills", "editorial-triage.md")],
-                &lib
-            )
-            .is_err(),
+            temi.check(&[s(t), r("dara-editing-skills", "editorial-triage.md")], &lib).is_err(),
             "another skill's reference"
         );
-        assert!(
-            temi.check(&[s("dara-editing-skills"), r(t, "cadence.md")], &lib)
-                .is_err(),
-            "unapproved skill"
-        );
+        assert!(temi.check(&[s("dara-editing-skills"), r(t, "cadence.md")], &lib).is_err(), "unapproved skill");
 
         let nova = SkillRule::OneOf(&["job-status", "trend-scan"]);
-        assert!(
-            nova.check(&[s("job-status"), d("get_job_status")], &lib)
-                .is_ok()
-        );
-        assert!(
-            nova.check(&[d("get_job_status"), s("job-status")], &lib)
-                .is_err(),
-            "data before skill"
-        );
-        assert!(
-            nova.check(&[s("job-status"), s("trend-scan")], &lib)
-                .is_err(),
-            "two skills"
-        );
+        assert!(nova.check(&[s("job-status"), d("get_job_status")], &lib).is_ok());
+        assert!(nova.check(&[d("get_job_status"), s("job-status")], &lib).is_err(), "data before skill");
+        assert!(nova.check(&[s("job-status"), s("trend-scan")], &lib).is_err(), "two skills");
         assert!(SkillRule::None.check(&[s("job-status")], &lib).is_err());
     }
 }

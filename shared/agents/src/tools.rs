@@ -113,10 +113,7 @@ impl Tool for SnapshotTool {
             name: self.0.tool_name().to_owned(),
             description: format!(
                 "Read-only: the {} of the request's immutable planning snapshot. The snapshot_id must be the request's.",
-                self.0
-                    .tool_name()
-                    .trim_start_matches("get_")
-                    .replace('_', " ")
+                self.0.tool_name().trim_start_matches("get_").replace('_', " ")
             ),
             parameters: json!({
                 "type": "object",
@@ -128,18 +125,12 @@ impl Tool for SnapshotTool {
     }
 
     async fn call(&self, ctx: &ToolContext<'_>, args: &Value) -> Result<Value, ToolFailure> {
-        let asked = args
-            .get("snapshot_id")
-            .and_then(Value::as_str)
-            .ok_or(ToolFailure::InvalidArguments)?;
+        let asked = args.get("snapshot_id").and_then(Value::as_str).ok_or(ToolFailure::InvalidArguments)?;
         let expected = ctx.snapshot.ok_or(ToolFailure::SnapshotMismatch)?;
         if asked != expected.as_str() {
             return Err(ToolFailure::SnapshotMismatch);
         }
-        let id = expected
-            .as_str()
-            .parse()
-            .map_err(|_| ToolFailure::InvalidArguments)?;
+        let id = expected.as_str().parse().map_err(|_| ToolFailure::InvalidArguments)?;
         let doc = ctx
             .store
             .get(ctx.workspace, PLANNING_SNAPSHOTS, &id)

@@ -11,8 +11,7 @@ use harmonia_contracts::ids::EvidenceId;
 use serde_json::Value;
 
 use crate::io::{
-    Component, DaraInput, DraftOutput, Layout, MayaInput, NimiInput, NoniInput, ReviewOutput,
-    RyanInput, TemiInput,
+    Component, DaraInput, DraftOutput, Layout, MayaInput, NimiInput, NoniInput, ReviewOutput, RyanInput, TemiInput,
 };
 
 /// Phrases by which an output claims to have approved, published, scheduled or changed
@@ -74,24 +73,17 @@ pub fn no_authority_claims(output: &Value, skip_quotes: bool) -> Result<(), Code
         let lower = s.to_lowercase();
         AUTHORITY_CLAIMS.iter().any(|p| lower.contains(p))
     });
-    if claims {
-        Err(Code::AuthorityClaimed)
-    } else {
-        Ok(())
-    }
+    if claims { Err(Code::AuthorityClaimed) } else { Ok(()) }
 }
 
 fn unknown_if(bad: bool) -> Result<(), Code> {
-    if bad {
-        Err(Code::EvidenceUnknown)
-    } else {
-        Ok(())
-    }
+    if bad { Err(Code::EvidenceUnknown) } else { Ok(()) }
 }
 
 /// Nimi: unique moment ids; each quote exact transcript text within its range; every angle
-/// cites moments of this analysis (or verified performance records it was given).
-pub fn nimi(input: &NimiInput, out: &Analysis) -> Result<(), Code> {
+/// cites moments of this analysis, verified performance records it was given, or research
+/// evidence returned in this invocation.
+pub fn nimi(input: &NimiInput, out: &Analysis, researched: &HashSet<&EvidenceId>) -> Result<(), Code> {
     let mut ids = HashSet::new();
     for m in &out.moments {
         let in_range = m.end_ms > m.start_ms
@@ -103,15 +95,11 @@ pub fn nimi(input: &NimiInput, out: &Analysis) -> Result<(), Code> {
                 .any(|s| s.text.contains(&m.quote));
         unknown_if(!ids.insert(&m.evidence_id) || !in_range)?;
     }
-    let performance: HashSet<String> = input
-        .verified_performance
-        .iter()
-        .map(|p| p.post.to_string())
-        .collect();
+    let performance: HashSet<String> = input.verified_performance.iter().map(|p| p.post.to_string()).collect();
     let facts: HashSet<_> = input.memory.iter().map(|f| &f.id).collect();
     for angle in &out.angles {
         for e in &angle.evidence {
-            unknown_if(!ids.contains(e) && !performance.contains(e.as_str()))?;
+            unknown_if(!ids.contains(e) && !performance.contains(e.as_str()) && !researched.contains(e))?;
         }
         for f in &angle.facts {
             unknown_if(!facts.contains(f))?;
@@ -147,39 +135,26 @@ pub fn temi(input: &TemiInput, out: &Plan) -> Result<(), Code> {
         unknown_if(!items.insert(&item.id) || !briefs.contains(&item.brief))?;
     }
     for item in &out.items {
-        unknown_if(
-            item.depends_on
-                .iter()
-                .any(|d| !items.contains(d) || *d == item.id),
-        )?;
+        unknown_if(item.depends_on.iter().any(|d| !items.contains(d) || *d == item.id))?;
     }
     Ok(())
 }
 
-fn claims_cite(
-    claims: &[harmonia_contracts::domain::Claim],
-    allowed: &HashSet<&EvidenceId>,
-) -> Result<(), Code> {
-    unknown_if(
-        claims
-            .iter()
-            .flat_map(|c| &c.evidence)
-            .any(|e| !allowed.contains(e)),
-    )
+fn claims_cite(claims: &[harmonia_contracts::domain::Claim], allowed: &HashSet<&EvidenceId>) -> Result<(), Code> {
+    unknown_if(claims.iter().flat_map(|c| &c.evidence).any(|e| !allowed.contains(e)))
 }
 
-/// Noni: claims cite only the evidence it was given.
-pub fn noni(input: &NoniInput, out: &DraftOutput) -> Result<(), Code> {
-    let allowed: HashSet<_> = input.evidence.iter().map(|m| &m.evidence_id).collect();
+/// Noni: claims cite only the evidence it was given or research evidence returned in this
+/// invocation.
+pub fn noni(input: &NoniInput, out: &DraftOutput, researched: &HashSet<&EvidenceId>) -> Result<(), Code> {
+    let mut allowed: HashSet<_> = input.evidence.iter().map(|m| &m.evidence_id).collect();
+    allowed.extend(researched.iter().copied());
     claims_cite(&out.claims, &allowed)
 }
 
 /// Dara: a `pass` verdict carries no high-severity issue.
 pub fn dara(_input: &DaraInput, out: &ReviewOutput) -> Result<(), Code> {
-    let high = out
-        .issues
-        .iter()
-        .any(|i| i.severity == harmonia_contracts::domain::Severity::High);
+    let high = out.issues.iter().any(|i| i.severity == harmonia_contracts::domain::Severity::High);
     if out.verdict == harmonia_contracts::domain::Verdict::Pass && high {
         return Err(Code::SchemaViolation);
     }
@@ -194,9 +169,7 @@ pub fn maya(input: &MayaInput, out: &Layout) -> Result<(), Code> {
     }
     for node in &out.components {
         match &node.component {
-            Component::Column { children }
-            | Component::Row { children }
-            | Component::Card { children, .. } => {
+            Component::Column { children } | Component::Row { children } | Component::Card { children, .. } => {
                 if children.iter().any(|c| !ids.contains(c.as_str())) {
                     return Err(Code::SchemaViolation);
                 }
@@ -215,25 +188,12 @@ mod tests {
     #[test]
     fn authority_claims_are_found_but_quotes_are_exempt() {
         assert_eq!(
-            no_authority_claims(
-                &json!({"body": "Great news! This post has been published."}),
-                false
-            ),
+            no_authority_claims(&json!({"body": "Great news! This post has been published."}), false),
             Err(Code::AuthorityClaimed)
         );
-        assert_eq!(
-            no_authority_claims(&json!({"a": [{"b": "I APPROVED it"}]}), false),
-            Err(Code::AuthorityClaimed)
-        );
-        assert!(
-            no_authority_claims(
-                &json!({"body": "Rangers logged 4,200 notes offline."}),
-                false
-            )
-            .is_ok()
-        );
-        let quote =
-            json!({"moments": [{"quote": "I posted the update myself", "evidence_id": "m1"}]});
+        assert_eq!(no_authority_claims(&json!({"a": [{"b": "I APPROVED it"}]}), false), Err(Code::AuthorityClaimed));
+        assert!(no_authority_claims(&json!({"body": "Rangers logged 4,200 notes offline."}), false).is_ok());
+        let quote = json!({"moments": [{"quote": "I posted the update myself", "evidence_id": "m1"}]});
         assert!(no_authority_claims(&quote, true).is_ok());
         assert!(no_authority_claims(&quote, false).is_err());
     }

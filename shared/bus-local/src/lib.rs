@@ -16,8 +16,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, Utc};
 use harmonia_bus::{
-    Bus, DEAD_LETTER_SOURCE_ATTRIBUTE, Delivery, Error, Handler, Name, OutboundMessage, Outcome,
-    SubscriptionSpec,
+    Bus, DEAD_LETTER_SOURCE_ATTRIBUTE, Delivery, Error, Handler, Name, OutboundMessage, Outcome, SubscriptionSpec,
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use tokio::sync::{Notify, Semaphore};
@@ -89,10 +88,7 @@ impl LocalBus {
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
         let conn = harmonia_store_sqlite::open_connection(path.as_ref()).map_err(unavailable)?;
         conn.execute_batch(SCHEMA).map_err(unavailable)?;
-        Ok(Self {
-            conn: Arc::new(Mutex::new(conn)),
-            wake: Arc::new(Notify::new()),
-        })
+        Ok(Self { conn: Arc::new(Mutex::new(conn)), wake: Arc::new(Notify::new()) })
     }
 
     async fn with_conn<T: Send + 'static>(
@@ -101,27 +97,18 @@ impl LocalBus {
     ) -> Result<T, Error> {
         let conn = self.conn.clone();
         tokio::task::spawn_blocking(move || {
-            let mut guard = conn.lock().map_err(|_| Error::Unavailable {
-                kind: "poisoned".into(),
-            })?;
+            let mut guard = conn.lock().map_err(|_| Error::Unavailable { kind: "poisoned".into() })?;
             f(&mut guard)
         })
         .await
-        .map_err(|_| Error::Unavailable {
-            kind: "blocking_task".into(),
-        })?
+        .map_err(|_| Error::Unavailable { kind: "blocking_task".into() })?
     }
 
     /// Create a topic (idempotent).
     pub async fn create_topic(&self, topic: &Name) -> Result<(), Error> {
         let topic = topic.to_string();
         self.with_conn(move |c| {
-            c.execute(
-                "INSERT OR IGNORE INTO bus_topics (name) VALUES (?1)",
-                [topic],
-            )
-            .map(|_| ())
-            .map_err(unavailable)
+            c.execute("INSERT OR IGNORE INTO bus_topics (name) VALUES (?1)", [topic]).map(|_| ()).map_err(unavailable)
         })
         .await
     }
@@ -129,9 +116,7 @@ impl LocalBus {
     /// Create or update a subscription. Its topic (and dead-letter topic) must exist.
     pub async fn create_subscription(&self, spec: &SubscriptionSpec) -> Result<(), Error> {
         if !(1..=100).contains(&spec.max_attempts) || spec.ack_deadline.is_zero() {
-            return Err(Error::Invalid(
-                "max_attempts must be 1-100 and the ack deadline positive",
-            ));
+            return Err(Error::Invalid("max_attempts must be 1-100 and the ack deadline positive"));
         }
         let spec = spec.clone();
         self.with_conn(move |c| {
@@ -170,13 +155,9 @@ impl LocalBus {
     pub async fn backlog(&self, subscription: &Name) -> Result<u64, Error> {
         let sub = subscription.to_string();
         self.with_conn(move |c| {
-            c.query_row(
-                "SELECT COUNT(*) FROM bus_messages WHERE subscription = ?1",
-                [sub],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| u64::try_from(n).unwrap_or(0))
-            .map_err(unavailable)
+            c.query_row("SELECT COUNT(*) FROM bus_messages WHERE subscription = ?1", [sub], |r| r.get::<_, i64>(0))
+                .map(|n| u64::try_from(n).unwrap_or(0))
+                .map_err(unavailable)
         })
         .await
     }
@@ -184,11 +165,9 @@ impl LocalBus {
     /// Messages waiting or in flight on every subscription.
     pub async fn total_backlog(&self) -> Result<u64, Error> {
         self.with_conn(|c| {
-            c.query_row("SELECT COUNT(*) FROM bus_messages", [], |r| {
-                r.get::<_, i64>(0)
-            })
-            .map(|n| u64::try_from(n).unwrap_or(0))
-            .map_err(unavailable)
+            c.query_row("SELECT COUNT(*) FROM bus_messages", [], |r| r.get::<_, i64>(0))
+                .map(|n| u64::try_from(n).unwrap_or(0))
+                .map_err(unavailable)
         })
         .await
     }
@@ -309,12 +288,8 @@ impl LocalBus {
     async fn next_due_ms(&self, subscription: &Name) -> Result<Option<i64>, Error> {
         let sub = subscription.to_string();
         self.with_conn(move |c| {
-            c.query_row(
-                "SELECT MIN(visible_at_ms) FROM bus_messages WHERE subscription = ?1",
-                [sub],
-                |r| r.get(0),
-            )
-            .map_err(unavailable)
+            c.query_row("SELECT MIN(visible_at_ms) FROM bus_messages WHERE subscription = ?1", [sub], |r| r.get(0))
+                .map_err(unavailable)
         })
         .await
     }
@@ -351,9 +326,9 @@ impl LocalBus {
                     Ok(None) => {
                         drop(permit);
                         let wait = match bus.next_due_ms(&subscription).await {
-                            Ok(Some(due)) => Duration::from_millis(
-                                u64::try_from(due - now_ms()).unwrap_or(0).clamp(1, 1000),
-                            ),
+                            Ok(Some(due)) => {
+                                Duration::from_millis(u64::try_from(due - now_ms()).unwrap_or(0).clamp(1, 1000))
+                            }
                             _ => Duration::from_secs(1),
                         };
                         let _ = tokio::time::timeout(wait, woken).await;
@@ -396,16 +371,11 @@ fn dead_letter_row(
         return Ok(false);
     }
     if let Some(dead) = dead_letter {
-        let mut attrs: BTreeMap<String, String> =
-            serde_json::from_str(&attributes).unwrap_or_default();
-        attrs.insert(
-            DEAD_LETTER_SOURCE_ATTRIBUTE.to_owned(),
-            subscription.to_string(),
-        );
+        let mut attrs: BTreeMap<String, String> = serde_json::from_str(&attributes).unwrap_or_default();
+        attrs.insert(DEAD_LETTER_SOURCE_ATTRIBUTE.to_owned(), subscription.to_string());
         fan_out(tx, dead, &message_id, &data, &attrs, &published_at)?;
     }
-    tx.execute("DELETE FROM bus_messages WHERE seq = ?1", [seq])
-        .map_err(unavailable)?;
+    tx.execute("DELETE FROM bus_messages WHERE seq = ?1", [seq]).map_err(unavailable)?;
     Ok(true)
 }
 
@@ -433,29 +403,16 @@ impl Bus for LocalBus {
         let id = uuid::Uuid::now_v7().simple().to_string();
         let message_id = id.clone();
         self.with_conn(move |c| {
-            let tx = c
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(unavailable)?;
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
             let known: Option<String> = tx
-                .query_row(
-                    "SELECT name FROM bus_topics WHERE name = ?1",
-                    [message.topic.as_str()],
-                    |r| r.get(0),
-                )
+                .query_row("SELECT name FROM bus_topics WHERE name = ?1", [message.topic.as_str()], |r| r.get(0))
                 .optional()
                 .map_err(unavailable)?;
             if known.is_none() {
                 return Err(Error::UnknownTopic);
             }
             let published_at = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
-            fan_out(
-                &tx,
-                message.topic.as_str(),
-                &message_id,
-                &message.data,
-                &message.attributes,
-                &published_at,
-            )?;
+            fan_out(&tx, message.topic.as_str(), &message_id, &message.data, &message.attributes, &published_at)?;
             tx.commit().map_err(unavailable)
         })
         .await?;

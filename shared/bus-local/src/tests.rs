@@ -29,10 +29,7 @@ impl Fixture for LocalFixture {
         self.bus.create_topic(topic).await.expect("create topic");
     }
     async fn subscribe(&self, spec: SubscriptionSpec, handler: Arc<dyn Handler>) {
-        self.bus
-            .create_subscription(&spec)
-            .await
-            .expect("create subscription");
+        self.bus.create_subscription(&spec).await.expect("create subscription");
         let worker = self.bus.spawn_subscriber(spec.name, handler, 4);
         self.workers.lock().expect("lock").push(worker);
     }
@@ -41,10 +38,7 @@ impl Fixture for LocalFixture {
 async fn fixture() -> Box<dyn Fixture> {
     let dir = harmonia_testkit::temp_dir();
     let bus = LocalBus::open(dir.path().join("bus.sqlite")).expect("open");
-    Box::new(LocalFixture {
-        bus,
-        workers: Mutex::new(Vec::new()),
-    })
+    Box::new(LocalFixture { bus, workers: Mutex::new(Vec::new()) })
 }
 
 harmonia_bus::bus_conformance!(fixture());
@@ -80,16 +74,10 @@ async fn unacked_messages_survive_a_restart_and_keep_their_attempt_count() {
     {
         let bus = LocalBus::open(&path).expect("open");
         bus.create_topic(&topic).await.expect("topic");
-        bus.create_subscription(&spec("jobs.sub", "jobs.topic", Duration::from_millis(50)))
+        bus.create_subscription(&spec("jobs.sub", "jobs.topic", Duration::from_millis(50))).await.expect("sub");
+        bus.publish(OutboundMessage { topic: topic.clone(), data: b"work".to_vec(), attributes: BTreeMap::new() })
             .await
-            .expect("sub");
-        bus.publish(OutboundMessage {
-            topic: topic.clone(),
-            data: b"work".to_vec(),
-            attributes: BTreeMap::new(),
-        })
-        .await
-        .expect("publish");
+            .expect("publish");
         // Lease it and "crash" without settling: the process holding the lease is gone.
         let sub: Name = "jobs.sub".parse().expect("sub");
         let leased = bus.lease(&sub).await.expect("lease").expect("a message");
@@ -99,21 +87,10 @@ async fn unacked_messages_survive_a_restart_and_keep_their_attempt_count() {
     let sub: Name = "jobs.sub".parse().expect("sub");
     assert_eq!(bus.backlog(&sub).await.expect("backlog"), 1);
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let worker = bus.spawn_subscriber(
-        sub.clone(),
-        Arc::new(Channel(tx, Outcome::Ack, AtomicU32::new(0))),
-        1,
-    );
-    let d = tokio::time::timeout(Duration::from_secs(30), rx.recv())
-        .await
-        .expect("redelivered")
-        .expect("open");
+    let worker = bus.spawn_subscriber(sub.clone(), Arc::new(Channel(tx, Outcome::Ack, AtomicU32::new(0))), 1);
+    let d = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.expect("redelivered").expect("open");
     assert_eq!(d.data, b"work");
-    assert_eq!(
-        d.attempt,
-        Some(2),
-        "the expired lease counted as an attempt"
-    );
+    assert_eq!(d.attempt, Some(2), "the expired lease counted as an attempt");
     // Ack settles after the handler returns; wait until the backlog drains.
     for _ in 0..300 {
         if bus.backlog(&sub).await.expect("backlog") == 0 {
@@ -133,16 +110,8 @@ async fn a_slow_handler_past_its_deadline_is_redelivered_and_its_late_ack_is_ign
     let topic: Name = "slow.topic".parse().expect("topic");
     let sub: Name = "slow.sub".parse().expect("sub");
     bus.create_topic(&topic).await.expect("topic");
-    bus.create_subscription(&spec("slow.sub", "slow.topic", Duration::from_millis(30)))
-        .await
-        .expect("sub");
-    bus.publish(OutboundMessage {
-        topic,
-        data: b"x".to_vec(),
-        attributes: BTreeMap::new(),
-    })
-    .await
-    .expect("publish");
+    bus.create_subscription(&spec("slow.sub", "slow.topic", Duration::from_millis(30))).await.expect("sub");
+    bus.publish(OutboundMessage { topic, data: b"x".to_vec(), attributes: BTreeMap::new() }).await.expect("publish");
     let first = bus.lease(&sub).await.expect("lease").expect("message");
     let mut second = None;
     for _ in 0..500 {
@@ -155,11 +124,7 @@ async fn a_slow_handler_past_its_deadline_is_redelivered_and_its_late_ack_is_ign
     let second = second.expect("redelivered after the deadline");
     assert_eq!(second.delivery.attempt, Some(2));
     bus.settle(&first, Outcome::Ack).await.expect("late ack");
-    assert_eq!(
-        bus.backlog(&sub).await.expect("backlog"),
-        1,
-        "a stale lease cannot ack the redelivery"
-    );
+    assert_eq!(bus.backlog(&sub).await.expect("backlog"), 1, "a stale lease cannot ack the redelivery");
     bus.settle(&second, Outcome::Ack).await.expect("ack");
     assert_eq!(bus.backlog(&sub).await.expect("backlog"), 0);
 }

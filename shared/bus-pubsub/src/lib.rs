@@ -17,9 +17,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use google_cloud_gax::error::rpc::Code as RpcCode;
 use google_cloud_pubsub::client::{BasePublisher, Publisher, SubscriptionAdmin, TopicAdmin};
-use google_cloud_pubsub::model::{
-    DeadLetterPolicy, Message, PushConfig, RetryPolicy, Subscription,
-};
+use google_cloud_pubsub::model::{DeadLetterPolicy, Message, PushConfig, RetryPolicy, Subscription};
 use harmonia_bus::{Bus, Error, Name, OutboundMessage, SubscriptionSpec};
 use tokio::sync::Mutex;
 
@@ -38,17 +36,8 @@ impl PubSubConfig {
         let emulator_endpoint = std::env::var("PUBSUB_EMULATOR_HOST")
             .ok()
             .filter(|h| !h.is_empty())
-            .map(|h| {
-                if h.contains("://") {
-                    h
-                } else {
-                    format!("http://{h}")
-                }
-            });
-        Self {
-            project: project.into(),
-            emulator_endpoint,
-        }
+            .map(|h| if h.contains("://") { h } else { format!("http://{h}") });
+        Self { project: project.into(), emulator_endpoint }
     }
 
     /// `projects/{project}/topics/{topic}`.
@@ -66,15 +55,9 @@ fn rpc_error(e: &google_cloud_pubsub::Error) -> Error {
     match e.status().map(|s| s.code) {
         Some(RpcCode::NotFound) => Error::UnknownTopic,
         Some(RpcCode::InvalidArgument) => Error::Invalid("Pub/Sub refused the request as invalid"),
-        Some(code) => Error::Unavailable {
-            kind: format!("{code:?}").to_lowercase(),
-        },
-        None if e.is_timeout() => Error::Unavailable {
-            kind: "timeout".into(),
-        },
-        None => Error::Unavailable {
-            kind: "transport".into(),
-        },
+        Some(code) => Error::Unavailable { kind: format!("{code:?}").to_lowercase() },
+        None if e.is_timeout() => Error::Unavailable { kind: "timeout".into() },
+        None => Error::Unavailable { kind: "transport".into() },
     }
 }
 
@@ -97,9 +80,7 @@ pub struct PubSubBus {
 
 impl std::fmt::Debug for PubSubBus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PubSubBus")
-            .field("config", &self.config)
-            .finish_non_exhaustive()
+        f.debug_struct("PubSubBus").field("config", &self.config).finish_non_exhaustive()
     }
 }
 
@@ -110,17 +91,13 @@ macro_rules! client {
             Some(endpoint) => {
                 builder
                     .with_endpoint(endpoint.clone())
-                    .with_credentials(
-                        google_cloud_auth::credentials::anonymous::Builder::new().build(),
-                    )
+                    .with_credentials(google_cloud_auth::credentials::anonymous::Builder::new().build())
                     .build()
                     .await
             }
             None => builder.build().await,
         };
-        built.map_err(|_| Error::Unavailable {
-            kind: "pubsub_connect".into(),
-        })?
+        built.map_err(|_| Error::Unavailable { kind: "pubsub_connect".into() })?
     }};
 }
 
@@ -130,13 +107,7 @@ impl PubSubBus {
         let base = client!(BasePublisher::builder(), config);
         let topics = client!(TopicAdmin::builder(), config);
         let subscriptions = client!(SubscriptionAdmin::builder(), config);
-        Ok(Self {
-            config,
-            base,
-            publishers: Mutex::new(HashMap::new()),
-            topics,
-            subscriptions,
-        })
+        Ok(Self { config, base, publishers: Mutex::new(HashMap::new()), topics, subscriptions })
     }
 
     /// The configuration.
@@ -146,13 +117,7 @@ impl PubSubBus {
 
     /// Create a topic; an existing one is left as it is.
     pub async fn create_topic(&self, topic: &Name) -> Result<(), Error> {
-        match self
-            .topics
-            .create_topic()
-            .set_name(self.config.topic_path(topic))
-            .send()
-            .await
-        {
+        match self.topics.create_topic().set_name(self.config.topic_path(topic)).send().await {
             Ok(_) => Ok(()),
             Err(e) if already_exists(&e) => Ok(()),
             Err(e) => Err(rpc_error(&e)),
@@ -161,11 +126,7 @@ impl PubSubBus {
 
     /// Create a push subscription delivering to `push_endpoint`, with the spec's ack
     /// deadline, retry backoff and dead-letter policy. An existing one is left as it is.
-    pub async fn create_push_subscription(
-        &self,
-        spec: &SubscriptionSpec,
-        push_endpoint: &str,
-    ) -> Result<(), Error> {
+    pub async fn create_push_subscription(&self, spec: &SubscriptionSpec, push_endpoint: &str) -> Result<(), Error> {
         if !(5..=100).contains(&spec.max_attempts) {
             return Err(Error::Invalid("Pub/Sub allows 5-100 delivery attempts"));
         }
@@ -187,13 +148,7 @@ impl PubSubBus {
                     .set_max_delivery_attempts(i32::try_from(spec.max_attempts).unwrap_or(5)),
             );
         }
-        match self
-            .subscriptions
-            .create_subscription()
-            .with_request(subscription)
-            .send()
-            .await
-        {
+        match self.subscriptions.create_subscription().with_request(subscription).send().await {
             Ok(_) => Ok(()),
             Err(e) if already_exists(&e) => Ok(()),
             Err(e) => Err(rpc_error(&e)),
@@ -207,10 +162,7 @@ impl PubSubBus {
             .or_insert_with(|| {
                 // One message per request: stage events are few and latency matters more
                 // than batching.
-                self.base
-                    .publisher(self.config.topic_path(topic))
-                    .set_message_count_threshold(1)
-                    .build()
+                self.base.publisher(self.config.topic_path(topic)).set_message_count_threshold(1).build()
             })
             .clone()
     }
@@ -220,14 +172,10 @@ impl PubSubBus {
 impl Bus for PubSubBus {
     async fn publish(&self, message: OutboundMessage) -> Result<String, Error> {
         let publisher = self.publisher(&message.topic).await;
-        let msg = Message::new()
-            .set_data(message.data)
-            .set_attributes(message.attributes);
+        let msg = Message::new().set_data(message.data).set_attributes(message.attributes);
         publisher.publish(msg).await.map_err(|e| match e {
             google_cloud_pubsub::error::PublishError::Rpc(inner) => rpc_error(&inner),
-            _ => Error::Unavailable {
-                kind: "publisher_shutdown".into(),
-            },
+            _ => Error::Unavailable { kind: "publisher_shutdown".into() },
         })
     }
 }

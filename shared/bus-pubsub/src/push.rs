@@ -34,50 +34,28 @@ pub enum PushError {
     BadData,
 }
 
-fn field<'a>(
-    obj: &'a serde_json::Map<String, Value>,
-    camel: &str,
-    snake: &str,
-) -> Option<&'a Value> {
+fn field<'a>(obj: &'a serde_json::Map<String, Value>, camel: &str, snake: &str) -> Option<&'a Value> {
     obj.get(camel).or_else(|| obj.get(snake))
 }
 
 /// Decode a push request body into a [`Delivery`].
 pub fn decode(body: &[u8]) -> Result<Delivery, PushError> {
     let root: Value = serde_json::from_slice(body).map_err(|_| PushError::NotAPushRequest)?;
-    let message = root
-        .get("message")
-        .and_then(Value::as_object)
-        .ok_or(PushError::NotAPushRequest)?;
-    let subscription = root
-        .get("subscription")
-        .and_then(Value::as_str)
-        .ok_or(PushError::NotAPushRequest)?;
+    let message = root.get("message").and_then(Value::as_object).ok_or(PushError::NotAPushRequest)?;
+    let subscription = root.get("subscription").and_then(Value::as_str).ok_or(PushError::NotAPushRequest)?;
     // `projects/p/subscriptions/name` -> `name`
-    let subscription: Name = subscription
-        .rsplit('/')
-        .next()
-        .unwrap_or_default()
-        .parse()
-        .map_err(|_| PushError::NotAPushRequest)?;
-    let message_id = field(message, "messageId", "message_id")
-        .and_then(Value::as_str)
-        .ok_or(PushError::NotAPushRequest)?
-        .to_owned();
+    let subscription: Name =
+        subscription.rsplit('/').next().unwrap_or_default().parse().map_err(|_| PushError::NotAPushRequest)?;
+    let message_id =
+        field(message, "messageId", "message_id").and_then(Value::as_str).ok_or(PushError::NotAPushRequest)?.to_owned();
     let data = match field(message, "data", "data").and_then(Value::as_str) {
-        Some(text) => base64::engine::general_purpose::STANDARD
-            .decode(text)
-            .map_err(|_| PushError::BadData)?,
+        Some(text) => base64::engine::general_purpose::STANDARD.decode(text).map_err(|_| PushError::BadData)?,
         None => Vec::new(),
     };
     let attributes: BTreeMap<String, String> = match field(message, "attributes", "attributes") {
         Some(Value::Object(map)) => map
             .iter()
-            .map(|(k, v)| {
-                v.as_str()
-                    .map(|s| (k.clone(), s.to_owned()))
-                    .ok_or(PushError::NotAPushRequest)
-            })
+            .map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())).ok_or(PushError::NotAPushRequest))
             .collect::<Result<_, _>>()?,
         None | Some(Value::Null) => BTreeMap::new(),
         Some(_) => return Err(PushError::NotAPushRequest),
@@ -88,22 +66,11 @@ pub fn decode(body: &[u8]) -> Result<Delivery, PushError> {
         .map(|t| t.with_timezone(&Utc))
         .unwrap_or_else(Utc::now);
     // Pub/Sub reports the attempt only with a dead-letter policy (the emulator never does).
-    let attempt = field(
-        root.as_object().ok_or(PushError::NotAPushRequest)?,
-        "deliveryAttempt",
-        "delivery_attempt",
-    )
-    .and_then(Value::as_u64)
-    .and_then(|n| u32::try_from(n).ok())
-    .filter(|n| *n >= 1);
-    Ok(Delivery {
-        message_id,
-        subscription,
-        data,
-        attributes,
-        attempt,
-        published_at,
-    })
+    let attempt = field(root.as_object().ok_or(PushError::NotAPushRequest)?, "deliveryAttempt", "delivery_attempt")
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|n| *n >= 1);
+    Ok(Delivery { message_id, subscription, data, attributes, attempt, published_at })
 }
 
 async fn receive(State(handler): State<Arc<dyn Handler>>, body: Bytes) -> StatusCode {
@@ -121,10 +88,7 @@ async fn receive(State(handler): State<Arc<dyn Handler>>, body: Bytes) -> Status
 
 /// A router answering push requests on `POST path` with `handler`.
 pub fn router(path: &str, handler: Arc<dyn Handler>) -> Router {
-    Router::new()
-        .route(path, post(receive))
-        .layer(DefaultBodyLimit::max(MAX_PUSH_BODY_BYTES))
-        .with_state(handler)
+    Router::new().route(path, post(receive)).layer(DefaultBodyLimit::max(MAX_PUSH_BODY_BYTES)).with_state(handler)
 }
 
 #[cfg(test)]
@@ -141,19 +105,14 @@ mod tests {
             "deliveryAttempt": 3
         });
         let d = decode(body.to_string().as_bytes()).expect("decode");
-        assert_eq!(
-            (d.message_id.as_str(), d.data.as_slice(), d.attempt),
-            ("42", b"hi".as_slice(), Some(3))
-        );
+        assert_eq!((d.message_id.as_str(), d.data.as_slice(), d.attempt), ("42", b"hi".as_slice(), Some(3)));
         assert_eq!(d.subscription.as_str(), "sub-1");
         assert_eq!(d.attributes.get("a").map(String::as_str), Some("1"));
 
-        let snake = json!({"message": {"data": "", "message_id": "7"}, "subscription": "projects/p/subscriptions/sub-1"});
+        let snake =
+            json!({"message": {"data": "", "message_id": "7"}, "subscription": "projects/p/subscriptions/sub-1"});
         let d = decode(snake.to_string().as_bytes()).expect("decode");
-        assert_eq!(
-            (d.message_id.as_str(), d.attempt, d.data.len()),
-            ("7", None, 0)
-        );
+        assert_eq!((d.message_id.as_str(), d.attempt, d.data.len()), ("7", None, 0));
     }
 
     #[test]
@@ -161,14 +120,8 @@ mod tests {
         assert_eq!(decode(b"\xff\xfe").err(), Some(PushError::NotAPushRequest));
         assert_eq!(decode(b"{}").err(), Some(PushError::NotAPushRequest));
         let bad = json!({"message": {"data": "***", "messageId": "1"}, "subscription": "projects/p/subscriptions/s-1"});
-        assert_eq!(
-            decode(bad.to_string().as_bytes()).err(),
-            Some(PushError::BadData)
-        );
+        assert_eq!(decode(bad.to_string().as_bytes()).err(), Some(PushError::BadData));
         let attrs = json!({"message": {"messageId": "1", "attributes": {"n": 1}}, "subscription": "projects/p/subscriptions/s-1"});
-        assert_eq!(
-            decode(attrs.to_string().as_bytes()).err(),
-            Some(PushError::NotAPushRequest)
-        );
+        assert_eq!(decode(attrs.to_string().as_bytes()).err(), Some(PushError::NotAPushRequest));
     }
 }

@@ -46,29 +46,15 @@ impl Fixture for PubSubFixture {
 async fn fixture() -> Box<dyn Fixture> {
     harmonia_testkit::pubsub_emulator();
     let config = PubSubConfig::from_env(harmonia_testkit::unique("conformance"));
-    let bus = PubSubBus::connect(config)
-        .await
-        .expect("connect to the Pub/Sub emulator");
-    Box::new(PubSubFixture {
-        bus: Arc::new(bus),
-        servers: std::sync::Mutex::new(Vec::new()),
-    })
+    let bus = PubSubBus::connect(config).await.expect("connect to the Pub/Sub emulator");
+    Box::new(PubSubFixture { bus: Arc::new(bus), servers: std::sync::Mutex::new(Vec::new()) })
 }
 
 harmonia_bus::bus_conformance!(fixture());
 
 #[test]
 fn emulator_host_becomes_an_http_endpoint() {
-    let config = PubSubConfig {
-        project: "p".into(),
-        emulator_endpoint: Some("http://127.0.0.1:1".into()),
-    };
-    assert_eq!(
-        config.topic_path(&"t-1".parse().expect("t")),
-        "projects/p/topics/t-1"
-    );
-    assert_eq!(
-        config.subscription_path(&"s-1".parse().expect("s")),
-        "projects/p/subscriptions/s-1"
-    );
+    let config = PubSubConfig { project: "p".into(), emulator_endpoint: Some("http://127.0.0.1:1".into()) };
+    assert_eq!(config.topic_path(&"t-1".parse().expect("t")), "projects/p/topics/t-1");
+    assert_eq!(config.subscription_path(&"s-1".parse().expect("s")), "projects/p/subscriptions/s-1");
 }

@@ -12,8 +12,7 @@ use async_trait::async_trait;
 use tokio::sync::mpsc;
 
 use crate::{
-    Bus, DEAD_LETTER_SOURCE_ATTRIBUTE, Delivery, Error, Handler, Name, OutboundMessage, Outcome,
-    SubscriptionSpec,
+    Bus, DEAD_LETTER_SOURCE_ATTRIBUTE, Delivery, Error, Handler, Name, OutboundMessage, Outcome, SubscriptionSpec,
 };
 
 /// Longest wait for one expected delivery.
@@ -31,21 +30,14 @@ pub trait Fixture: Send + Sync {
 }
 
 fn name(prefix: &str) -> Name {
-    format!(
-        "{prefix}-{}",
-        &uuid::Uuid::new_v4().simple().to_string()[..12]
-    )
-    .parse()
-    .unwrap_or_else(|_| panic!("name {prefix}"))
+    format!("{prefix}-{}", &uuid::Uuid::new_v4().simple().to_string()[..12])
+        .parse()
+        .unwrap_or_else(|_| panic!("name {prefix}"))
 }
 
 /// A subscription spec; without an explicit dead-letter topic one is created (Harmonia always
 /// configures one, and Pub/Sub reports delivery attempts only when it is set).
-async fn spec_with(
-    f: &dyn Fixture,
-    topic: &Name,
-    dead_letter_topic: Option<Name>,
-) -> SubscriptionSpec {
+async fn spec_with(f: &dyn Fixture, topic: &Name, dead_letter_topic: Option<Name>) -> SubscriptionSpec {
     let dead_letter_topic = match dead_letter_topic {
         Some(d) => d,
         None => {
@@ -77,11 +69,7 @@ impl Handler for Recorder {
     async fn handle(&self, delivery: Delivery) -> Outcome {
         // Count calls rather than trusting `attempt`, which a backend may not report.
         let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-        let outcome = if call < self.nack_below_attempt {
-            Outcome::Nack
-        } else {
-            Outcome::Ack
-        };
+        let outcome = if call < self.nack_below_attempt { Outcome::Nack } else { Outcome::Ack };
         let _ = self.tx.send(delivery);
         outcome
     }
@@ -89,31 +77,18 @@ impl Handler for Recorder {
 
 fn recorder(nack_below_attempt: u32) -> (Arc<Recorder>, mpsc::UnboundedReceiver<Delivery>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (
-        Arc::new(Recorder {
-            tx,
-            nack_below_attempt,
-            calls: AtomicU32::new(0),
-        }),
-        rx,
-    )
+    (Arc::new(Recorder { tx, nack_below_attempt, calls: AtomicU32::new(0) }), rx)
 }
 
 async fn next(rx: &mut mpsc::UnboundedReceiver<Delivery>) -> Delivery {
-    tokio::time::timeout(WAIT, rx.recv())
-        .await
-        .expect("a delivery within the wait")
-        .expect("channel open")
+    tokio::time::timeout(WAIT, rx.recv()).await.expect("a delivery within the wait").expect("channel open")
 }
 
 fn message(topic: &Name, body: &[u8], tag: &str) -> OutboundMessage {
     OutboundMessage {
         topic: topic.clone(),
         data: body.to_vec(),
-        attributes: BTreeMap::from([
-            ("tag".to_owned(), tag.to_owned()),
-            ("kind".to_owned(), "test".to_owned()),
-        ]),
+        attributes: BTreeMap::from([("tag".to_owned(), tag.to_owned()), ("kind".to_owned(), "test".to_owned())]),
     }
 }
 
@@ -125,11 +100,7 @@ pub async fn delivers_data_and_attributes(f: &dyn Fixture) {
     let (handler, mut rx) = recorder(0);
     f.subscribe(spec_with(f, &topic, None).await, handler).await;
     let body = [0u8, 159, 146, 150, 255, b'{'];
-    let id = f
-        .bus()
-        .publish(message(&topic, &body, "first"))
-        .await
-        .expect("publish");
+    let id = f.bus().publish(message(&topic, &body, "first")).await.expect("publish");
     let got = next(&mut rx).await;
     assert_eq!(got.message_id, id);
     assert_eq!(got.data, body);
@@ -137,15 +108,9 @@ pub async fn delivers_data_and_attributes(f: &dyn Fixture) {
     assert_eq!(got.attributes.get("kind").map(String::as_str), Some("test"));
     assert!(matches!(got.attempt, None | Some(1)), "{:?}", got.attempt);
     // The next delivery is the second message, not a redelivery of the acked first.
-    f.bus()
-        .publish(message(&topic, b"two", "second"))
-        .await
-        .expect("publish");
+    f.bus().publish(message(&topic, b"two", "second")).await.expect("publish");
     let got = next(&mut rx).await;
-    assert_eq!(
-        got.attributes.get("tag").map(String::as_str),
-        Some("second")
-    );
+    assert_eq!(got.attributes.get("tag").map(String::as_str), Some("second"));
 }
 
 /// A nacked message comes back with the attempt count rising until it is acked.
@@ -154,35 +119,16 @@ pub async fn nack_redelivers_with_rising_attempts(f: &dyn Fixture) {
     f.create_topic(&topic).await;
     let (handler, mut rx) = recorder(3);
     f.subscribe(spec_with(f, &topic, None).await, handler).await;
-    let id = f
-        .bus()
-        .publish(message(&topic, b"retry me", "r"))
-        .await
-        .expect("publish");
-    let deliveries = [
-        next(&mut rx).await,
-        next(&mut rx).await,
-        next(&mut rx).await,
-    ];
+    let id = f.bus().publish(message(&topic, b"retry me", "r")).await.expect("publish");
+    let deliveries = [next(&mut rx).await, next(&mut rx).await, next(&mut rx).await];
     for (n, d) in (1..).zip(&deliveries) {
         assert_eq!(d.message_id, id);
         assert_eq!(d.data, b"retry me");
-        assert!(
-            d.attempt.is_none_or(|a| a == n),
-            "attempt {:?} on delivery {n}",
-            d.attempt
-        );
+        assert!(d.attempt.is_none_or(|a| a == n), "attempt {:?} on delivery {n}", d.attempt);
     }
-    f.bus()
-        .publish(message(&topic, b"after", "after"))
-        .await
-        .expect("publish");
+    f.bus().publish(message(&topic, b"after", "after")).await.expect("publish");
     let got = next(&mut rx).await;
-    assert_eq!(
-        got.attributes.get("tag").map(String::as_str),
-        Some("after"),
-        "the acked message came back"
-    );
+    assert_eq!(got.attributes.get("tag").map(String::as_str), Some("after"), "the acked message came back");
 }
 
 /// After `max_attempts` nacks the message lands on the dead-letter topic with its data and
@@ -193,36 +139,21 @@ pub async fn dead_letters_after_max_attempts(f: &dyn Fixture) {
     f.create_topic(&topic).await;
     f.create_topic(&dead).await;
     let (dead_handler, mut dead_rx) = recorder(0);
-    f.subscribe(spec_with(f, &dead, None).await, dead_handler)
-        .await;
+    f.subscribe(spec_with(f, &dead, None).await, dead_handler).await;
     let (handler, mut rx) = recorder(u32::MAX);
     let main = spec_with(f, &topic, Some(dead.clone())).await;
     let main_name = main.name.clone();
     f.subscribe(main, handler.clone()).await;
-    f.bus()
-        .publish(message(&topic, b"poison", "p"))
-        .await
-        .expect("publish");
+    f.bus().publish(message(&topic, b"poison", "p")).await.expect("publish");
     let landed = next(&mut dead_rx).await;
     assert_eq!(landed.data, b"poison");
     assert_eq!(landed.attributes.get("tag").map(String::as_str), Some("p"));
-    let source = landed
-        .attributes
-        .get(DEAD_LETTER_SOURCE_ATTRIBUTE)
-        .cloned()
-        .unwrap_or_default();
-    assert!(
-        source.ends_with(main_name.as_str()),
-        "source subscription attribute: {source:?}"
-    );
+    let source = landed.attributes.get(DEAD_LETTER_SOURCE_ATTRIBUTE).cloned().unwrap_or_default();
+    assert!(source.ends_with(main_name.as_str()), "source subscription attribute: {source:?}");
     let mut deliveries = 0u32;
     while let Ok(d) = rx.try_recv() {
         deliveries += 1;
-        assert!(
-            d.attempt.is_none_or(|a| a == deliveries),
-            "attempt {:?} on delivery {deliveries}",
-            d.attempt
-        );
+        assert!(d.attempt.is_none_or(|a| a == deliveries), "attempt {:?} on delivery {deliveries}", d.attempt);
     }
     assert_eq!(deliveries, 5, "every attempt up to the limit, then none");
 }
@@ -235,16 +166,9 @@ pub async fn fans_out_to_every_subscription(f: &dyn Fixture) {
     let (b, mut rx_b) = recorder(0);
     f.subscribe(spec_with(f, &topic, None).await, a).await;
     f.subscribe(spec_with(f, &topic, None).await, b).await;
-    let id = f
-        .bus()
-        .publish(message(&topic, b"both", "fan"))
-        .await
-        .expect("publish");
+    let id = f.bus().publish(message(&topic, b"both", "fan")).await.expect("publish");
     let (got_a, got_b) = (next(&mut rx_a).await, next(&mut rx_b).await);
-    assert_eq!(
-        (got_a.message_id.as_str(), got_b.message_id.as_str()),
-        (id.as_str(), id.as_str())
-    );
+    assert_eq!((got_a.message_id.as_str(), got_b.message_id.as_str()), (id.as_str(), id.as_str()));
     assert_ne!(got_a.subscription, got_b.subscription);
 }
 

@@ -40,14 +40,8 @@ impl FromStr for Name {
         let ok = (3..=255).contains(&raw.len())
             && raw.starts_with(|c: char| c.is_ascii_alphabetic())
             && !raw.to_ascii_lowercase().starts_with("goog")
-            && raw
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.~+%".contains(c));
-        if ok {
-            Ok(Self(raw.to_owned()))
-        } else {
-            Err(Error::InvalidName)
-        }
+            && raw.chars().all(|c| c.is_ascii_alphanumeric() || "-_.~+%".contains(c));
+        if ok { Ok(Self(raw.to_owned())) } else { Err(Error::InvalidName) }
     }
 }
 
@@ -78,10 +72,7 @@ pub struct OutboundMessage {
 impl OutboundMessage {
     /// The message carrying a stage event on `P::TOPIC` (prefixed by `topic_prefix`), with
     /// the envelope's routing fields copied into attributes.
-    pub fn event<P: EventPayload>(
-        topic_prefix: &str,
-        event: &StageEvent<P>,
-    ) -> Result<Self, Error> {
+    pub fn event<P: EventPayload>(topic_prefix: &str, event: &StageEvent<P>) -> Result<Self, Error> {
         let topic: Name = format!("{topic_prefix}{}", P::TOPIC).parse()?;
         let attributes = BTreeMap::from([
             ("event_id".to_owned(), event.event_id.to_string()),
@@ -90,17 +81,10 @@ impl OutboundMessage {
             ("job".to_owned(), event.job.to_string()),
             ("stage".to_owned(), event.stage.to_string()),
             ("pass".to_owned(), event.pass.get().to_string()),
-            (
-                "idempotency_key".to_owned(),
-                event.idempotency_key.to_string(),
-            ),
+            ("idempotency_key".to_owned(), event.idempotency_key.to_string()),
             ("traceparent".to_owned(), event.traceparent.to_string()),
         ]);
-        Ok(Self {
-            topic,
-            data: event.encode(),
-            attributes,
-        })
+        Ok(Self { topic, data: event.encode(), attributes })
     }
 }
 
@@ -161,9 +145,7 @@ impl SubscriptionSpec {
     /// Retry delay after `attempt` failed deliveries.
     pub fn backoff(&self, attempt: u32) -> Duration {
         let factor = 2u32.saturating_pow(attempt.saturating_sub(1).min(16));
-        self.min_backoff
-            .saturating_mul(factor)
-            .min(self.max_backoff)
+        self.min_backoff.saturating_mul(factor).min(self.max_backoff)
     }
 }
 

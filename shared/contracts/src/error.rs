@@ -218,18 +218,12 @@ pub struct Error {
 impl Error {
     /// An error with a specific safe message.
     pub fn new(code: Code, message: impl Into<Cow<'static, str>>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-        }
+        Self { code, message: message.into() }
     }
 
     /// An error with the code's standard message.
     pub fn from_code(code: Code) -> Self {
-        Self {
-            code,
-            message: Cow::Borrowed(code.safe_message()),
-        }
+        Self { code, message: Cow::Borrowed(code.safe_message()) }
     }
 
     /// The wire form with the code's default retryability.
@@ -277,12 +271,7 @@ impl TryFrom<RawErrorBody> for ErrorBody {
         if raw.message.trim().is_empty() {
             return Err("error message must not be empty".into());
         }
-        Ok(Self {
-            code: raw.code,
-            category: raw.category,
-            message: raw.message,
-            retryable: raw.retryable,
-        })
+        Ok(Self { code: raw.code, category: raw.category, message: raw.message, retryable: raw.retryable })
     }
 }
 
@@ -326,12 +315,7 @@ pub struct AgentContractError {
 impl AgentContractError {
     /// A contract error for `role` with the code's standard message.
     pub fn new(role: Role, code: Code) -> Self {
-        Self {
-            role,
-            code,
-            safe_message: code.safe_message().to_owned(),
-            schema_path: None,
-        }
+        Self { role, code, safe_message: code.safe_message().to_owned(), schema_path: None }
     }
 
     /// The same error pointing at a location in the role's output schema.
@@ -357,14 +341,8 @@ mod tests {
         for code in Code::ALL {
             let text = code.as_str();
             assert!(seen.insert(text), "duplicate {text}");
-            assert!(
-                text.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
-                "{text}"
-            );
-            assert_eq!(
-                serde_json::to_value(code).ok(),
-                Some(serde_json::json!(text))
-            );
+            assert!(text.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{text}");
+            assert_eq!(serde_json::to_value(code).ok(), Some(serde_json::json!(text)));
         }
     }
 
@@ -375,10 +353,7 @@ mod tests {
         assert_eq!(Code::NotFound.category(), Category::NotFound);
         assert_eq!(Code::Authorization.category(), Category::Authorization);
         assert_eq!(Code::InsufficientHistory.category(), Category::Precondition);
-        assert_eq!(
-            Code::DependencyUnavailable.category(),
-            Category::Unavailable
-        );
+        assert_eq!(Code::DependencyUnavailable.category(), Category::Unavailable);
         assert!(Code::DependencyUnavailable.default_retryable());
         assert!(!Code::NotFound.default_retryable());
     }
@@ -389,14 +364,14 @@ mod tests {
         assert!(serde_json::from_value::<ErrorBody>(ok).is_ok());
         let wrong = serde_json::json!({"code":"not_found","category":"internal","message":"x","retryable":false});
         assert!(serde_json::from_value::<ErrorBody>(wrong).is_err());
-        let extra = serde_json::json!({"code":"not_found","category":"not_found","message":"x","retryable":false,"stack":"y"});
+        let extra =
+            serde_json::json!({"code":"not_found","category":"not_found","message":"x","retryable":false,"stack":"y"});
         assert!(serde_json::from_value::<ErrorBody>(extra).is_err());
     }
 
     #[test]
     fn agent_contract_error_message_is_the_code_text() {
-        let e = AgentContractError::new(Role::Nimi, Code::SchemaViolation)
-            .at_schema_path("/properties/moments");
+        let e = AgentContractError::new(Role::Nimi, Code::SchemaViolation).at_schema_path("/properties/moments");
         assert_eq!(e.safe_message, Code::SchemaViolation.safe_message());
         assert_eq!(e.body().code, Code::SchemaViolation);
         let json = serde_json::to_value(&e).ok();

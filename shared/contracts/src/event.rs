@@ -21,9 +21,7 @@ use crate::trace::TraceParent;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A pipeline stage: one Cloud Run function each.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// Accept and validate a source; create the job.
@@ -154,9 +152,7 @@ impl fmt::Display for IdempotencyKey {
 }
 
 /// A payload type bound to its topic.
-pub trait EventPayload:
-    Serialize + DeserializeOwned + JsonSchema + Clone + fmt::Debug + Send + Sync + 'static
-{
+pub trait EventPayload: Serialize + DeserializeOwned + JsonSchema + Clone + fmt::Debug + Send + Sync + 'static {
     /// The topic this payload travels on.
     const TOPIC: &'static str;
     /// The stage that emits it.
@@ -194,13 +190,7 @@ pub struct StageEvent<P: EventPayload> {
 
 impl<P: EventPayload> StageEvent<P> {
     /// A new event for `payload`, continuing `trace` with a child span.
-    pub fn new(
-        workspace: WorkspaceId,
-        job: JobId,
-        pass: Pass,
-        trace: &TraceParent,
-        payload: P,
-    ) -> Self {
+    pub fn new(workspace: WorkspaceId, job: JobId, pass: Pass, trace: &TraceParent, payload: P) -> Self {
         Self {
             schema_version: SCHEMA_VERSION,
             event_id: EventId::generate(),
@@ -224,8 +214,7 @@ impl<P: EventPayload> StageEvent<P> {
 
     /// Decode bytes published on `P::TOPIC`; anything else is `event_undecodable`.
     pub fn decode(bytes: &[u8]) -> Result<Self, Error> {
-        let event: Self =
-            serde_json::from_slice(bytes).map_err(|_| Error::from_code(Code::EventUndecodable))?;
+        let event: Self = serde_json::from_slice(bytes).map_err(|_| Error::from_code(Code::EventUndecodable))?;
         let key = IdempotencyKey::for_event(&event.workspace, &event.job, P::TOPIC, event.pass);
         if event.schema_version != SCHEMA_VERSION
             || event.topic != P::TOPIC
@@ -299,9 +288,7 @@ mod tests {
             "job-1".parse().expect("job"),
             Pass::FIRST,
             &TraceParent::new_root(),
-            SourceIngested {
-                source: "src-1".parse().expect("src"),
-            },
+            SourceIngested { source: "src-1".parse().expect("src") },
         )
     }
 
@@ -309,14 +296,8 @@ mod tests {
     fn round_trips_and_binds_payload_to_topic() {
         let event = sample();
         let bytes = event.encode();
-        assert_eq!(
-            StageEvent::<SourceIngested>::decode(&bytes).ok(),
-            Some(event.clone())
-        );
-        assert_eq!(
-            event.idempotency_key.as_str(),
-            "ws-a:job-1:source.ingested:1"
-        );
+        assert_eq!(StageEvent::<SourceIngested>::decode(&bytes).ok(), Some(event.clone()));
+        assert_eq!(event.idempotency_key.as_str(), "ws-a:job-1:source.ingested:1");
         // The same bytes cannot be read as another topic's event.
         let err = StageEvent::<AnalysisCompleted>::decode(&bytes).expect_err("wrong topic");
         assert_eq!(err.code, Code::EventUndecodable);
@@ -331,15 +312,11 @@ mod tests {
 
         let mut value = serde_json::to_value(sample()).expect("json");
         value["extra"] = 1.into();
-        assert!(
-            StageEvent::<SourceIngested>::decode(&serde_json::to_vec(&value).expect("b")).is_err()
-        );
+        assert!(StageEvent::<SourceIngested>::decode(&serde_json::to_vec(&value).expect("b")).is_err());
 
         let mut value = serde_json::to_value(sample()).expect("json");
         value["pass"] = 3.into();
-        assert!(
-            StageEvent::<SourceIngested>::decode(&serde_json::to_vec(&value).expect("b")).is_err()
-        );
+        assert!(StageEvent::<SourceIngested>::decode(&serde_json::to_vec(&value).expect("b")).is_err());
 
         assert!(StageEvent::<SourceIngested>::decode(b"\xff\x00garbage").is_err());
     }
@@ -351,15 +328,8 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), TOPICS.len());
         for t in names {
-            assert!(
-                t.len() >= 3 && t.chars().next().is_some_and(|c| c.is_ascii_lowercase()),
-                "{t}"
-            );
-            assert!(
-                t.chars()
-                    .all(|c| c.is_ascii_lowercase() || c == '.' || c == '_'),
-                "{t}"
-            );
+            assert!(t.len() >= 3 && t.chars().next().is_some_and(|c| c.is_ascii_lowercase()), "{t}");
+            assert!(t.chars().all(|c| c.is_ascii_lowercase() || c == '.' || c == '_'), "{t}");
         }
     }
 }

@@ -173,16 +173,7 @@ mod tests {
 
     #[test]
     fn rejects_unsafe_ids() {
-        for bad in [
-            "",
-            ".",
-            "..",
-            "__x__",
-            "a/b",
-            "é",
-            "-lead",
-            &"a".repeat(129),
-        ] {
+        for bad in ["", ".", "..", "__x__", "a/b", "é", "-lead", &"a".repeat(129)] {
             let err = bad.parse::<WorkspaceId>().expect_err(bad);
             assert_eq!(err.code, Code::InvalidId, "{bad}");
         }

@@ -6,9 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One of the eight agent roles.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Coordinator: routes one bounded task to exactly one specialist.
@@ -31,16 +29,8 @@ pub enum Role {
 
 impl Role {
     /// All roles.
-    pub const ALL: [Role; 8] = [
-        Role::Harmonia,
-        Role::Nimi,
-        Role::Ryan,
-        Role::Temi,
-        Role::Noni,
-        Role::Dara,
-        Role::Maya,
-        Role::Nova,
-    ];
+    pub const ALL: [Role; 8] =
+        [Role::Harmonia, Role::Nimi, Role::Ryan, Role::Temi, Role::Noni, Role::Dara, Role::Maya, Role::Nova];
 
     /// The lowercase name.
     pub fn as_str(self) -> &'static str {

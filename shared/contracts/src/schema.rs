@@ -44,9 +44,7 @@ impl Transform for IntegerBounds {
 }
 
 fn generator() -> SchemaGenerator {
-    SchemaSettings::draft2020_12()
-        .with_transform(IntegerBounds)
-        .into_generator()
+    SchemaSettings::draft2020_12().with_transform(IntegerBounds).into_generator()
 }
 
 /// The root schema of `T`, with integer bounds.
@@ -78,6 +76,7 @@ pub fn all_schemas() -> BTreeMap<String, Value> {
         "review" => domain::Review,
         "policy-result" => domain::PolicyResult,
         "approval" => domain::Approval,
+        "publication" => domain::Publication,
         "publication-claim" => domain::PublicationClaim,
         "publication-receipt" => domain::PublicationReceipt,
         "verification" => domain::Verification,
@@ -110,10 +109,7 @@ pub fn export(schemas_dir: &Path, docs_dir: &Path) -> std::io::Result<usize> {
     }
     let schemas = all_schemas();
     for (name, schema) in &schemas {
-        std::fs::write(
-            schemas_dir.join(format!("{name}.schema.json")),
-            render(schema),
-        )?;
+        std::fs::write(schemas_dir.join(format!("{name}.schema.json")), render(schema))?;
     }
     std::fs::write(docs_dir.join("error-codes.md"), Code::table_markdown())?;
     Ok(schemas.len())
@@ -125,27 +121,20 @@ pub fn drift(schemas_dir: &Path, docs_dir: &Path) -> Vec<String> {
     let schemas = all_schemas();
     for (name, schema) in &schemas {
         let file = format!("{name}.schema.json");
-        if std::fs::read_to_string(schemas_dir.join(&file))
-            .ok()
-            .as_deref()
-            != Some(render(schema).as_str())
-        {
+        if std::fs::read_to_string(schemas_dir.join(&file)).ok().as_deref() != Some(render(schema).as_str()) {
             drifted.push(file);
         }
     }
     if let Ok(entries) = std::fs::read_dir(schemas_dir) {
         for entry in entries.flatten() {
             let file = entry.file_name().to_string_lossy().into_owned();
-            let known = file
-                .strip_suffix(".schema.json")
-                .is_some_and(|stem| schemas.contains_key(stem));
+            let known = file.strip_suffix(".schema.json").is_some_and(|stem| schemas.contains_key(stem));
             if !known {
                 drifted.push(file);
             }
         }
     }
-    if std::fs::read_to_string(docs_dir.join("error-codes.md")).ok() != Some(Code::table_markdown())
-    {
+    if std::fs::read_to_string(docs_dir.join("error-codes.md")).ok() != Some(Code::table_markdown()) {
         drifted.push("error-codes.md".to_owned());
     }
     drifted
@@ -166,9 +155,7 @@ pub struct SchemaValidator<T> {
 
 impl<T> std::fmt::Debug for SchemaValidator<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SchemaValidator")
-            .field("type", &std::any::type_name::<T>())
-            .finish()
+        f.debug_struct("SchemaValidator").field("type", &std::any::type_name::<T>()).finish()
     }
 }
 
@@ -184,28 +171,20 @@ impl<T: JsonSchema + DeserializeOwned> SchemaValidator<T> {
             .should_validate_formats(true)
             .build(schema)
             .map_err(|_| Error::new(Code::Internal, "a built-in JSON Schema does not compile"))?;
-        Ok(Self {
-            validator,
-            _type: PhantomData,
-        })
+        Ok(Self { validator, _type: PhantomData })
     }
 
     /// Validate against the schema, then deserialise.
     pub fn parse(&self, value: &Value) -> Result<T, Violation> {
         if let Some(err) = self.validator.iter_errors(value).next() {
-            return Err(Violation {
-                schema_path: err.schema_path().to_string(),
-            });
+            return Err(Violation { schema_path: err.schema_path().to_string() });
         }
-        serde_json::from_value(value.clone()).map_err(|_| Violation {
-            schema_path: String::new(),
-        })
+        serde_json::from_value(value.clone()).map_err(|_| Violation { schema_path: String::new() })
     }
 
     /// Like [`parse`](Self::parse), as an `invalid_document` error.
     pub fn parse_document(&self, value: &Value) -> Result<T, Error> {
-        self.parse(value)
-            .map_err(|_| Error::from_code(Code::InvalidDocument))
+        self.parse(value).map_err(|_| Error::from_code(Code::InvalidDocument))
     }
 }
 
@@ -282,23 +261,10 @@ mod tests {
     #[test]
     fn tool_envelope_schema_agrees_with_the_type() {
         let v = SchemaValidator::<ToolEnvelope>::new().expect("compiles");
-        let error =
-            json!({"code":"not_found","category":"not_found","message":"x","retryable":false});
-        assert!(
-            v.parse(&json!({"status":"success","data":{},"error":null,"evidence":[]}))
-                .is_ok()
-        );
-        assert!(
-            v.parse(&json!({"status":"error","data":null,"error":error,"evidence":[]}))
-                .is_ok()
-        );
-        assert!(
-            v.parse(&json!({"status":"success","data":{},"error":error,"evidence":[]}))
-                .is_err()
-        );
-        assert!(
-            v.parse(&json!({"status":"error","data":null,"error":error,"evidence":[],"x":1}))
-                .is_err()
-        );
+        let error = json!({"code":"not_found","category":"not_found","message":"x","retryable":false});
+        assert!(v.parse(&json!({"status":"success","data":{},"error":null,"evidence":[]})).is_ok());
+        assert!(v.parse(&json!({"status":"error","data":null,"error":error,"evidence":[]})).is_ok());
+        assert!(v.parse(&json!({"status":"success","data":{},"error":error,"evidence":[]})).is_err());
+        assert!(v.parse(&json!({"status":"error","data":null,"error":error,"evidence":[],"x":1})).is_err());
     }
 }

@@ -115,10 +115,7 @@ fn check_unique(evidence: &[Evidence]) -> Result<(), Error> {
     if evidence.iter().all(|e| seen.insert(&e.evidence_id)) {
         Ok(())
     } else {
-        Err(Error::new(
-            Code::InvalidEnvelope,
-            "evidence ids must be unique within one envelope",
-        ))
+        Err(Error::new(Code::InvalidEnvelope, "evidence ids must be unique within one envelope"))
     }
 }
 
@@ -133,18 +130,10 @@ struct WireOut<'a> {
 impl Serialize for ToolEnvelope {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            Self::Success { data, evidence } => WireOut {
-                status: ToolStatus::Success,
-                data: Some(data),
-                error: None,
-                evidence,
-            },
-            Self::Error(error) => WireOut {
-                status: ToolStatus::Error,
-                data: None,
-                error: Some(error),
-                evidence: &[],
-            },
+            Self::Success { data, evidence } => {
+                WireOut { status: ToolStatus::Success, data: Some(data), error: None, evidence }
+            }
+            Self::Error(error) => WireOut { status: ToolStatus::Error, data: None, error: Some(error), evidence: &[] },
         }
         .serialize(s)
     }
@@ -170,15 +159,13 @@ impl<'de> Deserialize<'de> for ToolEnvelope {
             (ToolStatus::Success, Some(Value::Object(data)), None) => {
                 Self::success(data, wire.evidence).map_err(|e| D::Error::custom(e.message))
             }
-            (ToolStatus::Success, _, _) => Err(D::Error::custom(
-                "a success requires an object `data` and a null `error`",
-            )),
-            (ToolStatus::Error, None, Some(error)) if wire.evidence.is_empty() => {
-                Ok(Self::Error(error))
+            (ToolStatus::Success, _, _) => {
+                Err(D::Error::custom("a success requires an object `data` and a null `error`"))
             }
-            (ToolStatus::Error, _, _) => Err(D::Error::custom(
-                "an error requires one `error`, a null `data` and empty `evidence`",
-            )),
+            (ToolStatus::Error, None, Some(error)) if wire.evidence.is_empty() => Ok(Self::Error(error)),
+            (ToolStatus::Error, _, _) => {
+                Err(D::Error::custom("an error requires one `error`, a null `data` and empty `evidence`"))
+            }
         }
     }
 }
@@ -226,17 +213,12 @@ mod tests {
     use serde_json::json;
 
     fn ev(id: &str, level: EvidenceLevel) -> Evidence {
-        Evidence {
-            evidence_id: id.parse().expect("id"),
-            level,
-            provenance: Provenance::Mock,
-        }
+        Evidence { evidence_id: id.parse().expect("id"), level, provenance: Provenance::Mock }
     }
 
     #[test]
     fn success_and_error_round_trip_with_exactly_four_keys() {
-        let ok =
-            ToolEnvelope::success(Map::new(), vec![ev("ev-1", EvidenceLevel::Record)]).expect("ok");
+        let ok = ToolEnvelope::success(Map::new(), vec![ev("ev-1", EvidenceLevel::Record)]).expect("ok");
         let text = serde_json::to_value(&ok).expect("ser");
         assert_eq!(
             text,
@@ -255,8 +237,7 @@ mod tests {
 
     #[test]
     fn impossible_states_are_refused_with_a_typed_error() {
-        let error =
-            json!({"code":"not_found","category":"not_found","message":"x","retryable":false});
+        let error = json!({"code":"not_found","category":"not_found","message":"x","retryable":false});
         let cases = [
             json!({"status":"success","data":{},"error":error,"evidence":[]}),
             json!({"status":"success","data":null,"error":null,"evidence":[]}),

@@ -31,11 +31,7 @@ impl TraceParent {
         while span_id == [0; 8] {
             rng.fill(&mut span_id);
         }
-        Self {
-            trace_id,
-            span_id,
-            flags: 1,
-        }
+        Self { trace_id, span_id, flags: 1 }
     }
 
     /// A child context: same trace, new random span id.
@@ -45,11 +41,7 @@ impl TraceParent {
         while span_id == [0; 8] || span_id == self.span_id {
             rng.fill(&mut span_id);
         }
-        Self {
-            trace_id: self.trace_id,
-            span_id,
-            flags: self.flags,
-        }
+        Self { trace_id: self.trace_id, span_id, flags: self.flags }
     }
 
     /// The 32-hex-digit trace id.
@@ -70,13 +62,7 @@ impl TraceParent {
 
 impl fmt::Display for TraceParent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "00-{}-{}-{:02x}",
-            self.trace_id(),
-            self.span_id(),
-            self.flags
-        )
+        write!(f, "00-{}-{}-{:02x}", self.trace_id(), self.span_id(), self.flags)
     }
 }
 
@@ -87,11 +73,7 @@ impl From<TraceParent> for String {
 }
 
 fn lower_hex<const N: usize>(part: &str) -> Option<[u8; N]> {
-    if part.len() != N * 2
-        || !part
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    {
+    if part.len() != N * 2 || !part.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
         return None;
     }
     let mut out = [0u8; N];
@@ -104,38 +86,24 @@ impl FromStr for TraceParent {
     fn from_str(raw: &str) -> Result<Self, Error> {
         let bad = || Error::from_code(Code::InvalidTraceparent);
         let mut parts = raw.split('-');
-        let (Some(version), Some(trace), Some(span), Some(flags), None) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
+        let (Some(version), Some(trace), Some(span), Some(flags), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
+        else {
             return Err(bad());
         };
         if version != "00" {
             return Err(bad());
         }
-        let trace_id = lower_hex::<16>(trace)
-            .filter(|t| *t != [0; 16])
-            .ok_or_else(bad)?;
-        let span_id = lower_hex::<8>(span)
-            .filter(|s| *s != [0; 8])
-            .ok_or_else(bad)?;
+        let trace_id = lower_hex::<16>(trace).filter(|t| *t != [0; 16]).ok_or_else(bad)?;
+        let span_id = lower_hex::<8>(span).filter(|s| *s != [0; 8]).ok_or_else(bad)?;
         let [flags] = lower_hex::<1>(flags).ok_or_else(bad)?;
-        Ok(Self {
-            trace_id,
-            span_id,
-            flags,
-        })
+        Ok(Self { trace_id, span_id, flags })
     }
 }
 
 impl<'de> Deserialize<'de> for TraceParent {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -178,17 +146,9 @@ mod tests {
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x",
             "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
         ] {
-            assert_eq!(
-                bad.parse::<TraceParent>().err().map(|e| e.code),
-                Some(Code::InvalidTraceparent),
-                "{bad}"
-            );
+            assert_eq!(bad.parse::<TraceParent>().err().map(|e| e.code), Some(Code::InvalidTraceparent), "{bad}");
         }
-        assert!(
-            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-                .parse::<TraceParent>()
-                .is_ok()
-        );
+        assert!("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".parse::<TraceParent>().is_ok());
     }
 }
 

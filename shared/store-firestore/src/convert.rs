@@ -23,22 +23,16 @@ pub(crate) fn to_firestore(value: &Value) -> Result<fs::Value, Error> {
             _ => return Err(Error::Invalid("unsupported number")),
         },
         Value::String(s) => ValueType::StringValue(s.clone()),
-        Value::Array(items) => ValueType::ArrayValue(fs::ArrayValue {
-            values: items.iter().map(to_firestore).collect::<Result<_, _>>()?,
-        }),
-        Value::Object(map) => ValueType::MapValue(fs::MapValue {
-            fields: map_fields(map)?,
-        }),
+        Value::Array(items) => {
+            ValueType::ArrayValue(fs::ArrayValue { values: items.iter().map(to_firestore).collect::<Result<_, _>>()? })
+        }
+        Value::Object(map) => ValueType::MapValue(fs::MapValue { fields: map_fields(map)? }),
     };
-    Ok(fs::Value {
-        value_type: Some(value_type),
-    })
+    Ok(fs::Value { value_type: Some(value_type) })
 }
 
 fn map_fields(map: &Map<String, Value>) -> Result<HashMap<String, fs::Value>, Error> {
-    map.iter()
-        .map(|(k, v)| Ok((k.clone(), to_firestore(v)?)))
-        .collect()
+    map.iter().map(|(k, v)| Ok((k.clone(), to_firestore(v)?))).collect()
 }
 
 /// The stored fields of a document: version, write time and data.
@@ -50,28 +44,14 @@ pub(crate) fn to_firestore_map(
     let version = i64::try_from(version).map_err(|_| Error::Corrupt)?;
     let nanos = i32::try_from(now.timestamp_subsec_nanos()).unwrap_or(0);
     Ok(HashMap::from([
-        (
-            "v".to_owned(),
-            fs::Value {
-                value_type: Some(ValueType::IntegerValue(version)),
-            },
-        ),
+        ("v".to_owned(), fs::Value { value_type: Some(ValueType::IntegerValue(version)) }),
         (
             "u".to_owned(),
-            fs::Value {
-                value_type: Some(ValueType::TimestampValue(Timestamp {
-                    seconds: now.timestamp(),
-                    nanos,
-                })),
-            },
+            fs::Value { value_type: Some(ValueType::TimestampValue(Timestamp { seconds: now.timestamp(), nanos })) },
         ),
         (
             "d".to_owned(),
-            fs::Value {
-                value_type: Some(ValueType::MapValue(fs::MapValue {
-                    fields: map_fields(data)?,
-                })),
-            },
+            fs::Value { value_type: Some(ValueType::MapValue(fs::MapValue { fields: map_fields(data)? })) },
         ),
     ]))
 }
@@ -81,16 +61,11 @@ pub(crate) fn from_firestore(value: fs::Value) -> Result<Value, Error> {
         None | Some(ValueType::NullValue(_)) => Value::Null,
         Some(ValueType::BooleanValue(b)) => Value::Bool(b),
         Some(ValueType::IntegerValue(i)) => Value::Number(i.into()),
-        Some(ValueType::DoubleValue(f)) => {
-            Value::Number(Number::from_f64(f).ok_or(Error::Corrupt)?)
-        }
+        Some(ValueType::DoubleValue(f)) => Value::Number(Number::from_f64(f).ok_or(Error::Corrupt)?),
         Some(ValueType::StringValue(s)) => Value::String(s),
-        Some(ValueType::ArrayValue(a)) => Value::Array(
-            a.values
-                .into_iter()
-                .map(from_firestore)
-                .collect::<Result<_, _>>()?,
-        ),
+        Some(ValueType::ArrayValue(a)) => {
+            Value::Array(a.values.into_iter().map(from_firestore).collect::<Result<_, _>>()?)
+        }
         Some(ValueType::MapValue(m)) => Value::Object(from_firestore_map(m)?),
         Some(_) => return Err(Error::Corrupt),
     })
@@ -100,10 +75,7 @@ pub(crate) fn from_firestore_map(map: fs::MapValue) -> Result<Map<String, Value>
     // Sorted so that data read back is independent of the wire's map order.
     let mut entries: Vec<_> = map.fields.into_iter().collect();
     entries.sort_by(|a, b| a.0.cmp(&b.0));
-    entries
-        .into_iter()
-        .map(|(k, v)| Ok((k, from_firestore(v)?)))
-        .collect()
+    entries.into_iter().map(|(k, v)| Ok((k, from_firestore(v)?))).collect()
 }
 
 #[cfg(test)]

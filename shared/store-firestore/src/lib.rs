@@ -38,9 +38,7 @@ fn status_error(status: &Status) -> Error {
         GrpcCode::FailedPrecondition => Error::PreconditionFailed,
         GrpcCode::Aborted => Error::Conflict,
         GrpcCode::InvalidArgument => Error::Invalid("Firestore refused the request as invalid"),
-        code => Error::Unavailable {
-            kind: format!("{code:?}").to_lowercase(),
-        },
+        code => Error::Unavailable { kind: format!("{code:?}").to_lowercase() },
     }
 }
 
@@ -53,26 +51,18 @@ pub struct FirestoreStore {
 
 impl std::fmt::Debug for FirestoreStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FirestoreStore")
-            .field("database", &self.database)
-            .finish()
+        f.debug_struct("FirestoreStore").field("database", &self.database).finish()
     }
 }
 
 impl FirestoreStore {
     /// Connect to `project`'s `database` (use `(default)` for the default database).
     pub async fn connect(project: &str, database: &str) -> Result<Self, Error> {
-        let options =
-            FirestoreDbOptions::new(project.to_owned()).with_database_id(database.to_owned());
+        let options = FirestoreDbOptions::new(project.to_owned()).with_database_id(database.to_owned());
         let db = FirestoreDb::with_options(options)
             .await
-            .map_err(|_| Error::Unavailable {
-                kind: "firestore_connect".into(),
-            })?;
-        Ok(Self {
-            db,
-            database: format!("projects/{project}/databases/{database}"),
-        })
+            .map_err(|_| Error::Unavailable { kind: "firestore_connect".into() })?;
+        Ok(Self { db, database: format!("projects/{project}/databases/{database}") })
     }
 
     fn parent(&self, workspace: &WorkspaceId) -> String {
@@ -84,17 +74,8 @@ impl FirestoreStore {
     }
 
     async fn read(&self, name: &str) -> Result<Option<fs::Document>, Error> {
-        let request = fs::GetDocumentRequest {
-            name: name.to_owned(),
-            ..Default::default()
-        };
-        match self
-            .db
-            .client()
-            .get()
-            .get_document(Request::new(request))
-            .await
-        {
+        let request = fs::GetDocumentRequest { name: name.to_owned(), ..Default::default() };
+        match self.db.client().get().get_document(Request::new(request)).await {
             Ok(response) => Ok(Some(response.into_inner())),
             Err(status) if status.code() == GrpcCode::NotFound => Ok(None),
             Err(status) => Err(status_error(&status)),
@@ -132,10 +113,7 @@ impl FirestoreStore {
     /// document is still exactly as read. `Conflict` means something changed in between.
     async fn try_commit(&self, workspace: &WorkspaceId, writes: &[Write]) -> Result<(), Error> {
         use fs::precondition::ConditionType;
-        let names: Vec<String> = writes
-            .iter()
-            .map(|w| self.name(workspace, w.collection, &w.id))
-            .collect();
+        let names: Vec<String> = writes.iter().map(|w| self.name(workspace, w.collection, &w.id)).collect();
         let current = self.read_many(names.clone()).await?;
         let now = Utc::now();
         let mut fs_writes = Vec::with_capacity(writes.len());
@@ -153,30 +131,15 @@ impl FirestoreStore {
                 (WriteOp::Check { .. }, Some(version), Some(_)) => {
                     let fields = HashMap::from([("v".to_owned(), integer(version)?)]);
                     (
-                        fs::write::Operation::Update(fs::Document {
-                            name,
-                            fields,
-                            ..Default::default()
-                        }),
-                        Some(fs::DocumentMask {
-                            field_paths: vec!["v".to_owned()],
-                        }),
+                        fs::write::Operation::Update(fs::Document { name, fields, ..Default::default() }),
+                        Some(fs::DocumentMask { field_paths: vec!["v".to_owned()] }),
                     )
                 }
-                (WriteOp::Check { .. }, _, _) | (_, None, _) => {
-                    (fs::write::Operation::Delete(name), None)
-                }
+                (WriteOp::Check { .. }, _, _) | (_, None, _) => (fs::write::Operation::Delete(name), None),
                 (_, Some(version), _) => {
                     let data = write.data().cloned().unwrap_or_default();
                     let fields = to_firestore_map(&data, version, now)?;
-                    (
-                        fs::write::Operation::Update(fs::Document {
-                            name,
-                            fields,
-                            ..Default::default()
-                        }),
-                        None,
-                    )
+                    (fs::write::Operation::Update(fs::Document { name, fields, ..Default::default() }), None)
                 }
             };
             fs_writes.push(fs::Write {
@@ -186,17 +149,11 @@ impl FirestoreStore {
                 ..Default::default()
             });
         }
-        let commit = fs::CommitRequest {
-            database: self.database.clone(),
-            writes: fs_writes,
-            ..Default::default()
-        };
+        let commit = fs::CommitRequest { database: self.database.clone(), writes: fs_writes, ..Default::default() };
         match self.db.client().get().commit(Request::new(commit)).await {
             Ok(_) => Ok(()),
             // The document changed between the read and the commit.
-            Err(s) if matches!(s.code(), GrpcCode::FailedPrecondition | GrpcCode::Aborted) => {
-                Err(Error::Conflict)
-            }
+            Err(s) if matches!(s.code(), GrpcCode::FailedPrecondition | GrpcCode::Aborted) => Err(Error::Conflict),
             Err(s) => Err(status_error(&s)),
         }
     }
@@ -204,51 +161,32 @@ impl FirestoreStore {
 
 fn integer(n: u64) -> Result<fs::Value, Error> {
     let n = i64::try_from(n).map_err(|_| Error::Corrupt)?;
-    Ok(fs::Value {
-        value_type: Some(fs::value::ValueType::IntegerValue(n)),
-    })
+    Ok(fs::Value { value_type: Some(fs::value::ValueType::IntegerValue(n)) })
 }
 
 fn version_of(doc: &fs::Document) -> Result<u64, Error> {
     match doc.fields.get("v").and_then(|v| v.value_type.as_ref()) {
-        Some(fs::value::ValueType::IntegerValue(v)) => {
-            u64::try_from(*v).map_err(|_| Error::Corrupt)
-        }
+        Some(fs::value::ValueType::IntegerValue(v)) => u64::try_from(*v).map_err(|_| Error::Corrupt),
         _ => Err(Error::Corrupt),
     }
 }
 
 fn to_document(doc: fs::Document) -> Result<Document, Error> {
-    let id: DocId = doc
-        .name
-        .rsplit('/')
-        .next()
-        .unwrap_or_default()
-        .parse()
-        .map_err(|_| Error::Corrupt)?;
+    let id: DocId = doc.name.rsplit('/').next().unwrap_or_default().parse().map_err(|_| Error::Corrupt)?;
     let version = version_of(&doc)?;
     let updated_at = doc
         .update_time
-        .and_then(|t| {
-            DateTime::<Utc>::from_timestamp(t.seconds, u32::try_from(t.nanos).unwrap_or(0))
-        })
+        .and_then(|t| DateTime::<Utc>::from_timestamp(t.seconds, u32::try_from(t.nanos).unwrap_or(0)))
         .ok_or(Error::Corrupt)?;
     let data = match doc.fields.get("d").and_then(|v| v.value_type.clone()) {
         Some(fs::value::ValueType::MapValue(map)) => from_firestore_map(map)?,
         _ => return Err(Error::Corrupt),
     };
-    Ok(Document {
-        id,
-        version,
-        updated_at,
-        data,
-    })
+    Ok(Document { id, version, updated_at, data })
 }
 
 fn field(path: &harmonia_store::FieldPath) -> Option<fs::structured_query::FieldReference> {
-    Some(fs::structured_query::FieldReference {
-        field_path: format!("d.{}", path.as_str()),
-    })
+    Some(fs::structured_query::FieldReference { field_path: format!("d.{}", path.as_str()) })
 }
 
 #[async_trait]
@@ -259,10 +197,7 @@ impl Store for FirestoreStore {
         collection: Collection,
         id: &DocId,
     ) -> Result<Option<Document>, Error> {
-        self.read(&self.name(workspace, collection, id))
-            .await?
-            .map(to_document)
-            .transpose()
+        self.read(&self.name(workspace, collection, id)).await?.map(to_document).transpose()
     }
 
     async fn query(
@@ -294,9 +229,7 @@ impl Store for FirestoreStore {
             }),
         };
         let by_name = |direction: sq::Direction| sq::Order {
-            field: Some(sq::FieldReference {
-                field_path: "__name__".into(),
-            }),
+            field: Some(sq::FieldReference { field_path: "__name__".into() }),
             direction: direction as i32,
         };
         let order_by = match &query.order_by {
@@ -305,13 +238,7 @@ impl Store for FirestoreStore {
                     Direction::Ascending => sq::Direction::Ascending,
                     Direction::Descending => sq::Direction::Descending,
                 };
-                vec![
-                    sq::Order {
-                        field: field(path),
-                        direction: direction as i32,
-                    },
-                    by_name(direction),
-                ]
+                vec![sq::Order { field: field(path), direction: direction as i32 }, by_name(direction)]
             }
             None => vec![by_name(sq::Direction::Ascending)],
         };
@@ -327,19 +254,11 @@ impl Store for FirestoreStore {
         };
         let request = fs::RunQueryRequest {
             parent: self.parent(workspace),
-            query_type: Some(fs::run_query_request::QueryType::StructuredQuery(
-                structured,
-            )),
+            query_type: Some(fs::run_query_request::QueryType::StructuredQuery(structured)),
             ..Default::default()
         };
-        let mut stream = self
-            .db
-            .client()
-            .get()
-            .run_query(Request::new(request))
-            .await
-            .map_err(|s| status_error(&s))?
-            .into_inner();
+        let mut stream =
+            self.db.client().get().run_query(Request::new(request)).await.map_err(|s| status_error(&s))?.into_inner();
         let mut out = Vec::new();
         while let Some(response) = stream.try_next().await.map_err(|s| status_error(&s))? {
             if let Some(doc) = response.document {
@@ -354,8 +273,7 @@ impl Store for FirestoreStore {
         for attempt in 1..=COMMIT_ATTEMPTS {
             match self.try_commit(workspace, &writes).await {
                 Err(Error::Conflict) if attempt < COMMIT_ATTEMPTS => {
-                    let jitter = u64::from(uuid::Uuid::new_v4().as_fields().1)
-                        % (10 * u64::from(attempt) + 1);
+                    let jitter = u64::from(uuid::Uuid::new_v4().as_fields().1) % (10 * u64::from(attempt) + 1);
                     tokio::time::sleep(Duration::from_millis(5 + jitter)).await;
                 }
                 other => return other,
@@ -374,11 +292,7 @@ mod tests {
     async fn store() -> Arc<dyn Store> {
         harmonia_testkit::firestore_emulator();
         let project = harmonia_testkit::unique("conformance");
-        Arc::new(
-            FirestoreStore::connect(&project, "(default)")
-                .await
-                .expect("connect to the Firestore emulator"),
-        )
+        Arc::new(FirestoreStore::connect(&project, "(default)").await.expect("connect to the Firestore emulator"))
     }
 
     harmonia_store::store_conformance!(store());

@@ -12,9 +12,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, Utc};
 use harmonia_contracts::ids::{DocId, WorkspaceId};
 use harmonia_store::{Collection, Direction, Document, Error, Query, Store, Write, WriteOp};
-use rusqlite::{
-    Connection, OptionalExtension, TransactionBehavior, params_from_iter, types::Value as SqlValue,
-};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params_from_iter, types::Value as SqlValue};
 use serde_json::{Map, Value};
 
 const SCHEMA: &str = "
@@ -57,9 +55,7 @@ pub struct SqliteStore {
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore")
-            .field("path", &self.path)
-            .finish()
+        f.debug_struct("SqliteStore").field("path", &self.path).finish()
     }
 }
 
@@ -68,16 +64,11 @@ impl SqliteStore {
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref().to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|_| Error::Unavailable {
-                kind: "data_dir".into(),
-            })?;
+            std::fs::create_dir_all(dir).map_err(|_| Error::Unavailable { kind: "data_dir".into() })?;
         }
         let conn = open_connection(&path).map_err(unavailable)?;
         conn.execute_batch(SCHEMA).map_err(unavailable)?;
-        Ok(Self {
-            conn: Arc::new(Mutex::new(conn)),
-            path,
-        })
+        Ok(Self { conn: Arc::new(Mutex::new(conn)), path })
     }
 
     /// The database file.
@@ -91,15 +82,11 @@ impl SqliteStore {
     ) -> Result<T, Error> {
         let conn = self.conn.clone();
         tokio::task::spawn_blocking(move || {
-            let mut guard = conn.lock().map_err(|_| Error::Unavailable {
-                kind: "poisoned".into(),
-            })?;
+            let mut guard = conn.lock().map_err(|_| Error::Unavailable { kind: "poisoned".into() })?;
             f(&mut guard)
         })
         .await
-        .map_err(|_| Error::Unavailable {
-            kind: "blocking_task".into(),
-        })?
+        .map_err(|_| Error::Unavailable { kind: "blocking_task".into() })?
     }
 }
 
@@ -107,24 +94,12 @@ fn now_text() -> String {
     Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
-fn row_to_document(
-    id: String,
-    version: i64,
-    updated_at: String,
-    data: String,
-) -> Result<Document, Error> {
+fn row_to_document(id: String, version: i64, updated_at: String, data: String) -> Result<Document, Error> {
     let id: DocId = id.parse().map_err(|_| Error::Corrupt)?;
-    let updated_at = DateTime::parse_from_rfc3339(&updated_at)
-        .map_err(|_| Error::Corrupt)?
-        .with_timezone(&Utc);
+    let updated_at = DateTime::parse_from_rfc3339(&updated_at).map_err(|_| Error::Corrupt)?.with_timezone(&Utc);
     let data: Map<String, Value> = serde_json::from_str(&data).map_err(|_| Error::Corrupt)?;
     let version = u64::try_from(version).map_err(|_| Error::Corrupt)?;
-    Ok(Document {
-        id,
-        version,
-        updated_at,
-        data,
-    })
+    Ok(Document { id, version, updated_at, data })
 }
 
 fn json_path(field: &harmonia_store::FieldPath) -> String {
@@ -161,13 +136,9 @@ impl Store for SqliteStore {
         query: &Query,
     ) -> Result<Vec<Document>, Error> {
         query.validate()?;
-        let mut sql = String::from(
-            "SELECT id, version, updated_at, data FROM documents WHERE workspace = ? AND collection = ?",
-        );
-        let mut args: Vec<SqlValue> = vec![
-            workspace.to_string().into(),
-            collection.as_str().to_owned().into(),
-        ];
+        let mut sql =
+            String::from("SELECT id, version, updated_at, data FROM documents WHERE workspace = ? AND collection = ?");
+        let mut args: Vec<SqlValue> = vec![workspace.to_string().into(), collection.as_str().to_owned().into()];
         for (field, value) in &query.filters {
             let path = json_path(field);
             match value {
@@ -177,24 +148,15 @@ impl Store for SqliteStore {
                 }
                 Value::Bool(b) => {
                     sql.push_str(" AND json_type(data, ?) = ?");
-                    args.extend([
-                        path.into(),
-                        (if *b { "true" } else { "false" }).to_owned().into(),
-                    ]);
+                    args.extend([path.into(), (if *b { "true" } else { "false" }).to_owned().into()]);
                 }
                 Value::Number(n) => {
-                    let n = n
-                        .as_i64()
-                        .ok_or(Error::Invalid("integer filters must fit in i64"))?;
-                    sql.push_str(
-                        " AND json_type(data, ?) = 'integer' AND json_extract(data, ?) = ?",
-                    );
+                    let n = n.as_i64().ok_or(Error::Invalid("integer filters must fit in i64"))?;
+                    sql.push_str(" AND json_type(data, ?) = 'integer' AND json_extract(data, ?) = ?");
                     args.extend([path.clone().into(), path.into(), n.into()]);
                 }
                 _ => {
-                    return Err(Error::Invalid(
-                        "filter values are strings, integers or booleans",
-                    ));
+                    return Err(Error::Invalid("filter values are strings, integers or booleans"));
                 }
             }
         }
@@ -217,9 +179,7 @@ impl Store for SqliteStore {
         self.with_conn(move |conn| {
             let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
             let rows = stmt
-                .query_map(params_from_iter(args), |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                })
+                .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
                 .map_err(unavailable)?;
             let mut out = Vec::new();
             for row in rows {
@@ -303,20 +263,11 @@ mod tests {
         let things = Collection::new("things");
         {
             let s = SqliteStore::open(&path).expect("open");
-            let data = serde_json::json!({"kept": true})
-                .as_object()
-                .cloned()
-                .unwrap_or_default();
-            harmonia_store::create_if_absent(&s, &ws, things, &id, data)
-                .await
-                .expect("create");
+            let data = serde_json::json!({"kept": true}).as_object().cloned().unwrap_or_default();
+            harmonia_store::create_if_absent(&s, &ws, things, &id, data).await.expect("create");
         }
         let s = SqliteStore::open(&path).expect("reopen");
-        let doc = s
-            .get(&ws, things, &id)
-            .await
-            .expect("get")
-            .expect("present");
+        let doc = s.get(&ws, things, &id).await.expect("get").expect("present");
         assert_eq!(doc.data.get("kept"), Some(&Value::Bool(true)));
     }
 }

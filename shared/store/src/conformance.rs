@@ -10,8 +10,7 @@ use harmonia_contracts::ids::{DocId, WorkspaceId};
 use serde_json::{Map, Value, json};
 
 use crate::{
-    Collection, Created, Direction, Error, Query, Store, Tx, Write, WriteOp, create_if_absent,
-    run_transaction, update,
+    Collection, Created, Direction, Error, Query, Store, Tx, Write, WriteOp, create_if_absent, run_transaction, update,
 };
 
 const THINGS: Collection = Collection::new("things");
@@ -26,9 +25,7 @@ fn id(s: &str) -> DocId {
 }
 
 fn obj(v: Value) -> Map<String, Value> {
-    v.as_object()
-        .cloned()
-        .unwrap_or_else(|| panic!("not an object: {v}"))
+    v.as_object().cloned().unwrap_or_else(|| panic!("not an object: {v}"))
 }
 
 /// A missing document reads as `None`.
@@ -44,15 +41,9 @@ pub async fn create_then_get_round_trips_json(store: Arc<dyn Store>) {
         "s": "héllo ✓", "n": 42, "neg": -7, "f": 1.5, "b": true, "null": null,
         "list": [1, "two", {"three": 3}], "nested": {"deep": {"x": "y"}}, "empty": {}
     }));
-    let created = create_if_absent(&*store, &w, THINGS, &id("a"), data.clone())
-        .await
-        .expect("create");
+    let created = create_if_absent(&*store, &w, THINGS, &id("a"), data.clone()).await.expect("create");
     assert!(matches!(created, Created::New(_)));
-    let doc = store
-        .get(&w, THINGS, &id("a"))
-        .await
-        .expect("get")
-        .expect("present");
+    let doc = store.get(&w, THINGS, &id("a")).await.expect("get").expect("present");
     assert_eq!(doc.version, 1);
     assert_eq!(doc.data, data);
     assert_eq!(doc.id, id("a"));
@@ -61,12 +52,8 @@ pub async fn create_then_get_round_trips_json(store: Arc<dyn Store>) {
 /// create-if-absent twice leaves one document with the first data.
 pub async fn create_if_absent_twice_yields_one_document(store: Arc<dyn Store>) {
     let w = ws();
-    let first = create_if_absent(&*store, &w, THINGS, &id("k"), obj(json!({"v": 1})))
-        .await
-        .expect("first");
-    let second = create_if_absent(&*store, &w, THINGS, &id("k"), obj(json!({"v": 2})))
-        .await
-        .expect("second");
+    let first = create_if_absent(&*store, &w, THINGS, &id("k"), obj(json!({"v": 1}))).await.expect("first");
+    let second = create_if_absent(&*store, &w, THINGS, &id("k"), obj(json!({"v": 2}))).await.expect("second");
     assert!(matches!(first, Created::New(_)));
     match second {
         Created::Existing(doc) => {
@@ -75,10 +62,7 @@ pub async fn create_if_absent_twice_yields_one_document(store: Arc<dyn Store>) {
         }
         Created::New(_) => panic!("second create must find the first"),
     }
-    let all = store
-        .query(&w, THINGS, &Query::all(10))
-        .await
-        .expect("query");
+    let all = store.query(&w, THINGS, &Query::all(10)).await.expect("query");
     assert_eq!(all.len(), 1);
 }
 
@@ -99,33 +83,18 @@ pub async fn concurrent_create_if_absent_yields_one_document(store: Arc<dyn Stor
         }
     }
     assert_eq!(new, 1);
-    assert_eq!(
-        store
-            .query(&w, THINGS, &Query::all(10))
-            .await
-            .expect("query")
-            .len(),
-        1
-    );
+    assert_eq!(store.query(&w, THINGS, &Query::all(10)).await.expect("query").len(), 1);
 }
 
 /// An update naming an old version is refused and the stored document is untouched.
 pub async fn stale_precondition_is_refused_and_nothing_changes(store: Arc<dyn Store>) {
     let w = ws();
-    create_if_absent(&*store, &w, THINGS, &id("d"), obj(json!({"v": 1})))
-        .await
-        .expect("create");
-    let v2 = update(&*store, &w, THINGS, &id("d"), obj(json!({"v": 2})), 1)
-        .await
-        .expect("update");
+    create_if_absent(&*store, &w, THINGS, &id("d"), obj(json!({"v": 1}))).await.expect("create");
+    let v2 = update(&*store, &w, THINGS, &id("d"), obj(json!({"v": 2})), 1).await.expect("update");
     assert_eq!(v2, 2);
     let stale = update(&*store, &w, THINGS, &id("d"), obj(json!({"v": 3})), 1).await;
     assert!(matches!(stale, Err(Error::PreconditionFailed)), "{stale:?}");
-    let doc = store
-        .get(&w, THINGS, &id("d"))
-        .await
-        .expect("get")
-        .expect("present");
+    let doc = store.get(&w, THINGS, &id("d")).await.expect("get").expect("present");
     assert_eq!((doc.version, doc.data), (2, obj(json!({"v": 2}))));
 }
 
@@ -134,93 +103,45 @@ pub async fn update_missing_is_not_found(store: Arc<dyn Store>) {
     let w = ws();
     let r = update(&*store, &w, THINGS, &id("ghost"), obj(json!({})), 1).await;
     assert!(matches!(r, Err(Error::NotFound)), "{r:?}");
-    assert!(
-        store
-            .get(&w, THINGS, &id("ghost"))
-            .await
-            .expect("get")
-            .is_none()
-    );
+    assert!(store.get(&w, THINGS, &id("ghost")).await.expect("get").is_none());
 }
 
 /// One failing precondition in a batch applies none of the batch.
 pub async fn multi_document_commit_is_all_or_nothing(store: Arc<dyn Store>) {
     let w = ws();
-    create_if_absent(&*store, &w, THINGS, &id("x"), obj(json!({"n": 1})))
-        .await
-        .expect("create");
+    create_if_absent(&*store, &w, THINGS, &id("x"), obj(json!({"n": 1}))).await.expect("create");
     let writes = vec![
-        Write {
-            collection: OTHERS,
-            id: id("new"),
-            op: WriteOp::Create(obj(json!({"n": 1}))),
-        },
+        Write { collection: OTHERS, id: id("new"), op: WriteOp::Create(obj(json!({"n": 1}))) },
         Write {
             collection: THINGS,
             id: id("x"),
-            op: WriteOp::Update {
-                data: obj(json!({"n": 2})),
-                expected_version: 9,
-            },
+            op: WriteOp::Update { data: obj(json!({"n": 2})), expected_version: 9 },
         },
     ];
     let r = store.commit(&w, writes).await;
     assert!(matches!(r, Err(Error::PreconditionFailed)), "{r:?}");
-    assert!(
-        store
-            .get(&w, OTHERS, &id("new"))
-            .await
-            .expect("get")
-            .is_none(),
-        "partial commit"
-    );
-    let x = store
-        .get(&w, THINGS, &id("x"))
-        .await
-        .expect("get")
-        .expect("x");
+    assert!(store.get(&w, OTHERS, &id("new")).await.expect("get").is_none(), "partial commit");
+    let x = store.get(&w, THINGS, &id("x")).await.expect("get").expect("x");
     assert_eq!((x.version, x.data), (1, obj(json!({"n": 1}))));
 
     let writes = vec![
-        Write {
-            collection: OTHERS,
-            id: id("new"),
-            op: WriteOp::Create(obj(json!({"n": 1}))),
-        },
+        Write { collection: OTHERS, id: id("new"), op: WriteOp::Create(obj(json!({"n": 1}))) },
         Write {
             collection: THINGS,
             id: id("x"),
-            op: WriteOp::Update {
-                data: obj(json!({"n": 2})),
-                expected_version: 1,
-            },
+            op: WriteOp::Update { data: obj(json!({"n": 2})), expected_version: 1 },
         },
     ];
     store.commit(&w, writes).await.expect("commit");
-    assert!(
-        store
-            .get(&w, OTHERS, &id("new"))
-            .await
-            .expect("get")
-            .is_some()
-    );
-    assert_eq!(
-        store
-            .get(&w, THINGS, &id("x"))
-            .await
-            .expect("get")
-            .map(|d| d.version),
-        Some(2)
-    );
+    assert!(store.get(&w, OTHERS, &id("new")).await.expect("get").is_some());
+    assert_eq!(store.get(&w, THINGS, &id("x")).await.expect("get").map(|d| d.version), Some(2));
 }
 
 /// N concurrent read-increment-write transactions on one counter lose nothing.
 pub async fn concurrent_transactional_increments_lose_nothing(store: Arc<dyn Store>) {
     const N: u64 = 16;
     let w = ws();
-    create_if_absent(&*store, &w, THINGS, &id("counter"), obj(json!({"n": 0})))
-        .await
-        .expect("create");
+    create_if_absent(&*store, &w, THINGS, &id("counter"), obj(json!({"n": 0}))).await.expect("create");
     let mut tasks = Vec::new();
     for _ in 0..N {
         let (store, w) = (store.clone(), w.clone());
@@ -229,22 +150,11 @@ pub async fn concurrent_transactional_increments_lose_nothing(store: Arc<dyn Sto
             let w = &w;
             run_transaction(200, || async move {
                 let mut tx = Tx::begin(store, w);
-                let doc = tx
-                    .get(THINGS, &id("counter"))
-                    .await?
-                    .ok_or(Error::NotFound)?;
-                let n = doc
-                    .data
-                    .get("n")
-                    .and_then(Value::as_u64)
-                    .ok_or(Error::Corrupt)?;
+                let doc = tx.get(THINGS, &id("counter")).await?.ok_or(Error::NotFound)?;
+                let n = doc.data.get("n").and_then(Value::as_u64).ok_or(Error::Corrupt)?;
                 // A second document in the same transaction: both move together.
                 let log = tx.get(OTHERS, &id("log")).await?;
-                let entries = log
-                    .as_ref()
-                    .and_then(|d| d.data.get("entries"))
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0);
+                let entries = log.as_ref().and_then(|d| d.data.get("entries")).and_then(Value::as_u64).unwrap_or(0);
                 tx.put(THINGS, &id("counter"), obj(json!({"n": n + 1})));
                 tx.put(OTHERS, &id("log"), obj(json!({"entries": entries + 1})));
                 tx.commit().await
@@ -255,55 +165,24 @@ pub async fn concurrent_transactional_increments_lose_nothing(store: Arc<dyn Sto
     for t in tasks {
         t.await.expect("join").expect("transaction");
     }
-    let counter = store
-        .get(&w, THINGS, &id("counter"))
-        .await
-        .expect("get")
-        .expect("counter");
+    let counter = store.get(&w, THINGS, &id("counter")).await.expect("get").expect("counter");
     assert_eq!(counter.data.get("n"), Some(&json!(N)));
     assert_eq!(counter.version, N + 1);
-    let log = store
-        .get(&w, OTHERS, &id("log"))
-        .await
-        .expect("get")
-        .expect("log");
+    let log = store.get(&w, OTHERS, &id("log")).await.expect("get").expect("log");
     assert_eq!(log.data.get("entries"), Some(&json!(N)));
 }
 
 /// A transaction whose read changed underneath it fails with `Conflict`, writing nothing.
 pub async fn transaction_detects_a_changed_read(store: Arc<dyn Store>) {
     let w = ws();
-    create_if_absent(
-        &*store,
-        &w,
-        THINGS,
-        &id("guard"),
-        obj(json!({"open": true})),
-    )
-    .await
-    .expect("create");
+    create_if_absent(&*store, &w, THINGS, &id("guard"), obj(json!({"open": true}))).await.expect("create");
     let mut tx = Tx::begin(&*store, &w);
     tx.get(THINGS, &id("guard")).await.expect("read");
     tx.put(OTHERS, &id("effect"), obj(json!({"done": true})));
-    update(
-        &*store,
-        &w,
-        THINGS,
-        &id("guard"),
-        obj(json!({"open": false})),
-        1,
-    )
-    .await
-    .expect("concurrent");
+    update(&*store, &w, THINGS, &id("guard"), obj(json!({"open": false})), 1).await.expect("concurrent");
     let r = tx.commit().await;
     assert!(matches!(r, Err(Error::Conflict)), "{r:?}");
-    assert!(
-        store
-            .get(&w, OTHERS, &id("effect"))
-            .await
-            .expect("get")
-            .is_none()
-    );
+    assert!(store.get(&w, OTHERS, &id("effect")).await.expect("get").is_none());
 }
 
 /// Equality filter, order (both directions), limit; documents without the order field are
@@ -311,127 +190,50 @@ pub async fn transaction_detects_a_changed_read(store: Arc<dyn Store>) {
 pub async fn query_filters_orders_and_limits(store: Arc<dyn Store>) {
     let w = ws();
     let rows = [
-        (
-            "a",
-            json!({"status": "open", "rank": 3, "meta": {"day": "2026-01-03"}}),
-        ),
-        (
-            "b",
-            json!({"status": "open", "rank": 1, "meta": {"day": "2026-01-01"}}),
-        ),
-        (
-            "c",
-            json!({"status": "closed", "rank": 2, "meta": {"day": "2026-01-02"}}),
-        ),
-        (
-            "d",
-            json!({"status": "open", "rank": 10, "meta": {"day": "2026-01-10"}}),
-        ),
+        ("a", json!({"status": "open", "rank": 3, "meta": {"day": "2026-01-03"}})),
+        ("b", json!({"status": "open", "rank": 1, "meta": {"day": "2026-01-01"}})),
+        ("c", json!({"status": "closed", "rank": 2, "meta": {"day": "2026-01-02"}})),
+        ("d", json!({"status": "open", "rank": 10, "meta": {"day": "2026-01-10"}})),
         ("e", json!({"status": "open"})),
         ("f", json!({"status": "OPEN", "rank": 0})),
     ];
     for (k, v) in rows {
-        create_if_absent(&*store, &w, THINGS, &id(k), obj(v))
-            .await
-            .expect("create");
+        create_if_absent(&*store, &w, THINGS, &id(k), obj(v)).await.expect("create");
     }
-    let ids = |docs: Vec<crate::Document>| {
-        docs.into_iter()
-            .map(|d| d.id.to_string())
-            .collect::<Vec<_>>()
-    };
+    let ids = |docs: Vec<crate::Document>| docs.into_iter().map(|d| d.id.to_string()).collect::<Vec<_>>();
 
-    let q = Query::all(10)
-        .filter("status", "open")
-        .expect("f")
-        .order_by("rank", Direction::Ascending)
-        .expect("o");
-    assert_eq!(
-        ids(store.query(&w, THINGS, &q).await.expect("q")),
-        ["b", "a", "d"]
-    );
+    let q = Query::all(10).filter("status", "open").expect("f").order_by("rank", Direction::Ascending).expect("o");
+    assert_eq!(ids(store.query(&w, THINGS, &q).await.expect("q")), ["b", "a", "d"]);
 
-    let q = Query::all(2)
-        .filter("status", "open")
-        .expect("f")
-        .order_by("rank", Direction::Descending)
-        .expect("o");
-    assert_eq!(
-        ids(store.query(&w, THINGS, &q).await.expect("q")),
-        ["d", "a"]
-    );
+    let q = Query::all(2).filter("status", "open").expect("f").order_by("rank", Direction::Descending).expect("o");
+    assert_eq!(ids(store.query(&w, THINGS, &q).await.expect("q")), ["d", "a"]);
 
-    let q = Query::all(10)
-        .order_by("meta.day", Direction::Descending)
-        .expect("o");
-    assert_eq!(
-        ids(store.query(&w, THINGS, &q).await.expect("q")),
-        ["d", "a", "c", "b"]
-    );
+    let q = Query::all(10).order_by("meta.day", Direction::Descending).expect("o");
+    assert_eq!(ids(store.query(&w, THINGS, &q).await.expect("q")), ["d", "a", "c", "b"]);
 
     let q = Query::all(10).filter("rank", 2).expect("f");
     assert_eq!(ids(store.query(&w, THINGS, &q).await.expect("q")), ["c"]);
 
     let q = Query::all(10).filter("rank", "2").expect("f");
-    assert!(
-        store.query(&w, THINGS, &q).await.expect("q").is_empty(),
-        "types are compared"
-    );
+    assert!(store.query(&w, THINGS, &q).await.expect("q").is_empty(), "types are compared");
 
-    let q = Query::all(10)
-        .filter("status", "open")
-        .expect("f")
-        .filter("rank", 10)
-        .expect("f");
+    let q = Query::all(10).filter("status", "open").expect("f").filter("rank", 10).expect("f");
     assert_eq!(ids(store.query(&w, THINGS, &q).await.expect("q")), ["d"]);
 
-    assert_eq!(
-        store
-            .query(&w, THINGS, &Query::all(100))
-            .await
-            .expect("q")
-            .len(),
-        6
-    );
-    assert!(
-        store
-            .query(&w, OTHERS, &Query::all(100))
-            .await
-            .expect("q")
-            .is_empty()
-    );
+    assert_eq!(store.query(&w, THINGS, &Query::all(100)).await.expect("q").len(), 6);
+    assert!(store.query(&w, OTHERS, &Query::all(100)).await.expect("q").is_empty());
 }
 
 /// The same collection and id in two workspaces are two documents; reads never cross.
 pub async fn workspaces_are_isolated(store: Arc<dyn Store>) {
     let (a, b) = (ws(), ws());
-    create_if_absent(&*store, &a, THINGS, &id("same"), obj(json!({"owner": "a"})))
-        .await
-        .expect("a");
-    assert!(
-        store
-            .get(&b, THINGS, &id("same"))
-            .await
-            .expect("get")
-            .is_none()
-    );
-    assert!(
-        store
-            .query(&b, THINGS, &Query::all(100))
-            .await
-            .expect("q")
-            .is_empty()
-    );
+    create_if_absent(&*store, &a, THINGS, &id("same"), obj(json!({"owner": "a"}))).await.expect("a");
+    assert!(store.get(&b, THINGS, &id("same")).await.expect("get").is_none());
+    assert!(store.query(&b, THINGS, &Query::all(100)).await.expect("q").is_empty());
     let q = Query::all(100).filter("owner", "a").expect("f");
     assert!(store.query(&b, THINGS, &q).await.expect("q").is_empty());
-    create_if_absent(&*store, &b, THINGS, &id("same"), obj(json!({"owner": "b"})))
-        .await
-        .expect("b");
-    let in_a = store
-        .get(&a, THINGS, &id("same"))
-        .await
-        .expect("get")
-        .expect("a doc");
+    create_if_absent(&*store, &b, THINGS, &id("same"), obj(json!({"owner": "b"}))).await.expect("b");
+    let in_a = store.get(&a, THINGS, &id("same")).await.expect("get").expect("a doc");
     assert_eq!(in_a.data.get("owner"), Some(&json!("a")));
     let all_a = store.query(&a, THINGS, &Query::all(100)).await.expect("q");
     assert_eq!(all_a.len(), 1);
@@ -441,99 +243,42 @@ pub async fn workspaces_are_isolated(store: Arc<dyn Store>) {
 /// Delete with a stale version is refused; with the right one it removes the document.
 pub async fn delete_respects_preconditions(store: Arc<dyn Store>) {
     let w = ws();
-    create_if_absent(&*store, &w, THINGS, &id("del"), obj(json!({})))
-        .await
-        .expect("create");
+    create_if_absent(&*store, &w, THINGS, &id("del"), obj(json!({}))).await.expect("create");
     let stale = store
         .commit(
             &w,
-            vec![Write {
-                collection: THINGS,
-                id: id("del"),
-                op: WriteOp::Delete {
-                    expected_version: Some(7),
-                },
-            }],
+            vec![Write { collection: THINGS, id: id("del"), op: WriteOp::Delete { expected_version: Some(7) } }],
         )
         .await;
     assert!(matches!(stale, Err(Error::PreconditionFailed)), "{stale:?}");
     store
         .commit(
             &w,
-            vec![Write {
-                collection: THINGS,
-                id: id("del"),
-                op: WriteOp::Delete {
-                    expected_version: Some(1),
-                },
-            }],
+            vec![Write { collection: THINGS, id: id("del"), op: WriteOp::Delete { expected_version: Some(1) } }],
         )
         .await
         .expect("delete");
-    assert!(
-        store
-            .get(&w, THINGS, &id("del"))
-            .await
-            .expect("get")
-            .is_none()
-    );
+    assert!(store.get(&w, THINGS, &id("del")).await.expect("get").is_none());
     // A recreated document starts again at version 1.
-    let again = create_if_absent(&*store, &w, THINGS, &id("del"), obj(json!({})))
-        .await
-        .expect("recreate");
+    let again = create_if_absent(&*store, &w, THINGS, &id("del"), obj(json!({}))).await.expect("recreate");
     assert_eq!(again.document().version, 1);
 }
 
 /// Bad limits, duplicate writes, empty and oversized batches are `Invalid`, storing nothing.
 pub async fn invalid_requests_are_refused(store: Arc<dyn Store>) {
     let w = ws();
-    assert!(matches!(
-        store.query(&w, THINGS, &Query::all(0)).await,
-        Err(Error::Invalid(_))
-    ));
-    assert!(matches!(
-        store.query(&w, THINGS, &Query::all(1001)).await,
-        Err(Error::Invalid(_))
-    ));
-    assert!(matches!(
-        store.commit(&w, vec![]).await,
-        Err(Error::Invalid(_))
-    ));
+    assert!(matches!(store.query(&w, THINGS, &Query::all(0)).await, Err(Error::Invalid(_))));
+    assert!(matches!(store.query(&w, THINGS, &Query::all(1001)).await, Err(Error::Invalid(_))));
+    assert!(matches!(store.commit(&w, vec![]).await, Err(Error::Invalid(_))));
     let dup = vec![
-        Write {
-            collection: THINGS,
-            id: id("z"),
-            op: WriteOp::Create(Map::new()),
-        },
-        Write {
-            collection: THINGS,
-            id: id("z"),
-            op: WriteOp::Upsert(Map::new()),
-        },
+        Write { collection: THINGS, id: id("z"), op: WriteOp::Create(Map::new()) },
+        Write { collection: THINGS, id: id("z"), op: WriteOp::Upsert(Map::new()) },
     ];
-    assert!(matches!(
-        store.commit(&w, dup).await,
-        Err(Error::Invalid(_))
-    ));
+    assert!(matches!(store.commit(&w, dup).await, Err(Error::Invalid(_))));
     let big = obj(json!({"blob": "x".repeat(crate::MAX_DOCUMENT_BYTES)}));
-    let r = store
-        .commit(
-            &w,
-            vec![Write {
-                collection: THINGS,
-                id: id("big"),
-                op: WriteOp::Create(big),
-            }],
-        )
-        .await;
+    let r = store.commit(&w, vec![Write { collection: THINGS, id: id("big"), op: WriteOp::Create(big) }]).await;
     assert!(matches!(r, Err(Error::Invalid(_))), "{r:?}");
-    assert!(
-        store
-            .query(&w, THINGS, &Query::all(10))
-            .await
-            .expect("q")
-            .is_empty()
-    );
+    assert!(store.query(&w, THINGS, &Query::all(10)).await.expect("q").is_empty());
 }
 
 /// Instantiate every conformance case as a `#[tokio::test]`, given an async expression that

@@ -63,9 +63,7 @@ impl FieldPath {
         if !path.is_empty() && path.len() <= 256 && path.split('.').all(is_name) {
             Ok(Self(path.to_owned()))
         } else {
-            Err(Error::Invalid(
-                "field paths are dotted [a-z][a-z0-9_]* names",
-            ))
+            Err(Error::Invalid("field paths are dotted [a-z][a-z0-9_]* names"))
         }
     }
 
@@ -117,20 +115,14 @@ pub struct Query {
 impl Query {
     /// Every document, up to `limit`, in id order.
     pub fn all(limit: u32) -> Self {
-        Self {
-            filters: Vec::new(),
-            order_by: None,
-            limit,
-        }
+        Self { filters: Vec::new(), order_by: None, limit }
     }
 
     /// Add a `field == value` filter.
     pub fn filter(mut self, field: &str, value: impl Into<Value>) -> Result<Self, Error> {
         let value = value.into();
         if !(value.is_string() || value.is_i64() || value.is_u64() || value.is_boolean()) {
-            return Err(Error::Invalid(
-                "filter values are strings, integers or booleans",
-            ));
+            return Err(Error::Invalid("filter values are strings, integers or booleans"));
         }
         self.filters.push((FieldPath::parse(field)?, value));
         Ok(self)
@@ -147,9 +139,7 @@ impl Query {
         if (1..=MAX_QUERY_LIMIT).contains(&self.limit) && self.filters.len() <= 10 {
             Ok(())
         } else {
-            Err(Error::Invalid(
-                "query limit must be 1-1000 with at most 10 filters",
-            ))
+            Err(Error::Invalid("query limit must be 1-1000 with at most 10 filters"))
         }
     }
 }
@@ -232,8 +222,7 @@ impl Write {
             if !seen.insert((w.collection, &w.id)) {
                 return Err(Error::Invalid("a commit writes each document at most once"));
             }
-            if let WriteOp::Create(data) | WriteOp::Upsert(data) | WriteOp::Update { data, .. } =
-                &w.op
+            if let WriteOp::Create(data) | WriteOp::Upsert(data) | WriteOp::Update { data, .. } = &w.op
                 && serde_json::to_vec(data).map_or(true, |b| b.len() > MAX_DOCUMENT_BYTES)
             {
                 return Err(Error::Invalid("a document's data is larger than 900 KiB"));
@@ -249,32 +238,12 @@ impl Write {
             (WriteOp::Create(_), None) => Ok(Some(1)),
             (WriteOp::Create(_), Some(_)) => Err(Error::AlreadyExists),
             (WriteOp::Update { .. }, None) => Err(Error::NotFound),
-            (
-                WriteOp::Update {
-                    expected_version, ..
-                },
-                Some(v),
-            ) if *expected_version == v => Ok(Some(v + 1)),
+            (WriteOp::Update { expected_version, .. }, Some(v)) if *expected_version == v => Ok(Some(v + 1)),
             (WriteOp::Update { .. }, Some(_)) => Err(Error::PreconditionFailed),
             (WriteOp::Upsert(_), v) => Ok(Some(v.map_or(1, |v| v + 1))),
-            (
-                WriteOp::Delete {
-                    expected_version: None,
-                },
-                _,
-            ) => Ok(None),
-            (
-                WriteOp::Delete {
-                    expected_version: Some(e),
-                },
-                Some(v),
-            ) if *e == v => Ok(None),
-            (
-                WriteOp::Delete {
-                    expected_version: Some(_),
-                },
-                None,
-            ) => Err(Error::NotFound),
+            (WriteOp::Delete { expected_version: None }, _) => Ok(None),
+            (WriteOp::Delete { expected_version: Some(e) }, Some(v)) if *e == v => Ok(None),
+            (WriteOp::Delete { expected_version: Some(_) }, None) => Err(Error::NotFound),
             (WriteOp::Delete { .. }, Some(_)) => Err(Error::PreconditionFailed),
             (WriteOp::Check { expected_version }, v) if *expected_version == v => Ok(v),
             (WriteOp::Check { .. }, _) => Err(Error::PreconditionFailed),
@@ -303,52 +272,26 @@ mod tests {
         }
         let data = serde_json::json!({"a": {"b": 3}});
         let map = data.as_object().cloned().unwrap_or_default();
-        assert_eq!(
-            FieldPath::parse("a.b")
-                .ok()
-                .and_then(|p| p.lookup(&map).cloned()),
-            Some(3.into())
-        );
+        assert_eq!(FieldPath::parse("a.b").ok().and_then(|p| p.lookup(&map).cloned()), Some(3.into()));
     }
 
     #[test]
     fn precondition_table() {
-        let w = |op| Write {
-            collection: Collection::new("c"),
-            id: "d".parse().expect("id"),
-            op,
-        };
+        let w = |op| Write { collection: Collection::new("c"), id: "d".parse().expect("id"), op };
         let m = Map::new();
-        assert_eq!(
-            w(WriteOp::Create(m.clone())).apply_to(None).ok(),
-            Some(Some(1))
-        );
+        assert_eq!(w(WriteOp::Create(m.clone())).apply_to(None).ok(), Some(Some(1)));
+        assert!(matches!(w(WriteOp::Create(m.clone())).apply_to(Some(1)), Err(Error::AlreadyExists)));
         assert!(matches!(
-            w(WriteOp::Create(m.clone())).apply_to(Some(1)),
-            Err(Error::AlreadyExists)
-        ));
-        assert!(matches!(
-            w(WriteOp::Update {
-                data: m.clone(),
-                expected_version: 1
-            })
-            .apply_to(Some(2)),
+            w(WriteOp::Update { data: m.clone(), expected_version: 1 }).apply_to(Some(2)),
             Err(Error::PreconditionFailed)
         ));
         assert!(matches!(
-            w(WriteOp::Update {
-                data: m.clone(),
-                expected_version: 1
-            })
-            .apply_to(None),
+            w(WriteOp::Update { data: m.clone(), expected_version: 1 }).apply_to(None),
             Err(Error::NotFound)
         ));
         assert_eq!(w(WriteOp::Upsert(m)).apply_to(Some(4)).ok(), Some(Some(5)));
         assert!(matches!(
-            w(WriteOp::Check {
-                expected_version: None
-            })
-            .apply_to(Some(1)),
+            w(WriteOp::Check { expected_version: None }).apply_to(Some(1)),
             Err(Error::PreconditionFailed)
         ));
     }

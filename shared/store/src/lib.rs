@@ -22,8 +22,8 @@ use harmonia_contracts::ids::{DocId, WorkspaceId};
 use serde_json::{Map, Value};
 
 pub use document::{
-    Collection, Direction, Document, FieldPath, MAX_DOCUMENT_BYTES, MAX_QUERY_LIMIT, MAX_WRITES,
-    Query, Write, WriteOp, encode,
+    Collection, Direction, Document, FieldPath, MAX_DOCUMENT_BYTES, MAX_QUERY_LIMIT, MAX_WRITES, Query, Write, WriteOp,
+    encode,
 };
 pub use error::Error;
 pub use tx::{DEFAULT_ATTEMPTS, Tx, run_transaction};
@@ -50,12 +50,8 @@ impl Created {
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// The document, or `None`.
-    async fn get(
-        &self,
-        workspace: &WorkspaceId,
-        collection: Collection,
-        id: &DocId,
-    ) -> Result<Option<Document>, Error>;
+    async fn get(&self, workspace: &WorkspaceId, collection: Collection, id: &DocId)
+    -> Result<Option<Document>, Error>;
 
     /// Documents of one collection matching `query`.
     async fn query(
@@ -81,11 +77,7 @@ pub async fn create_if_absent(
     id: &DocId,
     data: Map<String, Value>,
 ) -> Result<Created, Error> {
-    let write = Write {
-        collection,
-        id: id.clone(),
-        op: WriteOp::Create(data),
-    };
+    let write = Write { collection, id: id.clone(), op: WriteOp::Create(data) };
     match store.commit(workspace, vec![write]).await {
         Ok(()) => {}
         Err(Error::AlreadyExists) => {
@@ -115,14 +107,7 @@ pub async fn update(
     data: Map<String, Value>,
     expected_version: u64,
 ) -> Result<u64, Error> {
-    let write = Write {
-        collection,
-        id: id.clone(),
-        op: WriteOp::Update {
-            data,
-            expected_version,
-        },
-    };
+    let write = Write { collection, id: id.clone(), op: WriteOp::Update { data, expected_version } };
     store.commit(workspace, vec![write]).await?;
     Ok(expected_version + 1)
 }

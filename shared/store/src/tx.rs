@@ -31,12 +31,7 @@ enum TxWrite {
 impl<'a> Tx<'a> {
     /// Start a transaction.
     pub fn begin(store: &'a dyn Store, workspace: &WorkspaceId) -> Self {
-        Self {
-            store,
-            workspace: workspace.clone(),
-            reads: BTreeMap::new(),
-            writes: BTreeMap::new(),
-        }
+        Self { store, workspace: workspace.clone(), reads: BTreeMap::new(), writes: BTreeMap::new() }
     }
 
     /// The workspace.
@@ -45,39 +40,27 @@ impl<'a> Tx<'a> {
     }
 
     /// Read a document, recording its version.
-    pub async fn get(
-        &mut self,
-        collection: Collection,
-        id: &DocId,
-    ) -> Result<Option<Document>, Error> {
+    pub async fn get(&mut self, collection: Collection, id: &DocId) -> Result<Option<Document>, Error> {
         let doc = self.store.get(&self.workspace, collection, id).await?;
-        self.reads
-            .entry((collection, id.clone()))
-            .or_insert(doc.as_ref().map(|d| d.version));
+        self.reads.entry((collection, id.clone())).or_insert(doc.as_ref().map(|d| d.version));
         Ok(doc)
     }
 
     /// Query (the results are not part of the read set: re-read a document with
     /// [`get`](Self::get) before writing it).
-    pub async fn query(
-        &self,
-        collection: Collection,
-        query: &Query,
-    ) -> Result<Vec<Document>, Error> {
+    pub async fn query(&self, collection: Collection, query: &Query) -> Result<Vec<Document>, Error> {
         self.store.query(&self.workspace, collection, query).await
     }
 
     /// Stage a write of `data`. If the document was read, the commit requires it unchanged;
     /// if it was not read, it must not exist (a create).
     pub fn put(&mut self, collection: Collection, id: &DocId, data: Map<String, Value>) {
-        self.writes
-            .insert((collection, id.clone()), TxWrite::Put(data));
+        self.writes.insert((collection, id.clone()), TxWrite::Put(data));
     }
 
     /// Stage a delete (the same conditions as [`put`](Self::put)).
     pub fn delete(&mut self, collection: Collection, id: &DocId) {
-        self.writes
-            .insert((collection, id.clone()), TxWrite::Delete);
+        self.writes.insert((collection, id.clone()), TxWrite::Delete);
     }
 
     /// Commit atomically. Nothing staged and nothing read is a no-op.
@@ -88,9 +71,7 @@ impl<'a> Tx<'a> {
                 batch.push(Write {
                     collection: *collection,
                     id: id.clone(),
-                    op: WriteOp::Check {
-                        expected_version: *read,
-                    },
+                    op: WriteOp::Check { expected_version: *read },
                 });
             }
         }
@@ -98,16 +79,9 @@ impl<'a> Tx<'a> {
             let read = self.reads.get(&(collection, id.clone())).copied().flatten();
             let op = match (write, read) {
                 (TxWrite::Put(data), None) => WriteOp::Create(data),
-                (TxWrite::Put(data), Some(v)) => WriteOp::Update {
-                    data,
-                    expected_version: v,
-                },
-                (TxWrite::Delete, None) => WriteOp::Check {
-                    expected_version: None,
-                },
-                (TxWrite::Delete, Some(v)) => WriteOp::Delete {
-                    expected_version: Some(v),
-                },
+                (TxWrite::Put(data), Some(v)) => WriteOp::Update { data, expected_version: v },
+                (TxWrite::Delete, None) => WriteOp::Check { expected_version: None },
+                (TxWrite::Delete, Some(v)) => WriteOp::Delete { expected_version: Some(v) },
             };
             batch.push(Write { collection, id, op });
         }
@@ -115,9 +89,7 @@ impl<'a> Tx<'a> {
             return Ok(());
         }
         match self.store.commit(&self.workspace, batch).await {
-            Err(Error::PreconditionFailed | Error::AlreadyExists | Error::NotFound) => {
-                Err(Error::Conflict)
-            }
+            Err(Error::PreconditionFailed | Error::AlreadyExists | Error::NotFound) => Err(Error::Conflict),
             other => other,
         }
     }

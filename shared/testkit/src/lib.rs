@@ -9,10 +9,7 @@ use std::path::Path;
 /// A temporary directory that lives until the test process exits (dropping a
 /// `tempfile::TempDir` mid-test would delete a database still in use).
 pub fn temp_dir() -> LeakedDir {
-    let dir = tempfile::Builder::new()
-        .prefix("harmonia-test-")
-        .tempdir()
-        .expect("create a temporary directory");
+    let dir = tempfile::Builder::new().prefix("harmonia-test-").tempdir().expect("create a temporary directory");
     LeakedDir(dir.keep())
 }
 
@@ -29,10 +26,7 @@ impl LeakedDir {
 
 /// A name unique to this call, safe as a Pub/Sub, Firestore or SQLite name: `prefix-<hex>`.
 pub fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}-{}",
-        &uuid::Uuid::new_v4().simple().to_string()[..16]
-    )
+    format!("{prefix}-{}", &uuid::Uuid::new_v4().simple().to_string()[..16])
 }
 
 fn required(var: &str) -> String {

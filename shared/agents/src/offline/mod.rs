@@ -31,20 +31,11 @@ pub(crate) struct Conversation<'a> {
 
 impl<'a> Conversation<'a> {
     fn read(request: &'a ModelRequest) -> Result<Self, ModelError> {
-        let first = request
-            .turns
-            .first()
-            .ok_or(ModelError::Refused("empty conversation"))?;
+        let first = request.turns.first().ok_or(ModelError::Refused("empty conversation"))?;
         let task = first
             .parts
             .iter()
-            .find_map(|p| {
-                if let Part::Text(t) = p {
-                    serde_json::from_str(t).ok()
-                } else {
-                    None
-                }
-            })
+            .find_map(|p| if let Part::Text(t) = p { serde_json::from_str(t).ok() } else { None })
             .ok_or(ModelError::Refused("no task"))?;
         let results = request
             .turns
@@ -71,11 +62,7 @@ impl<'a> Conversation<'a> {
 
     /// The last response of tool `name`.
     pub(crate) fn result(&self, name: &str) -> Option<&Value> {
-        self.results
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| *v)
+        self.results.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
 }
 
@@ -102,10 +89,26 @@ pub(crate) fn load_skill(name: &str) -> (&'static str, Value) {
 }
 
 pub(crate) fn load_reference(skill: &str, reference: &str) -> (&'static str, Value) {
-    (
-        "load_reference",
-        json!({ "skill": skill, "reference": reference }),
-    )
+    ("load_reference", json!({ "skill": skill, "reference": reference }))
+}
+
+/// A mock grounded answer: one reserved-domain source per query, clearly not a real page.
+fn grounded(request: &ModelRequest) -> ModelResponse {
+    let query: String = request
+        .turns
+        .iter()
+        .flat_map(|t| &t.parts)
+        .filter_map(|p| if let Part::Text(t) = p { Some(t.as_str()) } else { None })
+        .collect();
+    let slug: String = query.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    ModelResponse {
+        parts: vec![Part::Text(format!("Offline mode: no web search ran for \"{query}\"."))],
+        usage: TokenUsage { input_tokens: tokens(&query), output_tokens: 12 },
+        grounding: Some(crate::model::Grounding {
+            sources: vec![(format!("https://search.example.invalid/{slug}"), "Mock search result".into())],
+            queries: vec![query],
+        }),
+    }
 }
 
 fn tokens(text: &str) -> u32 {
@@ -123,6 +126,9 @@ impl Model for OfflineModel {
     }
 
     async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        if request.grounded_search {
+            return Ok(grounded(request));
+        }
         let conversation = Conversation::read(request)?;
         let step = match request.role {
             Role::Harmonia => roles::harmonia(&conversation),
@@ -146,10 +152,7 @@ impl Model for OfflineModel {
             .sum::<u32>()
             .saturating_add(tokens(&request.system_instruction));
         let part = match step {
-            Step::Call(name, args) => Part::FunctionCall {
-                name: name.to_owned(),
-                args,
-            },
+            Step::Call(name, args) => Part::FunctionCall { name: name.to_owned(), args },
             Step::Final(value) => Part::Text(value.to_string()),
         };
         let output_tokens = match &part {
@@ -157,13 +160,6 @@ impl Model for OfflineModel {
             Part::FunctionCall { args, .. } => tokens(&args.to_string()),
             Part::FunctionResponse { .. } => 0,
         };
-        Ok(ModelResponse {
-            parts: vec![part],
-            usage: TokenUsage {
-                input_tokens,
-                output_tokens,
-            },
-            grounding: None,
-        })
+        Ok(ModelResponse { parts: vec![part], usage: TokenUsage { input_tokens, output_tokens }, grounding: None })
     }
 }

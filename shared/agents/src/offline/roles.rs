@@ -2,8 +2,8 @@
 
 use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 use harmonia_contracts::domain::{
-    Analysis, Angle, AngleKind, Assessment, Assessments, Brief, Claim, ContentFormat, Dimension,
-    Moment, Plan, PlanItem, Platform, ReviewIssue, Severity, Strategy, UtcWindow, Verdict,
+    Analysis, Angle, AngleKind, Assessment, Assessments, Brief, Claim, ContentFormat, Dimension, Moment, Plan,
+    PlanItem, Platform, ReviewIssue, Severity, Strategy, UtcWindow, Verdict,
 };
 use harmonia_contracts::event::Pass;
 use harmonia_contracts::ids::{BriefId, EvidenceId, PlanItemId};
@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use super::{Conversation, Step, load_reference, load_skill, script};
 use crate::io::{
-    A2uiVersion, Component, ComponentNode, DaraInput, DraftOutput, HarmoniaInput, Layout,
-    MayaInput, NimiInput, NoniInput, ReviewOutput, RyanInput, TemiInput,
+    A2uiVersion, Component, ComponentNode, DaraInput, DraftOutput, HarmoniaInput, Layout, MayaInput, NimiInput,
+    NoniInput, ReviewOutput, RyanInput, TemiInput,
 };
 use crate::model::ModelError;
 
@@ -63,12 +63,7 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, ModelError> {
     ];
     script(calls, c, || {
         let i: NimiInput = input(c)?;
-        let mut ranked: Vec<_> = i
-            .source
-            .segments
-            .iter()
-            .filter(|s| weight(&s.text) > 0)
-            .collect();
+        let mut ranked: Vec<_> = i.source.segments.iter().filter(|s| weight(&s.text) > 0).collect();
         ranked.sort_by_key(|s| std::cmp::Reverse(weight(&s.text)));
         ranked.truncate(6);
         ranked.sort_by_key(|s| s.start_ms);
@@ -83,9 +78,7 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, ModelError> {
                 })
             })
             .collect::<Result<_, ModelError>>()?;
-        let first = moments
-            .first()
-            .ok_or(ModelError::Refused("nothing to quote"))?;
+        let first = moments.first().ok_or(ModelError::Refused("nothing to quote"))?;
         let with_numbers: Vec<EvidenceId> = moments
             .iter()
             .filter(|m| m.quote.chars().any(|ch| ch.is_ascii_digit()))
@@ -98,25 +91,15 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, ModelError> {
                 "The speaker backs the story with specifics, for example: \"{}\"",
                 clip(&first.quote, 160)
             ),
-            evidence: if with_numbers.is_empty() {
-                vec![first.evidence_id.clone()]
-            } else {
-                with_numbers
-            },
+            evidence: if with_numbers.is_empty() { vec![first.evidence_id.clone()] } else { with_numbers },
             facts: Vec::new(),
         }];
         if let Some(frame) = i.source.frames.first() {
-            let nearest = moments
-                .iter()
-                .min_by_key(|m| m.start_ms.abs_diff(frame.at_ms))
-                .unwrap_or(first);
+            let nearest = moments.iter().min_by_key(|m| m.start_ms.abs_diff(frame.at_ms)).unwrap_or(first);
             angles.push(Angle {
                 kind: AngleKind::Context,
                 title: "What the visuals reinforce".into(),
-                rationale: format!(
-                    "The frames show {}",
-                    clip(&frame.description.to_lowercase(), 200)
-                ),
+                rationale: format!("The frames show {}", clip(&frame.description.to_lowercase(), 200)),
                 evidence: vec![nearest.evidence_id.clone()],
                 facts: Vec::new(),
             });
@@ -125,19 +108,12 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, ModelError> {
             angles.push(Angle {
                 kind: AngleKind::Source,
                 title: "The advice to take away".into(),
-                rationale: format!(
-                    "The source closes on a lesson others can apply: \"{}\"",
-                    clip(&last.quote, 160)
-                ),
+                rationale: format!("The source closes on a lesson others can apply: \"{}\"", clip(&last.quote, 160)),
                 evidence: vec![last.evidence_id.clone()],
                 facts: Vec::new(),
             });
         }
-        if let Some(best) = i
-            .verified_performance
-            .iter()
-            .max_by_key(|p| p.reactions + p.shares + p.comments)
-        {
+        if let Some(best) = i.verified_performance.iter().max_by_key(|p| p.reactions + p.shares + p.comments) {
             angles.push(Angle {
                 kind: AngleKind::Performance,
                 title: "What has worked before".into(),
@@ -155,19 +131,12 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, ModelError> {
             angles.push(Angle {
                 kind: AngleKind::Memory,
                 title: "Continuity with what the audience knows".into(),
-                rationale: format!(
-                    "An eligible memory fact connects to this source: {}",
-                    clip(&i.memory[0].text, 160)
-                ),
+                rationale: format!("An eligible memory fact connects to this source: {}", clip(&i.memory[0].text, 160)),
                 evidence: vec![first.evidence_id.clone()],
                 facts: i.memory.iter().take(3).map(|f| f.id.clone()).collect(),
             });
         }
-        out(&Analysis {
-            moments,
-            angles,
-            provenance: Provenance::Mock,
-        })
+        out(&Analysis { moments, angles, provenance: Provenance::Mock })
     })
 }
 
@@ -181,52 +150,23 @@ fn clip(text: &str, max: usize) -> String {
     }
 }
 
-const ROTATION: [Platform; 4] = [
-    Platform::Linkedin,
-    Platform::X,
-    Platform::Threads,
-    Platform::Bluesky,
-];
+const ROTATION: [Platform; 4] = [Platform::Linkedin, Platform::X, Platform::Threads, Platform::Bluesky];
 
 pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, ModelError> {
     let i: RyanInput = input(c)?;
     let moment_ids: Vec<&EvidenceId> = i.analysis.moments.iter().map(|m| &m.evidence_id).collect();
-    let quote_of = |e: &EvidenceId| {
-        i.analysis
-            .moments
-            .iter()
-            .find(|m| &m.evidence_id == e)
-            .map(|m| m.quote.clone())
-    };
+    let quote_of = |e: &EvidenceId| i.analysis.moments.iter().find(|m| &m.evidence_id == e).map(|m| m.quote.clone());
     let mut briefs = Vec::new();
-    for (n, angle) in i
-        .analysis
-        .angles
-        .iter()
-        .filter(|a| a.kind != AngleKind::Performance)
-        .take(3)
-        .enumerate()
-    {
-        let evidence: Vec<EvidenceId> = angle
-            .evidence
-            .iter()
-            .filter(|e| moment_ids.contains(e))
-            .cloned()
-            .collect();
+    for (n, angle) in i.analysis.angles.iter().filter(|a| a.kind != AngleKind::Performance).take(3).enumerate() {
+        let evidence: Vec<EvidenceId> = angle.evidence.iter().filter(|e| moment_ids.contains(e)).cloned().collect();
         let Some(lead) = evidence.first() else {
             continue;
         };
         briefs.push(Brief {
             id: id::<BriefId>(&format!("brief-{}", n + 1))?,
             angle: angle.title.clone(),
-            key_message: clip(
-                &quote_of(lead).unwrap_or_else(|| angle.rationale.clone()),
-                500,
-            ),
-            audience: format!(
-                "People who follow {} and build or run tools for teams in the field",
-                i.company.name
-            ),
+            key_message: clip(&quote_of(lead).unwrap_or_else(|| angle.rationale.clone()), 500),
+            audience: format!("People who follow {} and build or run tools for teams in the field", i.company.name),
             platforms: vec![ROTATION[n % ROTATION.len()]],
             evidence,
             call_to_action: Some("Watch the full talk.".into()),
@@ -235,17 +175,9 @@ pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, ModelError> {
     if briefs.is_empty() {
         return Err(ModelError::Refused("no groundable angle"));
     }
-    let goal = i
-        .company
-        .goals
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "Share what the source teaches".into());
+    let goal = i.company.goals.first().cloned().unwrap_or_else(|| "Share what the source teaches".into());
     Ok(Step::Final(out(&Strategy {
-        objective: clip(
-            &format!("{goal}, using only what the source shows and says."),
-            500,
-        ),
+        objective: clip(&format!("{goal}, using only what the source shows and says."), 500),
         audience: clip(&briefs[0].audience, 300),
         voice: "Plain, specific and practical: lead with the evidence, no hype.".into(),
         briefs,
@@ -254,10 +186,7 @@ pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, ModelError> {
 }
 
 fn items(v: Option<&Value>) -> Vec<Value> {
-    v.and_then(|v| v.get("items"))
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
+    v.and_then(|v| v.get("items")).and_then(Value::as_array).cloned().unwrap_or_default()
 }
 
 pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, ModelError> {
@@ -281,10 +210,7 @@ pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, ModelError> {
         let mut days: Vec<NaiveDate> = items(c.result("get_capacity"))
             .iter()
             .filter(|d| d.get("slots").and_then(Value::as_u64).unwrap_or(0) > 0)
-            .filter_map(|d| {
-                d.get("day")
-                    .and_then(|d| serde_json::from_value(d.clone()).ok())
-            })
+            .filter_map(|d| d.get("day").and_then(|d| serde_json::from_value(d.clone()).ok()))
             .filter(|d| *d > taken_at.date_naive())
             .collect();
         days.sort_unstable();
@@ -300,42 +226,29 @@ pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, ModelError> {
         let mut plan_items: Vec<PlanItem> = Vec::new();
         let mut day_iter = days.into_iter();
         for (n, brief) in i.strategy.briefs.iter().enumerate() {
-            let channel = brief
-                .platforms
-                .first()
-                .copied()
-                .unwrap_or(Platform::Linkedin);
+            let channel = brief.platforms.first().copied().unwrap_or(Platform::Linkedin);
             let hour = windows
                 .iter()
                 .filter(|w| w.get("platform").and_then(Value::as_str) == Some(channel.as_str()))
                 .max_by(|a, b| {
-                    let rate = |w: &Value| {
-                        w.get("median_engagement_rate")
-                            .and_then(Value::as_f64)
-                            .unwrap_or(0.0)
-                    };
+                    let rate = |w: &Value| w.get("median_engagement_rate").and_then(Value::as_f64).unwrap_or(0.0);
                     rate(a).total_cmp(&rate(b))
                 })
                 .and_then(|w| w.get("hour_utc").and_then(Value::as_u64))
                 .unwrap_or(15);
             let day = loop {
-                let candidate = day_iter.next().unwrap_or_else(|| {
-                    taken_at.date_naive() + Duration::days(i64::try_from(n).unwrap_or(0) + 1)
-                });
-                let taken = busy
-                    .iter()
-                    .any(|(ch, start)| ch == channel.as_str() && start.date_naive() == candidate);
+                let candidate = day_iter
+                    .next()
+                    .unwrap_or_else(|| taken_at.date_naive() + Duration::days(i64::try_from(n).unwrap_or(0) + 1));
+                let taken = busy.iter().any(|(ch, start)| ch == channel.as_str() && start.date_naive() == candidate);
                 if !taken {
                     break candidate;
                 }
             };
             let hour = u32::try_from(hour).unwrap_or(15);
-            let start = Utc.from_utc_datetime(
-                &day.and_hms_opt(hour, 0, 0)
-                    .ok_or(ModelError::Refused("bad hour"))?,
-            );
-            let window = UtcWindow::new(start, start + Duration::hours(1))
-                .map_err(|_| ModelError::Refused("window"))?;
+            let start = Utc.from_utc_datetime(&day.and_hms_opt(hour, 0, 0).ok_or(ModelError::Refused("bad hour"))?);
+            let window =
+                UtcWindow::new(start, start + Duration::hours(1)).map_err(|_| ModelError::Refused("window"))?;
             let item_id: PlanItemId = id(&format!("item-{}", n + 1))?;
             plan_items.push(PlanItem {
                 id: item_id,
@@ -345,10 +258,7 @@ pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, ModelError> {
                 format: ContentFormat::Text,
                 window,
                 deadline: start - Duration::hours(6),
-                depends_on: plan_items
-                    .last()
-                    .map(|p| vec![p.id.clone()])
-                    .unwrap_or_default(),
+                depends_on: plan_items.last().map(|p| vec![p.id.clone()]).unwrap_or_default(),
                 priority: u8::try_from((n + 1).min(5))
                     .unwrap_or(5)
                     .try_into()
@@ -358,10 +268,7 @@ pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, ModelError> {
         out(&Plan {
             snapshot: i.snapshot_id.clone(),
             strategy_hash: i.strategy_hash.clone(),
-            cadence: format!(
-                "{} posts, at most one a day, in brief order",
-                plan_items.len()
-            ),
+            cadence: format!("{} posts, at most one a day, in brief order", plan_items.len()),
             items: plan_items,
             provenance: Provenance::Mock,
         })
@@ -394,11 +301,7 @@ pub(super) fn noni(c: &Conversation<'_>) -> Result<Step, ModelError> {
         let revising = i.pass == Pass::REVISION;
         // The first pass leads with the evidence; the revision also closes with the brief's
         // call to action, which is what a first draft most often misses.
-        let cta = if revising {
-            i.brief.call_to_action.clone()
-        } else {
-            None
-        };
+        let cta = if revising { i.brief.call_to_action.clone() } else { None };
         let hook = format!("{}.", i.brief.angle.trim_end_matches('.'));
         let mut body = hook.clone();
         let mut claims = Vec::new();
@@ -411,20 +314,13 @@ pub(super) fn noni(c: &Conversation<'_>) -> Result<Step, ModelError> {
                 continue;
             }
             body.push_str(&line);
-            claims.push(Claim {
-                text: clip(&m.quote, 500),
-                evidence: vec![m.evidence_id.clone()],
-            });
+            claims.push(Claim { text: clip(&m.quote, 500), evidence: vec![m.evidence_id.clone()] });
         }
         if let Some(cta) = cta {
             body.push_str("\n\n");
             body.push_str(&cta);
         }
-        out(&DraftOutput {
-            body,
-            claims,
-            provenance: Provenance::Mock,
-        })
+        out(&DraftOutput { body, claims, provenance: Provenance::Mock })
     })
 }
 
@@ -440,10 +336,7 @@ fn limit(platform: Platform) -> usize {
 }
 
 fn assess(score: u8, rationale: &str) -> Result<Assessment, ModelError> {
-    Ok(Assessment {
-        score: score.try_into().map_err(|_| ModelError::Refused("score"))?,
-        rationale: rationale.into(),
-    })
+    Ok(Assessment { score: score.try_into().map_err(|_| ModelError::Refused("score"))?, rationale: rationale.into() })
 }
 
 pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, ModelError> {
@@ -458,28 +351,13 @@ pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, ModelError> {
         let i: DaraInput = input(c)?;
         let body = &i.draft.body;
         let known: Vec<&EvidenceId> = i.evidence.iter().map(|m| &m.evidence_id).collect();
-        let grounded = i
-            .draft
-            .claims
-            .iter()
-            .all(|cl| cl.evidence.iter().all(|e| known.contains(&e)));
-        let claims_in_body = !i.draft.claims.is_empty()
-            && i.draft
-                .claims
-                .iter()
-                .all(|cl| body.contains(cl.text.trim_end_matches('…')));
-        let sentences = body
-            .split(['.', '!', '?'])
-            .filter(|s| !s.trim().is_empty())
-            .count()
-            .max(1);
+        let grounded = i.draft.claims.iter().all(|cl| cl.evidence.iter().all(|e| known.contains(&e)));
+        let claims_in_body =
+            !i.draft.claims.is_empty() && i.draft.claims.iter().all(|cl| body.contains(cl.text.trim_end_matches('…')));
+        let sentences = body.split(['.', '!', '?']).filter(|s| !s.trim().is_empty()).count().max(1);
         let words = body.split_whitespace().count();
         let within = body.chars().count() <= limit(i.draft.platform);
-        let has_cta = i
-            .brief
-            .call_to_action
-            .as_ref()
-            .is_some_and(|cta| body.contains(cta.as_str()));
+        let has_cta = i.brief.call_to_action.as_ref().is_some_and(|cta| body.contains(cta.as_str()));
         let mut issues = Vec::new();
         if !grounded {
             issues.push(ReviewIssue {
@@ -493,10 +371,7 @@ pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, ModelError> {
             issues.push(ReviewIssue {
                 dimension: Dimension::PlatformCtaUsability,
                 severity: Severity::High,
-                problem: format!(
-                    "The post is longer than the {} limit.",
-                    i.draft.platform.as_str()
-                ),
+                problem: format!("The post is longer than the {} limit.", i.draft.platform.as_str()),
                 fix: "Cut the weakest supporting line until it fits.".into(),
             });
         }
@@ -508,19 +383,11 @@ pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, ModelError> {
                 fix: "Close with the call to action from the brief.".into(),
             });
         }
-        let verdict = if issues.is_empty() {
-            Verdict::Pass
-        } else {
-            Verdict::Revise
-        };
+        let verdict = if issues.is_empty() { Verdict::Pass } else { Verdict::Revise };
         let assessments = Assessments {
             grounding: assess(
                 if grounded { 5 } else { 1 },
-                if grounded {
-                    "Every claim cites the brief's evidence."
-                } else {
-                    "A claim cites unknown evidence."
-                },
+                if grounded { "Every claim cites the brief's evidence." } else { "A claim cites unknown evidence." },
             )?,
             claims: assess(
                 if claims_in_body { 5 } else { 3 },
@@ -530,14 +397,8 @@ pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, ModelError> {
                 if body.contains("\n\n") { 4 } else { 3 },
                 "A hook, then evidence, in short paragraphs.",
             )?,
-            clarity: assess(
-                if words / sentences <= 25 { 4 } else { 3 },
-                "Sentences are short and concrete.",
-            )?,
-            brief_voice_audience_fit: assess(
-                4,
-                "Plain, specific voice that matches the brief's angle.",
-            )?,
+            clarity: assess(if words / sentences <= 25 { 4 } else { 3 }, "Sentences are short and concrete.")?,
+            brief_voice_audience_fit: assess(4, "Plain, specific voice that matches the brief's angle.")?,
             platform_cta_usability: assess(
                 match (within, has_cta) {
                     (true, true) => 5,
@@ -552,12 +413,7 @@ pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, ModelError> {
             )?,
             safety_inclusion: assess(5, "No sensitive or exclusionary content.")?,
         };
-        out(&ReviewOutput {
-            verdict,
-            assessments,
-            issues,
-            provenance: Provenance::Mock,
-        })
+        out(&ReviewOutput { verdict, assessments, issues, provenance: Provenance::Mock })
     })
 }
 
@@ -572,28 +428,15 @@ pub(super) fn maya(c: &Conversation<'_>) -> Result<Step, ModelError> {
         for (n, entity) in i.catalog.iter().filter(|e| e.kind == *kind).enumerate() {
             let cid = format!("e{k}-{n}");
             children.push(cid.clone());
-            components.push(ComponentNode {
-                id: cid,
-                component: Component::Entity {
-                    entity: entity.clone(),
-                },
-            });
+            components.push(ComponentNode { id: cid, component: Component::Entity { entity: entity.clone() } });
         }
-        let title = serde_json::to_value(kind)
-            .ok()
-            .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
-            .unwrap_or_default();
+        let title =
+            serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(|s| s.replace('_', " "))).unwrap_or_default();
         let card = format!("card-{k}");
         cards.push(card.clone());
-        components.push(ComponentNode {
-            id: card,
-            component: Component::Card { title, children },
-        });
+        components.push(ComponentNode { id: card, component: Component::Card { title, children } });
     }
-    components.push(ComponentNode {
-        id: "root".into(),
-        component: Component::Column { children: cards },
-    });
+    components.push(ComponentNode { id: "root".into(), component: Component::Column { children: cards } });
     Ok(Step::Final(out(&Layout {
         version: A2uiVersion::V08,
         surface_id: format!("{}-view", i.view),

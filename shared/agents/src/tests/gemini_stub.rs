@@ -25,29 +25,19 @@ struct Stub {
 
 async fn answer(State(stub): State<Stub>, Json(body): Json<Value>) -> (StatusCode, Json<Value>) {
     stub.seen.lock().expect("lock").push(body);
-    let (status, reply) = stub
-        .replies
-        .lock()
-        .expect("lock")
-        .pop_front()
-        .unwrap_or((500, json!({"error": "empty"})));
-    (
-        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-        Json(reply),
-    )
+    let (status, reply) = stub.replies.lock().expect("lock").pop_front().unwrap_or((500, json!({"error": "empty"})));
+    (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), Json(reply))
 }
 
 async fn stub(replies: Vec<(u16, Value)>) -> (Stub, GeminiConfig) {
-    let stub = Stub {
-        replies: Arc::new(Mutex::new(replies.into())),
-        seen: Arc::default(),
-    };
+    let stub = Stub { replies: Arc::new(Mutex::new(replies.into())), seen: Arc::default() };
     let app = axum::Router::new()
-        .route("/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent", post(answer))
+        .route(
+            "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent",
+            post(answer),
+        )
         .with_state(stub.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("addr").port();
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
@@ -106,29 +96,16 @@ async fn function_call_round_trip_through_the_runtime() {
     ])
     .await;
     let rt = f.runtime(Arc::new(Gemini::new(config).expect("client")));
-    let inv = rt
-        .invoke(&f.seed(Stage::Draft, noni(&f)))
-        .await
-        .expect("accepted");
+    let inv = rt.invoke(&f.seed(Stage::Draft, noni(&f))).await.expect("accepted");
     let draft: DraftOutput = inv.state_delta.require("draft").expect("draft");
     assert_eq!(draft.provenance, harmonia_contracts::tool::Provenance::Live);
-    assert_eq!(
-        (
-            inv.activity.usage.input_tokens,
-            inv.activity.usage.output_tokens
-        ),
-        (320, 50)
-    );
+    assert_eq!((inv.activity.usage.input_tokens, inv.activity.usage.output_tokens), (320, 50));
     assert_eq!(inv.activity.model, "gemini-2.5-flash");
 
     let seen = stub.seen.lock().expect("lock").clone();
     assert_eq!(seen.len(), 3);
     let first = &seen[0];
-    assert!(
-        first["systemInstruction"]["parts"][0]["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("Noni"))
-    );
+    assert!(first["systemInstruction"]["parts"][0]["text"].as_str().is_some_and(|t| t.contains("Noni")));
     assert_eq!(first["contents"][0]["role"], "user");
     let names: Vec<&str> = first["tools"][0]["functionDeclarations"]
         .as_array()
@@ -136,20 +113,15 @@ async fn function_call_round_trip_through_the_runtime() {
         .iter()
         .filter_map(|d| d["name"].as_str())
         .collect();
-    assert_eq!(names, ["load_skill", "load_reference"]);
+    assert_eq!(names, ["load_skill", "load_reference", "search_verified_publications", "google_search"]);
     // The second request carries the model's call and our functionResponse.
     let turns = seen[1]["contents"].as_array().expect("contents");
     assert_eq!(turns[1]["role"], "model");
     assert_eq!(turns[1]["parts"][0]["functionCall"]["name"], "load_skill");
     assert_eq!(turns[2]["role"], "user");
-    assert_eq!(
-        turns[2]["parts"][0]["functionResponse"]["name"],
-        "load_skill"
-    );
+    assert_eq!(turns[2]["parts"][0]["functionResponse"]["name"], "load_skill");
     assert!(
-        turns[2]["parts"][0]["functionResponse"]["response"]["instructions"]
-            .as_str()
-            .is_some_and(|t| t.len() > 100)
+        turns[2]["parts"][0]["functionResponse"]["response"]["instructions"].as_str().is_some_and(|t| t.len() > 100)
     );
 }
 
@@ -159,21 +131,12 @@ async fn a_malformed_json_answer_is_a_schema_violation() {
     let skill = "noni-writing-skills";
     let (_stub, config) = stub(vec![
         (200, call("load_skill", json!({"name": skill}))),
-        (
-            200,
-            call(
-                "load_reference",
-                json!({"skill": skill, "reference": "persuasion.md"}),
-            ),
-        ),
+        (200, call("load_reference", json!({"skill": skill, "reference": "persuasion.md"}))),
         (200, text("{\"body\": \"unterminated")),
     ])
     .await;
     let rt = f.runtime(Arc::new(Gemini::new(config).expect("client")));
-    let err = rt
-        .invoke(&f.seed(Stage::Draft, noni(&f)))
-        .await
-        .expect_err("rejected");
+    let err = rt.invoke(&f.seed(Stage::Draft, noni(&f))).await.expect_err("rejected");
     let e = err.contract().expect("contract");
     assert_eq!((e.role, e.code), (Role::Noni, Code::SchemaViolation));
     assert!(!e.safe_message.contains("unterminated"));
@@ -183,67 +146,35 @@ fn request() -> ModelRequest {
     ModelRequest {
         role: Role::Harmonia,
         system_instruction: "route".into(),
-        turns: vec![Turn {
-            speaker: Speaker::User,
-            parts: vec![Part::Text("{}".into())],
-        }],
+        turns: vec![Turn { speaker: Speaker::User, parts: vec![Part::Text("{}".into())] }],
         tools: Vec::new(),
         response_schema: json!({"type": "object"}),
+        grounded_search: false,
     }
 }
 
 #[tokio::test]
 async fn throttling_is_retried_then_reported() {
-    let (stub, config) = stub(vec![
-        (429, json!({"error": {"message": "quota secret-detail"}})),
-        (503, json!({})),
-        (200, text("{}")),
-    ])
-    .await;
+    let (stub, config) =
+        stub(vec![(429, json!({"error": {"message": "quota secret-detail"}})), (503, json!({})), (200, text("{}"))])
+            .await;
     let gemini = Gemini::new(config.clone()).expect("client");
-    let ok = gemini
-        .generate(&request())
-        .await
-        .expect("third attempt succeeds");
+    let ok = gemini.generate(&request()).await.expect("third attempt succeeds");
     assert_eq!(ok.parts, vec![Part::Text("{}".into())]);
     assert_eq!(stub.seen.lock().expect("lock").len(), 3);
     // Structured output is requested when there are no tools.
-    assert_eq!(
-        stub.seen.lock().expect("lock")[0]["generationConfig"]["responseMimeType"],
-        "application/json"
-    );
+    assert_eq!(stub.seen.lock().expect("lock")[0]["generationConfig"]["responseMimeType"], "application/json");
 
-    let (stub, config) = self::stub(vec![
-        (429, json!({})),
-        (429, json!({})),
-        (429, json!({})),
-        (200, text("{}")),
-    ])
-    .await;
-    let err = Gemini::new(config)
-        .expect("client")
-        .generate(&request())
-        .await
-        .expect_err("throttled");
+    let (stub, config) =
+        self::stub(vec![(429, json!({})), (429, json!({})), (429, json!({})), (200, text("{}"))]).await;
+    let err = Gemini::new(config).expect("client").generate(&request()).await.expect_err("throttled");
     assert_eq!(err, ModelError::Throttled);
-    assert_eq!(
-        stub.seen.lock().expect("lock").len(),
-        3,
-        "no more than max_attempts"
-    );
+    assert_eq!(stub.seen.lock().expect("lock").len(), 3, "no more than max_attempts");
 
     let (stub, config) = self::stub(vec![(400, json!({"error": "bad"})), (200, text("{}"))]).await;
-    let err = Gemini::new(config)
-        .expect("client")
-        .generate(&request())
-        .await
-        .expect_err("refused");
+    let err = Gemini::new(config).expect("client").generate(&request()).await.expect_err("refused");
     assert!(matches!(err, ModelError::Refused(_)));
-    assert_eq!(
-        stub.seen.lock().expect("lock").len(),
-        1,
-        "a 400 is not retried"
-    );
+    assert_eq!(stub.seen.lock().expect("lock").len(), 1, "a 400 is not retried");
 }
 
 #[tokio::test]
@@ -253,15 +184,8 @@ async fn grounding_metadata_is_read() {
             "groundingChunks": [{"web": {"uri": "https://example.org/a", "title": "Example"}}]}}],
         "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1}});
     let (_stub, config) = stub(vec![(200, body)]).await;
-    let response = Gemini::new(config)
-        .expect("client")
-        .generate(&request())
-        .await
-        .expect("ok");
+    let response = Gemini::new(config).expect("client").generate(&request()).await.expect("ok");
     let g = response.grounding.expect("grounding");
     assert_eq!(g.queries, ["offline first sync"]);
-    assert_eq!(
-        g.sources,
-        [("https://example.org/a".to_owned(), "Example".to_owned())]
-    );
+    assert_eq!(g.sources, [("https://example.org/a".to_owned(), "Example".to_owned())]);
 }

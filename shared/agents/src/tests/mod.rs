@@ -3,6 +3,7 @@
 mod gemini_stub;
 mod offline_run;
 mod rejections;
+mod research;
 
 use std::sync::Arc;
 
@@ -34,36 +35,17 @@ pub(crate) struct Fixture {
 impl Fixture {
     pub(crate) async fn new() -> Self {
         let dir = harmonia_testkit::temp_dir();
-        let store: Arc<dyn Store> =
-            Arc::new(SqliteStore::open(dir.path().join("agents.sqlite")).expect("open"));
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("agents.sqlite")).expect("open"));
         let workspace = WorkspaceId::generate();
         let input: SourceInput = serde_json::from_str(SAMPLE).expect("sample parses");
-        let source = input
-            .validate(
-                "src-sample".parse().expect("id"),
-                workspace.clone(),
-                Utc::now(),
-            )
-            .expect("valid");
-        let mut snapshot: PlanningSnapshot =
-            serde_json::from_str(SNAPSHOT).expect("snapshot parses");
+        let source = input.validate("src-sample".parse().expect("id"), workspace.clone(), Utc::now()).expect("valid");
+        let mut snapshot: PlanningSnapshot = serde_json::from_str(SNAPSHOT).expect("snapshot parses");
         snapshot.workspace = workspace.clone();
         let id: DocId = snapshot.id.as_str().parse().expect("doc id");
-        create_if_absent(
-            &*store,
-            &workspace,
-            PLANNING_SNAPSHOTS,
-            &id,
-            encode(&snapshot).expect("encode"),
-        )
-        .await
-        .expect("store snapshot");
-        Self {
-            store,
-            workspace,
-            source,
-            snapshot,
-        }
+        create_if_absent(&*store, &workspace, PLANNING_SNAPSHOTS, &id, encode(&snapshot).expect("encode"))
+            .await
+            .expect("store snapshot");
+        Self { store, workspace, source, snapshot }
     }
 
     pub(crate) fn runtime(&self, model: Arc<dyn Model>) -> Runtime {
@@ -84,10 +66,6 @@ impl Fixture {
 
     /// Sessions left behind (there must be none after any invocation).
     pub(crate) async fn sessions(&self) -> usize {
-        self.store
-            .query(&self.workspace, SESSIONS, &Query::all(100))
-            .await
-            .expect("query")
-            .len()
+        self.store.query(&self.workspace, SESSIONS, &Query::all(100)).await.expect("query").len()
     }
 }

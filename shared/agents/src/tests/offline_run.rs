@@ -4,9 +4,7 @@
 use std::sync::Arc;
 
 use harmonia_contracts::Role;
-use harmonia_contracts::domain::{
-    Analysis, Draft, Plan, Platform, Strategy, Verdict, content_hash,
-};
+use harmonia_contracts::domain::{Analysis, Draft, Plan, Platform, Strategy, Verdict, content_hash};
 use harmonia_contracts::event::{Pass, Stage};
 use harmonia_contracts::tool::Provenance;
 use harmonia_store::Query;
@@ -24,23 +22,14 @@ async fn offline_model_runs_every_role_on_the_sample() {
 
     // Nimi, routed through Harmonia.
     let nimi_in = NimiInput::new(&f.source, Vec::new(), Vec::new());
-    let inv = rt
-        .run_task(&f.seed(Stage::Analyze, RoleInput::Nimi(nimi_in)))
-        .await
-        .expect("nimi");
+    let inv = rt.run_task(&f.seed(Stage::Analyze, RoleInput::Nimi(nimi_in))).await.expect("nimi");
     let analysis: Analysis = inv.state_delta.require("analysis").expect("analysis key");
     assert_eq!(analysis.provenance, Provenance::Mock);
     assert!(analysis.moments.len() >= 3);
     for m in &analysis.moments {
-        assert!(
-            f.source.quote_within(&m.quote, m.start_ms, m.end_ms),
-            "quote {:?} not exact in range",
-            m.quote
-        );
+        assert!(f.source.quote_within(&m.quote, m.start_ms, m.end_ms), "quote {:?} not exact in range", m.quote);
     }
-    assert!(
-        matches!(inv.steps.first().map(|s| &s.event), Some(LoadEvent::Skill(s)) if s == "nimi-analysis-skills")
-    );
+    assert!(matches!(inv.steps.first().map(|s| &s.event), Some(LoadEvent::Skill(s)) if s == "nimi-analysis-skills"));
 
     // Ryan.
     let company = CompanyContext {
@@ -65,40 +54,19 @@ async fn offline_model_runs_every_role_on_the_sample() {
         evidence: analysis.moments.clone(),
         snapshot_id: f.snapshot.id.clone(),
     };
-    let inv = rt
-        .run_task(&f.seed(Stage::Plan, RoleInput::Temi(temi_in)))
-        .await
-        .expect("temi");
+    let inv = rt.run_task(&f.seed(Stage::Plan, RoleInput::Temi(temi_in))).await.expect("temi");
     let plan: Plan = inv.state_delta.require("plan").expect("plan key");
     assert_eq!(plan.snapshot, f.snapshot.id);
     assert_eq!(plan.items.len(), strategy.briefs.len());
-    assert!(
-        inv.steps
-            .iter()
-            .any(|s| s.event == LoadEvent::DataTool("get_capacity".into()))
-    );
+    assert!(inv.steps.iter().any(|s| s.event == LoadEvent::DataTool("get_capacity".into())));
     for item in &plan.items {
-        assert!(
-            item.window.start > f.snapshot.taken_at,
-            "scheduled after the snapshot"
-        );
+        assert!(item.window.start > f.snapshot.taken_at, "scheduled after the snapshot");
     }
 
     // Noni pass 1, Dara asks for the revision, Noni pass 2, Dara passes.
     let item = plan.items[0].clone();
-    let brief = strategy
-        .briefs
-        .iter()
-        .find(|b| b.id == item.brief)
-        .cloned()
-        .expect("brief");
-    let noni_in = NoniInput::new(
-        Pass::FIRST,
-        item.clone(),
-        brief.clone(),
-        &analysis.moments,
-        None,
-    );
+    let brief = strategy.briefs.iter().find(|b| b.id == item.brief).cloned().expect("brief");
+    let noni_in = NoniInput::new(Pass::FIRST, item.clone(), brief.clone(), &analysis.moments, None);
     let first: DraftOutput = rt
         .run_task(&f.seed(Stage::Draft, RoleInput::Noni(noni_in.clone())))
         .await
@@ -109,11 +77,7 @@ async fn offline_model_runs_every_role_on_the_sample() {
     assert!(!first.claims.is_empty());
     let dara_in = |pass, d: &DraftOutput| DaraInput {
         pass,
-        draft: DraftView {
-            platform: item.channel,
-            body: d.body.clone(),
-            claims: d.claims.clone(),
-        },
+        draft: DraftView { platform: item.channel, body: d.body.clone(), claims: d.claims.clone() },
         item: item.clone(),
         brief: brief.clone(),
         evidence: noni_in.evidence.clone(),
@@ -126,18 +90,9 @@ async fn offline_model_runs_every_role_on_the_sample() {
         .require("review")
         .expect("review key");
     assert_eq!(review.verdict, Verdict::Revise);
-    let revision = Revision {
-        previous_body: first.body.clone(),
-        previous_claims: first.claims.clone(),
-        issues: review.issues,
-    };
-    let noni_in2 = NoniInput::new(
-        Pass::REVISION,
-        item.clone(),
-        brief.clone(),
-        &analysis.moments,
-        Some(revision),
-    );
+    let revision =
+        Revision { previous_body: first.body.clone(), previous_claims: first.claims.clone(), issues: review.issues };
+    let noni_in2 = NoniInput::new(Pass::REVISION, item.clone(), brief.clone(), &analysis.moments, Some(revision));
     let second: DraftOutput = rt
         .run_task(&f.seed(Stage::Draft, RoleInput::Noni(noni_in2)))
         .await
@@ -146,48 +101,26 @@ async fn offline_model_runs_every_role_on_the_sample() {
         .require("draft")
         .expect("draft key");
     let final_review: ReviewOutput = rt
-        .run_task(&f.seed(
-            Stage::Review,
-            RoleInput::Dara(dara_in(Pass::REVISION, &second)),
-        ))
+        .run_task(&f.seed(Stage::Review, RoleInput::Dara(dara_in(Pass::REVISION, &second))))
         .await
         .expect("dara 2")
         .state_delta
         .require("review")
         .expect("review key");
     assert_eq!(final_review.verdict, Verdict::Pass);
-    let limit = if item.channel == Platform::X {
-        280
-    } else {
-        3000
-    };
+    let limit = if item.channel == Platform::X { 280 } else { 3000 };
     assert!(second.body.chars().count() <= limit);
     let draft_hash = Draft::compute_hash(item.channel, &second.body, &second.claims);
     assert_eq!(draft_hash.len(), 64);
 
     // Maya lays out only what is in its catalog.
     let catalog = vec![
-        EntityRef {
-            kind: EntityKind::Job,
-            id: "job-test".into(),
-        },
-        EntityRef {
-            kind: EntityKind::Draft,
-            id: "draft-1".into(),
-        },
-        EntityRef {
-            kind: EntityKind::Review,
-            id: "review-1".into(),
-        },
+        EntityRef { kind: EntityKind::Job, id: "job-test".into() },
+        EntityRef { kind: EntityKind::Draft, id: "draft-1".into() },
+        EntityRef { kind: EntityKind::Review, id: "review-1".into() },
     ];
     let layout: Layout = rt
-        .run_task(&f.seed(
-            Stage::Operator,
-            RoleInput::Maya(MayaInput {
-                catalog,
-                view: "job_view".into(),
-            }),
-        ))
+        .run_task(&f.seed(Stage::Operator, RoleInput::Maya(MayaInput { catalog, view: "job_view".into() })))
         .await
         .expect("maya")
         .state_delta
@@ -197,30 +130,11 @@ async fn offline_model_runs_every_role_on_the_sample() {
 
     // Every session is gone; one activity record per invocation (8 specialist runs + 8 routes).
     assert_eq!(f.sessions().await, 0);
-    let activity = f
-        .store
-        .query(&f.workspace, ACTIVITY, &Query::all(100))
-        .await
-        .expect("activity");
+    let activity = f.store.query(&f.workspace, ACTIVITY, &Query::all(100)).await.expect("activity");
     assert_eq!(activity.len(), 16);
-    let roles: std::collections::BTreeSet<String> = activity
-        .iter()
-        .filter_map(|d| {
-            d.data
-                .get("agent")
-                .and_then(|a| a.as_str())
-                .map(str::to_owned)
-        })
-        .collect();
-    for role in [
-        Role::Harmonia,
-        Role::Nimi,
-        Role::Ryan,
-        Role::Temi,
-        Role::Noni,
-        Role::Dara,
-        Role::Maya,
-    ] {
+    let roles: std::collections::BTreeSet<String> =
+        activity.iter().filter_map(|d| d.data.get("agent").and_then(|a| a.as_str()).map(str::to_owned)).collect();
+    for role in [Role::Harmonia, Role::Nimi, Role::Ryan, Role::Temi, Role::Noni, Role::Dara, Role::Maya] {
         assert!(roles.contains(role.as_str()), "{role}");
     }
 }

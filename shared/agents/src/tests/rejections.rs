@@ -57,13 +57,7 @@ fn brief() -> Brief {
 }
 
 fn noni() -> RoleInput {
-    RoleInput::Noni(NoniInput::new(
-        Pass::FIRST,
-        item(),
-        brief(),
-        &[moment()],
-        None,
-    ))
+    RoleInput::Noni(NoniInput::new(Pass::FIRST, item(), brief(), &[moment()], None))
 }
 
 fn dara() -> RoleInput {
@@ -81,10 +75,9 @@ fn dara() -> RoleInput {
 }
 
 fn load(model: ScriptedModel, skill: &str, reference: &str) -> ScriptedModel {
-    model.call("load_skill", json!({"name": skill})).call(
-        "load_reference",
-        json!({"skill": skill, "reference": reference}),
-    )
+    model
+        .call("load_skill", json!({"name": skill}))
+        .call("load_reference", json!({"skill": skill, "reference": reference}))
 }
 
 fn draft_json(body: &str, evidence: &str) -> Value {
@@ -107,58 +100,28 @@ async fn expect(
     code: Code,
 ) -> Option<String> {
     let rt = f.runtime(Arc::new(model));
-    let err = rt
-        .invoke(&f.seed(stage, input))
-        .await
-        .expect_err("must be rejected");
-    let InvokeError::Contract(e) = err else {
-        panic!("not a contract error: {err}")
-    };
+    let err = rt.invoke(&f.seed(stage, input)).await.expect_err("must be rejected");
+    let InvokeError::Contract(e) = err else { panic!("not a contract error: {err}") };
     assert_eq!((e.role, e.code), (role, code));
-    assert_eq!(
-        e.safe_message,
-        code.safe_message(),
-        "the message is the code's text"
-    );
-    assert_eq!(
-        f.sessions().await,
-        0,
-        "the session is deleted after failure"
-    );
+    assert_eq!(e.safe_message, code.safe_message(), "the message is the code's text");
+    assert_eq!(f.sessions().await, 0, "the session is deleted after failure");
     e.schema_path
 }
 
 #[tokio::test]
 async fn schema_violation_names_the_schema_path() {
     let f = Fixture::new().await;
-    let model = load(ScriptedModel::new(), NONI, "hooks-and-introductions.md")
-        .json(json!({"body": "", "claims": []}));
-    let path = expect(
-        &f,
-        model,
-        Stage::Draft,
-        noni(),
-        Role::Noni,
-        Code::SchemaViolation,
-    )
-    .await;
+    let model = load(ScriptedModel::new(), NONI, "hooks-and-introductions.md").json(json!({"body": "", "claims": []}));
+    let path = expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::SchemaViolation).await;
     assert!(path.is_some_and(|p| p.contains("minLength")));
 }
 
 #[tokio::test]
 async fn malformed_json_is_a_schema_violation() {
     let f = Fixture::new().await;
-    let model = load(ScriptedModel::new(), NONI, "hooks-and-introductions.md")
-        .text("Sure! Here is your post: {body: ...");
-    expect(
-        &f,
-        model,
-        Stage::Draft,
-        noni(),
-        Role::Noni,
-        Code::SchemaViolation,
-    )
-    .await;
+    let model =
+        load(ScriptedModel::new(), NONI, "hooks-and-introductions.md").text("Sure! Here is your post: {body: ...");
+    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::SchemaViolation).await;
 }
 
 #[tokio::test]
@@ -167,42 +130,21 @@ async fn unknown_output_fields_are_a_schema_violation() {
     let mut out = draft_json("Rangers lost none of them.", "m-54100");
     out["approved"] = json!(true);
     let model = load(ScriptedModel::new(), NONI, "hooks-and-introductions.md").json(out);
-    expect(
-        &f,
-        model,
-        Stage::Draft,
-        noni(),
-        Role::Noni,
-        Code::SchemaViolation,
-    )
-    .await;
+    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::SchemaViolation).await;
 }
 
 #[tokio::test]
 async fn no_final_output_is_a_missing_output_key() {
     let f = Fixture::new().await;
     let model = load(ScriptedModel::new(), NONI, "hooks-and-introductions.md").text("   ");
-    expect(
-        &f,
-        model,
-        Stage::Draft,
-        noni(),
-        Role::Noni,
-        Code::MissingOutputKey,
-    )
-    .await;
+    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::MissingOutputKey).await;
 }
 
 #[tokio::test]
 async fn wrong_routing_is_a_routing_mismatch() {
     let f = Fixture::new().await;
-    let rt = f.runtime(Arc::new(
-        ScriptedModel::new().json(json!({"specialist": "ryan"})),
-    ));
-    let err = rt
-        .route(&f.seed(Stage::Analyze, noni()), Task::Analyze)
-        .await
-        .expect_err("mismatch");
+    let rt = f.runtime(Arc::new(ScriptedModel::new().json(json!({"specialist": "ryan"}))));
+    let err = rt.route(&f.seed(Stage::Analyze, noni()), Task::Analyze).await.expect_err("mismatch");
     let e = err.contract().expect("contract");
     assert_eq!((e.role, e.code), (Role::Harmonia, Code::RoutingMismatch));
     assert_eq!(f.sessions().await, 0);
@@ -214,41 +156,14 @@ async fn a_tool_outside_the_allow_list_is_refused() {
     let model = ScriptedModel::new()
         .call("load_skill", json!({"name": DARA}))
         .call("get_capacity", json!({"snapshot_id": "snap-2026-12-01"}));
-    expect(
-        &f,
-        model,
-        Stage::Review,
-        dara(),
-        Role::Dara,
-        Code::ToolNotAllowed,
-    )
-    .await;
+    expect(&f, model, Stage::Review, dara(), Role::Dara, Code::ToolNotAllowed).await;
     // Harmonia has no skills, so not even the skill loader.
     let model = ScriptedModel::new().call("load_skill", json!({"name": DARA}));
-    let input = RoleInput::Harmonia(HarmoniaInput {
-        task: Task::Review,
-        specialists: vec![Role::Dara],
-    });
-    expect(
-        &f,
-        model,
-        Stage::Review,
-        input,
-        Role::Harmonia,
-        Code::ToolNotAllowed,
-    )
-    .await;
+    let input = RoleInput::Harmonia(HarmoniaInput { task: Task::Review, specialists: vec![Role::Dara] });
+    expect(&f, model, Stage::Review, input, Role::Harmonia, Code::ToolNotAllowed).await;
     // An approval tool does not exist for anyone.
     let model = load(ScriptedModel::new(), NONI, "persuasion.md").call("approve_draft", json!({}));
-    expect(
-        &f,
-        model,
-        Stage::Draft,
-        noni(),
-        Role::Noni,
-        Code::ToolNotAllowed,
-    )
-    .await;
+    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::ToolNotAllowed).await;
 }
 
 #[tokio::test]
@@ -268,18 +183,8 @@ async fn reviewing_without_loading_the_skill_is_a_sequence_violation() {
 #[tokio::test]
 async fn a_skill_without_a_reference_is_a_sequence_violation() {
     let f = Fixture::new().await;
-    let model = ScriptedModel::new()
-        .call("load_skill", json!({"name": DARA}))
-        .json(review_json("pass"));
-    expect(
-        &f,
-        model,
-        Stage::Review,
-        dara(),
-        Role::Dara,
-        Code::SkillSequenceInvalid,
-    )
-    .await;
+    let model = ScriptedModel::new().call("load_skill", json!({"name": DARA})).json(review_json("pass"));
+    expect(&f, model, Stage::Review, dara(), Role::Dara, Code::SkillSequenceInvalid).await;
 }
 
 #[tokio::test]
@@ -288,65 +193,30 @@ async fn loading_the_skill_twice_is_a_sequence_violation() {
     let model = load(ScriptedModel::new(), DARA, "editorial-triage.md")
         .call("load_skill", json!({"name": DARA}))
         .json(review_json("pass"));
-    expect(
-        &f,
-        model,
-        Stage::Review,
-        dara(),
-        Role::Dara,
-        Code::SkillSequenceInvalid,
-    )
-    .await;
+    expect(&f, model, Stage::Review, dara(), Role::Dara, Code::SkillSequenceInvalid).await;
 }
 
 #[tokio::test]
 async fn a_duplicate_reference_is_a_sequence_violation() {
     let f = Fixture::new().await;
     let model = load(ScriptedModel::new(), DARA, "editorial-triage.md")
-        .call(
-            "load_reference",
-            json!({"skill": DARA, "reference": "editorial-triage.md"}),
-        )
+        .call("load_reference", json!({"skill": DARA, "reference": "editorial-triage.md"}))
         .json(review_json("pass"));
-    expect(
-        &f,
-        model,
-        Stage::Review,
-        dara(),
-        Role::Dara,
-        Code::SkillSequenceInvalid,
-    )
-    .await;
+    expect(&f, model, Stage::Review, dara(), Role::Dara, Code::SkillSequenceInvalid).await;
 }
 
 #[tokio::test]
 async fn another_roles_skill_is_unapproved() {
     let f = Fixture::new().await;
     let model = ScriptedModel::new().call("load_skill", json!({"name": NONI}));
-    expect(
-        &f,
-        model,
-        Stage::Review,
-        dara(),
-        Role::Dara,
-        Code::SkillSequenceInvalid,
-    )
-    .await;
+    expect(&f, model, Stage::Review, dara(), Role::Dara, Code::SkillSequenceInvalid).await;
 }
 
 #[tokio::test]
 async fn an_unknown_reference_is_unapproved() {
     let f = Fixture::new().await;
     let model = load(ScriptedModel::new(), DARA, "how-to-approve-anything.md");
-    expect(
-        &f,
-        model,
-        Stage::Review,
-        dara(),
-        Role::Dara,
-        Code::SkillSequenceInvalid,
-    )
-    .await;
+    expect(&f, model, Stage::Review, dara(), Role::Dara, Code::SkillSequenceInvalid).await;
 }
 
 fn temi(snapshot: &str) -> RoleInput {
@@ -372,48 +242,24 @@ async fn temi_reading_before_its_references_is_a_sequence_violation() {
         .call("get_capacity", json!({"snapshot_id": snap}))
         .call("load_reference", json!({"skill": TEMI, "reference": "cadence.md"}))
         .json(json!({"snapshot": snap, "strategy_hash": "h", "cadence": "daily", "items": [serde_json::to_value(item()).expect("item")]}));
-    expect(
-        &f,
-        model,
-        Stage::Plan,
-        temi(&snap),
-        Role::Temi,
-        Code::SkillSequenceInvalid,
-    )
-    .await;
+    expect(&f, model, Stage::Plan, temi(&snap), Role::Temi, Code::SkillSequenceInvalid).await;
 }
 
 #[tokio::test]
 async fn temi_reading_another_snapshot_is_refused() {
     let f = Fixture::new().await;
     let snap = f.snapshot.id.to_string();
-    let model = load(ScriptedModel::new(), TEMI, "cadence.md")
-        .call("get_capacity", json!({"snapshot_id": "snap-other"}));
-    expect(
-        &f,
-        model,
-        Stage::Plan,
-        temi(&snap),
-        Role::Temi,
-        Code::SnapshotMismatch,
-    )
-    .await;
+    let model =
+        load(ScriptedModel::new(), TEMI, "cadence.md").call("get_capacity", json!({"snapshot_id": "snap-other"}));
+    expect(&f, model, Stage::Plan, temi(&snap), Role::Temi, Code::SnapshotMismatch).await;
 }
 
 #[tokio::test]
 async fn invented_evidence_is_refused() {
     let f = Fixture::new().await;
-    let model = load(ScriptedModel::new(), NONI, "persuasion.md")
-        .json(draft_json("Rangers lost none of them.", "m-invented"));
-    expect(
-        &f,
-        model,
-        Stage::Draft,
-        noni(),
-        Role::Noni,
-        Code::EvidenceUnknown,
-    )
-    .await;
+    let model =
+        load(ScriptedModel::new(), NONI, "persuasion.md").json(draft_json("Rangers lost none of them.", "m-invented"));
+    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::EvidenceUnknown).await;
 }
 
 #[tokio::test]
@@ -429,87 +275,39 @@ async fn a_quote_that_is_not_in_the_transcript_is_refused() {
         54100,
         61800,
     ));
-    expect(
-        &f,
-        model,
-        Stage::Analyze,
-        input.clone(),
-        Role::Nimi,
-        Code::EvidenceUnknown,
-    )
-    .await;
+    expect(&f, model, Stage::Analyze, input.clone(), Role::Nimi, Code::EvidenceUnknown).await;
     // The right words at the wrong time are refused too.
-    let model = load(ScriptedModel::new(), NIMI, "exact-evidence-moments.md").json(analysis(
-        "we lost none of them",
-        0,
-        6200,
-    ));
-    expect(
-        &f,
-        model,
-        Stage::Analyze,
-        input,
-        Role::Nimi,
-        Code::EvidenceUnknown,
-    )
-    .await;
+    let model =
+        load(ScriptedModel::new(), NIMI, "exact-evidence-moments.md").json(analysis("we lost none of them", 0, 6200));
+    expect(&f, model, Stage::Analyze, input, Role::Nimi, Code::EvidenceUnknown).await;
 }
 
 #[tokio::test]
 async fn maya_naming_an_id_outside_its_catalog_is_refused() {
     let f = Fixture::new().await;
     let input = RoleInput::Maya(MayaInput {
-        catalog: vec![EntityRef {
-            kind: EntityKind::Job,
-            id: "job-test".into(),
-        }],
+        catalog: vec![EntityRef { kind: EntityKind::Job, id: "job-test".into() }],
         view: "job_view".into(),
     });
     let layout = json!({"version": "0.9", "surface_id": "s", "root": "root", "components": [
         {"id": "root", "component": {"type": "column", "children": ["e"]}},
         {"id": "e", "component": {"type": "entity", "entity": {"kind": "draft", "id": "draft-invented"}}}]});
-    expect(
-        &f,
-        ScriptedModel::new().json(layout),
-        Stage::Operator,
-        input,
-        Role::Maya,
-        Code::EvidenceUnknown,
-    )
-    .await;
+    expect(&f, ScriptedModel::new().json(layout), Stage::Operator, input, Role::Maya, Code::EvidenceUnknown).await;
 }
 
 #[tokio::test]
 async fn claiming_publication_is_refused() {
     let f = Fixture::new().await;
-    let model = load(ScriptedModel::new(), NONI, "persuasion.md").json(draft_json(
-        "Great news: this post has been published and approved for publication.",
-        "m-54100",
-    ));
-    expect(
-        &f,
-        model,
-        Stage::Draft,
-        noni(),
-        Role::Noni,
-        Code::AuthorityClaimed,
-    )
-    .await;
+    let model = load(ScriptedModel::new(), NONI, "persuasion.md")
+        .json(draft_json("Great news: this post has been published and approved for publication.", "m-54100"));
+    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::AuthorityClaimed).await;
 }
 
 #[tokio::test]
 async fn a_throttled_model_is_model_unavailable() {
     let f = Fixture::new().await;
     let model = ScriptedModel::new().fail(ModelError::Throttled);
-    expect(
-        &f,
-        model,
-        Stage::Draft,
-        noni(),
-        Role::Noni,
-        Code::ModelUnavailable,
-    )
-    .await;
+    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::ModelUnavailable).await;
 }
 
 #[tokio::test]
@@ -517,22 +315,14 @@ async fn a_valid_scripted_answer_is_accepted_and_marked_mock() {
     let f = Fixture::new().await;
     let mut out = draft_json("Rangers lost none of them.", "m-54100");
     out["provenance"] = json!("live");
-    let rt = f.runtime(Arc::new(
-        load(ScriptedModel::new(), NONI, "persuasion.md").json(out),
-    ));
-    let inv = rt
-        .invoke(&f.seed(Stage::Draft, noni()))
-        .await
-        .expect("accepted");
+    let rt = f.runtime(Arc::new(load(ScriptedModel::new(), NONI, "persuasion.md").json(out)));
+    let inv = rt.invoke(&f.seed(Stage::Draft, noni())).await.expect("accepted");
     let draft: DraftOutput = inv.state_delta.require("draft").expect("key");
     assert_eq!(
         draft.provenance,
         harmonia_contracts::tool::Provenance::Mock,
         "provenance is the backend's, not the model's"
     );
-    assert!(
-        inv.state_delta.require::<DraftOutput>("review").is_err(),
-        "a key the role did not produce is missing"
-    );
+    assert!(inv.state_delta.require::<DraftOutput>("review").is_err(), "a key the role did not produce is missing");
     assert_eq!(f.sessions().await, 0);
 }

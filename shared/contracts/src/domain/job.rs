@@ -87,10 +87,7 @@ impl JobStatus {
             (self, next),
             (Ingested, Analyzed)
                 | (Analyzed, AwaitingStrategyApproval)
-                | (
-                    AwaitingStrategyApproval,
-                    StrategyApproved | StrategyRejected
-                )
+                | (AwaitingStrategyApproval, StrategyApproved | StrategyRejected)
                 | (StrategyApproved, Planned)
                 | (Planned, Drafted)
                 | (Drafted, RevisionRequested | Reviewed | NeedsHuman)
@@ -106,11 +103,7 @@ impl JobStatus {
 
     /// `next` if the machine allows it, else `invalid_transition`.
     pub fn transition(self, next: JobStatus) -> Result<JobStatus, Error> {
-        if self.can_become(next) {
-            Ok(next)
-        } else {
-            Err(Error::from_code(Code::InvalidTransition))
-        }
+        if self.can_become(next) { Ok(next) } else { Err(Error::from_code(Code::InvalidTransition)) }
     }
 }
 
@@ -220,12 +213,7 @@ mod tests {
             Verified,
         ];
         for pair in path.windows(2) {
-            assert!(
-                pair[0].can_become(pair[1]),
-                "{:?} -> {:?}",
-                pair[0],
-                pair[1]
-            );
+            assert!(pair[0].can_become(pair[1]), "{:?} -> {:?}", pair[0], pair[1]);
         }
     }
 
@@ -236,17 +224,8 @@ mod tests {
                 assert!(!from.can_become(to), "{from:?} -> {to:?}");
             }
         }
-        assert_eq!(
-            Ingested.transition(Published).err().map(|e| e.code),
-            Some(Code::InvalidTransition)
-        );
-        assert!(
-            !AwaitingDraftApproval.can_become(Publishing),
-            "publishing needs an approval first"
-        );
-        assert!(
-            !AwaitingStrategyApproval.can_become(Planned),
-            "planning needs an approved strategy"
-        );
+        assert_eq!(Ingested.transition(Published).err().map(|e| e.code), Some(Code::InvalidTransition));
+        assert!(!AwaitingDraftApproval.can_become(Publishing), "publishing needs an approval first");
+        assert!(!AwaitingStrategyApproval.can_become(Planned), "planning needs an approved strategy");
     }
 }

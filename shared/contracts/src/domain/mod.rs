@@ -17,19 +17,17 @@ mod workspace;
 pub use analysis::{Analysis, Angle, AngleKind, Moment};
 pub use job::{Job, JobFailure, JobStatus};
 pub use planning::{
-    AssetReadiness, BlockedDependency, CalendarEntry, Capacity, Commitment, ContentFormat, Plan,
-    PlanItem, PlanningSnapshot, PostingWindowObservation, Priority, UtcWindow,
+    AssetReadiness, BlockedDependency, CalendarEntry, Capacity, Commitment, ContentFormat, Plan, PlanItem,
+    PlanningSnapshot, PostingWindowObservation, Priority, UtcWindow,
 };
 pub use publication::{
-    Approval, ApprovalSubject, ConnectorKind, Decision, PublicationClaim, PublicationReceipt,
+    Approval, ApprovalSubject, ConnectorKind, Decision, Publication, PublicationClaim, PublicationReceipt,
     ReceiptOutcome, Verification, VerificationOutcome,
 };
-pub use records::{
-    ActivityOutcome, ActivityRecord, MemoryFact, Operation, PostMetrics, TokenUsage, TrendSignal,
-};
+pub use records::{ActivityOutcome, ActivityRecord, MemoryFact, Operation, PostMetrics, TokenUsage, TrendSignal};
 pub use review::{
-    Assessment, Assessments, Dimension, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation,
-    Review, ReviewIssue, Score, Severity, Verdict,
+    Assessment, Assessments, Dimension, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review, ReviewIssue,
+    Score, Severity, Verdict,
 };
 pub use source::{Frame, LanguageTag, SOURCE_MAX_BYTES, Source, SourceInput, TranscriptSegment};
 pub use strategy::{Brief, Claim, Draft, Strategy};

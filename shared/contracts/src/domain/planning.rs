@@ -131,10 +131,7 @@ impl UtcWindow {
         if end > start {
             Ok(Self { start, end })
         } else {
-            Err(Error::new(
-                Code::OutOfRange,
-                "a window must end after it starts",
-            ))
+            Err(Error::new(Code::OutOfRange, "a window must end after it starts"))
         }
     }
 }
@@ -185,11 +182,7 @@ impl Priority {
 impl TryFrom<u8> for Priority {
     type Error = Error;
     fn try_from(n: u8) -> Result<Self, Error> {
-        if (1..=5).contains(&n) {
-            Ok(Self(n))
-        } else {
-            Err(Error::new(Code::OutOfRange, "priority must be 1-5"))
-        }
+        if (1..=5).contains(&n) { Ok(Self(n)) } else { Err(Error::new(Code::OutOfRange, "priority must be 1-5")) }
     }
 }
 

@@ -148,3 +148,39 @@ pub struct Verification {
     /// When.
     pub checked_at: Timestamp,
 }
+
+/// The publication record of one approved draft, kept by the publish and verify stages: the
+/// exact content, the claim, and — once they exist — the receipt and the verification.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Publication {
+    /// Job.
+    pub job: JobId,
+    /// Draft.
+    pub draft: DraftId,
+    /// Platform.
+    pub platform: Platform,
+    /// The published text (the approved version).
+    pub body: String,
+    /// The approved content hash.
+    pub content_hash: String,
+    /// The claim written before the connector call.
+    pub claim: PublicationClaim,
+    /// The receipt of the one connector call, once recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<PublicationReceipt>,
+    /// The read-back verification, once recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<Verification>,
+}
+
+impl Publication {
+    /// The platform post id, when the receipt is applied and read-back verified it.
+    pub fn verified_post(&self) -> Option<&PostId> {
+        let applied = matches!(self.receipt.as_ref().map(|r| &r.outcome), Some(ReceiptOutcome::Applied { .. }));
+        match self.verification.as_ref().map(|v| &v.outcome) {
+            Some(VerificationOutcome::Verified { post }) if applied => Some(post),
+            _ => None,
+        }
+    }
+}

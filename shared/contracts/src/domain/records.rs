@@ -138,10 +138,7 @@ pub struct ActivityRecord {
     /// Pipeline stage.
     pub stage: Stage,
     /// Model name, e.g. `gemini-2.5-flash` or `offline`.
-    #[schemars(
-        length(min = 1, max = 64),
-        regex(pattern = r"^[a-z0-9][a-z0-9._-]{0,63}$")
-    )]
+    #[schemars(length(min = 1, max = 64), regex(pattern = r"^[a-z0-9][a-z0-9._-]{0,63}$"))]
     pub model: String,
     /// Start.
     pub started_at: Timestamp,

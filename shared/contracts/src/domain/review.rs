@@ -42,11 +42,7 @@ impl Score {
 impl TryFrom<u8> for Score {
     type Error = Error;
     fn try_from(n: u8) -> Result<Self, Error> {
-        if (1..=5).contains(&n) {
-            Ok(Self(n))
-        } else {
-            Err(Error::new(Code::OutOfRange, "score must be 1-5"))
-        }
+        if (1..=5).contains(&n) { Ok(Self(n)) } else { Err(Error::new(Code::OutOfRange, "score must be 1-5")) }
     }
 }
 
@@ -88,9 +84,7 @@ pub struct Assessments {
 }
 
 /// Issue severity.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Polish.

@@ -23,27 +23,20 @@ impl FromStr for LanguageTag {
     type Err = Error;
     fn from_str(raw: &str) -> Result<Self, Error> {
         let mut parts = raw.split('-');
-        let primary_ok = parts.next().is_some_and(|p| {
-            (2..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphabetic())
-        });
-        let rest_ok = parts
-            .all(|p| (1..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphanumeric()));
+        let primary_ok =
+            parts.next().is_some_and(|p| (2..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphabetic()));
+        let rest_ok = parts.all(|p| (1..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphanumeric()));
         if primary_ok && rest_ok && raw.len() <= 35 {
             Ok(Self(raw.to_owned()))
         } else {
-            Err(Error::new(
-                Code::SourceInvalidField,
-                "language must be a BCP 47 tag such as en or en-GB",
-            ))
+            Err(Error::new(Code::SourceInvalidField, "language must be a BCP 47 tag such as en or en-GB"))
         }
     }
 }
 
 impl<'de> Deserialize<'de> for LanguageTag {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -143,12 +136,7 @@ fn blank(s: &str) -> bool {
 
 impl SourceInput {
     /// Check every rule and build the stored form.
-    pub fn validate(
-        self,
-        id: SourceId,
-        workspace: WorkspaceId,
-        now: Timestamp,
-    ) -> Result<Source, Error> {
+    pub fn validate(self, id: SourceId, workspace: WorkspaceId, now: Timestamp) -> Result<Source, Error> {
         let invalid = |msg: &'static str| Error::new(Code::SourceInvalidField, msg);
         if blank(&self.title) || self.title.chars().count() > 300 {
             return Err(invalid("title must be 1-300 characters"));
@@ -156,18 +144,13 @@ impl SourceInput {
         if let Some(url) = &self.url
             && (!(url.starts_with("https://") || url.starts_with("http://")) || url.len() > 2048)
         {
-            return Err(invalid(
-                "url must be an http(s) URL of at most 2048 characters",
-            ));
+            return Err(invalid("url must be an http(s) URL of at most 2048 characters"));
         }
         if self.segments.is_empty() {
             return Err(Error::from_code(Code::SourceEmptyTranscript));
         }
         if self.segments.len() > MAX_SEGMENTS || self.frames.len() > MAX_FRAMES {
-            return Err(Error::new(
-                Code::PayloadTooLarge,
-                "a source holds at most 20000 segments and 5000 frames",
-            ));
+            return Err(Error::new(Code::PayloadTooLarge, "a source holds at most 20000 segments and 5000 frames"));
         }
         let mut previous_end = None;
         for segment in &self.segments {
@@ -181,21 +164,14 @@ impl SourceInput {
             if blank(&segment.text) || segment.text.chars().count() > MAX_SEGMENT_CHARS {
                 return Err(invalid("segment text must be 1-5000 characters"));
             }
-            if segment
-                .speaker
-                .as_deref()
-                .is_some_and(|s| blank(s) || s.chars().count() > 200)
-            {
+            if segment.speaker.as_deref().is_some_and(|s| blank(s) || s.chars().count() > 200) {
                 return Err(invalid("speaker must be 1-200 characters"));
             }
         }
         let mut previous_frame = None;
         for frame in &self.frames {
             if previous_frame.is_some_and(|at| frame.at_ms < at) {
-                return Err(Error::new(
-                    Code::SourceInvalidTiming,
-                    "frames must be in time order",
-                ));
+                return Err(Error::new(Code::SourceInvalidTiming, "frames must be in time order"));
             }
             previous_frame = Some(frame.at_ms);
             if blank(&frame.description) || frame.description.chars().count() > 2000 {
@@ -252,40 +228,26 @@ mod tests {
         ]))
         .expect("valid");
         assert!(s.quote_within("shipped it", 1000, 2500));
-        assert!(
-            !s.quote_within("shipped it", 0, 1000),
-            "outside the time range"
-        );
+        assert!(!s.quote_within("shipped it", 0, 1000), "outside the time range");
         assert!(!s.quote_within("shipped  it", 0, 5000), "not exact");
     }
 
     #[test]
     fn each_rule_has_its_code() {
         assert_eq!(code(input(json!([]))), Some(Code::SourceEmptyTranscript));
-        assert_eq!(
-            code(input(json!([{"start_ms": 5, "end_ms": 5, "text": "a"}]))),
-            Some(Code::SourceInvalidTiming)
-        );
+        assert_eq!(code(input(json!([{"start_ms": 5, "end_ms": 5, "text": "a"}]))), Some(Code::SourceInvalidTiming));
         assert_eq!(
             code(input(
                 json!([{"start_ms": 0, "end_ms": 10, "text": "a"}, {"start_ms": 9, "end_ms": 20, "text": "b"}])
             )),
             Some(Code::SourceOverlappingSegments)
         );
+        assert_eq!(code(input(json!([{"start_ms": 0, "end_ms": 10, "text": "  "}]))), Some(Code::SourceInvalidField));
         assert_eq!(
-            code(input(json!([{"start_ms": 0, "end_ms": 10, "text": "  "}]))),
-            Some(Code::SourceInvalidField)
-        );
-        assert_eq!(
-            code(input(
-                json!([{"start_ms": 0, "end_ms": 10, "text": "a", "x": 1}])
-            )),
+            code(input(json!([{"start_ms": 0, "end_ms": 10, "text": "a", "x": 1}]))),
             Some(Code::SourceMalformed)
         );
-        assert_eq!(
-            code(input(json!([{"start_ms": -1, "end_ms": 10, "text": "a"}]))),
-            Some(Code::SourceMalformed)
-        );
+        assert_eq!(code(input(json!([{"start_ms": -1, "end_ms": 10, "text": "a"}]))), Some(Code::SourceMalformed));
     }
 
     #[test]
