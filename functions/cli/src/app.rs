@@ -1,171 +1,331 @@
-//! The commands, over the embedded backends.
+//! The commands.
 
 use std::io::Write as _;
 use std::path::Path;
+use std::time::Duration;
 
-use chrono::Utc;
-use harmonia_bus::{Bus, Name, OutboundMessage, SubscriptionSpec};
-use harmonia_bus_local::LocalBus;
-use harmonia_contracts::domain::{Job, JobStatus, SourceInput, Workspace, WorkspaceMode};
-use harmonia_contracts::event::{Pass, SourceIngested, StageEvent, TOPICS};
-use harmonia_contracts::ids::{DocId, JobId, SourceId, WorkspaceId};
-use harmonia_contracts::trace::TraceParent;
+use harmonia_contracts::domain::{ApprovalSubject, Decision, Draft, Job, JobStatus, Publication, Source, SourceInput};
+use harmonia_contracts::event::Stage;
+use harmonia_contracts::ids::JobId;
 use harmonia_contracts::{Code, Error};
-use harmonia_store::{Collection, Direction, Query, Store, Tx, encode, run_transaction};
-use harmonia_store_sqlite::SqliteStore;
+use harmonia_pipeline::formats::{self, Format};
+use harmonia_pipeline::operator;
+use harmonia_pipeline::records::{ANALYSES, AnalysisRecord, DRAFTS, PUBLICATIONS, SOURCES, doc_id};
+use harmonia_pipeline::steps::{draft_id_of, ingest};
+use serde_json::{Value, json};
 
-const WORKSPACES: Collection = Collection::new("workspaces");
-const SOURCES: Collection = Collection::new("sources");
-const JOBS: Collection = Collection::new("jobs");
+use harmonia_local::{Local, Progress};
 
 /// The bundled sample source.
 const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
 
-struct Embedded {
-    store: SqliteStore,
-    bus: LocalBus,
+/// How long one job may take end to end before the CLI gives up waiting.
+const JOB_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Text or JSON output.
+pub(crate) struct Output {
+    pub(crate) json: bool,
 }
 
-async fn open(data_dir: &Path) -> Result<Embedded, Error> {
-    let file = data_dir.join("harmonia.sqlite");
-    let store = SqliteStore::open(&file).map_err(Error::from)?;
-    let bus = LocalBus::open(&file).map_err(|e| Error::from_code(e.code()))?;
-    // Every topic, with the subscription its consuming stage will read and a dead letter.
-    for (topic, _) in TOPICS {
-        let topic: Name = topic.parse().map_err(|_| Error::from_code(Code::Internal))?;
-        let dead: Name = format!("{topic}.dead-letter").parse().map_err(|_| Error::from_code(Code::Internal))?;
-        for t in [&topic, &dead] {
-            bus.create_topic(t).await.map_err(|e| Error::from_code(e.code()))?;
+impl Output {
+    fn say(&self, line: &str) {
+        if !self.json {
+            let _ = writeln!(std::io::stdout(), "{line}");
         }
-        let spec = SubscriptionSpec {
-            name: format!("{topic}.pipeline").parse().map_err(|_| Error::from_code(Code::Internal))?,
-            topic,
-            max_attempts: 5,
-            dead_letter_topic: Some(dead),
-            ack_deadline: std::time::Duration::from_secs(120),
-            min_backoff: std::time::Duration::from_millis(200),
-            max_backoff: std::time::Duration::from_secs(10),
-        };
-        bus.create_subscription(&spec).await.map_err(|e| Error::from_code(e.code()))?;
     }
-    Ok(Embedded { store, bus })
-}
 
-fn doc_id(id: &impl ToString) -> Result<DocId, Error> {
-    id.to_string().parse()
-}
+    fn value(&self, value: &Value) {
+        if self.json {
+            let _ = writeln!(std::io::stdout(), "{value}");
+        }
+    }
 
-fn say(json: bool, line: &str) {
-    if !json {
-        let _ = writeln!(std::io::stdout(), "{line}");
+    pub(crate) fn error(&self, e: &Error) {
+        if self.json {
+            let _ = writeln!(std::io::stderr(), "{}", json!({ "error": e.body() }));
+        } else {
+            let _ = writeln!(std::io::stderr(), "error [{}]: {}", e.code, e.message);
+        }
     }
 }
 
-/// Ingest the bundled sample into the `demo` workspace.
-pub(crate) async fn demo(data_dir: &Path, json: bool) -> Result<(), Error> {
-    let env = open(data_dir).await?;
-    let workspace: WorkspaceId = "demo".parse()?;
-    let input: SourceInput = serde_json::from_str(SAMPLE).map_err(|_| Error::from_code(Code::SourceMalformed))?;
-    let now = Utc::now();
-    let source = input.validate(SourceId::generate(), workspace.clone(), now)?;
-    say(
-        json,
-        &format!(
-            "ingest   validated \"{}\" ({} segments, {} frames)",
-            source.title,
-            source.segments.len(),
-            source.frames.len()
-        ),
-    );
-    let job = Job {
-        id: JobId::generate(),
-        workspace: workspace.clone(),
-        source: source.id.clone(),
-        title: source.title.clone(),
-        status: JobStatus::Ingested,
-        pass: Pass::FIRST,
-        created_at: now,
-        updated_at: now,
-        failure: None,
+fn status_name(s: JobStatus) -> String {
+    serde_json::to_value(s).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+fn describe_stage(stage: Stage, pass: u8) -> String {
+    let what = match stage {
+        Stage::Ingest => "source validated and stored; job created",
+        Stage::Analyze => "Harmonia -> Nimi: evidence moments and angles accepted",
+        Stage::Strategize => "Harmonia -> Ryan: strategy stored; needs the operator",
+        Stage::Operator => "operator decision recorded",
+        Stage::Plan => "Harmonia -> Temi: plan stored over the snapshot; one item selected",
+        Stage::Draft if pass == 2 => "Harmonia -> Noni: the single revision stored",
+        Stage::Draft => "Harmonia -> Noni: first draft stored",
+        Stage::Review => "Harmonia -> Dara: seven-dimension review stored",
+        Stage::Policy => "deterministic policy checked",
+        Stage::Publish => "claimed, connector called once, receipt recorded",
+        Stage::Verify => "read back and verification recorded",
     };
-    let ws_doc = Workspace {
-        id: workspace.clone(),
-        name: "Demo workspace".into(),
-        mode: WorkspaceMode::Development,
-        banned_phrases: Vec::new(),
-        link_allow_list: vec!["video.example.com".into()],
-        goals: vec!["Show how field teams benefit from offline-first tools".into()],
-        created_at: now,
-    };
-    let store: &dyn Store = &env.store;
-    let (ws, src, jb) = (&workspace, &source, &job);
-    let ws_data = encode(&ws_doc).map_err(Error::from)?;
-    run_transaction(10, || {
-        let ws_data = ws_data.clone();
-        async move {
-            let mut tx = Tx::begin(store, ws);
-            if tx.get(WORKSPACES, &doc_id(ws).map_err(|_| harmonia_store::Error::Corrupt)?).await?.is_none() {
-                tx.put(WORKSPACES, &doc_id(ws).map_err(|_| harmonia_store::Error::Corrupt)?, ws_data);
+    format!("{:<11} {what}", stage.as_str())
+}
+
+fn describe(s: JobStatus) -> &'static str {
+    match s {
+        JobStatus::Ingested => "ingest      source validated and stored",
+        JobStatus::Analyzed => "analyze     Nimi's evidence moments and angles accepted",
+        JobStatus::AwaitingStrategyApproval => "strategize  Ryan's strategy stored; waiting for the operator",
+        JobStatus::StrategyApproved => "operator    strategy approved",
+        JobStatus::Planned => "plan        Temi's plan stored; one item selected",
+        JobStatus::Drafted => "draft       Noni's draft stored",
+        JobStatus::RevisionRequested => "review      Dara asked for the single revision",
+        JobStatus::Reviewed => "review      Dara passed the draft",
+        JobStatus::AwaitingDraftApproval => "policy      every rule passed; waiting for the operator",
+        JobStatus::DraftApproved => "operator    draft approved",
+        JobStatus::Publishing => "publish     claimed; calling the connector once",
+        JobStatus::PublishUnknown => "publish     outcome unknown; verification will read back",
+        JobStatus::Published => "publish     receipt recorded",
+        JobStatus::Verified => "verify      read back and verified",
+        JobStatus::StrategyRejected => "operator    strategy rejected",
+        JobStatus::DraftRejected => "operator    draft rejected",
+        JobStatus::PolicyBlocked => "policy      blocked by a rule",
+        JobStatus::NeedsHuman => "review      still not passing after the revision; parked for a human",
+        JobStatus::Failed => "failed",
+    }
+}
+
+/// Follow a job, printing each completed stage; with `approve`, approve what it waits for.
+async fn follow(env: &Local, out: &Output, job: &JobId, approve: bool) -> Result<Job, Error> {
+    let current = env
+        .drive(&job_workspace(), job, approve, JOB_TIMEOUT, |p| match p {
+            Progress::Stage(stage, pass) => out.say(&format!("  {}", describe_stage(stage, pass.get()))),
+            Progress::Approved(subject, version) => out.say(&format!(
+                "  {:<11} approved the {} version {}",
+                "operator",
+                if subject == ApprovalSubject::Strategy { "strategy" } else { "draft" },
+                &version[..12]
+            )),
+        })
+        .await?;
+    if current.status != JobStatus::Verified {
+        out.say(&format!("  {}", describe(current.status)));
+    }
+    Ok(current)
+}
+
+fn job_workspace() -> harmonia_contracts::ids::WorkspaceId {
+    "demo".parse().unwrap_or_else(|_| harmonia_contracts::ids::WorkspaceId::generate())
+}
+
+/// What a finished job produced, with every claim resolved to its transcript span.
+async fn report(env: &Local, job: &Job) -> Result<Value, Error> {
+    let ws = job_workspace();
+    let store = &*env.env.store;
+    let source: Source = store
+        .get(&ws, SOURCES, &doc_id(&job.source))
+        .await
+        .map_err(Error::from)?
+        .ok_or_else(|| Error::from_code(Code::NotFound))?
+        .decode()
+        .map_err(Error::from)?;
+    let analysis: Option<AnalysisRecord> =
+        store.get(&ws, ANALYSES, &doc_id(&job.id)).await.map_err(Error::from)?.and_then(|d| d.decode().ok());
+    let draft: Option<Draft> = store
+        .get(&ws, DRAFTS, &doc_id(draft_id_of(&job.id, job.pass)))
+        .await
+        .map_err(Error::from)?
+        .and_then(|d| d.decode().ok());
+    let mut publications = Vec::new();
+    let mut claims = Vec::new();
+    if let Some(draft) = &draft {
+        if let Some(doc) = store.get(&ws, PUBLICATIONS, &doc_id(&draft.id)).await.map_err(Error::from)? {
+            let p: Publication = doc.decode().map_err(Error::from)?;
+            publications.push(serde_json::to_value(&p).unwrap_or_default());
+        }
+        for claim in &draft.claims {
+            let evidence: Vec<Value> = claim
+                .evidence
+                .iter()
+                .map(|id| {
+                    let moment = analysis.as_ref().and_then(|a| a.analysis.moments.iter().find(|m| &m.evidence_id == id));
+                    match moment {
+                        Some(m) => json!({"evidence_id": id, "quote": m.quote, "start_ms": m.start_ms, "end_ms": m.end_ms,
+                                          "within_transcript_span": source.quote_within(&m.quote, m.start_ms, m.end_ms)}),
+                        None => json!({"evidence_id": id, "within_transcript_span": false}),
+                    }
+                })
+                .collect();
+            claims.push(json!({"text": claim.text, "evidence": evidence}));
+        }
+    }
+    Ok(json!({"job": job, "draft": draft, "publications": publications, "claims": claims}))
+}
+
+fn print_report(out: &Output, report: &Value) {
+    if let Some(body) = report["draft"]["body"].as_str() {
+        out.say("");
+        out.say(&format!(
+            "Post for {} ({} provenance):",
+            report["draft"]["platform"].as_str().unwrap_or("?"),
+            report["draft"]["provenance"].as_str().unwrap_or("?")
+        ));
+        for line in body.lines() {
+            out.say(&format!("  | {line}"));
+        }
+    }
+    if let Some(p) = report["publications"].as_array().and_then(|p| p.first()) {
+        let (receipt, verification) = (&p["receipt"]["outcome"], &p["verification"]["outcome"]);
+        let post = verification["post"].as_str().or(receipt["post"].as_str()).unwrap_or("-");
+        out.say(&format!(
+            "Receipt: {} via {}; verification: {}; platform post {post}",
+            receipt["outcome"].as_str().unwrap_or("none"),
+            p["claim"]["connector"].as_str().unwrap_or("?"),
+            verification["outcome"].as_str().unwrap_or("none")
+        ));
+    }
+    if let Some(claims) = report["claims"].as_array() {
+        out.say("Cited evidence:");
+        for c in claims {
+            for e in c["evidence"].as_array().into_iter().flatten() {
+                out.say(&format!(
+                    "  [{}] {:>6}–{:<6} ms  \"{}\"",
+                    e["evidence_id"].as_str().unwrap_or("?"),
+                    e["start_ms"],
+                    e["end_ms"],
+                    e["quote"].as_str().unwrap_or("?")
+                ));
             }
-            tx.put(SOURCES, &doc_id(&src.id).map_err(|_| harmonia_store::Error::Corrupt)?, encode(src)?);
-            tx.put(JOBS, &doc_id(&jb.id).map_err(|_| harmonia_store::Error::Corrupt)?, encode(jb)?);
-            tx.commit().await
         }
-    })
-    .await
-    .map_err(Error::from)?;
-    say(json, &format!("ingest   stored source {} and job {}", source.id, job.id));
-
-    let event = StageEvent::new(
-        workspace,
-        job.id.clone(),
-        Pass::FIRST,
-        &TraceParent::new_root(),
-        SourceIngested { source: source.id.clone() },
-    );
-    let message = OutboundMessage::event("", &event).map_err(|e| Error::from_code(e.code()))?;
-    let message_id = env.bus.publish(message).await.map_err(|e| Error::from_code(e.code()))?;
-    say(
-        json,
-        &format!("ingest   published source.ingested (message {message_id}, trace {})", event.traceparent.trace_id()),
-    );
-    say(json, "analyze  waiting: the specialist stages are not part of this build yet; the event stays queued");
-    if json {
-        let out = serde_json::json!({
-            "job": job,
-            "event": { "topic": "source.ingested", "message_id": message_id, "traceparent": event.traceparent.to_string() },
-        });
-        let _ = writeln!(std::io::stdout(), "{out}");
     }
+}
+
+/// `harmonia demo`.
+pub(crate) async fn demo(env: &Local, out: &Output) -> Result<(), Error> {
+    let ws = env.workspace().await?;
+    let input: SourceInput = serde_json::from_str(SAMPLE).map_err(|_| Error::from_code(Code::SourceMalformed))?;
+    out.say(&format!("harmonia demo: \"{}\" through every stage (offline model, sandbox connector)", input.title));
+    let job = ingest(&env.env, &ws, input, None).await?;
+    out.say(&format!("job {}", job.id));
+    let finished = follow(env, out, &job.id, true).await?;
+    env.settle(Duration::from_secs(30)).await?;
+    let report = report(env, &finished).await?;
+    print_report(out, &report);
+    out.value(&report);
+    if finished.status == JobStatus::Verified {
+        Ok(())
+    } else {
+        Err(Error::new(
+            finished.failure.map(|f| f.code).unwrap_or(Code::InvalidTransition),
+            format!("the job ended as {}", status_name(finished.status)),
+        ))
+    }
+}
+
+/// `harmonia run SOURCE`.
+pub(crate) async fn run(
+    env: &Local,
+    out: &Output,
+    path: &Path,
+    title: Option<String>,
+    language: &str,
+) -> Result<(), Error> {
+    let ws = env.workspace().await?;
+    let name = path.to_string_lossy().into_owned();
+    let format = Format::from_path(&name)
+        .ok_or_else(|| Error::new(Code::SourceMalformed, "sources are .json, .vtt or .srt files"))?;
+    let meta = std::fs::metadata(path).map_err(|_| Error::new(Code::NotFound, "the source file cannot be read"))?;
+    if meta.len() > harmonia_contracts::domain::SOURCE_MAX_BYTES as u64 {
+        return Err(Error::new(Code::PayloadTooLarge, "a source is at most 4 MiB"));
+    }
+    let bytes = std::fs::read(path).map_err(|_| Error::new(Code::NotFound, "the source file cannot be read"))?;
+    let title = title.unwrap_or_else(|| {
+        path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "Untitled".into())
+    });
+    let input = formats::parse(&bytes, format, &title, language)?;
+    let job = ingest(&env.env, &ws, input, None).await?;
+    out.say(&format!("job {}", job.id));
+    let current = follow(env, out, &job.id, false).await?;
+    out.value(&json!({ "job": current }));
     Ok(())
 }
 
-/// Show one job or every job of the `demo` workspace.
-pub(crate) async fn status(data_dir: &Path, job: Option<&str>, json: bool) -> Result<(), Error> {
-    let env = open(data_dir).await?;
-    let workspace: WorkspaceId = "demo".parse()?;
-    let docs = match job {
-        Some(id) => {
-            let id: JobId = id.parse()?;
-            let doc = env.store.get(&workspace, JOBS, &doc_id(&id)?).await.map_err(Error::from)?;
-            vec![doc.ok_or_else(|| Error::from_code(Code::NotFound))?]
-        }
-        None => {
-            let query = Query::all(1000).order_by("created_at", Direction::Descending).map_err(Error::from)?;
-            env.store.query(&workspace, JOBS, &query).await.map_err(Error::from)?
-        }
+/// `harmonia status [JOB]`.
+pub(crate) async fn status(env: &Local, out: &Output, job: Option<&str>) -> Result<(), Error> {
+    let ws = env.workspace().await?;
+    env.settle(Duration::from_secs(30)).await?;
+    let jobs = match job {
+        Some(id) => vec![operator::job(&env.env, &ws, &id.parse()?).await?],
+        None => operator::jobs(&env.env, &ws, 1000).await?,
     };
-    let jobs: Vec<Job> = docs.iter().map(|d| d.decode()).collect::<Result<_, _>>().map_err(Error::from)?;
-    if json {
-        let _ = writeln!(std::io::stdout(), "{}", serde_json::json!({ "jobs": jobs }));
-    } else if jobs.is_empty() {
-        say(json, "no jobs yet: run `harmonia demo`");
-    } else {
-        for j in &jobs {
-            let status =
-                serde_json::to_value(j.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-            say(json, &format!("{}  {:<28} {}", j.id, status, j.title));
-        }
+    let mut views = Vec::new();
+    for j in &jobs {
+        let waiting = match j.status {
+            JobStatus::AwaitingStrategyApproval => Some(ApprovalSubject::Strategy),
+            JobStatus::AwaitingDraftApproval => Some(ApprovalSubject::Draft),
+            _ => None,
+        };
+        let version = match waiting {
+            Some(s) => Some(operator::current_version(&env.env, &ws, j, s).await?),
+            None => None,
+        };
+        let failure = j
+            .failure
+            .as_ref()
+            .map(|f| format!(" [{}{}]", f.code, f.role.map(|r| format!(" by {r}")).unwrap_or_default()));
+        out.say(&format!(
+            "{}  {:<27} {}{}{}",
+            j.id,
+            status_name(j.status),
+            j.title,
+            version.as_ref().map(|v| format!(" (version {})", &v[..12])).unwrap_or_default(),
+            failure.unwrap_or_default()
+        ));
+        views.push(json!({ "job": j, "awaiting_version": version }));
     }
+    if jobs.is_empty() {
+        out.say("no jobs yet: run `harmonia demo`");
+    }
+    out.value(&json!({ "jobs": views }));
+    Ok(())
+}
+
+/// `harmonia approve|reject JOB strategy|draft`.
+pub(crate) async fn decide(
+    env: &Local,
+    out: &Output,
+    job: &str,
+    subject: ApprovalSubject,
+    reject: Option<String>,
+    version: Option<String>,
+) -> Result<(), Error> {
+    let ws = env.workspace().await?;
+    let id: JobId = job.parse()?;
+    let current = operator::job(&env.env, &ws, &id).await?;
+    let version = match version {
+        Some(v) => v,
+        None => operator::current_version(&env.env, &ws, &current, subject).await?,
+    };
+    let decision = match reject {
+        Some(reason) if !reason.trim().is_empty() => Decision::Rejected { reason },
+        Some(_) => return Err(Error::new(Code::InvalidRequest, "a rejection needs a reason")),
+        None => Decision::Approved,
+    };
+    let request = operator::DecisionRequest {
+        job: id.clone(),
+        operator: "cli".parse()?,
+        subject,
+        decision,
+        subject_hash: version.clone(),
+        trace: None,
+    };
+    let approval = operator::decide(&env.env, &ws, request).await?;
+    out.say(&format!(
+        "recorded: {:?} of {:?} version {}",
+        approval.decision,
+        subject,
+        &version[..version.len().min(12)]
+    ));
+    let after = follow(env, out, &id, false).await?;
+    out.value(&json!({ "approval": approval, "job": after }));
     Ok(())
 }

@@ -1,14 +1,16 @@
-//! `harmonia`: every Harmonia function in one process on the embedded default (a SQLite
-//! file for state and the durable local queue for events, under `--data-dir`).
+//! `harmonia`: every Harmonia function in one process on the embedded default — a SQLite file
+//! for state, the durable local queue in the same file for events, the offline model and the
+//! sandbox connector — under `--data-dir`.
 //!
-//! Commands so far: `demo` ingests the bundled sample source (validates it, stores the
-//! source and its job in one transaction, publishes `source.ingested`), and `status` lists
-//! jobs. The later stages join as they land.
+//! `demo` runs the bundled sample end to end with the CLI user acting as the operator for both
+//! approvals; `run` ingests a source file and processes it until it needs a human; `status`,
+//! `approve` and `reject` are the operator's commands. Every command resumes unfinished work
+//! first, so a run interrupted at any point completes when any command runs again.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 mod app;
 
@@ -26,34 +28,90 @@ struct Cli {
     command: Command,
 }
 
+/// What a decision is about.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Subject {
+    /// Ryan's strategy.
+    Strategy,
+    /// The reviewed, policy-passed draft.
+    Draft,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the bundled sample source through the pipeline.
+    /// Run the bundled sample source through the whole pipeline (you approve as the operator).
     Demo,
+    /// Ingest a source (.json, .vtt or .srt) and process it until it needs a human.
+    Run {
+        /// The source file.
+        source: PathBuf,
+        /// Title for transcript files (default: the file name).
+        #[arg(long)]
+        title: Option<String>,
+        /// Language of transcript files.
+        #[arg(long, default_value = "en")]
+        language: String,
+    },
     /// Show one job, or every job when no id is given.
     Status {
         /// Job id.
         job: Option<String>,
+    },
+    /// Approve the current strategy or draft of a job.
+    Approve {
+        /// Job id.
+        job: String,
+        /// What to approve.
+        subject: Subject,
+        /// The exact version (content hash) approved; default: the current one shown by `status`.
+        #[arg(long)]
+        version: Option<String>,
+    },
+    /// Reject the current strategy or draft of a job.
+    Reject {
+        /// Job id.
+        job: String,
+        /// What to reject.
+        subject: Subject,
+        /// Why.
+        #[arg(long)]
+        reason: String,
     },
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Demo => app::demo(&cli.data_dir, cli.json).await,
-        Command::Status { job } => app::status(&cli.data_dir, job.as_deref(), cli.json).await,
-    };
+    let out = app::Output { json: cli.json };
+    let result = async {
+        let env = harmonia_local::Local::open(&cli.data_dir).await?;
+        match cli.command {
+            Command::Demo => app::demo(&env, &out).await,
+            Command::Run { source, title, language } => app::run(&env, &out, &source, title, &language).await,
+            Command::Status { job } => app::status(&env, &out, job.as_deref()).await,
+            Command::Approve { job, subject, version } => {
+                app::decide(&env, &out, &job, subject.into(), None, version).await
+            }
+            Command::Reject { job, subject, reason } => {
+                app::decide(&env, &out, &job, subject.into(), Some(reason), None).await
+            }
+        }
+    }
+    .await;
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if cli.json {
-                let body = serde_json::json!({ "error": e.body() });
-                eprintln!("{body}");
-            } else {
-                eprintln!("error [{}]: {}", e.code, e.message);
-            }
+            out.error(&e);
             ExitCode::FAILURE
+        }
+    }
+}
+
+impl From<Subject> for harmonia_contracts::domain::ApprovalSubject {
+    fn from(s: Subject) -> Self {
+        match s {
+            Subject::Strategy => Self::Strategy,
+            Subject::Draft => Self::Draft,
         }
     }
 }

@@ -16,7 +16,7 @@ use crate::roles::Role;
 /// reviewed -> awaiting_draft_approval (policy passed) | policy_blocked
 /// awaiting_draft_approval -> draft_approved | draft_rejected
 /// draft_approved -> publishing -> published | publish_unknown
-/// publish_unknown -> published (read back found it) | draft_approved (read back found nothing)
+/// publish_unknown -> verified (read back found it) | published | draft_approved
 /// published -> verified
 /// any non-terminal -> failed
 /// ```
@@ -96,7 +96,7 @@ impl JobStatus {
                 | (AwaitingDraftApproval, DraftApproved | DraftRejected)
                 | (DraftApproved, Publishing)
                 | (Publishing, Published | PublishUnknown)
-                | (PublishUnknown, Published | DraftApproved)
+                | (PublishUnknown, Published | Verified | DraftApproved)
                 | (Published, Verified)
         )
     }

@@ -1,0 +1,211 @@
+//! The embedded default, wired: the SQLite store and the durable local queue in one file, the
+//! offline model, the sandbox connector, and one local subscriber per registry subscription,
+//! all in this process. The `harmonia` CLI and the end-to-end tests use it.
+//!
+//! [`Local::drive`] follows one job to a terminal state or a human gate, reporting every
+//! completed stage (from the stage markers) and, when asked, approving as the operator.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use harmonia_agents::Runtime;
+use harmonia_agents::offline::OfflineModel;
+use harmonia_agents::skills::SkillLibrary;
+use harmonia_bus::Bus;
+use harmonia_bus_local::LocalBus;
+use harmonia_contracts::domain::{
+    ApprovalSubject, Decision, Job, JobStatus, PlanningSnapshot, Workspace, WorkspaceMode,
+};
+use harmonia_contracts::event::{Pass, Stage};
+use harmonia_contracts::ids::JobId;
+use harmonia_contracts::ids::WorkspaceId;
+use harmonia_contracts::{Code, Error};
+use harmonia_pipeline::connector::Sandbox;
+use harmonia_pipeline::records::{MARKERS, Marker, PLANNING_SNAPSHOTS, WORKSPACES, doc_id};
+use harmonia_pipeline::registry::{Timing, topics};
+use harmonia_pipeline::steps::handlers;
+use harmonia_pipeline::{Env, operator};
+use harmonia_store::{Query, create_if_absent, encode};
+use harmonia_store_sqlite::SqliteStore;
+use tokio::task::JoinHandle;
+
+/// The bundled planning snapshot, stored in the demo workspace.
+const SNAPSHOT: &str = include_str!("../../../examples/planning-snapshot.json");
+
+fn bus_error(e: harmonia_bus::Error) -> Error {
+    Error::from_code(e.code())
+}
+
+/// The running embedded system.
+pub struct Local {
+    /// The backends the stages use.
+    pub env: Arc<Env>,
+    /// The local queue.
+    pub bus: LocalBus,
+    /// The sandbox connector (tests steer it).
+    pub sandbox: Arc<Sandbox>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        self.workers.iter().for_each(JoinHandle::abort);
+    }
+}
+
+impl Local {
+    /// Open (creating if needed) the embedded system under `data_dir` and start every stage.
+    pub async fn open(data_dir: &Path) -> Result<Self, Error> {
+        Self::open_with(data_dir, |bus| bus).await
+    }
+
+    /// Like [`open`](Self::open), with the publisher wrapped by `wrap` (tests use it to
+    /// duplicate every event).
+    pub async fn open_with(data_dir: &Path, wrap: impl FnOnce(Arc<dyn Bus>) -> Arc<dyn Bus>) -> Result<Self, Error> {
+        let file = data_dir.join("harmonia.sqlite");
+        let store: Arc<dyn harmonia_store::Store> = Arc::new(SqliteStore::open(&file).map_err(Error::from)?);
+        let bus = LocalBus::open(&file).map_err(bus_error)?;
+        let skills = SkillLibrary::load(&SkillLibrary::default_dir()).map_err(|_| {
+            Error::new(Code::Internal, "the skills folder could not be loaded; set HARMONIA_SKILLS_DIR")
+        })?;
+        let runtime = Runtime::new(Arc::new(OfflineModel), store.clone(), Arc::new(skills));
+        let sandbox = Arc::new(Sandbox::new(store.clone()));
+        let env = Arc::new(Env {
+            store: store.clone(),
+            bus: wrap(Arc::new(bus.clone())),
+            runtime: Arc::new(runtime),
+            connector: sandbox.clone(),
+            topic_prefix: String::new(),
+            pipeline_user: "pipeline".parse()?,
+        });
+        for topic in topics("") {
+            bus.create_topic(&topic).await.map_err(bus_error)?;
+        }
+        let mut workers = Vec::new();
+        for (spec, handler) in handlers(&env, Timing::LOCAL) {
+            bus.create_subscription(&spec).await.map_err(bus_error)?;
+            workers.push(bus.spawn_subscriber(spec.name.clone(), handler, 2));
+        }
+        Ok(Self { env, bus, sandbox, workers })
+    }
+
+    /// The demo workspace, created with its publishing rules and a planning snapshot.
+    pub async fn workspace(&self) -> Result<WorkspaceId, Error> {
+        let id: WorkspaceId = "demo".parse()?;
+        let store = &*self.env.store;
+        let workspace = Workspace {
+            id: id.clone(),
+            name: "Field Notes".into(),
+            mode: WorkspaceMode::Development,
+            banned_phrases: vec!["guaranteed results".into(), "game-changer".into()],
+            link_allow_list: vec!["video.example.com".into()],
+            goals: vec!["Show how offline-first tools help teams in the field".into()],
+            created_at: Utc::now(),
+        };
+        create_if_absent(store, &id, WORKSPACES, &doc_id(&id), encode(&workspace).map_err(Error::from)?)
+            .await
+            .map_err(Error::from)?;
+        let mut snapshot: PlanningSnapshot =
+            serde_json::from_str(SNAPSHOT).map_err(|_| Error::from_code(Code::InvalidDocument))?;
+        snapshot.workspace = id.clone();
+        create_if_absent(
+            store,
+            &id,
+            PLANNING_SNAPSHOTS,
+            &doc_id(&snapshot.id),
+            encode(&snapshot).map_err(Error::from)?,
+        )
+        .await
+        .map_err(Error::from)?;
+        operator::resume(&self.env, &id).await?;
+        Ok(id)
+    }
+
+    /// Wait until the queue is empty (every stage has settled), checking every few ms.
+    pub async fn settle(&self, limit: Duration) -> Result<(), Error> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if self.bus.total_backlog().await.map_err(bus_error)? == 0 {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() > deadline {
+                return Err(Error::new(Code::DependencyUnavailable, "the pipeline did not settle in time"));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+/// What [`Local::drive`] reports.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Progress {
+    /// A stage completed (in completion order).
+    Stage(Stage, Pass),
+    /// The operator approved a version.
+    Approved(ApprovalSubject, String),
+}
+
+impl Local {
+    /// Follow `job` until it is terminal, or — without `approve` — until it waits for a human.
+    /// With `approve`, approve each waiting version as the operator `cli`.
+    pub async fn drive(
+        &self,
+        workspace: &WorkspaceId,
+        job: &JobId,
+        approve: bool,
+        timeout: Duration,
+        mut report: impl FnMut(Progress),
+    ) -> Result<Job, Error> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            let current = operator::job(&self.env, workspace, job).await?;
+            let query = Query::all(100).filter("job", job.to_string()).map_err(Error::from)?;
+            let mut markers: Vec<Marker> = self
+                .env
+                .store
+                .query(workspace, MARKERS, &query)
+                .await
+                .map_err(Error::from)?
+                .iter()
+                .filter_map(|d| d.decode().ok())
+                .collect();
+            markers.sort_by_key(|m| m.completed_at);
+            for m in markers {
+                if seen.insert((m.stage, m.pass)) {
+                    report(Progress::Stage(m.stage, m.pass));
+                }
+            }
+            let subject = match current.status {
+                JobStatus::AwaitingStrategyApproval => Some(ApprovalSubject::Strategy),
+                JobStatus::AwaitingDraftApproval => Some(ApprovalSubject::Draft),
+                _ => None,
+            };
+            match subject {
+                Some(subject) if approve => {
+                    let version = operator::current_version(&self.env, workspace, &current, subject).await?;
+                    let request = operator::DecisionRequest {
+                        job: job.clone(),
+                        operator: "cli".parse()?,
+                        subject,
+                        decision: Decision::Approved,
+                        subject_hash: version.clone(),
+                        trace: None,
+                    };
+                    operator::decide(&self.env, workspace, request).await?;
+                    report(Progress::Approved(subject, version));
+                    continue;
+                }
+                Some(_) => return Ok(current),
+                None if current.status.is_terminal() => return Ok(current),
+                None => {}
+            }
+            if tokio::time::Instant::now() > deadline {
+                return Err(Error::new(Code::DependencyUnavailable, "the job did not finish in time"));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! Publishing connectors. The publish stage calls a connector once per approved draft, with an
+//! idempotency key; verification reads back by the same key.
+//!
+//! - [`Sandbox`]: a local platform simulation kept in the store (so a restarted process sees
+//!   the same "platform"); it can be told to fail, to time out (the post is made but the answer
+//!   is lost) or to drop the request (nothing is posted, no answer). A repeated key returns the
+//!   existing post, as a real idempotent API would.
+//! - [`Webhook`]: POSTs the post as JSON with an `Idempotency-Key` header and an
+//!   `X-Harmonia-Signature: sha256=<hex HMAC-SHA256 of the body>`; read-back is a GET of
+//!   `<url>/<idempotency key>`.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use harmonia_contracts::domain::{ConnectorKind, Platform};
+use harmonia_contracts::ids::{DocId, PostId, WorkspaceId};
+use harmonia_store::{Collection, Store, create_if_absent, encode};
+use hmac::{KeyInit, Mac};
+use serde::{Deserialize, Serialize};
+
+/// Where the sandbox keeps its simulated platform posts.
+pub const SANDBOX_POSTS: Collection = Collection::new("sandbox_posts");
+
+/// A post to publish.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outgoing {
+    /// Key that makes a repeated call a no-op.
+    pub idempotency_key: String,
+    /// Platform.
+    pub platform: Platform,
+    /// Text.
+    pub body: String,
+}
+
+/// What the platform answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sent {
+    /// Accepted, with the platform's post id.
+    Applied(PostId),
+    /// No usable answer (timeout, lost response): only read-back can tell.
+    Unknown,
+    /// Refused.
+    Refused,
+}
+
+/// What reading back found for a key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// A post exists with this body.
+    Post {
+        /// Platform post id.
+        post: PostId,
+        /// Its text.
+        body: String,
+    },
+    /// Nothing was posted under the key.
+    Missing,
+}
+
+/// Read-back failed; verification will retry.
+#[derive(Debug, thiserror::Error)]
+#[error("the platform could not be read back")]
+pub struct ReadBackFailed;
+
+/// A publishing connector.
+#[async_trait]
+pub trait Connector: Send + Sync {
+    /// Which one.
+    fn kind(&self) -> ConnectorKind;
+    /// Publish once.
+    async fn send(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent;
+    /// Read back by idempotency key.
+    async fn read_back(&self, workspace: &WorkspaceId, idempotency_key: &str) -> Result<Found, ReadBackFailed>;
+}
+
+/// How the sandbox behaves on the next sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SandboxMode {
+    /// Post and answer.
+    Succeed,
+    /// Refuse.
+    Fail,
+    /// Post, but lose the answer (the caller sees a timeout).
+    TimeOut,
+    /// Lose the request: nothing posted, no answer.
+    Drop,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SandboxPost {
+    post: PostId,
+    platform: Platform,
+    body: String,
+}
+
+/// The local platform simulation.
+pub struct Sandbox {
+    store: std::sync::Arc<dyn Store>,
+    modes: Mutex<Vec<SandboxMode>>,
+}
+
+impl Sandbox {
+    /// A sandbox over `store` that succeeds unless told otherwise.
+    pub fn new(store: std::sync::Arc<dyn Store>) -> Self {
+        Self { store, modes: Mutex::new(Vec::new()) }
+    }
+
+    /// Behave as `mode` on the next send (queued; then back to succeeding).
+    pub fn next(&self, mode: SandboxMode) {
+        if let Ok(mut m) = self.modes.lock() {
+            m.push(mode);
+        }
+    }
+
+    /// How many sends have reached the platform for this workspace.
+    pub async fn posts(&self, workspace: &WorkspaceId) -> usize {
+        self.store
+            .query(workspace, SANDBOX_POSTS, &harmonia_store::Query::all(1000))
+            .await
+            .map(|d| d.len())
+            .unwrap_or(0)
+    }
+}
+
+fn key_id(key: &str) -> Option<DocId> {
+    use sha2::Digest;
+    format!("key-{}", &hex::encode(sha2::Sha256::digest(key.as_bytes()))[..40]).parse().ok()
+}
+
+#[async_trait]
+impl Connector for Sandbox {
+    fn kind(&self) -> ConnectorKind {
+        ConnectorKind::Sandbox
+    }
+
+    async fn send(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent {
+        let mode = self
+            .modes
+            .lock()
+            .ok()
+            .and_then(|mut m| (!m.is_empty()).then(|| m.remove(0)))
+            .unwrap_or(SandboxMode::Succeed);
+        if matches!(mode, SandboxMode::Fail) {
+            return Sent::Refused;
+        }
+        if matches!(mode, SandboxMode::Drop) {
+            return Sent::Unknown;
+        }
+        let Some(id) = key_id(&post.idempotency_key) else { return Sent::Refused };
+        let record = SandboxPost { post: PostId::generate(), platform: post.platform, body: post.body.clone() };
+        let Ok(data) = encode(&record) else { return Sent::Refused };
+        let stored = match create_if_absent(&*self.store, workspace, SANDBOX_POSTS, &id, data).await {
+            Ok(created) => created.document().decode::<SandboxPost>().ok(),
+            Err(_) => return Sent::Unknown,
+        };
+        match (mode, stored) {
+            (SandboxMode::TimeOut, _) | (_, None) => Sent::Unknown,
+            (_, Some(p)) => Sent::Applied(p.post),
+        }
+    }
+
+    async fn read_back(&self, workspace: &WorkspaceId, idempotency_key: &str) -> Result<Found, ReadBackFailed> {
+        let id = key_id(idempotency_key).ok_or(ReadBackFailed)?;
+        match self.store.get(workspace, SANDBOX_POSTS, &id).await.map_err(|_| ReadBackFailed)? {
+            None => Ok(Found::Missing),
+            Some(doc) => {
+                let p: SandboxPost = doc.decode().map_err(|_| ReadBackFailed)?;
+                Ok(Found::Post { post: p.post, body: p.body })
+            }
+        }
+    }
+}
+
+/// A signed HTTP webhook.
+pub struct Webhook {
+    url: String,
+    secret: Vec<u8>,
+    http: reqwest::Client,
+}
+
+impl std::fmt::Debug for Webhook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Webhook").field("url", &self.url).finish_non_exhaustive()
+    }
+}
+
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+/// The signature header value for `body`.
+pub fn signature(secret: &[u8], body: &[u8]) -> String {
+    let mut mac = <HmacSha256 as KeyInit>::new_from_slice(secret).unwrap_or_else(|_| {
+        // HMAC accepts keys of any length; this branch cannot be taken.
+        <HmacSha256 as KeyInit>::new_from_slice(b"").expect("empty HMAC key")
+    });
+    mac.update(body);
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+impl Webhook {
+    /// A webhook at `url` signing with `secret`, with a request timeout.
+    pub fn new(url: &str, secret: &[u8], timeout: Duration) -> Result<Self, ReadBackFailed> {
+        let http = reqwest::Client::builder().timeout(timeout).build().map_err(|_| ReadBackFailed)?;
+        Ok(Self { url: url.trim_end_matches('/').to_owned(), secret: secret.to_vec(), http })
+    }
+}
+
+#[derive(Deserialize)]
+struct WebhookPost {
+    post: String,
+    #[serde(default)]
+    body: Option<String>,
+}
+
+#[async_trait]
+impl Connector for Webhook {
+    fn kind(&self) -> ConnectorKind {
+        ConnectorKind::Webhook
+    }
+
+    async fn send(&self, _workspace: &WorkspaceId, post: &Outgoing) -> Sent {
+        let Ok(body) = serde_json::to_vec(post) else { return Sent::Refused };
+        let request = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("idempotency-key", &post.idempotency_key)
+            .header("x-harmonia-signature", signature(&self.secret, &body))
+            .body(body);
+        match request.send().await {
+            Err(_) => Sent::Unknown,
+            Ok(r) if r.status().is_success() => match r.json::<WebhookPost>().await {
+                Ok(p) => p.post.parse().map(Sent::Applied).unwrap_or(Sent::Unknown),
+                Err(_) => Sent::Unknown,
+            },
+            Ok(r) if r.status().is_server_error() => Sent::Unknown,
+            Ok(_) => Sent::Refused,
+        }
+    }
+
+    async fn read_back(&self, _workspace: &WorkspaceId, idempotency_key: &str) -> Result<Found, ReadBackFailed> {
+        let r = self.http.get(format!("{}/{idempotency_key}", self.url)).send().await.map_err(|_| ReadBackFailed)?;
+        if r.status().as_u16() == 404 {
+            return Ok(Found::Missing);
+        }
+        if !r.status().is_success() {
+            return Err(ReadBackFailed);
+        }
+        let p: WebhookPost = r.json().await.map_err(|_| ReadBackFailed)?;
+        Ok(Found::Post { post: p.post.parse().map_err(|_| ReadBackFailed)?, body: p.body.unwrap_or_default() })
+    }
+}

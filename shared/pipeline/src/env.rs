@@ -1,0 +1,49 @@
+//! The backends a step works with.
+
+use std::sync::Arc;
+
+use harmonia_agents::Runtime;
+use harmonia_bus::{Bus, OutboundMessage};
+use harmonia_contracts::event::{EventPayload, StageEvent};
+use harmonia_contracts::ids::OperatorId;
+use harmonia_store::Store;
+
+use crate::connector::Connector;
+use crate::step::StepError;
+
+/// Everything a step needs; cheap to share.
+pub struct Env {
+    /// State.
+    pub store: Arc<dyn Store>,
+    /// Events.
+    pub bus: Arc<dyn Bus>,
+    /// The agent runtime.
+    pub runtime: Arc<Runtime>,
+    /// The publishing connector.
+    pub connector: Arc<dyn Connector>,
+    /// Prefix of every topic name (empty locally; e.g. `harmonia-` in a shared project).
+    pub topic_prefix: String,
+    /// The identity agent sessions run under.
+    pub pipeline_user: OperatorId,
+}
+
+impl std::fmt::Debug for Env {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Env").field("topic_prefix", &self.topic_prefix).finish_non_exhaustive()
+    }
+}
+
+impl Env {
+    /// The bus message for a stage event.
+    pub fn message<P: EventPayload>(&self, event: &StageEvent<P>) -> Result<OutboundMessage, StepError> {
+        OutboundMessage::event(&self.topic_prefix, event).map_err(|_| StepError::Retry)
+    }
+
+    /// Publish messages in order.
+    pub async fn publish(&self, messages: &[OutboundMessage]) -> Result<(), StepError> {
+        for m in messages {
+            self.bus.publish(m.clone()).await.map_err(|_| StepError::Retry)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,27 @@
+//! The stage steps of Harmonia's pipeline (DESIGN.md §2), shared by the all-in-one `harmonia`
+//! runner and the per-stage Cloud Run functions.
+//!
+//! Every step reads authoritative state, does its one thing, and writes its result together
+//! with a stage-completed marker (holding the exact next events) in one transaction, then
+//! publishes the next events. A redelivered event whose marker exists re-publishes the
+//! recorded events and acks: the model and connectors are never called twice for a completed
+//! step. A contract failure becomes the job's typed failure; a transient one is retried by
+//! the bus; an undecodable message is nacked until the dead-letter policy takes it, and the
+//! dead-letter recorder stores it.
+//!
+//! Layout: [`registry`] (stages, topics, subscriptions), [`records`] (collections and the
+//! stored records), [`env`] (backends a step uses), [`step`] (the completion protocol and the
+//! bus handler), [`steps`] (one module per stage), [`operator`] (human decisions and read
+//! views), [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources).
+
+pub mod connector;
+pub mod env;
+pub mod formats;
+pub mod operator;
+pub mod policy;
+pub mod records;
+pub mod registry;
+pub mod step;
+pub mod steps;
+
+pub use env::Env;

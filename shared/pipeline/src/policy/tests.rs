@@ -1,0 +1,186 @@
+use std::collections::HashMap;
+
+use chrono::Utc;
+use harmonia_contracts::domain::{Claim, Draft, Platform, PolicyRule, Review, Workspace, WorkspaceMode};
+use harmonia_contracts::event::Pass;
+use harmonia_contracts::tool::Provenance;
+use serde_json::json;
+
+use super::*;
+
+fn workspace(mode: WorkspaceMode) -> Workspace {
+    Workspace {
+        id: "ws".parse().expect("id"),
+        name: "W".into(),
+        mode,
+        banned_phrases: vec!["guaranteed results".into(), "  ".into(), "Miracle".into()],
+        link_allow_list: vec!["example.com".into()],
+        goals: Vec::new(),
+        created_at: Utc::now(),
+    }
+}
+
+fn draft(platform: Platform, body: &str, evidence: &[&str], provenance: Provenance) -> Draft {
+    let claims = vec![Claim { text: "c".into(), evidence: evidence.iter().map(|e| e.parse().expect("id")).collect() }];
+    Draft {
+        id: "draft-1".parse().expect("id"),
+        job: "job-1".parse().expect("id"),
+        item: "item-1".parse().expect("id"),
+        pass: Pass::FIRST,
+        platform,
+        body: body.into(),
+        content_hash: Draft::compute_hash(platform, body, &claims),
+        claims,
+        provenance,
+        created_at: Utc::now(),
+    }
+}
+
+fn evidence(mock: bool) -> HashMap<EvidenceId, Provenance> {
+    HashMap::from([("m-1".parse().expect("id"), if mock { Provenance::Mock } else { Provenance::Live })])
+}
+
+fn rules(ws: &Workspace, d: &Draft, review: Option<&Review>, ev: &HashMap<EvidenceId, Provenance>) -> Vec<PolicyRule> {
+    check(&PolicyInput { workspace: ws, draft: d, review, evidence: ev })
+        .violations
+        .into_iter()
+        .map(|v| v.rule)
+        .collect()
+}
+
+#[test]
+fn a_clean_draft_passes() {
+    let ws = workspace(WorkspaceMode::Production);
+    let d = draft(
+        Platform::Linkedin,
+        "Rangers lost none of their notes. https://www.example.com/talk",
+        &["m-1"],
+        Provenance::Live,
+    );
+    let result = check(&PolicyInput { workspace: &ws, draft: &d, review: None, evidence: &evidence(false) });
+    assert_eq!(result.outcome, harmonia_contracts::domain::PolicyOutcome::Passed, "{:?}", result.violations);
+    assert_eq!(result.content_hash, d.content_hash);
+}
+
+#[test]
+fn x_weighted_length_counts_urls_emoji_and_cjk() {
+    assert_eq!(x_weighted_length("abc"), 3);
+    assert_eq!(x_weighted_length("see https://example.com/a/very/long/path/that/goes/on"), 4 + 23);
+    assert_eq!(x_weighted_length("日本"), 4);
+    assert_eq!(x_weighted_length("👍🏽"), 2, "one emoji grapheme with a modifier counts 2");
+    assert_eq!(x_weighted_length("e\u{301}"), 1, "NFC composes e + acute into one character");
+    let ws = workspace(WorkspaceMode::Development);
+    let at_limit = "a".repeat(280);
+    assert!(rules(&ws, &draft(Platform::X, &at_limit, &["m-1"], Provenance::Mock), None, &evidence(true)).is_empty());
+    let over = format!("{} 日", "a".repeat(278));
+    assert_eq!(
+        rules(&ws, &draft(Platform::X, &over, &["m-1"], Provenance::Mock), None, &evidence(true)),
+        [PolicyRule::PlatformLength]
+    );
+}
+
+#[test]
+fn every_platform_limit() {
+    let ws = workspace(WorkspaceMode::Development);
+    for (platform, limit) in [
+        (Platform::Linkedin, 3000),
+        (Platform::Instagram, 2200),
+        (Platform::Threads, 500),
+        (Platform::Youtube, 5000),
+        (Platform::Tiktok, 2200),
+    ] {
+        let ok = draft(platform, &"b".repeat(limit), &["m-1"], Provenance::Mock);
+        assert!(rules(&ws, &ok, None, &evidence(true)).is_empty(), "{platform:?} at limit");
+        let over = draft(platform, &"b".repeat(limit + 1), &["m-1"], Provenance::Mock);
+        assert_eq!(rules(&ws, &over, None, &evidence(true)), [PolicyRule::PlatformLength], "{platform:?}");
+    }
+}
+
+#[test]
+fn bluesky_counts_graphemes() {
+    let ws = workspace(WorkspaceMode::Development);
+    let family = "👨‍👩‍👧"; // one grapheme, several scalars
+    let ok = draft(Platform::Bluesky, &family.repeat(300), &["m-1"], Provenance::Mock);
+    assert!(rules(&ws, &ok, None, &evidence(true)).is_empty());
+    let over = draft(Platform::Bluesky, &family.repeat(301), &["m-1"], Provenance::Mock);
+    assert_eq!(rules(&ws, &over, None, &evidence(true)), [PolicyRule::PlatformLength]);
+}
+
+#[test]
+fn threads_allows_five_links() {
+    let ws = workspace(WorkspaceMode::Development);
+    let five = (0..5).map(|n| format!("https://example.com/{n}")).collect::<Vec<_>>().join(" ");
+    assert!(rules(&ws, &draft(Platform::Threads, &five, &["m-1"], Provenance::Mock), None, &evidence(true)).is_empty());
+    let six = format!("{five} https://example.com/6");
+    assert_eq!(
+        rules(&ws, &draft(Platform::Threads, &six, &["m-1"], Provenance::Mock), None, &evidence(true)),
+        [PolicyRule::LinkCount]
+    );
+}
+
+#[test]
+fn claims_must_resolve() {
+    let ws = workspace(WorkspaceMode::Development);
+    assert_eq!(
+        rules(&ws, &draft(Platform::Linkedin, "x", &["m-404"], Provenance::Mock), None, &evidence(true)),
+        [PolicyRule::EvidenceResolves]
+    );
+    assert_eq!(
+        rules(&ws, &draft(Platform::Linkedin, "x", &[], Provenance::Mock), None, &evidence(true)),
+        [PolicyRule::EvidenceResolves]
+    );
+}
+
+#[test]
+fn mock_evidence_is_refused_only_in_production() {
+    let d = draft(Platform::Linkedin, "x", &["m-1"], Provenance::Mock);
+    assert!(rules(&workspace(WorkspaceMode::Development), &d, None, &evidence(true)).is_empty());
+    assert_eq!(
+        rules(&workspace(WorkspaceMode::Production), &d, None, &evidence(true)),
+        [PolicyRule::NoMockEvidenceInProduction]
+    );
+}
+
+#[test]
+fn banned_phrases_match_case_insensitively_and_say_which_without_quoting() {
+    let ws = workspace(WorkspaceMode::Development);
+    let d = draft(Platform::Linkedin, "A MIRACLE with Guaranteed Results", &["m-1"], Provenance::Mock);
+    let result = check(&PolicyInput { workspace: &ws, draft: &d, review: None, evidence: &evidence(true) });
+    assert_eq!(result.violations.len(), 1);
+    assert_eq!(result.violations[0].rule, PolicyRule::BannedPhrase);
+    assert!(!result.violations[0].detail.to_lowercase().contains("miracle"));
+    assert!(result.violations[0].detail.contains("#1") && result.violations[0].detail.contains("#3"));
+}
+
+#[test]
+fn links_must_be_on_the_allow_list() {
+    let ws = workspace(WorkspaceMode::Development);
+    for ok in ["https://example.com", "https://video.example.com/x?y=1", "http://EXAMPLE.com:8080/a"] {
+        assert!(
+            rules(&ws, &draft(Platform::Linkedin, ok, &["m-1"], Provenance::Mock), None, &evidence(true)).is_empty(),
+            "{ok}"
+        );
+    }
+    for bad in ["https://example.com.evil.net/", "https://notexample.com", "https://user@evil.org/"] {
+        assert_eq!(
+            rules(&ws, &draft(Platform::Linkedin, bad, &["m-1"], Provenance::Mock), None, &evidence(true)),
+            [PolicyRule::LinkAllowList],
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn an_open_high_severity_issue_blocks() {
+    let ws = workspace(WorkspaceMode::Development);
+    let a = json!({"score": 3, "rationale": "r"});
+    let review: Review = serde_json::from_value(json!({
+        "draft": "draft-1", "pass": 2, "verdict": "revise", "provenance": "mock",
+        "assessments": {"grounding": a, "claims": a, "structure": a, "clarity": a,
+            "brief_voice_audience_fit": a, "platform_cta_usability": a, "safety_inclusion": a},
+        "issues": [{"dimension": "safety_inclusion", "severity": "high", "problem": "p", "fix": "f"}]
+    }))
+    .expect("review");
+    let d = draft(Platform::Linkedin, "x", &["m-1"], Provenance::Mock);
+    assert_eq!(rules(&ws, &d, Some(&review), &evidence(true)), [PolicyRule::NoOpenHighSeverityIssue]);
+}

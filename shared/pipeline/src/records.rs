@@ -1,0 +1,133 @@
+//! Collections and the records the pipeline stores (all workspace-scoped).
+
+use chrono::{DateTime, Utc};
+use harmonia_contracts::domain::{Analysis, Plan, Strategy};
+use harmonia_contracts::event::{Pass, Stage};
+use harmonia_contracts::ids::{DocId, JobId, PlanItemId};
+use harmonia_store::Collection;
+use serde::{Deserialize, Serialize};
+
+/// Workspaces (the workspace document lives in its own scope under its own id).
+pub const WORKSPACES: Collection = Collection::new("workspaces");
+/// Validated sources.
+pub const SOURCES: Collection = Collection::new("sources");
+/// Jobs.
+pub const JOBS: Collection = Collection::new("jobs");
+/// Nimi analyses, by job.
+pub const ANALYSES: Collection = Collection::new("analyses");
+/// Ryan strategies, by job.
+pub const STRATEGIES: Collection = Collection::new("strategies");
+/// Temi plans with the selected item, by job.
+pub const PLANS: Collection = Collection::new("plans");
+/// Noni drafts, by draft id.
+pub const DRAFTS: Collection = Collection::new("drafts");
+/// Dara reviews, by draft id.
+pub const REVIEWS: Collection = Collection::new("reviews");
+/// Policy results, by draft id.
+pub const POLICY_RESULTS: Collection = Collection::new("policy_results");
+/// Human decisions.
+pub const APPROVALS: Collection = Collection::new("approvals");
+/// Stage-completed markers, by `<job>.<stage>.<pass>`.
+pub const MARKERS: Collection = Collection::new("stage_markers");
+/// Dead-lettered messages.
+pub const DEAD_LETTERS: Collection = Collection::new("dead_letters");
+/// Measured post metrics.
+pub const POST_METRICS: Collection = Collection::new("post_metrics");
+pub use harmonia_agents::research::{MEMORY, PUBLICATIONS};
+pub use harmonia_agents::runtime::ACTIVITY;
+pub use harmonia_agents::tools::PLANNING_SNAPSHOTS;
+
+/// A document id from any id-like value (ids share the document-id alphabet).
+pub fn doc_id(id: impl std::fmt::Display) -> DocId {
+    id.to_string().parse().unwrap_or_else(|_| DocId::generate())
+}
+
+/// Nimi's accepted analysis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnalysisRecord {
+    /// Job.
+    pub job: JobId,
+    /// The analysis.
+    pub analysis: Analysis,
+}
+
+/// Ryan's strategy and the hash an approval must name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StrategyRecord {
+    /// Job.
+    pub job: JobId,
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Its content hash.
+    pub content_hash: String,
+}
+
+/// Temi's plan and the item deterministic code selected.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanRecord {
+    /// Job.
+    pub job: JobId,
+    /// The plan.
+    pub plan: Plan,
+    /// The selected item.
+    pub selected: PlanItemId,
+}
+
+/// A stage-completed marker: written with the stage's output; holds the exact events to
+/// publish next, so a redelivery re-publishes them unchanged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Marker {
+    /// Job.
+    pub job: JobId,
+    /// Stage.
+    pub stage: Stage,
+    /// Pass.
+    pub pass: Pass,
+    /// Next events (topic, base64 data, attributes).
+    pub next: Vec<PendingMessage>,
+    /// When.
+    pub completed_at: DateTime<Utc>,
+}
+
+/// A message recorded for (re-)publication.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PendingMessage {
+    /// Topic.
+    pub topic: String,
+    /// Base64 data.
+    pub data: String,
+    /// Attributes.
+    pub attributes: std::collections::BTreeMap<String, String>,
+}
+
+/// The marker id of (job, stage, pass).
+pub fn marker_id(job: &JobId, stage: Stage, pass: Pass) -> DocId {
+    doc_id(format!("{job}.{stage}.{}", pass.get()))
+}
+
+/// A recorded dead letter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeadLetter {
+    /// Message id.
+    pub message_id: String,
+    /// The subscription that gave up on it.
+    pub source_subscription: String,
+    /// The dead-letter subscription that delivered it here.
+    pub subscription: String,
+    /// Attributes.
+    pub attributes: std::collections::BTreeMap<String, String>,
+    /// Base64 data (stage events carry ids only).
+    pub data: String,
+    /// SHA-256 of the data.
+    pub data_sha256: String,
+    /// When it was published.
+    pub published_at: DateTime<Utc>,
+    /// When it was recorded.
+    pub recorded_at: DateTime<Utc>,
+}

@@ -1,0 +1,279 @@
+//! The completion protocol every stage follows, and the bus handler that runs a stage.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use base64::Engine as _;
+use chrono::Utc;
+use harmonia_agents::InvokeError;
+use harmonia_bus::{Delivery, Handler, Name, OutboundMessage, Outcome};
+use harmonia_contracts::domain::{Job, JobFailure, JobStatus};
+use harmonia_contracts::event::{EventPayload, Pass, Stage, StageEvent};
+use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
+use harmonia_contracts::{AgentContractError, Code, Role};
+use harmonia_store::{Collection, Tx, encode, run_transaction};
+use serde_json::{Map, Value};
+
+use crate::Env;
+use crate::records::{JOBS, MARKERS, Marker, PendingMessage, doc_id, marker_id};
+
+/// Why a step did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// Transient (store, bus or model unavailable): nack and let the bus retry.
+    #[error("transient failure; will be retried")]
+    Retry,
+    /// The job fails with this typed failure (recorded; the message is acked).
+    #[error("job failed: {code}")]
+    Fail {
+        /// Role, when a specialist's contract failed.
+        role: Option<Role>,
+        /// Stable code.
+        code: Code,
+        /// Schema location, for schema violations.
+        schema_path: Option<String>,
+    },
+    /// The job is no longer in a state this event applies to (e.g. rejected meanwhile): ack.
+    #[error("event no longer applies")]
+    Stale,
+}
+
+impl StepError {
+    /// A failure with a code and no role.
+    pub fn fail(code: Code) -> Self {
+        StepError::Fail { role: None, code, schema_path: None }
+    }
+}
+
+impl From<harmonia_store::Error> for StepError {
+    fn from(e: harmonia_store::Error) -> Self {
+        if e.retryable() { StepError::Retry } else { StepError::fail(e.code()) }
+    }
+}
+
+impl From<AgentContractError> for StepError {
+    fn from(e: AgentContractError) -> Self {
+        if e.code == Code::ModelUnavailable {
+            StepError::Retry
+        } else {
+            StepError::Fail { role: Some(e.role), code: e.code, schema_path: e.schema_path }
+        }
+    }
+}
+
+impl From<InvokeError> for StepError {
+    fn from(e: InvokeError) -> Self {
+        match e {
+            InvokeError::Contract(c) => c.into(),
+            InvokeError::Store(s) => s.into(),
+        }
+    }
+}
+
+/// One stage consuming one topic.
+#[async_trait]
+pub trait Step: Send + Sync + 'static {
+    /// The payload it consumes.
+    type Payload: EventPayload;
+    /// The stage it completes.
+    const STAGE: Stage;
+    /// Do the step; it ends with [`complete`].
+    async fn run(&self, env: &Env, event: &StageEvent<Self::Payload>) -> Result<(), StepError>;
+}
+
+fn pending(m: &OutboundMessage) -> PendingMessage {
+    PendingMessage {
+        topic: m.topic.to_string(),
+        data: base64::engine::general_purpose::STANDARD.encode(&m.data),
+        attributes: m.attributes.clone(),
+    }
+}
+
+fn outbound(p: &PendingMessage) -> Option<OutboundMessage> {
+    Some(OutboundMessage {
+        topic: p.topic.parse::<Name>().ok()?,
+        data: base64::engine::general_purpose::STANDARD.decode(&p.data).ok()?,
+        attributes: p.attributes.clone(),
+    })
+}
+
+/// The marker of (job, stage, pass), if the stage completed.
+pub async fn marker(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &JobId,
+    stage: Stage,
+    pass: Pass,
+) -> Result<Option<Marker>, StepError> {
+    match env.store.get(workspace, MARKERS, &marker_id(job, stage, pass)).await? {
+        Some(doc) => Ok(Some(doc.decode()?)),
+        None => Ok(None),
+    }
+}
+
+/// Publish what a marker recorded.
+pub async fn republish(env: &Env, marker: &Marker) -> Result<(), StepError> {
+    let messages: Vec<OutboundMessage> = marker.next.iter().filter_map(outbound).collect();
+    env.publish(&messages).await
+}
+
+/// The outputs of a completed step.
+pub struct Completion {
+    /// Documents to write: (collection, id, data).
+    pub writes: Vec<(Collection, DocId, Map<String, Value>)>,
+    /// The job's status after the step.
+    pub status: JobStatus,
+    /// The job's pass after the step.
+    pub pass: Pass,
+    /// Events to publish.
+    pub next: Vec<OutboundMessage>,
+}
+
+/// Write the outputs, the job's new status and the marker in one transaction, then publish.
+/// If the marker already exists (a concurrent duplicate finished first), publish its events.
+pub async fn complete(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &JobId,
+    stage: Stage,
+    pass: Pass,
+    completion: Completion,
+) -> Result<(), StepError> {
+    let next: Vec<PendingMessage> = completion.next.iter().map(pending).collect();
+    let marker = Marker { job: job.clone(), stage, pass, next, completed_at: Utc::now() };
+    let marker_data = encode(&marker)?;
+    let store = &*env.store;
+    let (writes, marker_data, status, new_pass) =
+        (&completion.writes, &marker_data, completion.status, completion.pass);
+    let done = run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
+        let mut tx = Tx::begin(store, workspace);
+        let marker_doc = marker_id(job, stage, pass);
+        if tx.get(MARKERS, &marker_doc).await?.is_some() {
+            return Ok(false);
+        }
+        let job_doc = tx.get(JOBS, &doc_id(job)).await?.ok_or(harmonia_store::Error::NotFound)?;
+        let mut current: Job = job_doc.decode()?;
+        if current.status != status {
+            current.advance(status, Utc::now()).map_err(|_| harmonia_store::Error::Invalid("transition"))?;
+        }
+        current.pass = new_pass;
+        tx.put(JOBS, &doc_id(job), encode(&current)?);
+        for (collection, id, data) in writes {
+            // Read first, so an existing document (a publication gaining its receipt) is
+            // replaced at the version seen rather than created.
+            tx.get(*collection, id).await?;
+            tx.put(*collection, id, data.clone());
+        }
+        tx.put(MARKERS, &marker_doc, marker_data.clone());
+        tx.commit().await.map(|()| true)
+    })
+    .await;
+    match done {
+        Ok(true) => env.publish(&completion.next).await,
+        Ok(false) => match self::marker(env, workspace, job, stage, pass).await? {
+            Some(m) => republish(env, &m).await,
+            None => Err(StepError::Retry),
+        },
+        // The job moved on (rejected, failed) in a way this step cannot follow.
+        Err(harmonia_store::Error::Invalid("transition")) => Err(StepError::Stale),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Where in the pipeline something happened: a job's stage and pass.
+#[derive(Clone, Copy, Debug)]
+pub struct StageRef<'a> {
+    /// Workspace.
+    pub workspace: &'a WorkspaceId,
+    /// Job.
+    pub job: &'a JobId,
+    /// Stage.
+    pub stage: Stage,
+    /// Pass.
+    pub pass: Pass,
+}
+
+/// Record the job's typed failure (and a marker, so redeliveries ack).
+pub async fn fail_job(
+    env: &Env,
+    at: &StageRef<'_>,
+    role: Option<Role>,
+    code: Code,
+    schema_path: Option<String>,
+) -> Result<(), StepError> {
+    let StageRef { workspace, job, stage, pass } = *at;
+    let store = &*env.store;
+    let marker = encode(&Marker { job: job.clone(), stage, pass, next: Vec::new(), completed_at: Utc::now() })?;
+    let (marker, schema_path) = (&marker, &schema_path);
+    run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
+        let mut tx = Tx::begin(store, workspace);
+        let Some(doc) = tx.get(JOBS, &doc_id(job)).await? else { return Ok(()) };
+        let mut current: Job = doc.decode()?;
+        if current.status.is_terminal() {
+            return Ok(());
+        }
+        let now = Utc::now();
+        current.advance(JobStatus::Failed, now).map_err(|_| harmonia_store::Error::Invalid("transition"))?;
+        current.failure = Some(JobFailure {
+            stage,
+            role,
+            code,
+            category: code.category(),
+            safe_message: code.safe_message().to_owned(),
+            retryable: code.default_retryable(),
+            schema_path: schema_path.clone(),
+            at: now,
+        });
+        tx.put(JOBS, &doc_id(job), encode(&current)?);
+        let marker_doc = marker_id(job, stage, pass);
+        if tx.get(MARKERS, &marker_doc).await?.is_none() {
+            tx.put(MARKERS, &marker_doc, marker.clone());
+        }
+        tx.commit().await
+    })
+    .await
+    .map_err(StepError::from)
+}
+
+/// Runs a [`Step`] for each delivery: decode, skip-if-completed, run, settle.
+pub struct StageHandler<S> {
+    env: Arc<Env>,
+    step: S,
+}
+
+impl<S: Step> StageHandler<S> {
+    /// A handler for `step`.
+    pub fn new(env: Arc<Env>, step: S) -> Self {
+        Self { env, step }
+    }
+}
+
+#[async_trait]
+impl<S: Step> Handler for StageHandler<S> {
+    async fn handle(&self, delivery: Delivery) -> Outcome {
+        let Ok(event) = StageEvent::<S::Payload>::decode(&delivery.data) else {
+            tracing::warn!(subscription = %delivery.subscription, message_id = %delivery.message_id, "undecodable stage event; leaving it to the dead-letter policy");
+            return Outcome::Nack;
+        };
+        let env = &*self.env;
+        match marker(env, &event.workspace, &event.job, S::STAGE, event.pass).await {
+            Ok(Some(m)) => {
+                return if republish(env, &m).await.is_ok() { Outcome::Ack } else { Outcome::Nack };
+            }
+            Ok(None) => {}
+            Err(_) => return Outcome::Nack,
+        }
+        match self.step.run(env, &event).await {
+            Ok(()) | Err(StepError::Stale) => Outcome::Ack,
+            Err(StepError::Retry) => Outcome::Nack,
+            Err(StepError::Fail { role, code, schema_path }) => {
+                tracing::warn!(job = %event.job, stage = %S::STAGE, code = %code, "stage failed");
+                let at = StageRef { workspace: &event.workspace, job: &event.job, stage: S::STAGE, pass: event.pass };
+                match fail_job(env, &at, role, code, schema_path).await {
+                    Ok(()) => Outcome::Ack,
+                    Err(_) => Outcome::Nack,
+                }
+            }
+        }
+    }
+}
