@@ -195,7 +195,8 @@ impl Runtime {
         let started_at = Utc::now();
         let clock = Instant::now();
         let store = &*self.store;
-        let (session_id, version) = session::open(store, &seed.workspace, &seed.user, &seed.job, role).await?;
+        let (session_id, version) =
+            session::open(store, &seed.workspace, &seed.user, &seed.job, role, &span.span_id()).await?;
 
         let mut steps = Vec::new();
         let mut usage = TokenUsage::default();

@@ -59,9 +59,10 @@ impl Session {
     }
 }
 
-/// The id of the session for (user, job, role) inside a workspace.
-pub fn session_id(user: &OperatorId, job: &JobId, role: Role) -> DocId {
-    let digest = sha2::Sha256::digest(format!("{user}\n{job}\n{role}").as_bytes());
+/// The id of the session for (user, job, role) inside a workspace; `invocation` (the
+/// invocation's span id) keeps two concurrent invocations of the same role apart.
+pub fn session_id(user: &OperatorId, job: &JobId, role: Role, invocation: &str) -> DocId {
+    let digest = sha2::Sha256::digest(format!("{user}\n{job}\n{role}\n{invocation}").as_bytes());
     let id = format!("sess-{}", &hex::encode(digest)[..40]);
     id.parse().unwrap_or_else(|_| DocId::generate())
 }
@@ -73,8 +74,9 @@ pub async fn open(
     user: &OperatorId,
     job: &JobId,
     role: Role,
+    invocation: &str,
 ) -> Result<(DocId, u64), harmonia_store::Error> {
-    let id = session_id(user, job, role);
+    let id = session_id(user, job, role, invocation);
     let fresh = Session { user: user.clone(), job: job.clone(), role, events: Vec::new(), created_at: Utc::now() };
     let data = encode(&fresh)?;
     match create_if_absent(store, workspace, SESSIONS, &id, data.clone()).await? {

@@ -58,12 +58,16 @@ impl Drop for Local {
 impl Local {
     /// Open (creating if needed) the embedded system under `data_dir` and start every stage.
     pub async fn open(data_dir: &Path) -> Result<Self, Error> {
-        Self::open_with(data_dir, |bus| bus).await
+        Self::open_with(data_dir, Timing::LOCAL, |bus| bus).await
     }
 
-    /// Like [`open`](Self::open), with the publisher wrapped by `wrap` (tests use it to
-    /// duplicate every event).
-    pub async fn open_with(data_dir: &Path, wrap: impl FnOnce(Arc<dyn Bus>) -> Arc<dyn Bus>) -> Result<Self, Error> {
+    /// Like [`open`](Self::open), with other subscription timing and the publisher wrapped by
+    /// `wrap` (tests use it to duplicate every event).
+    pub async fn open_with(
+        data_dir: &Path,
+        timing: Timing,
+        wrap: impl FnOnce(Arc<dyn Bus>) -> Arc<dyn Bus>,
+    ) -> Result<Self, Error> {
         let file = data_dir.join("harmonia.sqlite");
         let store: Arc<dyn harmonia_store::Store> = Arc::new(SqliteStore::open(&file).map_err(Error::from)?);
         let bus = LocalBus::open(&file).map_err(bus_error)?;
@@ -79,12 +83,13 @@ impl Local {
             connector: sandbox.clone(),
             topic_prefix: String::new(),
             pipeline_user: "pipeline".parse()?,
+            step_lease: timing.model_ack_deadline,
         });
         for topic in topics("") {
             bus.create_topic(&topic).await.map_err(bus_error)?;
         }
         let mut workers = Vec::new();
-        for (spec, handler) in handlers(&env, Timing::LOCAL) {
+        for (spec, handler) in handlers(&env, timing) {
             bus.create_subscription(&spec).await.map_err(bus_error)?;
             workers.push(bus.spawn_subscriber(spec.name.clone(), handler, 2));
         }

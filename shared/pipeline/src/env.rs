@@ -25,6 +25,9 @@ pub struct Env {
     pub topic_prefix: String,
     /// The identity agent sessions run under.
     pub pipeline_user: OperatorId,
+    /// How long a step's in-flight claim holds off duplicate deliveries (the longest ack
+    /// deadline: after it, the message comes back anyway).
+    pub step_lease: std::time::Duration,
 }
 
 impl std::fmt::Debug for Env {

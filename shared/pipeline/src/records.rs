@@ -29,6 +29,9 @@ pub const POLICY_RESULTS: Collection = Collection::new("policy_results");
 pub const APPROVALS: Collection = Collection::new("approvals");
 /// Stage-completed markers, by `<job>.<stage>.<pass>`.
 pub const MARKERS: Collection = Collection::new("stage_markers");
+/// In-flight claims of (job, stage, pass), so a duplicate delivery waits instead of running
+/// the same step (and its model call) concurrently.
+pub const RUNNING: Collection = Collection::new("stage_running");
 /// Dead-lettered messages.
 pub const DEAD_LETTERS: Collection = Collection::new("dead_letters");
 /// Measured post metrics.
@@ -130,4 +133,14 @@ pub struct DeadLetter {
     pub published_at: DateTime<Utc>,
     /// When it was recorded.
     pub recorded_at: DateTime<Utc>,
+}
+
+/// Who is running a step, until when.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Running {
+    /// A random owner token.
+    pub owner: String,
+    /// When the claim lapses (a crashed owner's claim is taken over after this).
+    pub until: DateTime<Utc>,
 }

@@ -49,20 +49,35 @@ pub const ROUTES: &[Route] = &[
 /// Delivery attempts before a message is dead-lettered.
 pub const MAX_ATTEMPTS: u32 = 5;
 
-/// Retry timing of the subscriptions.
+/// Retry timing and ack deadlines of the subscriptions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timing {
     /// First retry delay.
     pub min_backoff: Duration,
     /// Longest retry delay.
     pub max_backoff: Duration,
+    /// How long a model-calling stage may hold a message before it is redelivered.
+    pub model_ack_deadline: Duration,
+    /// The same for the other stages.
+    pub ack_deadline: Duration,
 }
 
 impl Timing {
-    /// Pub/Sub in production: 10 s to 10 min.
-    pub const CLOUD: Timing = Timing { min_backoff: Duration::from_secs(10), max_backoff: Duration::from_secs(600) };
-    /// The embedded runner: quick retries.
-    pub const LOCAL: Timing = Timing { min_backoff: Duration::from_millis(200), max_backoff: Duration::from_secs(5) };
+    /// Pub/Sub in production: 10 s to 10 min backoff; 5 min for model stages, 1 min otherwise.
+    pub const CLOUD: Timing = Timing {
+        min_backoff: Duration::from_secs(10),
+        max_backoff: Duration::from_secs(600),
+        model_ack_deadline: Duration::from_secs(300),
+        ack_deadline: Duration::from_secs(60),
+    };
+    /// The embedded runner (offline model): quick retries, and a message held by a crashed
+    /// process comes back within 30 s.
+    pub const LOCAL: Timing = Timing {
+        min_backoff: Duration::from_millis(200),
+        max_backoff: Duration::from_secs(5),
+        model_ack_deadline: Duration::from_secs(30),
+        ack_deadline: Duration::from_secs(15),
+    };
 }
 
 fn name(text: String) -> Name {
@@ -95,7 +110,7 @@ pub fn subscriptions(prefix: &str, timing: Timing) -> Vec<(&'static str, Subscri
                 topic: topic(prefix, r.topic),
                 max_attempts: MAX_ATTEMPTS,
                 dead_letter_topic: Some(dead_letter_topic(prefix, r.topic)),
-                ack_deadline: Duration::from_secs(if r.calls_model { 300 } else { 60 }),
+                ack_deadline: if r.calls_model { timing.model_ack_deadline } else { timing.ack_deadline },
                 min_backoff: timing.min_backoff,
                 max_backoff: timing.max_backoff,
             };
@@ -114,7 +129,7 @@ pub fn dead_letter_subscriptions(prefix: &str, timing: Timing) -> Vec<Subscripti
             topic: dead_letter_topic(prefix, t),
             max_attempts: 100,
             dead_letter_topic: None,
-            ack_deadline: Duration::from_secs(60),
+            ack_deadline: timing.ack_deadline,
             min_backoff: timing.min_backoff,
             max_backoff: timing.max_backoff,
         })

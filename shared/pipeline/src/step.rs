@@ -11,11 +11,11 @@ use harmonia_contracts::domain::{Job, JobFailure, JobStatus};
 use harmonia_contracts::event::{EventPayload, Pass, Stage, StageEvent};
 use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
 use harmonia_contracts::{AgentContractError, Code, Role};
-use harmonia_store::{Collection, Tx, encode, run_transaction};
+use harmonia_store::{Collection, Created, Tx, create_if_absent, encode, run_transaction, update};
 use serde_json::{Map, Value};
 
 use crate::Env;
-use crate::records::{JOBS, MARKERS, Marker, PendingMessage, doc_id, marker_id};
+use crate::records::{JOBS, MARKERS, Marker, PendingMessage, RUNNING, Running, doc_id, marker_id};
 
 /// Why a step did not complete.
 #[derive(Debug, thiserror::Error)]
@@ -235,7 +235,32 @@ pub async fn fail_job(
     .map_err(StepError::from)
 }
 
-/// Runs a [`Step`] for each delivery: decode, skip-if-completed, run, settle.
+/// Claim (job, stage, pass) for this delivery. `false` when another delivery holds a live
+/// claim: the caller nacks and the message returns after backoff, by when the step has
+/// usually completed and the marker answers it.
+pub async fn acquire(env: &Env, at: &StageRef<'_>) -> Result<bool, StepError> {
+    let id = doc_id(format!("{}.{}.{}.running", at.job, at.stage, at.pass.get()));
+    let now = Utc::now();
+    let lease = chrono::Duration::from_std(env.step_lease).unwrap_or_else(|_| chrono::Duration::seconds(60));
+    let mine = Running { owner: uuid::Uuid::new_v4().simple().to_string(), until: now + lease };
+    match create_if_absent(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?).await? {
+        Created::New(_) => Ok(true),
+        Created::Existing(doc) => {
+            let held: Running = doc.decode()?;
+            if held.until > now {
+                return Ok(false);
+            }
+            // The holder is gone (crashed, or its lease lapsed): take over at the version seen.
+            match update(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?, doc.version).await {
+                Ok(_) => Ok(true),
+                Err(harmonia_store::Error::PreconditionFailed) => Ok(false),
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+}
+
+/// Runs a [`Step`] for each delivery: decode, skip-if-completed, claim, run, settle.
 pub struct StageHandler<S> {
     env: Arc<Env>,
     step: S,
@@ -263,12 +288,16 @@ impl<S: Step> Handler for StageHandler<S> {
             Ok(None) => {}
             Err(_) => return Outcome::Nack,
         }
+        let at = StageRef { workspace: &event.workspace, job: &event.job, stage: S::STAGE, pass: event.pass };
+        match acquire(env, &at).await {
+            Ok(true) => {}
+            Ok(false) | Err(_) => return Outcome::Nack,
+        }
         match self.step.run(env, &event).await {
             Ok(()) | Err(StepError::Stale) => Outcome::Ack,
             Err(StepError::Retry) => Outcome::Nack,
             Err(StepError::Fail { role, code, schema_path }) => {
                 tracing::warn!(job = %event.job, stage = %S::STAGE, code = %code, "stage failed");
-                let at = StageRef { workspace: &event.workspace, job: &event.job, stage: S::STAGE, pass: event.pass };
                 match fail_job(env, &at, role, code, schema_path).await {
                     Ok(()) => Outcome::Ack,
                     Err(_) => Outcome::Nack,
