@@ -11,7 +11,7 @@ use harmonia_contracts::domain::{
     Job, JobStatus, Publication, ReceiptOutcome, Source, SourceInput, VerificationOutcome,
 };
 use harmonia_contracts::ids::WorkspaceId;
-use harmonia_local::Local;
+use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::connector::SandboxMode;
 use harmonia_pipeline::formats::{Format, parse};
 use harmonia_pipeline::records::{
@@ -63,7 +63,7 @@ async fn run_to_end(local: &Local) -> (WorkspaceId, Job) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_sample_reaches_verified_with_one_receipt_and_grounded_claims() {
     let dir = harmonia_testkit::temp_dir();
-    let local = Local::open_with(dir.path(), FAST, |b| b).await.expect("open");
+    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
     let (ws, job) = run_to_end(&local).await;
     assert_eq!(job.status, JobStatus::Verified, "{:?}", job.failure);
     let p = publication(&local, &ws, &job).await;
@@ -126,7 +126,13 @@ impl Bus for Triple {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_event_three_times_still_yields_one_of_each_output_and_one_post() {
     let dir = harmonia_testkit::temp_dir();
-    let local = Local::open_with(dir.path(), FAST, |b| Arc::new(Triple(b)) as Arc<dyn Bus>).await.expect("open");
+    let local = Local::open_with(
+        dir.path(),
+        FAST,
+        Wrap { bus: Some(Box::new(|b| Arc::new(Triple(b)) as Arc<dyn Bus>)), store: None },
+    )
+    .await
+    .expect("open");
     let (ws, job) = run_to_end(&local).await;
     assert_eq!(job.status, JobStatus::Verified, "{:?}", job.failure);
     assert_eq!(local.sandbox.posts(&ws).await, 1, "one post");
@@ -143,7 +149,7 @@ async fn every_event_three_times_still_yields_one_of_each_output_and_one_post() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_connector_timeout_is_unknown_then_resolved_by_verification_never_a_second_post() {
     let dir = harmonia_testkit::temp_dir();
-    let local = Local::open_with(dir.path(), FAST, |b| b).await.expect("open");
+    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
     local.sandbox.next(SandboxMode::TimeOut);
     let (ws, job) = run_to_end(&local).await;
     assert_eq!(job.status, JobStatus::Verified, "{:?}", job.failure);
@@ -156,7 +162,7 @@ async fn a_connector_timeout_is_unknown_then_resolved_by_verification_never_a_se
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_lost_request_is_read_back_as_missing_and_sent_once_more_with_the_same_key() {
     let dir = harmonia_testkit::temp_dir();
-    let local = Local::open_with(dir.path(), FAST, |b| b).await.expect("open");
+    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
     local.sandbox.next(SandboxMode::Drop);
     let (ws, job) = run_to_end(&local).await;
     assert_eq!(job.status, JobStatus::Verified, "{:?}", job.failure);
@@ -167,7 +173,7 @@ async fn a_lost_request_is_read_back_as_missing_and_sent_once_more_with_the_same
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_refusing_connector_fails_the_job_with_a_typed_failure() {
     let dir = harmonia_testkit::temp_dir();
-    let local = Local::open_with(dir.path(), FAST, |b| b).await.expect("open");
+    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
     local.sandbox.next(SandboxMode::Fail);
     let (ws, job) = run_to_end(&local).await;
     assert_eq!(job.status, JobStatus::Failed);
@@ -179,7 +185,7 @@ async fn a_refusing_connector_fails_the_job_with_a_typed_failure() {
 async fn stopping_the_process_mid_job_and_starting_again_completes_it_with_one_post() {
     let dir = harmonia_testkit::temp_dir();
     let (ws, job_id) = {
-        let local = Local::open_with(dir.path(), FAST, |b| b).await.expect("open");
+        let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
         let ws = local.workspace().await.expect("workspace");
         let job = ingest(&local.env, &ws, sample(), None).await.expect("ingest");
         // A first job runs to the end in the first process.
@@ -190,7 +196,7 @@ async fn stopping_the_process_mid_job_and_starting_again_completes_it_with_one_p
     let _ = ws;
     // A second process approves a second job's strategy and is stopped while planning runs.
     let interrupted = {
-        let local = Local::open_with(dir.path(), FAST, |b| b).await.expect("open");
+        let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
         let ws = local.workspace().await.expect("workspace");
         let job = ingest(&local.env, &ws, sample(), None).await.expect("ingest");
         let waiting = local.drive(&ws, &job.id, false, WAIT, |_| {}).await.expect("drive");
@@ -215,7 +221,7 @@ async fn stopping_the_process_mid_job_and_starting_again_completes_it_with_one_p
         // Dropping `local` aborts every stage worker mid-step, like a killed process.
         job.id
     };
-    let local = Local::open_with(dir.path(), FAST, |b| b).await.expect("reopen");
+    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("reopen");
     let ws = local.workspace().await.expect("workspace (resumes unfinished jobs)");
     let done = local.drive(&ws, &interrupted, true, WAIT, |_| {}).await.expect("drive");
     assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
@@ -228,7 +234,7 @@ async fn stopping_the_process_mid_job_and_starting_again_completes_it_with_one_p
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_sources_get_typed_errors_and_store_nothing() {
     let dir = harmonia_testkit::temp_dir();
-    let local = Local::open_with(dir.path(), FAST, |b| b).await.expect("open");
+    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
     let ws = local.workspace().await.expect("workspace");
     let json = |segments: serde_json::Value, extra: Option<(&str, serde_json::Value)>| {
         let mut v = serde_json::json!({"title": "T", "language": "en", "segments": segments});

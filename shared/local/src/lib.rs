@@ -38,6 +38,18 @@ fn bus_error(e: harmonia_bus::Error) -> Error {
     Error::from_code(e.code())
 }
 
+/// A wrapper around one backend.
+pub type Wrapper<T> = Box<dyn FnOnce(Arc<T>) -> Arc<T>>;
+
+/// Optional wrappers around the store and the publisher.
+#[derive(Default)]
+pub struct Wrap {
+    /// Wraps the store every stage uses.
+    pub store: Option<Wrapper<dyn harmonia_store::Store>>,
+    /// Wraps the publisher every stage uses.
+    pub bus: Option<Wrapper<dyn Bus>>,
+}
+
 /// The running embedded system.
 pub struct Local {
     /// The backends the stages use.
@@ -58,18 +70,18 @@ impl Drop for Local {
 impl Local {
     /// Open (creating if needed) the embedded system under `data_dir` and start every stage.
     pub async fn open(data_dir: &Path) -> Result<Self, Error> {
-        Self::open_with(data_dir, Timing::LOCAL, |bus| bus).await
+        Self::open_with(data_dir, Timing::LOCAL, Wrap::default()).await
     }
 
-    /// Like [`open`](Self::open), with other subscription timing and the publisher wrapped by
-    /// `wrap` (tests use it to duplicate every event).
-    pub async fn open_with(
-        data_dir: &Path,
-        timing: Timing,
-        wrap: impl FnOnce(Arc<dyn Bus>) -> Arc<dyn Bus>,
-    ) -> Result<Self, Error> {
+    /// Like [`open`](Self::open), with other subscription timing and the store and publisher
+    /// wrapped (tests duplicate every event; benchmarks count operations).
+    pub async fn open_with(data_dir: &Path, timing: Timing, wrap: Wrap) -> Result<Self, Error> {
         let file = data_dir.join("harmonia.sqlite");
         let store: Arc<dyn harmonia_store::Store> = Arc::new(SqliteStore::open(&file).map_err(Error::from)?);
+        let store = match wrap.store {
+            Some(w) => w(store),
+            None => store,
+        };
         let bus = LocalBus::open(&file).map_err(bus_error)?;
         let skills = SkillLibrary::load(&SkillLibrary::default_dir()).map_err(|_| {
             Error::new(Code::Internal, "the skills folder could not be loaded; set HARMONIA_SKILLS_DIR")
@@ -78,7 +90,10 @@ impl Local {
         let sandbox = Arc::new(Sandbox::new(store.clone()));
         let env = Arc::new(Env {
             store: store.clone(),
-            bus: wrap(Arc::new(bus.clone())),
+            bus: match wrap.bus {
+                Some(w) => w(Arc::new(bus.clone())),
+                None => Arc::new(bus.clone()),
+            },
             runtime: Arc::new(runtime),
             connector: sandbox.clone(),
             topic_prefix: String::new(),

@@ -1,0 +1,117 @@
+//! Whole jobs through the embedded default: ingest → verified with the offline model, both
+//! approvals given as the operator. Reports jobs per second (jobs run one after another and,
+//! separately, several at once) and the store operations and events one job costs.
+//!
+//! Run: `cargo bench -p harmonia-local --bench pipeline` (`BENCH_JOBS` sets the job count).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use harmonia_bus::{Bus, OutboundMessage};
+use harmonia_contracts::domain::{JobStatus, SourceInput};
+use harmonia_contracts::ids::{DocId, WorkspaceId};
+use harmonia_local::{Local, Wrap};
+use harmonia_pipeline::registry::Timing;
+use harmonia_pipeline::steps::ingest;
+use harmonia_store::{Collection, Document, Query, Store, Write};
+
+const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
+
+#[derive(Default)]
+struct Counts {
+    reads: AtomicU64,
+    queries: AtomicU64,
+    commits: AtomicU64,
+    events: AtomicU64,
+}
+
+struct CountingStore(Arc<dyn Store>, Arc<Counts>);
+
+#[async_trait]
+impl Store for CountingStore {
+    async fn get(&self, w: &WorkspaceId, c: Collection, id: &DocId) -> Result<Option<Document>, harmonia_store::Error> {
+        self.1.reads.fetch_add(1, Ordering::Relaxed);
+        self.0.get(w, c, id).await
+    }
+    async fn query(&self, w: &WorkspaceId, c: Collection, q: &Query) -> Result<Vec<Document>, harmonia_store::Error> {
+        self.1.queries.fetch_add(1, Ordering::Relaxed);
+        self.0.query(w, c, q).await
+    }
+    async fn commit(&self, w: &WorkspaceId, writes: Vec<Write>) -> Result<(), harmonia_store::Error> {
+        self.1.commits.fetch_add(1, Ordering::Relaxed);
+        self.0.commit(w, writes).await
+    }
+}
+
+struct CountingBus(Arc<dyn Bus>, Arc<Counts>);
+
+#[async_trait]
+impl Bus for CountingBus {
+    async fn publish(&self, m: OutboundMessage) -> Result<String, harmonia_bus::Error> {
+        self.1.events.fetch_add(1, Ordering::Relaxed);
+        self.0.publish(m).await
+    }
+}
+
+async fn run(local: &Local, ws: &WorkspaceId, input: &SourceInput) {
+    let job = ingest(&local.env, ws, input.clone(), None).await.expect("ingest");
+    let done = local.drive(ws, &job.id, true, Duration::from_secs(300), |_| {}).await.expect("drive");
+    assert_eq!(done.status, JobStatus::Verified);
+}
+
+#[allow(clippy::print_stdout, clippy::cast_precision_loss)] // A benchmark reports on stdout.
+#[tokio::main]
+async fn main() {
+    let jobs: u64 = std::env::var("BENCH_JOBS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let counts = Arc::new(Counts::default());
+    let (c1, c2) = (counts.clone(), counts.clone());
+    let wrap = Wrap {
+        store: Some(Box::new(move |s| Arc::new(CountingStore(s, c1)) as Arc<dyn Store>)),
+        bus: Some(Box::new(move |b| Arc::new(CountingBus(b, c2)) as Arc<dyn Bus>)),
+    };
+    let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let input: SourceInput = serde_json::from_str(SAMPLE).expect("sample");
+    run(&local, &ws, &input).await; // warm-up
+    local.settle(Duration::from_secs(60)).await.expect("settle");
+
+    let before = [&counts.reads, &counts.queries, &counts.commits, &counts.events].map(|c| c.load(Ordering::Relaxed));
+    let start = Instant::now();
+    for _ in 0..jobs {
+        run(&local, &ws, &input).await;
+    }
+    local.settle(Duration::from_secs(60)).await.expect("settle");
+    let sequential = start.elapsed();
+    let after = [&counts.reads, &counts.queries, &counts.commits, &counts.events].map(|c| c.load(Ordering::Relaxed));
+    let per_job = |i: usize| (after[i] - before[i]) as f64 / jobs as f64;
+
+    let start = Instant::now();
+    let mut running = Vec::new();
+    let local = Arc::new(local);
+    for _ in 0..jobs {
+        let (local, ws, input) = (local.clone(), ws.clone(), input.clone());
+        running.push(tokio::spawn(async move { run(&local, &ws, &input).await }));
+    }
+    for r in running {
+        r.await.expect("job");
+    }
+    let concurrent = start.elapsed();
+
+    println!("pipeline (offline model, sqlite, local queue), {jobs} jobs ingest->verified:");
+    println!(
+        "  sequential: {:.1} jobs/s ({:.0} ms per job)",
+        jobs as f64 / sequential.as_secs_f64(),
+        sequential.as_secs_f64() * 1000.0 / jobs as f64
+    );
+    println!("  concurrent: {:.1} jobs/s", jobs as f64 / concurrent.as_secs_f64());
+    println!(
+        "  per job: {:.0} store reads, {:.0} queries, {:.0} commits, {:.0} events published",
+        per_job(0),
+        per_job(1),
+        per_job(2),
+        per_job(3)
+    );
+}
