@@ -14,7 +14,10 @@ use harmonia_pipeline::records::{ANALYSES, AnalysisRecord, DRAFTS, PUBLICATIONS,
 use harmonia_pipeline::steps::{draft_id_of, ingest};
 use serde_json::{Value, json};
 
+use std::sync::Arc;
+
 use harmonia_local::{Local, Progress};
+use harmonia_operator::{Credentials, Identity, OperatorState};
 
 /// The bundled sample source.
 const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
@@ -328,4 +331,41 @@ pub(crate) async fn decide(
     let after = follow(env, out, &id, false).await?;
     out.value(&json!({ "approval": approval, "job": after }));
     Ok(())
+}
+
+/// `harmonia serve`: the operator API on 127.0.0.1 until Ctrl-C. Operator credentials live as
+/// SHA-256 digests in `<data-dir>/operators.json`; the first run issues one for `cli` and
+/// prints it once.
+pub(crate) async fn serve(env: &Local, out: &Output, data_dir: &Path, port: u16) -> Result<(), Error> {
+    let ws = env.workspace().await?;
+    let file = data_dir.join("operators.json");
+    let credentials: Credentials = match std::fs::read(&file) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map_err(|_| Error::new(Code::InvalidDocument, "operators.json is not a credentials file"))?,
+        Err(_) => {
+            let mut fresh = Credentials::default();
+            let credential = fresh.issue(Identity { operator: "cli".parse()?, workspace: ws.clone() });
+            let text = serde_json::to_vec_pretty(&fresh).map_err(|_| Error::from_code(Code::Internal))?;
+            std::fs::write(&file, text).map_err(|_| Error::new(Code::Internal, "cannot write operators.json"))?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600));
+            }
+            out.say(&format!("issued an operator credential for `cli` (shown once): {credential}"));
+            fresh
+        }
+    };
+    let app = harmonia_operator::app(OperatorState { env: env.env.clone(), credentials: Arc::new(credentials) });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(|_| Error::new(Code::DependencyUnavailable, "the port is not available"))?;
+    out.say(&format!("operator API on http://127.0.0.1:{port} (Ctrl-C to stop)"));
+    out.value(&json!({ "listening": format!("127.0.0.1:{port}") }));
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|_| Error::from_code(Code::Internal))
 }

@@ -4,7 +4,7 @@
 //!
 //! `demo` runs the bundled sample end to end with the CLI user acting as the operator for both
 //! approvals; `run` ingests a source file and processes it until it needs a human; `status`,
-//! `approve` and `reject` are the operator's commands. Every command resumes unfinished work
+//! `approve` and `reject` are the operator's commands; `serve` exposes the operator API. Every command resumes unfinished work
 //! first, so a run interrupted at any point completes when any command runs again.
 
 use std::path::PathBuf;
@@ -67,6 +67,12 @@ enum Command {
         #[arg(long)]
         version: Option<String>,
     },
+    /// Serve the operator API on localhost, with every stage running in this process.
+    Serve {
+        /// Port to listen on (loopback only).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+    },
     /// Reject the current strategy or draft of a job.
     Reject {
         /// Job id.
@@ -92,6 +98,7 @@ async fn main() -> ExitCode {
             Command::Approve { job, subject, version } => {
                 app::decide(&env, &out, &job, subject.into(), None, version).await
             }
+            Command::Serve { port } => app::serve(&env, &out, &cli.data_dir, port).await,
             Command::Reject { job, subject, reason } => {
                 app::decide(&env, &out, &job, subject.into(), Some(reason), None).await
             }

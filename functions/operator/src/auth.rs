@@ -1,0 +1,66 @@
+//! Bearer credentials for operators. Only SHA-256 digests of credentials are kept; the
+//! credential itself is shown once, when it is created.
+
+use std::collections::HashMap;
+
+use axum::http::HeaderMap;
+use harmonia_contracts::ids::{OperatorId, WorkspaceId};
+use harmonia_contracts::{Code, Error};
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+/// Who a credential belongs to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    /// The operator.
+    pub operator: OperatorId,
+    /// The only workspace the credential can see.
+    pub workspace: WorkspaceId,
+}
+
+/// The accepted credentials, by digest.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Credentials {
+    /// Lowercase hex SHA-256 of a credential → its identity.
+    pub digests: HashMap<String, Identity>,
+}
+
+fn digest(credential: &str) -> String {
+    hex::encode(sha2::Sha256::digest(credential.as_bytes()))
+}
+
+impl Credentials {
+    /// Add a credential.
+    pub fn insert(&mut self, credential: &str, identity: Identity) {
+        self.digests.insert(digest(credential), identity);
+    }
+
+    /// A fresh random credential for `identity` (returned once; only its digest is kept).
+    pub fn issue(&mut self, identity: Identity) -> String {
+        let credential = format!("hop_{}{}", uuid_hex(), uuid_hex());
+        self.insert(&credential, identity);
+        credential
+    }
+
+    /// The identity behind an `Authorization: Bearer` header.
+    pub fn authenticate(&self, headers: &HeaderMap) -> Result<Identity, Error> {
+        let value = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| Error::from_code(Code::Unauthenticated))?;
+        let token = value
+            .strip_prefix("Bearer ")
+            .or_else(|| value.strip_prefix("bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| Error::from_code(Code::Unauthenticated))?;
+        self.digests.get(&digest(token)).cloned().ok_or_else(|| Error::from_code(Code::Unauthenticated))
+    }
+}
+
+fn uuid_hex() -> String {
+    // 122 random bits each; two of them make a credential.
+    uuid::Uuid::new_v4().simple().to_string()
+}

@@ -1,0 +1,173 @@
+use axum::Json;
+use axum::Router;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus};
+use harmonia_contracts::ids::JobId;
+use harmonia_contracts::trace::TraceParent;
+use harmonia_contracts::{Code, Error};
+use harmonia_pipeline::formats::{self, Format};
+use harmonia_pipeline::operator::{self, DecisionRequest};
+use harmonia_pipeline::steps::ingest;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::{ApiError, MAX_BODY_BYTES, OperatorState, view};
+
+type Reply = Result<(StatusCode, Json<Value>), ApiError>;
+
+/// The operator API router.
+pub fn app(state: OperatorState) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/v1/jobs", get(list))
+        .route("/v1/jobs/{job}", get(show))
+        .route("/v1/jobs/{job}/view", get(job_view))
+        .route("/v1/jobs/{job}/decisions", post(decide))
+        .route("/v1/sources", post(submit))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+/// The caller's `traceparent`, or a new root.
+fn trace(headers: &HeaderMap) -> TraceParent {
+    headers
+        .get("traceparent")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(TraceParent::new_root)
+}
+
+fn body<T>(parsed: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
+    match parsed {
+        Ok(Json(v)) => Ok(v),
+        Err(JsonRejection::BytesRejection(_)) => Err(Error::from_code(Code::PayloadTooLarge).into()),
+        Err(_) => Err(Error::from_code(Code::InvalidRequest).into()),
+    }
+}
+
+async fn waiting_version(
+    state: &OperatorState,
+    ws: &harmonia_contracts::ids::WorkspaceId,
+    job: &Job,
+) -> Result<Option<String>, Error> {
+    let subject = match job.status {
+        JobStatus::AwaitingStrategyApproval => ApprovalSubject::Strategy,
+        JobStatus::AwaitingDraftApproval => ApprovalSubject::Draft,
+        _ => return Ok(None),
+    };
+    operator::current_version(&state.env, ws, job, subject).await.map(Some)
+}
+
+async fn list(State(state): State<OperatorState>, headers: HeaderMap) -> Reply {
+    let who = state.credentials.authenticate(&headers)?;
+    let jobs = operator::jobs(&state.env, &who.workspace, 200).await?;
+    Ok((StatusCode::OK, Json(json!({ "jobs": jobs }))))
+}
+
+async fn show(State(state): State<OperatorState>, headers: HeaderMap, Path(job): Path<String>) -> Reply {
+    let who = state.credentials.authenticate(&headers)?;
+    let id: JobId = job.parse()?;
+    let job = operator::job(&state.env, &who.workspace, &id).await?;
+    let version = waiting_version(&state, &who.workspace, &job).await?;
+    Ok((StatusCode::OK, Json(json!({ "job": job, "awaiting_version": version }))))
+}
+
+async fn job_view(State(state): State<OperatorState>, headers: HeaderMap, Path(job): Path<String>) -> Reply {
+    let who = state.credentials.authenticate(&headers)?;
+    let id: JobId = job.parse()?;
+    let body = view::job_view(&state, &who, &id, trace(&headers)).await?;
+    Ok((StatusCode::OK, Json(body)))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum DecisionKind {
+    Approve,
+    Reject,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecisionBody {
+    subject: ApprovalSubject,
+    decision: DecisionKind,
+    version: String,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+async fn decide(
+    State(state): State<OperatorState>,
+    headers: HeaderMap,
+    Path(job): Path<String>,
+    parsed: Result<Json<DecisionBody>, JsonRejection>,
+) -> Reply {
+    let who = state.credentials.authenticate(&headers)?;
+    let id: JobId = job.parse()?;
+    let request = body(parsed)?;
+    let decision = match (request.decision, request.reason) {
+        (DecisionKind::Approve, _) => Decision::Approved,
+        (DecisionKind::Reject, Some(reason)) if !reason.trim().is_empty() && reason.chars().count() <= 500 => {
+            Decision::Rejected { reason }
+        }
+        (DecisionKind::Reject, _) => {
+            return Err(Error::new(Code::InvalidRequest, "a rejection needs a reason of 1-500 characters").into());
+        }
+    };
+    let approval = operator::decide(
+        &state.env,
+        &who.workspace,
+        DecisionRequest {
+            job: id.clone(),
+            operator: who.operator.clone(),
+            subject: request.subject,
+            decision,
+            subject_hash: request.version,
+            trace: Some(trace(&headers)),
+        },
+    )
+    .await?;
+    let job = operator::job(&state.env, &who.workspace, &id).await?;
+    Ok((StatusCode::OK, Json(json!({ "approval": approval, "job": job }))))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum SourceFormat {
+    Json,
+    Webvtt,
+    Srt,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SourceBody {
+    format: SourceFormat,
+    content: String,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    language: Option<String>,
+}
+
+async fn submit(
+    State(state): State<OperatorState>,
+    headers: HeaderMap,
+    parsed: Result<Json<SourceBody>, JsonRejection>,
+) -> Reply {
+    let who = state.credentials.authenticate(&headers)?;
+    let request = body(parsed)?;
+    let format = match request.format {
+        SourceFormat::Json => Format::Json,
+        SourceFormat::Webvtt => Format::WebVtt,
+        SourceFormat::Srt => Format::Srt,
+    };
+    let title = request.title.unwrap_or_else(|| "Untitled source".into());
+    let input =
+        formats::parse(request.content.as_bytes(), format, &title, request.language.as_deref().unwrap_or("en"))?;
+    let job = ingest(&state.env, &who.workspace, input, Some(trace(&headers))).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "job": job }))))
+}

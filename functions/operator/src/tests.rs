@@ -1,0 +1,234 @@
+//! The operator API over the embedded default, through real HTTP on an ephemeral port.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use harmonia_contracts::domain::JobStatus;
+use harmonia_contracts::ids::WorkspaceId;
+use harmonia_local::{Local, Wrap};
+use harmonia_pipeline::registry::Timing;
+use serde_json::{Value, json};
+
+use super::*;
+
+const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
+const FAST: Timing = Timing {
+    min_backoff: Duration::from_millis(20),
+    max_backoff: Duration::from_millis(200),
+    model_ack_deadline: Duration::from_secs(5),
+    ack_deadline: Duration::from_secs(5),
+};
+
+struct Api {
+    base: String,
+    token: String,
+    other: String,
+    http: reqwest::Client,
+    local: Local,
+    ws: WorkspaceId,
+}
+
+async fn api() -> Api {
+    let dir = harmonia_testkit::temp_dir();
+    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let mut credentials = Credentials::default();
+    let token = credentials.issue(Identity { operator: "ana".parse().expect("op"), workspace: ws.clone() });
+    let other = credentials
+        .issue(Identity { operator: "eve".parse().expect("op"), workspace: "other-ws".parse().expect("ws") });
+    let app = app(OperatorState { env: local.env.clone(), credentials: Arc::new(credentials) });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Api { base, token, other, http: reqwest::Client::new(), local, ws }
+}
+
+impl Api {
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.expect("request");
+        let status = resp.status().as_u16();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+}
+
+fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn decisions_and_views_through_the_api() {
+    let api = api().await;
+    let get = reqwest::Method::GET;
+    let post = reqwest::Method::POST;
+
+    let (s, v) = api.call(get.clone(), "/v1/jobs", None, None).await;
+    assert_eq!((s, code(&v)), (401, "unauthenticated"));
+    let (s, v) = api.call(get.clone(), "/v1/jobs", Some("hop_wrong"), None).await;
+    assert_eq!((s, code(&v)), (401, "unauthenticated"));
+
+    let (s, v) = api
+        .call(post.clone(), "/v1/sources", Some(&api.token), Some(json!({"format": "json", "content": SAMPLE})))
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let job = v["job"]["id"].as_str().expect("job id").to_owned();
+
+    // Wait for the strategy gate.
+    let job_id = job.parse().expect("id");
+    let waiting = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
+    assert_eq!(waiting.status, JobStatus::AwaitingStrategyApproval);
+    let (s, v) = api.call(get.clone(), &format!("/v1/jobs/{job}"), Some(&api.token), None).await;
+    assert_eq!(s, 200);
+    let version = v["awaiting_version"].as_str().expect("version").to_owned();
+
+    // Another workspace cannot see it, nor decide on it: no existence leak.
+    let (s, v) = api.call(get.clone(), &format!("/v1/jobs/{job}"), Some(&api.other), None).await;
+    assert_eq!((s, code(&v)), (404, "not_found"));
+
+    let path = format!("/v1/jobs/{job}/decisions");
+    let (s, v) = api
+        .call(
+            post.clone(),
+            &path,
+            Some(&api.token),
+            Some(json!({"subject": "strategy", "decision": "approve", "version": "0000"})),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (409, "stale_version"));
+    let (s, v) = api
+        .call(
+            post.clone(),
+            &path,
+            Some(&api.token),
+            Some(json!({"subject": "strategy", "decision": "approve", "version": version, "extra": 1})),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "invalid_request"));
+    let (s, v) = api
+        .call(
+            post.clone(),
+            &path,
+            Some(&api.token),
+            Some(json!({"subject": "draft", "decision": "approve", "version": version})),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (409, "invalid_transition"));
+    let (s, v) = api
+        .call(
+            post.clone(),
+            &path,
+            Some(&api.token),
+            Some(json!({"subject": "strategy", "decision": "approve", "version": version})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["approval"]["operator"], "ana");
+    let (s, _) = api
+        .call(
+            post.clone(),
+            &path,
+            Some(&api.token),
+            Some(json!({"subject": "strategy", "decision": "approve", "version": version})),
+        )
+        .await;
+    assert_eq!(s, 409, "a second decision is refused");
+
+    let waiting = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
+    assert_eq!(waiting.status, JobStatus::AwaitingDraftApproval);
+    let (_, v) = api.call(get.clone(), &format!("/v1/jobs/{job}"), Some(&api.token), None).await;
+    let draft_version = v["awaiting_version"].as_str().expect("version").to_owned();
+    let (s, v) = api
+        .call(
+            post.clone(),
+            &path,
+            Some(&api.token),
+            Some(json!({"subject": "draft", "decision": "reject", "version": draft_version, "reason": ""})),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "invalid_request"));
+    let (s, _) = api
+        .call(
+            post.clone(),
+            &path,
+            Some(&api.token),
+            Some(json!({"subject": "draft", "decision": "approve", "version": draft_version})),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let done = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
+    assert_eq!(done.status, JobStatus::Verified);
+
+    // The job view: an A2UI layout whose every entity reference is hydrated by the host.
+    let (s, v) = api.call(get.clone(), &format!("/v1/jobs/{job}/view"), Some(&api.token), None).await;
+    assert_eq!(s, 200, "{v}");
+    let messages = v["layout"].as_array().expect("messages");
+    assert!(messages[0].get("surfaceUpdate").is_some() || messages[0].get("createSurface").is_some());
+    let text = v["layout"].to_string();
+    for (key, data) in v["entities"].as_object().expect("entities") {
+        let id = key.split_once(':').map(|(_, id)| id).unwrap_or_default();
+        assert!(text.contains(id), "layout references {key}");
+        assert!(data.is_object());
+    }
+    assert!(v["entities"].as_object().is_some_and(|e| e.keys().any(|k| k.starts_with("publication:"))));
+    assert!(
+        !v.to_string().contains("rangers logged 4,200 notes while offline, and we lost none of them.\",\"speaker"),
+        "no transcript in the view"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_and_oversized_requests_get_typed_4xx() {
+    let api = api().await;
+    let post = reqwest::Method::POST;
+    let resp = api
+        .http
+        .post(format!("{}/v1/sources", api.base))
+        .bearer_auth(&api.token)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status().as_u16(), 400);
+    let (s, v) = api
+        .call(
+            post.clone(),
+            "/v1/sources",
+            Some(&api.token),
+            Some(json!({"format": "json", "content": "{\"title\":\"x\"}"})),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "source_malformed"));
+    let (s, v) = api
+        .call(
+            post.clone(),
+            "/v1/sources",
+            Some(&api.token),
+            Some(json!({"format": "srt", "content": "1\n00:00:02,000 --> 00:00:01,000\nx\n"})),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "source_invalid_timing"));
+    let huge = "a".repeat(MAX_BODY_BYTES + 10);
+    let (s, v) =
+        api.call(post, "/v1/sources", Some(&api.token), Some(json!({"format": "json", "content": huge}))).await;
+    assert_eq!((s, code(&v)), (413, "payload_too_large"));
+    assert_eq!(
+        harmonia_pipeline::operator::jobs(&api.local.env, &api.ws, 10).await.expect("jobs").len(),
+        0,
+        "nothing stored"
+    );
+}

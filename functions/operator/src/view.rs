@@ -1,0 +1,97 @@
+//! The job view: Maya chooses an A2UI layout over typed references to the job's entities;
+//! the host (this function) hydrates each reference from storage. The model never sees or
+//! returns entity contents, and a reference outside the catalog is refused by the runtime.
+
+use std::collections::BTreeMap;
+
+use harmonia_agents::InvocationSeed;
+use harmonia_agents::io::{EntityKind, EntityRef, Layout, MayaInput, RoleInput};
+use harmonia_contracts::event::{Pass, Stage};
+use harmonia_contracts::ids::JobId;
+use harmonia_contracts::trace::TraceParent;
+use harmonia_contracts::{Code, Error};
+use harmonia_pipeline::operator;
+use harmonia_pipeline::records::{DRAFTS, PLANS, POLICY_RESULTS, PUBLICATIONS, REVIEWS, SOURCES, doc_id};
+use harmonia_pipeline::steps::draft_id_of;
+use harmonia_store::Collection;
+use serde_json::{Value, json};
+
+use crate::{Identity, OperatorState};
+
+fn key(r: &EntityRef) -> String {
+    let kind = serde_json::to_value(r.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    format!("{kind}:{}", r.id)
+}
+
+/// The job view: `{layout: [A2UI messages], version, entities: {"kind:id": data}}`.
+pub(crate) async fn job_view(
+    state: &OperatorState,
+    who: &Identity,
+    job_id: &JobId,
+    trace: TraceParent,
+) -> Result<Value, Error> {
+    let ws = &who.workspace;
+    let job = operator::job(&state.env, ws, job_id).await?;
+    let store = &*state.env.store;
+    let mut entities: BTreeMap<String, Value> = BTreeMap::new();
+    let mut catalog = Vec::new();
+    let mut add = |kind: EntityKind, id: String, data: Value| {
+        let r = EntityRef { kind, id };
+        entities.insert(key(&r), data);
+        catalog.push(r);
+    };
+    add(EntityKind::Job, job.id.to_string(), serde_json::to_value(&job).unwrap_or_default());
+    let fetch = |collection: Collection, id: String| async move {
+        store
+            .get(ws, collection, &doc_id(&id))
+            .await
+            .map_err(Error::from)
+            .map(|d| d.map(|d| (id, Value::Object(d.data))))
+    };
+    if let Some((id, mut source)) = fetch(SOURCES, job.source.to_string()).await? {
+        // The view shows what the source is, not the whole transcript.
+        if let Some(o) = source.as_object_mut() {
+            let segments = o.remove("segments").and_then(|s| s.as_array().map(Vec::len)).unwrap_or(0);
+            let frames = o.remove("frames").and_then(|s| s.as_array().map(Vec::len)).unwrap_or(0);
+            o.insert("segments".into(), json!(segments));
+            o.insert("frames".into(), json!(frames));
+        }
+        add(EntityKind::Source, id, source);
+    }
+    if let Some((_, plan)) = fetch(PLANS, job.id.to_string()).await?
+        && let Some(selected) = plan.get("selected").and_then(Value::as_str)
+        && let Some(item) =
+            plan["plan"]["items"].as_array().and_then(|items| items.iter().find(|i| i["id"] == selected))
+    {
+        add(EntityKind::PlanItem, selected.to_owned(), item.clone());
+    }
+    for pass in [Pass::FIRST, Pass::REVISION] {
+        let draft = draft_id_of(&job.id, pass).to_string();
+        if let Some((id, data)) = fetch(DRAFTS, draft.clone()).await? {
+            add(EntityKind::Draft, id, data);
+        }
+        if let Some((_, data)) = fetch(REVIEWS, draft.clone()).await? {
+            add(EntityKind::Review, format!("review-{draft}"), data);
+        }
+        if let Some((_, data)) = fetch(POLICY_RESULTS, draft.clone()).await? {
+            add(EntityKind::PolicyResult, format!("policy-{draft}"), data);
+        }
+        if let Some((_, data)) = fetch(PUBLICATIONS, draft.clone()).await? {
+            add(EntityKind::Publication, format!("publication-{draft}"), data);
+        }
+    }
+    let seed = InvocationSeed {
+        workspace: ws.clone(),
+        user: who.operator.clone(),
+        job: job.id.clone(),
+        stage: Stage::Operator,
+        input: RoleInput::Maya(MayaInput { catalog, view: "job_view".into() }),
+        trace,
+    };
+    let invocation = state.env.runtime.run_task(&seed).await.map_err(|e| match e.contract() {
+        Some(c) => Error::from_code(c.code),
+        None => Error::from_code(Code::StoreUnavailable),
+    })?;
+    let layout: Layout = invocation.state_delta.require("layout").map_err(|e| Error::from_code(e.code))?;
+    Ok(json!({ "version": layout.version, "layout": layout.to_a2ui(), "entities": entities }))
+}
