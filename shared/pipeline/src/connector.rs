@@ -250,3 +250,94 @@ impl Connector for Webhook {
         Ok(Found::Post { post: p.post.parse().map_err(|_| ReadBackFailed)?, body: p.body.unwrap_or_default() })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+
+    use axum::Router;
+    use axum::body::Bytes;
+    use axum::extract::{Path, State};
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::routing::{get, post};
+
+    use super::*;
+
+    const SECRET: &[u8] = b"webhook-secret-for-tests";
+
+    #[derive(Clone, Default)]
+    struct FakePlatform {
+        posts: Arc<Mutex<HashMap<String, (String, String)>>>,
+        calls: Arc<Mutex<u32>>,
+    }
+
+    async fn receive(State(p): State<FakePlatform>, headers: HeaderMap, body: Bytes) -> (StatusCode, String) {
+        *p.calls.lock().expect("lock") += 1;
+        let sig = headers.get("x-harmonia-signature").and_then(|v| v.to_str().ok()).unwrap_or_default();
+        if sig != signature(SECRET, &body) {
+            return (StatusCode::UNAUTHORIZED, String::new());
+        }
+        let Some(key) = headers.get("idempotency-key").and_then(|v| v.to_str().ok()) else {
+            return (StatusCode::BAD_REQUEST, String::new());
+        };
+        let post: Outgoing = match serde_json::from_slice(&body) {
+            Ok(p) => p,
+            Err(_) => return (StatusCode::BAD_REQUEST, String::new()),
+        };
+        let mut posts = p.posts.lock().expect("lock");
+        let n = posts.len();
+        let (id, _) = posts.entry(key.to_owned()).or_insert_with(|| (format!("post-{n}"), post.body.clone())).clone();
+        (StatusCode::OK, serde_json::json!({"post": id}).to_string())
+    }
+
+    async fn lookup(State(p): State<FakePlatform>, Path(key): Path<String>) -> (StatusCode, String) {
+        match p.posts.lock().expect("lock").get(&key) {
+            Some((id, body)) => (StatusCode::OK, serde_json::json!({"post": id, "body": body}).to_string()),
+            None => (StatusCode::NOT_FOUND, String::new()),
+        }
+    }
+
+    async fn platform() -> (FakePlatform, String) {
+        let p = FakePlatform::default();
+        let app = Router::new().route("/hook", post(receive)).route("/hook/{key}", get(lookup)).with_state(p.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        (p, url)
+    }
+
+    #[tokio::test]
+    async fn webhook_signs_sends_with_the_key_and_reads_back() {
+        let (platform, url) = platform().await;
+        let ws: WorkspaceId = "ws".parse().expect("ws");
+        let hook = Webhook::new(&url, SECRET, Duration::from_secs(5)).expect("client");
+        let post =
+            Outgoing { idempotency_key: "ws:draft-1:abc".into(), platform: Platform::Linkedin, body: "Hello.".into() };
+        let first = hook.send(&ws, &post).await;
+        let again = hook.send(&ws, &post).await;
+        assert!(matches!(&first, Sent::Applied(_)), "{first:?}");
+        assert_eq!(first, again, "the same key answers the same post");
+        assert_eq!(platform.posts.lock().expect("lock").len(), 1);
+        assert_eq!(
+            hook.read_back(&ws, &post.idempotency_key).await.ok(),
+            Some(Found::Post { post: "post-0".parse().expect("id"), body: "Hello.".into() })
+        );
+        assert_eq!(hook.read_back(&ws, "ws:never").await.ok(), Some(Found::Missing));
+
+        let forged = Webhook::new(&url, b"wrong secret", Duration::from_secs(5)).expect("client");
+        assert_eq!(forged.send(&ws, &Outgoing { idempotency_key: "k2".into(), ..post }).await, Sent::Refused);
+        assert_eq!(platform.posts.lock().expect("lock").len(), 1, "an unsigned post is refused");
+    }
+
+    #[test]
+    fn signature_is_hmac_sha256_hex() {
+        // RFC 4231 test case 2.
+        assert_eq!(
+            signature(b"Jefe", b"what do ya want for nothing?"),
+            "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+}
