@@ -369,3 +369,48 @@ pub(crate) async fn serve(env: &Local, out: &Output, data_dir: &Path, port: u16)
         .await
         .map_err(|_| Error::from_code(Code::Internal))
 }
+
+/// The sample measured posts (mock provenance) `ask` loads into the demo workspace, so the
+/// engagement and posting-window skills have history to work from.
+const SAMPLE_METRICS: &str = include_str!("../../../examples/post-metrics.json");
+/// The sample public trend signals.
+const SAMPLE_SIGNALS: &str = include_str!("../../../examples/trend-signals.json");
+
+/// `harmonia ask QUESTION`: Nova over the embedded state, with the offline model.
+pub(crate) async fn ask(env: &Local, out: &Output, question: &str) -> Result<(), Error> {
+    use harmonia_agents::Runtime;
+    use harmonia_agents::offline::OfflineModel;
+    use harmonia_agents::skills::SkillLibrary;
+    use harmonia_contracts::domain::PostMetrics;
+    use harmonia_contracts::trace::TraceParent;
+    use harmonia_pipeline::records::POST_METRICS;
+
+    let ws = env.workspace().await?;
+    let store = env.env.store.clone();
+    let metrics: Vec<PostMetrics> =
+        serde_json::from_str(SAMPLE_METRICS).map_err(|_| Error::from_code(Code::InvalidDocument))?;
+    for m in &metrics {
+        let data = harmonia_store::encode(m).map_err(Error::from)?;
+        harmonia_store::create_if_absent(&*store, &ws, POST_METRICS, &doc_id(&m.post), data)
+            .await
+            .map_err(Error::from)?;
+    }
+    harmonia_nova::data::import(&*store, &harmonia_nova::data::from_json(SAMPLE_SIGNALS)?).await?;
+    let skills = SkillLibrary::load(&SkillLibrary::default_dir())
+        .map_err(|_| Error::new(Code::Internal, "the skills folder could not be loaded"))?;
+    let runtime = harmonia_nova::with_tools(Runtime::new(Arc::new(OfflineModel), store, Arc::new(skills)));
+    let who = Identity { operator: "cli".parse()?, workspace: ws };
+    let asked = harmonia_nova::ask(&runtime, &who, question, TraceParent::new_root()).await?;
+    out.say(&asked.answer.answer);
+    for e in &asked.answer.errors {
+        out.say(&format!("  tool error [{}]: {}", e.code, e.message));
+    }
+    out.say(&format!(
+        "  skill: {}; tools: {}; evidence: {}",
+        asked.skill.as_deref().unwrap_or("-"),
+        asked.tool_calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", "),
+        asked.evidence_ids.join(", ")
+    ));
+    out.value(&serde_json::to_value(&asked).unwrap_or_default());
+    Ok(())
+}

@@ -67,6 +67,11 @@ enum Command {
         #[arg(long)]
         version: Option<String>,
     },
+    /// Ask Nova, the read-only liaison, a question about this workspace.
+    Ask {
+        /// The question.
+        question: String,
+    },
     /// Serve the operator API on localhost, with every stage running in this process.
     Serve {
         /// Port to listen on (loopback only).
@@ -98,6 +103,7 @@ async fn main() -> ExitCode {
             Command::Approve { job, subject, version } => {
                 app::decide(&env, &out, &job, subject.into(), None, version).await
             }
+            Command::Ask { question } => app::ask(&env, &out, &question).await,
             Command::Serve { port } => app::serve(&env, &out, &cli.data_dir, port).await,
             Command::Reject { job, subject, reason } => {
                 app::decide(&env, &out, &job, subject.into(), Some(reason), None).await

@@ -16,7 +16,6 @@
 //! Bodies are at most [`MAX_BODY_BYTES`]; errors are `{"error":{code,category,message,retryable}}`
 //! with the status [`status_of`] gives the code's category.
 
-mod auth;
 mod routes;
 mod view;
 
@@ -28,7 +27,7 @@ use axum::response::{IntoResponse, Response};
 use harmonia_contracts::{Category, Code, Error};
 use harmonia_pipeline::Env;
 
-pub use auth::{Credentials, Identity};
+pub use harmonia_auth::{Credentials, Identity};
 pub use routes::app;
 
 /// Largest request body: a 4 MiB source, JSON-escaped, with its envelope.

@@ -62,13 +62,15 @@ async fn waiting_version(
 }
 
 async fn list(State(state): State<OperatorState>, headers: HeaderMap) -> Reply {
-    let who = state.credentials.authenticate(&headers)?;
+    let who =
+        state.credentials.authenticate(headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()))?;
     let jobs = operator::jobs(&state.env, &who.workspace, 200).await?;
     Ok((StatusCode::OK, Json(json!({ "jobs": jobs }))))
 }
 
 async fn show(State(state): State<OperatorState>, headers: HeaderMap, Path(job): Path<String>) -> Reply {
-    let who = state.credentials.authenticate(&headers)?;
+    let who =
+        state.credentials.authenticate(headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()))?;
     let id: JobId = job.parse()?;
     let job = operator::job(&state.env, &who.workspace, &id).await?;
     let version = waiting_version(&state, &who.workspace, &job).await?;
@@ -76,7 +78,8 @@ async fn show(State(state): State<OperatorState>, headers: HeaderMap, Path(job):
 }
 
 async fn job_view(State(state): State<OperatorState>, headers: HeaderMap, Path(job): Path<String>) -> Reply {
-    let who = state.credentials.authenticate(&headers)?;
+    let who =
+        state.credentials.authenticate(headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()))?;
     let id: JobId = job.parse()?;
     let body = view::job_view(&state, &who, &id, trace(&headers)).await?;
     Ok((StatusCode::OK, Json(body)))
@@ -105,7 +108,8 @@ async fn decide(
     Path(job): Path<String>,
     parsed: Result<Json<DecisionBody>, JsonRejection>,
 ) -> Reply {
-    let who = state.credentials.authenticate(&headers)?;
+    let who =
+        state.credentials.authenticate(headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()))?;
     let id: JobId = job.parse()?;
     let request = body(parsed)?;
     let decision = match (request.decision, request.reason) {
@@ -158,7 +162,8 @@ async fn submit(
     headers: HeaderMap,
     parsed: Result<Json<SourceBody>, JsonRejection>,
 ) -> Reply {
-    let who = state.credentials.authenticate(&headers)?;
+    let who =
+        state.credentials.authenticate(headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()))?;
     let request = body(parsed)?;
     let format = match request.format {
         SourceFormat::Json => Format::Json,

@@ -388,6 +388,16 @@ pub struct NovaInput {
     pub question: String,
 }
 
+/// Whether a claim is about one record (a story, a specific post) or an aggregate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimScope {
+    /// About one record: needs record-level evidence.
+    Record,
+    /// About a whole dataset: dataset-level evidence suffices.
+    Aggregate,
+}
+
 /// One claim of an answer and the evidence ids it cites.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -395,6 +405,8 @@ pub struct AnswerClaim {
     /// The claim.
     #[schemars(length(min = 1, max = 500))]
     pub text: String,
+    /// Record or aggregate.
+    pub scope: ClaimScope,
     /// Evidence ids returned by tools in this invocation.
     #[schemars(length(min = 1, max = 10))]
     pub evidence: Vec<EvidenceId>,
@@ -408,9 +420,13 @@ pub struct Answer {
     #[schemars(length(min = 1, max = 4000))]
     pub answer: String,
     /// Claims with evidence.
+    #[schemars(length(max = 20))]
     pub claims: Vec<AnswerClaim>,
     /// Whether the answer says there is no data.
     pub no_data: bool,
+    /// Every tool error that ended a tool's calls, reported exactly as returned.
+    #[schemars(length(max = 10))]
+    pub errors: Vec<harmonia_contracts::ErrorBody>,
     /// Live or mock (stamped by the runtime).
     pub provenance: Provenance,
 }

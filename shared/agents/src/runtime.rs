@@ -76,14 +76,32 @@ pub struct Step {
     pub event: LoadEvent,
     /// Whether it succeeded.
     pub ok: bool,
-    /// Evidence ids the call returned (research tools), citable in this invocation only.
+    /// Evidence ids the call returned, citable in this invocation only.
     pub evidence: Vec<harmonia_contracts::ids::EvidenceId>,
+    /// A data tool's response (in memory only; never stored or logged).
+    pub result: Option<Value>,
 }
 
 impl Step {
     fn new(event: LoadEvent, ok: bool) -> Self {
-        Self { event, ok, evidence: Vec::new() }
+        Self { event, ok, evidence: Vec::new(), result: None }
     }
+}
+
+/// Evidence ids in a tool response: `evidence` as a list of ids, or of tool-envelope entries
+/// (`{"evidenceId", ...}`).
+fn evidence_of(value: &Value) -> Vec<harmonia_contracts::ids::EvidenceId> {
+    value
+        .get("evidence")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|v| v.as_str().or_else(|| v.get("evidenceId").and_then(Value::as_str)))
+                .filter_map(|id| id.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// A successful invocation.
@@ -357,7 +375,9 @@ impl Runtime {
                         LoadEvent::Skill(name) => self.skills.get(name),
                         _ => None,
                     });
-                    if !loaded.is_some_and(|s| s.allowed_tools.iter().any(|t| t == tool)) {
+                    // The skill comes before any data tool, and then only its tools.
+                    let Some(loaded) = loaded else { return Err(contract(role, Code::SkillSequenceInvalid)) };
+                    if !loaded.allowed_tools.iter().any(|t| t == tool) {
                         return Err(contract(role, Code::ToolNotAllowed));
                     }
                 }
@@ -370,11 +390,8 @@ impl Runtime {
                 let result = implementation.call(ctx, args).await;
                 let mut step = Step::new(LoadEvent::DataTool(tool.to_owned()), result.is_ok());
                 if let Ok(value) = &result {
-                    step.evidence = value
-                        .get("evidence")
-                        .and_then(Value::as_array)
-                        .map(|ids| ids.iter().filter_map(|v| v.as_str()?.parse().ok()).collect())
-                        .unwrap_or_default();
+                    step.evidence = evidence_of(value);
+                    step.result = Some(value.clone());
                 }
                 steps.push(step);
                 match result {
@@ -426,7 +443,7 @@ impl Runtime {
         }
         spec.skills.check(&trace, &self.skills).map_err(|_| contract(role, Code::SkillSequenceInvalid))?;
         validate::no_authority_claims(&value, role == Role::Nimi).map_err(|code| contract(role, code))?;
-        self.semantic(seed, &value, &researched).map_err(|code| contract(role, code))?;
+        self.semantic(seed, &value, &researched, steps).map_err(|code| contract(role, code))?;
         Ok(value)
     }
 
@@ -435,6 +452,7 @@ impl Runtime {
         seed: &InvocationSeed,
         value: &Value,
         researched: &std::collections::HashSet<&harmonia_contracts::ids::EvidenceId>,
+        steps: &[Step],
     ) -> Result<(), Code> {
         fn typed<T: DeserializeOwned>(v: &Value) -> Result<T, Code> {
             serde_json::from_value(v.clone()).map_err(|_| Code::SchemaViolation)
@@ -453,7 +471,7 @@ impl Runtime {
             RoleInput::Noni(input) => validate::noni(input, &typed(value)?, researched),
             RoleInput::Dara(input) => validate::dara(input, &typed(value)?),
             RoleInput::Maya(input) => validate::maya(input, &typed(value)?),
-            RoleInput::Nova(_) => typed::<io::Answer>(value).map(|_| ()),
+            RoleInput::Nova(_) => validate::nova(&typed(value)?, steps),
         }
     }
 }

@@ -180,6 +180,78 @@ pub fn maya(input: &MayaInput, out: &Layout) -> Result<(), Code> {
     Ok(())
 }
 
+/// Nova: checked against the recorded tool calls of this invocation.
+///
+/// - every cited id was returned in this invocation (`evidence_unknown`), and a record-scope
+///   claim cites at least one record-level id (`evidence_level_mismatch`);
+/// - "no data" only when no tool returned any evidence (`false_no_data`);
+/// - each tool whose last call failed has that error in `errors`, exactly, and `errors` holds
+///   nothing else (`tool_error_hidden`);
+/// - a tool is called again after an error only if that error was retryable, and at most once
+///   (`retry_invalid`).
+pub fn nova(answer: &crate::io::Answer, steps: &[crate::runtime::Step]) -> Result<(), Code> {
+    use std::collections::HashMap;
+
+    use harmonia_contracts::tool::{EvidenceLevel, ToolEnvelope};
+
+    use crate::io::ClaimScope;
+    use crate::skills::LoadEvent;
+
+    let calls: Vec<(&str, ToolEnvelope)> = steps
+        .iter()
+        .filter_map(|s| match (&s.event, &s.result) {
+            (LoadEvent::DataTool(name), Some(result)) => {
+                ToolEnvelope::from_value(result.clone()).ok().map(|e| (name.as_str(), e))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut known: HashMap<&EvidenceId, EvidenceLevel> = HashMap::new();
+    for (_, envelope) in &calls {
+        for e in envelope.evidence() {
+            known.insert(&e.evidence_id, e.level);
+        }
+    }
+    for claim in &answer.claims {
+        if claim.evidence.iter().any(|e| !known.contains_key(e)) {
+            return Err(Code::EvidenceUnknown);
+        }
+        if claim.scope == ClaimScope::Record
+            && !claim.evidence.iter().any(|e| known.get(e) == Some(&EvidenceLevel::Record))
+        {
+            return Err(Code::EvidenceLevelMismatch);
+        }
+    }
+    if answer.no_data && !known.is_empty() {
+        return Err(Code::FalseNoData);
+    }
+    let mut last: HashMap<&str, &ToolEnvelope> = HashMap::new();
+    let mut retries: HashMap<&str, u32> = HashMap::new();
+    for (name, envelope) in &calls {
+        if let Some(ToolEnvelope::Error(previous)) = last.get(name) {
+            let n = retries.entry(name).or_insert(0);
+            *n += 1;
+            if !previous.retryable || *n > 1 {
+                return Err(Code::RetryInvalid);
+            }
+        }
+        last.insert(name, envelope);
+    }
+    let final_errors: Vec<_> = last
+        .values()
+        .filter_map(|e| match e {
+            ToolEnvelope::Error(body) => Some(body),
+            ToolEnvelope::Success { .. } => None,
+        })
+        .collect();
+    let reported_all = final_errors.iter().all(|e| answer.errors.contains(e));
+    let nothing_else = answer.errors.iter().all(|e| final_errors.contains(&e));
+    if !reported_all || !nothing_else {
+        return Err(Code::ToolErrorHidden);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

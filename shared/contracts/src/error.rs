@@ -157,6 +157,14 @@ codes! {
     AuthorityClaimed = "authority_claimed", Contract, false, "The output claims an authority the specialist does not have.";
     /// A planning read named a snapshot other than the request's.
     SnapshotMismatch = "snapshot_mismatch", Contract, false, "A planning read named a different snapshot.";
+    /// An answer says there is no data although a tool returned data.
+    FalseNoData = "false_no_data", Contract, false, "The answer says there is no data, but a tool returned data.";
+    /// An answer hides or alters a tool error.
+    ToolErrorHidden = "tool_error_hidden", Contract, false, "The answer does not report a tool error exactly as it was returned.";
+    /// A tool was retried after a non-retryable error, or more than once.
+    RetryInvalid = "retry_invalid", Contract, false, "A tool was retried when it must not be, or more than once.";
+    /// A claim about one record cites only dataset-level evidence.
+    EvidenceLevelMismatch = "evidence_level_mismatch", Contract, false, "A claim about a specific record cites only aggregate evidence.";
     /// The model backend is unavailable or answered unusably.
     ModelUnavailable = "model_unavailable", Unavailable, true, "The model is unavailable.";
     // --- policy and publishing

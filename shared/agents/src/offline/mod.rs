@@ -5,7 +5,8 @@
 //! loop as Gemini (so traces are real), and derives a schema-valid output from its inputs —
 //! Nimi quotes real transcript spans with their times, Ryan builds briefs from those angles,
 //! Temi schedules from the snapshot it read, Noni writes platform-native copy citing real
-//! evidence ids, Dara assesses all seven dimensions, Maya lays out the catalog it was given.
+//! evidence ids, Dara assesses all seven dimensions, Maya lays out the catalog it was given,
+//! Nova answers from exactly what its one skill's tool returned.
 
 mod roles;
 
@@ -138,7 +139,7 @@ impl Model for OfflineModel {
             Role::Noni => roles::noni(&conversation),
             Role::Dara => roles::dara(&conversation),
             Role::Maya => roles::maya(&conversation),
-            Role::Nova => Err(ModelError::Exhausted),
+            Role::Nova => roles::nova(&conversation),
         }?;
         let input_tokens = request
             .turns

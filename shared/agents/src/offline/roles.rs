@@ -445,3 +445,150 @@ pub(super) fn maya(c: &Conversation<'_>) -> Result<Step, ModelError> {
         provenance: Provenance::Mock,
     })?))
 }
+
+/// Nova: pick the one skill the question needs, load it and its reference, call its tool
+/// (retrying once only a retryable failure), and answer from exactly what came back.
+pub(super) fn nova(c: &Conversation<'_>) -> Result<Step, ModelError> {
+    let i: crate::io::NovaInput = input(c)?;
+    let q = i.question.to_lowercase();
+    let words: Vec<&str> = i
+        .question
+        .split(|ch: char| ch.is_whitespace() || matches!(ch, '?' | ',' | '"' | '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let job_id =
+        words.iter().find(|w| w.starts_with("job_") || w.starts_with("job-")).map(|w| w.trim_end_matches(['.', '!']));
+    let (skill, reference, tool, args): (&str, &str, &'static str, Value) = if q.contains("job") {
+        ("job-status", "status-vocabulary.md", "get_job_status", json!({ "job_id": job_id.unwrap_or("") }))
+    } else if ["when", "schedule", "window", "time to post"].iter().any(|k| q.contains(k)) {
+        ("posting-schedule", "utc-windows.md", "suggest_posting_windows", json!({}))
+    } else if ["engagement", "perform", "best post", "measured"].iter().any(|k| q.contains(k)) {
+        ("engagement-insights", "measured-performance.md", "get_engagement_insights", json!({}))
+    } else if ["feed", "pending", "waiting", "health", "goal"].iter().any(|k| q.contains(k)) {
+        ("signal-watch", "operator-feed-triage.md", "get_operator_feed", json!({}))
+    } else {
+        let topic = q.split_once(" about ").map(|(_, t)| t.trim_end_matches(['?', '.', '!']).trim().to_owned());
+        match topic.filter(|t| !t.is_empty()) {
+            Some(t) => {
+                ("trend-scan", "reading-trend-signals.md", "search_trend_signals", json!({ "query": t, "limit": 5 }))
+            }
+            None => ("trend-scan", "reading-trend-signals.md", "fetch_trend_signals", json!({ "limit": 5 })),
+        }
+    };
+    match c.done() {
+        0 => return Ok(Step::Call("load_skill", json!({ "name": skill }))),
+        1 => return Ok(Step::Call("load_reference", json!({ "skill": skill, "reference": reference }))),
+        2 => return Ok(Step::Call(tool, args)),
+        _ => {}
+    }
+    let last = c.result(tool).cloned().unwrap_or(Value::Null);
+    let retried = c.results.iter().filter(|(n, _)| *n == tool).count() > 1;
+    if last["status"] == "error" && last["error"]["retryable"] == true && !retried {
+        return Ok(Step::Call(tool, args));
+    }
+    if last["status"] == "error" {
+        let e = &last["error"];
+        return Ok(Step::Final(json!({
+            "answer": format!("The {tool} tool returned an error ({}): {}", e["code"].as_str().unwrap_or("?"), e["message"].as_str().unwrap_or("")),
+            "claims": [], "no_data": false, "errors": [e],
+        })));
+    }
+    let evidence = last["evidence"].as_array().cloned().unwrap_or_default();
+    if evidence.is_empty() {
+        return Ok(Step::Final(json!({
+            "answer": format!("No data: {tool} returned nothing for this question."),
+            "claims": [], "no_data": true, "errors": [],
+        })));
+    }
+    let mock = evidence.iter().any(|e| e["provenance"] == "mock");
+    let mut claims = Vec::new();
+    let mut lines = Vec::new();
+    for e in evidence.iter().take(5) {
+        let id = e["evidenceId"].as_str().unwrap_or_default();
+        let record = e["level"] == "record";
+        let text = describe_evidence(&last["data"], id, record);
+        lines.push(text.clone());
+        claims.push(
+            json!({ "text": clip(&text, 500), "scope": if record { "record" } else { "aggregate" }, "evidence": [id] }),
+        );
+    }
+    let mut answer = lines.join(" ");
+    if mock {
+        answer.push_str(" (Some of this data is mock data from the offline mode.)");
+    }
+    Ok(Step::Final(json!({ "answer": clip(&answer, 4000), "claims": claims, "no_data": false, "errors": [] })))
+}
+
+/// A sentence about one evidence entry, from the tool data that carries its id.
+fn describe_evidence(data: &Value, id: &str, record: bool) -> String {
+    fn find<'a>(v: &'a Value, id: &str) -> Option<&'a Value> {
+        match v {
+            Value::Object(map) => {
+                if map.get("evidence_id").and_then(Value::as_str) == Some(id) {
+                    return Some(v);
+                }
+                map.values().find_map(|x| find(x, id))
+            }
+            Value::Array(items) => items.iter().find_map(|x| find(x, id)),
+            _ => None,
+        }
+    }
+    match find(data, id) {
+        Some(item) => {
+            let text = |k: &str| item.get(k).map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()));
+            let label = match (text("summary"), text("platform"), text("status")) {
+                (Some(summary), _, _) => summary,
+                (None, Some(platform), _) if item.get("engagement_rate").is_some() => {
+                    format!("a {platform} post reached an engagement rate of {}", item["engagement_rate"])
+                }
+                (None, Some(platform), _) => format!("a verified {platform} post"),
+                (None, None, Some(status)) => format!("job status {status}"),
+                _ => "an item".into(),
+            };
+            format!("{}{}", label.trim_end_matches('.'), if record { "." } else { " (overall)." })
+        }
+        None if record => "One matching record was returned.".into(),
+        None => {
+            const DAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+            if let Some(windows) = data.get("windows").and_then(Value::as_array) {
+                let listed: Vec<String> = windows
+                    .iter()
+                    .map(|w| {
+                        let day = w["weekday"]
+                            .as_u64()
+                            .and_then(|d| DAYS.get(usize::try_from(d).ok()?))
+                            .copied()
+                            .unwrap_or("?");
+                        format!(
+                            "{} on {day} {} ({} measured post(s))",
+                            w["platform"].as_str().unwrap_or("?"),
+                            w["window"].as_str().unwrap_or("?"),
+                            w["basis"]["measured_posts"]
+                        )
+                    })
+                    .collect();
+                return format!("Best measured windows: {}.", listed.join("; "));
+            }
+            if let Some(takeaways) = data.get("takeaways").and_then(Value::as_array) {
+                let listed: Vec<String> = takeaways
+                    .iter()
+                    .map(|t| {
+                        format!(
+                            "{} averages {} over {} post(s)",
+                            t["platform"].as_str().unwrap_or("?"),
+                            t["mean_engagement_rate"],
+                            t["posts"]
+                        )
+                    })
+                    .collect();
+                return format!("Overall: {}.", listed.join("; "));
+            }
+            if let Some(health) = data.get("job_health").and_then(Value::as_object) {
+                let listed: Vec<String> = health.iter().map(|(k, v)| format!("{v} {k}")).collect();
+                return format!("Job health: {}.", listed.join(", "));
+            }
+            let count = data.get("count").and_then(Value::as_u64).unwrap_or(0);
+            format!("Across the dataset, {count} item(s) were returned.")
+        }
+    }
+}

@@ -1,9 +1,10 @@
-//! Bearer credentials for operators. Only SHA-256 digests of credentials are kept; the
-//! credential itself is shown once, when it is created.
+//! Bearer credentials for operators, shared by the operator API and Nova. A credential names
+//! one operator and the one workspace it may see; the workspace always comes from the
+//! credential, never from a request body. Only SHA-256 digests are kept; a credential is shown
+//! once, when it is issued.
 
 use std::collections::HashMap;
 
-use axum::http::HeaderMap;
 use harmonia_contracts::ids::{OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use serde::{Deserialize, Serialize};
@@ -44,12 +45,9 @@ impl Credentials {
         credential
     }
 
-    /// The identity behind an `Authorization: Bearer` header.
-    pub fn authenticate(&self, headers: &HeaderMap) -> Result<Identity, Error> {
-        let value = headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| Error::from_code(Code::Unauthenticated))?;
+    /// The identity behind an `Authorization` header value (`Bearer <credential>`).
+    pub fn authenticate(&self, authorization: Option<&str>) -> Result<Identity, Error> {
+        let value = authorization.ok_or_else(|| Error::from_code(Code::Unauthenticated))?;
         let token = value
             .strip_prefix("Bearer ")
             .or_else(|| value.strip_prefix("bearer "))
@@ -63,4 +61,21 @@ impl Credentials {
 fn uuid_hex() -> String {
     // 122 random bits each; two of them make a credential.
     uuid::Uuid::new_v4().simple().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_issued_credentials_authenticate() {
+        let mut c = Credentials::default();
+        let who = Identity { operator: "ana".parse().expect("op"), workspace: "ws".parse().expect("ws") };
+        let token = c.issue(who.clone());
+        assert_eq!(c.authenticate(Some(&format!("Bearer {token}"))).ok(), Some(who));
+        for bad in [None, Some(""), Some("Bearer "), Some("Basic abc"), Some("Bearer hop_nope"), Some(token.as_str())] {
+            assert_eq!(c.authenticate(bad).err().map(|e| e.code), Some(Code::Unauthenticated), "{bad:?}");
+        }
+        assert!(!serde_json::to_string(&c).unwrap_or_default().contains(&token), "only digests are stored");
+    }
 }

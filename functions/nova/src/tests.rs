@@ -1,0 +1,391 @@
+//! Nova's tools, validator and HTTP function over a real SQLite store.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use harmonia_agents::Runtime;
+use harmonia_agents::model::Model;
+use harmonia_agents::offline::OfflineModel;
+use harmonia_agents::scripted::ScriptedModel;
+use harmonia_agents::skills::SkillLibrary;
+use harmonia_agents::tools::{Tool, ToolContext};
+use harmonia_contracts::domain::{Job, JobStatus, PostMetrics, Workspace, WorkspaceMode};
+use harmonia_contracts::event::Pass;
+use harmonia_contracts::ids::{DocId, WorkspaceId};
+use harmonia_contracts::tool::ToolEnvelope;
+use harmonia_contracts::{Code, Role};
+use harmonia_pipeline::records::{JOBS, POST_METRICS, WORKSPACES, doc_id};
+use harmonia_store::{Collection, Document, Query, Store, Write, create_if_absent, encode};
+use harmonia_store_sqlite::SqliteStore;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::tools::{Kind, NovaTool};
+
+struct Fx {
+    store: Arc<dyn Store>,
+    ws: WorkspaceId,
+    job: JobId,
+    other_job: JobId,
+}
+
+fn workspace_doc(id: &WorkspaceId) -> Workspace {
+    Workspace {
+        id: id.clone(),
+        name: "N".into(),
+        mode: WorkspaceMode::Development,
+        banned_phrases: Vec::new(),
+        link_allow_list: Vec::new(),
+        goals: vec!["Grow the field-team audience".into()],
+        created_at: Utc::now(),
+    }
+}
+
+fn job(ws: &WorkspaceId, status: JobStatus) -> Job {
+    Job {
+        id: JobId::generate(),
+        workspace: ws.clone(),
+        source: "src-1".parse().expect("id"),
+        title: "T".into(),
+        status,
+        pass: Pass::FIRST,
+        created_at: Utc::now(),
+        updated_at: Utc::now(),
+        failure: None,
+    }
+}
+
+async fn put<T: serde::Serialize>(store: &dyn Store, ws: &WorkspaceId, c: Collection, id: DocId, v: &T) {
+    create_if_absent(store, ws, c, &id, encode(v).expect("encode")).await.expect("store");
+}
+
+async fn fixture(metrics: usize) -> Fx {
+    let dir = harmonia_testkit::temp_dir();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("nova.sqlite")).expect("open"));
+    let ws = WorkspaceId::generate();
+    put(&*store, &ws, WORKSPACES, doc_id(&ws), &workspace_doc(&ws)).await;
+    let waiting = job(&ws, JobStatus::AwaitingDraftApproval);
+    put(&*store, &ws, JOBS, doc_id(&waiting.id), &waiting).await;
+    let other_ws = WorkspaceId::generate();
+    let other = job(&other_ws, JobStatus::Verified);
+    put(&*store, &other_ws, JOBS, doc_id(&other.id), &other).await;
+    let all: Vec<PostMetrics> =
+        serde_json::from_str(include_str!("../../../examples/post-metrics.json")).expect("metrics");
+    for m in all.iter().take(metrics) {
+        put(&*store, &ws, POST_METRICS, doc_id(&m.post), m).await;
+    }
+    let signals = data::from_json(include_str!("../../../examples/trend-signals.json")).expect("signals");
+    data::import(&*store, &signals).await.expect("import");
+    Fx { store, ws, job: waiting.id, other_job: other.id }
+}
+
+/// Fails every read of the given collections, as an unavailable backend would.
+struct Failing(Arc<dyn Store>, Vec<Collection>);
+
+#[async_trait]
+impl Store for Failing {
+    async fn get(&self, w: &WorkspaceId, c: Collection, id: &DocId) -> Result<Option<Document>, harmonia_store::Error> {
+        if self.1.contains(&c) {
+            return Err(harmonia_store::Error::Unavailable { kind: "test".into() });
+        }
+        self.0.get(w, c, id).await
+    }
+    async fn query(&self, w: &WorkspaceId, c: Collection, q: &Query) -> Result<Vec<Document>, harmonia_store::Error> {
+        if self.1.contains(&c) {
+            return Err(harmonia_store::Error::Unavailable { kind: "test".into() });
+        }
+        self.0.query(w, c, q).await
+    }
+    async fn commit(&self, w: &WorkspaceId, writes: Vec<Write>) -> Result<(), harmonia_store::Error> {
+        self.0.commit(w, writes).await
+    }
+}
+
+async fn call(store: &dyn Store, ws: &WorkspaceId, kind: Kind, args: Value) -> Value {
+    let ctx = ToolContext { workspace: ws, store, snapshot: None };
+    let out = NovaTool(kind).call(&ctx, &args).await.expect("tools answer with an envelope");
+    assert!(ToolEnvelope::from_value(out.clone()).is_ok(), "a valid envelope: {out}");
+    let keys: Vec<&String> = out.as_object().expect("object").keys().collect();
+    assert_eq!(keys, ["data", "error", "evidence", "status"], "exactly the four keys");
+    out
+}
+
+fn error(out: &Value) -> (&str, &str, bool) {
+    assert_eq!(out["status"], "error", "{out}");
+    (
+        out["error"]["code"].as_str().unwrap_or(""),
+        out["error"]["category"].as_str().unwrap_or(""),
+        out["error"]["retryable"] == true,
+    )
+}
+
+#[tokio::test]
+async fn every_tool_and_every_error_code() {
+    let f = fixture(12).await;
+    let s = &*f.store;
+    let stranger = WorkspaceId::generate();
+    let down = Failing(f.store.clone(), vec![data::TREND_SIGNALS, JOBS, POST_METRICS, WORKSPACES]);
+
+    // fetch_trend_signals: success, dependency_unavailable.
+    let ok = call(s, &f.ws, Kind::FetchTrends, json!({"limit": 2})).await;
+    assert_eq!(ok["data"]["count"], 2);
+    assert!(
+        ok["evidence"]
+            .as_array()
+            .is_some_and(|e| e.iter().any(|x| x["level"] == "dataset") && e.iter().any(|x| x["provenance"] == "mock"))
+    );
+    assert_eq!(
+        call(s, &f.ws, Kind::FetchTrends, json!({"limit": 99})).await["data"]["count"],
+        5,
+        "clamped to 10, 5 exist"
+    );
+    assert_eq!(
+        error(&call(&down, &f.ws, Kind::FetchTrends, json!({})).await),
+        ("dependency_unavailable", "unavailable", true)
+    );
+
+    // search_trend_signals: success, invalid_query, dependency_unavailable.
+    let hit = call(s, &f.ws, Kind::SearchTrends, json!({"query": "offline", "limit": 5})).await;
+    assert!(hit["data"]["count"].as_u64().is_some_and(|n| n >= 1));
+    assert_eq!(
+        error(&call(s, &f.ws, Kind::SearchTrends, json!({"query": "  "})).await),
+        ("invalid_query", "invalid_input", false)
+    );
+    assert_eq!(error(&call(s, &f.ws, Kind::SearchTrends, json!({"query": "x".repeat(201)})).await).0, "invalid_query");
+    assert_eq!(
+        error(&call(&down, &f.ws, Kind::SearchTrends, json!({"query": "offline"})).await).0,
+        "dependency_unavailable"
+    );
+
+    // The four workspace tools: success, authorization, dependency_unavailable.
+    for kind in [Kind::Engagement, Kind::Feed, Kind::Windows] {
+        assert_eq!(call(s, &f.ws, kind, json!({})).await["status"], "success", "{kind:?}");
+        assert_eq!(
+            error(&call(s, &stranger, kind, json!({})).await),
+            ("authorization", "authorization", false),
+            "{kind:?}"
+        );
+        assert_eq!(
+            error(&call(&down, &f.ws, kind, json!({})).await),
+            ("dependency_unavailable", "unavailable", true),
+            "{kind:?}"
+        );
+    }
+    let status = call(s, &f.ws, Kind::JobStatus, json!({"job_id": f.job.to_string()})).await;
+    assert_eq!(status["data"]["job"]["status"], "awaiting_draft_approval");
+    assert!(status["data"].to_string().len() < 600, "a redacted summary");
+    assert_eq!(
+        error(&call(s, &f.ws, Kind::JobStatus, json!({"job_id": "not an id"})).await),
+        ("invalid_id", "invalid_input", false)
+    );
+    assert_eq!(
+        error(&call(s, &f.ws, Kind::JobStatus, json!({"job_id": f.other_job.to_string()})).await),
+        ("not_found", "not_found", false),
+        "no existence leak"
+    );
+    assert_eq!(
+        error(&call(s, &stranger, Kind::JobStatus, json!({"job_id": f.job.to_string()})).await).0,
+        "authorization"
+    );
+    assert_eq!(
+        error(&call(&down, &f.ws, Kind::JobStatus, json!({"job_id": f.job.to_string()})).await).0,
+        "dependency_unavailable"
+    );
+
+    // suggest_posting_windows: insufficient_history with too few measured posts.
+    let thin = fixture(2).await;
+    assert_eq!(
+        error(&call(&*thin.store, &thin.ws, Kind::Windows, json!({})).await),
+        ("insufficient_history", "precondition", false)
+    );
+    let windows = call(s, &f.ws, Kind::Windows, json!({})).await;
+    assert!(windows["data"]["windows"][0]["window"].as_str().is_some_and(|w| w.ends_with("UTC")));
+    assert_eq!(windows["data"]["basis"]["measured_posts"], 12);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+    #[test]
+    fn no_tool_ever_emits_an_invalid_envelope(text in "\\PC{0,40}", n in proptest::num::i64::ANY, pick in 0usize..6, broken in proptest::bool::ANY) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        rt.block_on(async {
+            let f = fixture(6).await;
+            let kinds = [Kind::FetchTrends, Kind::SearchTrends, Kind::Engagement, Kind::Feed, Kind::JobStatus, Kind::Windows];
+            let args = json!({"limit": n, "query": text, "job_id": text});
+            let store: Arc<dyn Store> = if broken { Arc::new(Failing(f.store.clone(), vec![JOBS, POST_METRICS])) } else { f.store.clone() };
+            let ws = if text.len() % 2 == 0 { f.ws.clone() } else { WorkspaceId::generate() };
+            call(&*store, &ws, kinds[pick], args).await;
+        });
+    }
+}
+
+fn runtime(store: Arc<dyn Store>, model: Arc<dyn Model>) -> Runtime {
+    let skills = SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills");
+    with_tools(Runtime::new(model, store, Arc::new(skills)))
+}
+
+fn who(ws: &WorkspaceId) -> Identity {
+    Identity { operator: "ana".parse().expect("op"), workspace: ws.clone() }
+}
+
+#[tokio::test]
+async fn offline_answers_for_each_of_the_five_skills() {
+    let f = fixture(12).await;
+    let rt = runtime(f.store.clone(), Arc::new(OfflineModel));
+    let cases = [
+        ("What are the trends about offline apps?", "trend-scan"),
+        ("What is waiting in my feed?", "signal-watch"),
+        ("How did our posts perform on engagement?", "engagement-insights"),
+        ("When should we schedule the next post?", "posting-schedule"),
+        (&*format!("What is the status of job {}?", f.job), "job-status"),
+    ];
+    for (question, skill) in cases {
+        let asked = ask(&rt, &who(&f.ws), question, TraceParent::new_root())
+            .await
+            .unwrap_or_else(|e| panic!("{question}: {e}"));
+        assert_eq!(asked.skill.as_deref(), Some(skill), "{question}");
+        assert!(!asked.answer.no_data && !asked.answer.claims.is_empty(), "{question}");
+        let returned: Vec<String> = asked
+            .tool_calls
+            .iter()
+            .flat_map(|c| c.envelope["evidence"].as_array().cloned().unwrap_or_default())
+            .filter_map(|e| e["evidenceId"].as_str().map(str::to_owned))
+            .collect();
+        assert!(asked.evidence_ids.iter().all(|id| returned.contains(id)), "{question}: every cited id was returned");
+        assert!(
+            asked.answer.answer.contains("mock") || skill == "job-status" || skill == "signal-watch",
+            "mock data is called out: {question}"
+        );
+    }
+    // A tool error is reported exactly as returned.
+    let asked = ask(&rt, &who(&f.ws), "What is the status of job job-does-not-exist?", TraceParent::new_root())
+        .await
+        .expect("answer");
+    assert_eq!(asked.answer.errors.first().map(|e| e.code), Some(Code::NotFound));
+    // No measured history: the error, not invented windows.
+    let thin = fixture(1).await;
+    let rt = runtime(thin.store.clone(), Arc::new(OfflineModel));
+    let asked = ask(&rt, &who(&thin.ws), "When should we post?", TraceParent::new_root()).await.expect("answer");
+    assert_eq!(asked.answer.errors.first().map(|e| e.code), Some(Code::InsufficientHistory));
+}
+
+async fn rejected(store: Arc<dyn Store>, ws: &WorkspaceId, model: ScriptedModel) -> Code {
+    let rt = runtime(store, Arc::new(model));
+    let seed = harmonia_agents::InvocationSeed {
+        workspace: ws.clone(),
+        user: "ana".parse().expect("op"),
+        job: JobId::generate(),
+        stage: Stage::Operator,
+        input: RoleInput::Nova(NovaInput { question: "q".into() }),
+        trace: TraceParent::new_root(),
+    };
+    let err = rt.invoke(&seed).await.expect_err("rejected");
+    let c = err.contract().expect("contract error");
+    assert_eq!(c.role, Role::Nova);
+    c.code
+}
+
+fn skill(model: ScriptedModel, name: &str, reference: &str) -> ScriptedModel {
+    model
+        .call("load_skill", json!({"name": name}))
+        .call("load_reference", json!({"skill": name, "reference": reference}))
+}
+
+fn answer(claims: Value, no_data: bool, errors: Value) -> Value {
+    json!({"answer": "Here is what I found.", "claims": claims, "no_data": no_data, "errors": errors})
+}
+
+#[tokio::test]
+async fn the_validator_rejects_each_kind_of_bad_answer() {
+    let f = fixture(12).await;
+    let s = || f.store.clone();
+    let job_call = |m: ScriptedModel, id: &str| m.call("get_job_status", json!({"job_id": id}));
+    let status = |m| skill(m, "job-status", "status-vocabulary.md");
+    let job_ev = format!("job-{}", f.job);
+
+    // Unknown evidence id.
+    let m = job_call(status(ScriptedModel::new()), f.job.as_str()).json(answer(
+        json!([{"text": "t", "scope": "record", "evidence": ["job-invented"]}]),
+        false,
+        json!([]),
+    ));
+    assert_eq!(rejected(s(), &f.ws, m).await, Code::EvidenceUnknown);
+    // "No data" although the tool returned data.
+    let m = job_call(status(ScriptedModel::new()), f.job.as_str()).json(answer(json!([]), true, json!([])));
+    assert_eq!(rejected(s(), &f.ws, m).await, Code::FalseNoData);
+    // A hidden tool error, and an altered one.
+    let m = job_call(status(ScriptedModel::new()), "bad id").json(answer(json!([]), false, json!([])));
+    assert_eq!(rejected(s(), &f.ws, m).await, Code::ToolErrorHidden);
+    let altered =
+        json!([{"code": "invalid_id", "category": "invalid_input", "message": "Something else.", "retryable": false}]);
+    let m = job_call(status(ScriptedModel::new()), "bad id").json(answer(json!([]), false, altered));
+    assert_eq!(rejected(s(), &f.ws, m).await, Code::ToolErrorHidden);
+    // Retrying a non-retryable error.
+    let m =
+        job_call(job_call(status(ScriptedModel::new()), "bad id"), "bad id").json(answer(json!([]), false, json!([])));
+    assert_eq!(rejected(s(), &f.ws, m).await, Code::RetryInvalid);
+    // More than one retry of a retryable error.
+    let down: Arc<dyn Store> = Arc::new(Failing(f.store.clone(), vec![JOBS]));
+    let m = job_call(job_call(job_call(status(ScriptedModel::new()), f.job.as_str()), f.job.as_str()), f.job.as_str())
+        .json(answer(json!([]), false, json!([])));
+    assert_eq!(rejected(down, &f.ws, m).await, Code::RetryInvalid);
+    // Claiming a mutation.
+    let m = job_call(status(ScriptedModel::new()), f.job.as_str())
+        .json(json!({"answer": "I retried the job and it has been published.", "claims": [{"text": "t", "scope": "record", "evidence": [job_ev]}], "no_data": false, "errors": []}));
+    assert_eq!(rejected(s(), &f.ws, m).await, Code::AuthorityClaimed);
+    // A record-level claim backed only by dataset evidence.
+    let m = skill(ScriptedModel::new(), "trend-scan", "reading-trend-signals.md")
+        .call("fetch_trend_signals", json!({"limit": 3}))
+        .json(answer(
+            json!([{"text": "One story leads.", "scope": "record", "evidence": ["dataset-trend-signals"]}]),
+            false,
+            json!([]),
+        ));
+    assert_eq!(rejected(s(), &f.ws, m).await, Code::EvidenceLevelMismatch);
+    // A data tool before any skill, and a tool outside the loaded skill.
+    let m = ScriptedModel::new().call("get_job_status", json!({"job_id": f.job.to_string()}));
+    assert_eq!(rejected(s(), &f.ws, m).await, Code::SkillSequenceInvalid);
+    let m = status(ScriptedModel::new()).call("fetch_trend_signals", json!({}));
+    assert_eq!(rejected(s(), &f.ws, m).await, Code::ToolNotAllowed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_function_authenticates_scopes_and_limits() {
+    let f = fixture(12).await;
+    let mut credentials = Credentials::default();
+    let token = credentials.issue(who(&f.ws));
+    let state = NovaState {
+        runtime: Arc::new(runtime(f.store.clone(), Arc::new(OfflineModel))),
+        credentials: Arc::new(credentials),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app(state)).await;
+    });
+    let http = reqwest::Client::new();
+    let post = |body: String, auth: bool| {
+        let mut r = http.post(format!("{base}/v1/ask")).header("content-type", "application/json").body(body);
+        if auth {
+            r = r.bearer_auth(&token);
+        }
+        r.send()
+    };
+    let r = post(json!({"question": "What is trending?"}).to_string(), false).await.expect("send");
+    assert_eq!(r.status().as_u16(), 401);
+    let r = post("{\"question\": 1}".into(), true).await.expect("send");
+    assert_eq!(r.status().as_u16(), 400);
+    let r = post(json!({"question": "q", "workspace": "someone-else"}).to_string(), true).await.expect("send");
+    assert_eq!(r.status().as_u16(), 400, "the workspace never comes from the body");
+    let r = post(json!({"question": "x".repeat(MAX_ASK_BYTES)}).to_string(), true).await.expect("send");
+    assert_eq!(r.status().as_u16(), 413);
+    let r = post(json!({"question": format!("What is the status of job {}?", f.job)}).to_string(), true)
+        .await
+        .expect("send");
+    assert_eq!(r.status().as_u16(), 200);
+    let body: Value = r.json().await.expect("json");
+    assert_eq!(body["skill"], "job-status");
+    assert_eq!(body["tool_calls"][0]["name"], "get_job_status");
+    assert_eq!(body["evidence_ids"], json!([format!("job-{}", f.job)]));
+}
