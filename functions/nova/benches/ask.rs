@@ -1,0 +1,99 @@
+//! Load on `POST /v1/ask` over loopback with the offline model: a bounded number of requests
+//! from several concurrent clients; prints requests per second, p50 and p99 latency and the
+//! error count.
+//!
+//! Run: `cargo bench -p harmonia-nova --bench ask` (`BENCH_REQUESTS`, `BENCH_CLIENTS`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use harmonia_agents::Runtime;
+use harmonia_agents::offline::OfflineModel;
+use harmonia_agents::skills::SkillLibrary;
+use harmonia_auth::{Credentials, Identity};
+use harmonia_contracts::domain::{PostMetrics, Workspace, WorkspaceMode};
+use harmonia_contracts::ids::WorkspaceId;
+use harmonia_nova::{NovaState, app, data, with_tools};
+use harmonia_pipeline::records::{POST_METRICS, WORKSPACES, doc_id};
+use harmonia_store::{Store, create_if_absent, encode};
+use harmonia_store_sqlite::SqliteStore;
+
+const QUESTIONS: [&str; 4] =
+    ["What is trending about offline apps?", "How did our posts perform?", "When should we post next?", "What is pending in the feed?"];
+
+#[allow(clippy::print_stdout, clippy::cast_precision_loss)] // A benchmark reports on stdout.
+#[tokio::main]
+async fn main() {
+    let requests: usize = std::env::var("BENCH_REQUESTS").ok().and_then(|v| v.parse().ok()).unwrap_or(400);
+    let clients: usize = std::env::var("BENCH_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("nova.sqlite")).expect("store"));
+    let ws: WorkspaceId = "ws-bench".parse().expect("ws");
+    let workspace = Workspace {
+        id: ws.clone(),
+        name: "Bench".into(),
+        mode: WorkspaceMode::Development,
+        banned_phrases: Vec::new(),
+        link_allow_list: Vec::new(),
+        goals: vec!["Grow".into()],
+        created_at: Utc::now(),
+    };
+    create_if_absent(&*store, &ws, WORKSPACES, &doc_id(&ws), encode(&workspace).expect("encode")).await.expect("ws");
+    let metrics: Vec<PostMetrics> = serde_json::from_str(include_str!("../../../examples/post-metrics.json")).expect("metrics");
+    for m in &metrics {
+        create_if_absent(&*store, &ws, POST_METRICS, &doc_id(&m.post), encode(m).expect("encode")).await.expect("metric");
+    }
+    data::import(&*store, &data::from_json(include_str!("../../../examples/trend-signals.json")).expect("signals")).await.expect("import");
+    let skills = SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills");
+    let runtime = with_tools(Runtime::new(Arc::new(OfflineModel), store, Arc::new(skills)));
+    let mut credentials = Credentials::default();
+    let token = credentials.issue(Identity { operator: "bench".parse().expect("op"), workspace: ws });
+    let state = NovaState { runtime: Arc::new(runtime), credentials: Arc::new(credentials) };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/v1/ask", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app(state)).await;
+    });
+
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("client");
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..clients {
+        let (http, url, token) = (http.clone(), url.clone(), token.clone());
+        let share = requests / clients + usize::from(c < requests % clients);
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::with_capacity(share);
+            let mut errors = 0usize;
+            for n in 0..share {
+                let body = serde_json::json!({ "question": QUESTIONS[(c + n) % QUESTIONS.len()] });
+                let t = Instant::now();
+                match http.post(&url).bearer_auth(&token).json(&body).send().await {
+                    Ok(r) if r.status().is_success() => {
+                        let _ = r.bytes().await;
+                    }
+                    _ => errors += 1,
+                }
+                latencies.push(t.elapsed());
+            }
+            (latencies, errors)
+        }));
+    }
+    let mut latencies = Vec::with_capacity(requests);
+    let mut errors = 0;
+    for t in tasks {
+        let (l, e) = t.await.expect("client");
+        latencies.extend(l);
+        errors += e;
+    }
+    let elapsed = start.elapsed();
+    latencies.sort_unstable();
+    let at = |p: f64| latencies[((latencies.len() as f64 - 1.0) * p).round() as usize];
+    println!(
+        "POST /v1/ask (offline model, sqlite, loopback): {} requests, {clients} clients: {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, {errors} errors",
+        latencies.len(),
+        latencies.len() as f64 / elapsed.as_secs_f64(),
+        at(0.5).as_secs_f64() * 1000.0,
+        at(0.99).as_secs_f64() * 1000.0
+    );
+}
