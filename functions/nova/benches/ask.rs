@@ -19,8 +19,12 @@ use harmonia_pipeline::records::{POST_METRICS, WORKSPACES, doc_id};
 use harmonia_store::{Store, create_if_absent, encode};
 use harmonia_store_sqlite::SqliteStore;
 
-const QUESTIONS: [&str; 4] =
-    ["What is trending about offline apps?", "How did our posts perform?", "When should we post next?", "What is pending in the feed?"];
+const QUESTIONS: [&str; 4] = [
+    "What is trending about offline apps?",
+    "How did our posts perform?",
+    "When should we post next?",
+    "What is pending in the feed?",
+];
 
 #[allow(clippy::print_stdout, clippy::cast_precision_loss)] // A benchmark reports on stdout.
 #[tokio::main]
@@ -40,11 +44,16 @@ async fn main() {
         created_at: Utc::now(),
     };
     create_if_absent(&*store, &ws, WORKSPACES, &doc_id(&ws), encode(&workspace).expect("encode")).await.expect("ws");
-    let metrics: Vec<PostMetrics> = serde_json::from_str(include_str!("../../../examples/post-metrics.json")).expect("metrics");
+    let metrics: Vec<PostMetrics> =
+        serde_json::from_str(include_str!("../../../examples/post-metrics.json")).expect("metrics");
     for m in &metrics {
-        create_if_absent(&*store, &ws, POST_METRICS, &doc_id(&m.post), encode(m).expect("encode")).await.expect("metric");
+        create_if_absent(&*store, &ws, POST_METRICS, &doc_id(&m.post), encode(m).expect("encode"))
+            .await
+            .expect("metric");
     }
-    data::import(&*store, &data::from_json(include_str!("../../../examples/trend-signals.json")).expect("signals")).await.expect("import");
+    data::import(&*store, &data::from_json(include_str!("../../../examples/trend-signals.json")).expect("signals"))
+        .await
+        .expect("import");
     let skills = SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills");
     let runtime = with_tools(Runtime::new(Arc::new(OfflineModel), store, Arc::new(skills)));
     let mut credentials = Credentials::default();
