@@ -22,5 +22,8 @@ trap '"$root/infra/emulators/stop.sh" >/dev/null 2>&1 || true' EXIT
 # shellcheck source=/dev/null
 source "$root/infra/emulators/.run/env"
 
+echo "==> building the function binaries (the cross-process tests run them)"
+cargo build --workspace --bins --locked
+
 echo "==> cargo test"
 cargo test --workspace --all-features --locked "$@"

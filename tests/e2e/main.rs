@@ -1,4 +1,5 @@
 //! Cross-crate end-to-end tests: one binary, one module per area.
 
+mod cloud;
 mod events;
 mod pipeline;

@@ -33,3 +33,60 @@ pub fn forward() -> (Arc<Forward>, mpsc::UnboundedReceiver<Delivery>) {
     let (tx, rx) = mpsc::unbounded_channel();
     (Arc::new(Forward(tx)), rx)
 }
+
+/// A function binary running as its own process on its own port; killed when dropped.
+pub struct FunctionProcess {
+    /// The function's name.
+    pub name: String,
+    /// `http://127.0.0.1:<port>`.
+    pub url: String,
+    child: tokio::process::Child,
+}
+
+impl FunctionProcess {
+    /// Where `cargo build --workspace --bins` put the function binaries.
+    pub fn binary(name: &str) -> std::path::PathBuf {
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+        let path = target.join("debug").join(format!("harmonia-{name}"));
+        assert!(
+            path.exists(),
+            "{} is missing: run ./infra/test.sh, which builds the function binaries first",
+            path.display()
+        );
+        path
+    }
+
+    /// Start `harmonia-<name>` with `env`, on a free port, and wait until it answers.
+    pub async fn start(name: &str, env: &[(String, String)]) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+        let mut command = tokio::process::Command::new(Self::binary(name));
+        command.env("PORT", port.to_string()).env("HARMONIA_BIND", "127.0.0.1").kill_on_drop(true);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::inherit());
+        let child = command.spawn().expect("spawn a function");
+        let url = format!("http://127.0.0.1:{port}");
+        let process = Self { name: name.to_owned(), url, child };
+        process.wait_healthy().await;
+        process
+    }
+
+    async fn wait_healthy(&self) {
+        let client = reqwest::Client::new();
+        for _ in 0..600 {
+            if client.get(format!("{}/healthz", self.url)).send().await.is_ok_and(|r| r.status().is_success()) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("{} did not become healthy", self.name);
+    }
+
+    /// Kill it now (SIGKILL).
+    pub async fn kill(&mut self) {
+        let _ = self.child.kill().await;
+    }
+}

@@ -28,7 +28,7 @@ use harmonia_contracts::{Category, Code, Error};
 use harmonia_pipeline::Env;
 
 pub use harmonia_auth::{Credentials, Identity};
-pub use routes::app;
+pub use routes::{app, ingest_app};
 
 /// Largest request body: a 4 MiB source, JSON-escaped, with its envelope.
 pub const MAX_BODY_BYTES: usize = 9 * 1024 * 1024;

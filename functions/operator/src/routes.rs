@@ -31,6 +31,15 @@ pub fn app(state: OperatorState) -> Router {
         .with_state(state)
 }
 
+/// The ingest function's router: source submission only.
+pub fn ingest_app(state: OperatorState) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/v1/sources", post(submit))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
 /// The caller's `traceparent`, or a new root.
 fn trace(headers: &HeaderMap) -> TraceParent {
     headers

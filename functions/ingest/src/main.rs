@@ -1,0 +1,13 @@
+//! The `ingest` function: `POST /v1/sources` (authenticated like the operator API) validates a
+//! source with `harmonia_pipeline::steps::ingest` and creates its job.
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    harmonia_host::run("ingest", Vec::new(), |env| {
+        Ok(harmonia_operator::ingest_app(harmonia_operator::OperatorState {
+            env,
+            credentials: harmonia_host::credentials()?,
+        }))
+    })
+    .await
+}

@@ -1,0 +1,13 @@
+//! The `nova` function binary: hosted by `harmonia-host` (configuration from the
+//! environment, graceful shutdown); the routes live in this crate's library.
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    harmonia_host::run("nova", harmonia_nova::tools::all(), |env| {
+        Ok(harmonia_nova::app(harmonia_nova::NovaState {
+            runtime: env.runtime.clone(),
+            credentials: harmonia_host::credentials()?,
+        }))
+    })
+    .await
+}

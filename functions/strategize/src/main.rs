@@ -1,0 +1,7 @@
+//! The `strategize` function: its step lives in `harmonia-pipeline`; this binary only hosts it
+//! (configuration from the environment, push endpoints, graceful shutdown).
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    harmonia_host::run_stage("strategize").await
+}

@@ -1,0 +1,226 @@
+//! Hosting a Harmonia function the way Cloud Run runs it: configuration from the environment,
+//! the backends it names, the function's router, and a graceful stop on SIGTERM.
+//!
+//! | variable | default | meaning |
+//! | --- | --- | --- |
+//! | `PORT` | `8080` | listen port (Cloud Run sets it) |
+//! | `HARMONIA_BIND` | `0.0.0.0` | listen address |
+//! | `GOOGLE_CLOUD_PROJECT` | required for Firestore/Pub/Sub | project id |
+//! | `HARMONIA_STORE` | `firestore` | `firestore` or `sqlite:<path>` |
+//! | `FIRESTORE_DATABASE` | `(default)` | Firestore database id |
+//! | `HARMONIA_TOPIC_PREFIX` | empty | prefix of every topic and subscription |
+//! | `HARMONIA_MODEL` | `offline` | `offline` or `gemini` |
+//! | `GEMINI_LOCATION`, `GEMINI_MODEL` | `us-central1`, `gemini-2.5-flash` | Vertex AI model |
+//! | `HARMONIA_CONNECTOR` | `sandbox` | `sandbox` or `webhook` |
+//! | `WEBHOOK_URL`, `WEBHOOK_SECRET` | — | the webhook connector's target and signing secret |
+//! | `HARMONIA_OPERATOR_CREDENTIALS` | — | path of the operator credential digests (operator, ingest, nova) |
+//! | `HARMONIA_SKILLS_DIR` | the image's `/app/skills` | skills folder |
+//! | `HARMONIA_LOG` | `info` | log filter; `HARMONIA_LOG_FORMAT=json` for Cloud Logging |
+//!
+//! Stage functions serve `POST /push/<topic>` for each subscription the registry gives them
+//! (the push endpoint of that subscription) and `GET /healthz`; the operator, ingest and Nova
+//! functions pass their own routers to [`run`].
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use harmonia_agents::Runtime;
+use harmonia_agents::gemini::{Gemini, GeminiConfig};
+use harmonia_agents::model::Model;
+use harmonia_agents::offline::OfflineModel;
+use harmonia_agents::skills::SkillLibrary;
+use harmonia_agents::tools::Tool;
+use harmonia_auth::Credentials;
+use harmonia_bus_pubsub::{PubSubBus, PubSubConfig, push};
+use harmonia_contracts::{Code, Error};
+use harmonia_pipeline::Env;
+use harmonia_pipeline::connector::{Connector, Sandbox, Webhook};
+use harmonia_pipeline::registry::{FUNCTIONS, Timing};
+use harmonia_pipeline::steps::handlers;
+use harmonia_store::Store;
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn config_error(why: &'static str) -> Error {
+    Error::new(Code::InvalidRequest, why)
+}
+
+/// The backends a function runs on, built from the environment, with `tools` registered on
+/// the runtime (Nova's; none for the pipeline stages).
+pub async fn env_from_environment(tools: Vec<Arc<dyn Tool>>) -> Result<Arc<Env>, Error> {
+    let project = var("GOOGLE_CLOUD_PROJECT");
+    let store: Arc<dyn Store> = match var("HARMONIA_STORE").as_deref() {
+        Some(s) if s.starts_with("sqlite:") => {
+            Arc::new(harmonia_store_sqlite::SqliteStore::open(&s["sqlite:".len()..]).map_err(Error::from)?)
+        }
+        None | Some("firestore") => {
+            let project =
+                project.as_deref().ok_or_else(|| config_error("GOOGLE_CLOUD_PROJECT is required for Firestore"))?;
+            let database = var("FIRESTORE_DATABASE").unwrap_or_else(|| "(default)".into());
+            Arc::new(harmonia_store_firestore::FirestoreStore::connect(project, &database).await.map_err(Error::from)?)
+        }
+        Some(_) => return Err(config_error("HARMONIA_STORE is firestore or sqlite:<path>")),
+    };
+    let project = project.ok_or_else(|| config_error("GOOGLE_CLOUD_PROJECT is required for Pub/Sub"))?;
+    let bus = PubSubBus::connect(PubSubConfig::from_env(&project)).await.map_err(|e| Error::from_code(e.code()))?;
+    let model: Arc<dyn Model> = match var("HARMONIA_MODEL").as_deref() {
+        None | Some("offline") => Arc::new(OfflineModel),
+        Some("gemini") => {
+            let location = var("GEMINI_LOCATION").unwrap_or_else(|| "us-central1".into());
+            let name = var("GEMINI_MODEL").unwrap_or_else(|| "gemini-2.5-flash".into());
+            Arc::new(
+                Gemini::new(GeminiConfig::vertex(&project, &location, &name))
+                    .map_err(|_| Error::from_code(Code::ModelUnavailable))?,
+            )
+        }
+        Some(_) => return Err(config_error("HARMONIA_MODEL is offline or gemini")),
+    };
+    let skills = SkillLibrary::load(&SkillLibrary::default_dir())
+        .map_err(|_| config_error("the skills folder could not be loaded"))?;
+    let runtime = tools.into_iter().fold(Runtime::new(model, store.clone(), Arc::new(skills)), Runtime::with_tool);
+    let connector: Arc<dyn Connector> = match var("HARMONIA_CONNECTOR").as_deref() {
+        None | Some("sandbox") => Arc::new(Sandbox::new(store.clone())),
+        Some("webhook") => {
+            let url =
+                var("WEBHOOK_URL").ok_or_else(|| config_error("WEBHOOK_URL is required for the webhook connector"))?;
+            let secret = var("WEBHOOK_SECRET")
+                .ok_or_else(|| config_error("WEBHOOK_SECRET is required for the webhook connector"))?;
+            Arc::new(
+                Webhook::new(&url, secret.as_bytes(), Duration::from_secs(30))
+                    .map_err(|_| config_error("the webhook client could not be built"))?,
+            )
+        }
+        Some(_) => return Err(config_error("HARMONIA_CONNECTOR is sandbox or webhook")),
+    };
+    Ok(Arc::new(Env {
+        store,
+        bus: Arc::new(bus),
+        runtime: Arc::new(runtime),
+        connector,
+        topic_prefix: var("HARMONIA_TOPIC_PREFIX").unwrap_or_default(),
+        pipeline_user: "pipeline".parse()?,
+        step_lease: Timing::CLOUD.model_ack_deadline,
+    }))
+}
+
+/// The operator credential digests named by `HARMONIA_OPERATOR_CREDENTIALS`.
+pub fn credentials() -> Result<Arc<Credentials>, Error> {
+    let path = var("HARMONIA_OPERATOR_CREDENTIALS")
+        .ok_or_else(|| config_error("HARMONIA_OPERATOR_CREDENTIALS is required"))?;
+    let bytes = std::fs::read(&path).map_err(|_| config_error("the operator credentials file cannot be read"))?;
+    serde_json::from_slice(&bytes).map(Arc::new).map_err(|_| config_error("the operator credentials file is not valid"))
+}
+
+/// The router of a pipeline stage function: `POST /push/<topic>` for each of its
+/// subscriptions, and `GET /healthz`.
+pub fn stage_router(function: &str, env: &Arc<Env>) -> Result<Router, Error> {
+    let mut router = Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
+    let mut any = false;
+    for (spec, handler) in handlers(env, Timing::CLOUD) {
+        let consumer = spec.name.as_str().rsplit('.').next().unwrap_or_default();
+        if consumer == function {
+            let topic = spec.topic.to_string();
+            router = router.merge(push::router(&format!("/push/{topic}"), handler));
+            any = true;
+        }
+    }
+    if any { Ok(router) } else { Err(config_error("unknown function")) }
+}
+
+/// Create every topic (with its dead-letter topic) and every push subscription of the
+/// registry on `bus`, pushing to `endpoint(function)` + `/push/<topic>`. Existing ones are left
+/// as they are. Returns the number of subscriptions.
+pub async fn provision(
+    bus: &PubSubBus,
+    prefix: &str,
+    timing: Timing,
+    endpoint: impl Fn(&str) -> Option<String>,
+) -> Result<usize, Error> {
+    let bus_error = |e: harmonia_bus::Error| Error::from_code(e.code());
+    for topic in harmonia_pipeline::registry::topics(prefix) {
+        bus.create_topic(&topic).await.map_err(bus_error)?;
+    }
+    let mut specs: Vec<(&str, harmonia_bus::SubscriptionSpec)> =
+        harmonia_pipeline::registry::subscriptions(prefix, timing);
+    specs.extend(
+        harmonia_pipeline::registry::dead_letter_subscriptions(prefix, timing).into_iter().map(|s| ("deadletter", s)),
+    );
+    let mut n = 0;
+    for (function, spec) in specs {
+        let base = endpoint(function).ok_or_else(|| config_error("a function has no push endpoint"))?;
+        // Pub/Sub allows 5-100 attempts; the recorder's own subscription retries at the maximum.
+        let spec = harmonia_bus::SubscriptionSpec { max_attempts: spec.max_attempts.clamp(5, 100), ..spec };
+        bus.create_push_subscription(&spec, &format!("{}/push/{}", base.trim_end_matches('/'), spec.topic))
+            .await
+            .map_err(bus_error)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Log to stderr: human-readable, or Cloud Logging JSON with `HARMONIA_LOG_FORMAT=json`.
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_new(var("HARMONIA_LOG").unwrap_or_else(|| "info".into()))
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false);
+    let _ = builder.try_init();
+}
+
+/// Run a pipeline stage function until SIGTERM; this is a stage binary's whole `main`.
+pub async fn run_stage(function: &'static str) -> std::process::ExitCode {
+    run(function, Vec::new(), |env| stage_router(function, &env)).await
+}
+
+/// Run `function` with `tools` on its runtime and the router `app` builds, until SIGTERM or
+/// Ctrl-C.
+pub async fn run(
+    function: &'static str,
+    tools: Vec<Arc<dyn Tool>>,
+    app: impl FnOnce(Arc<Env>) -> Result<Router, Error>,
+) -> std::process::ExitCode {
+    init_logging();
+    if !FUNCTIONS.contains(&function) {
+        tracing::error!(function, "unknown function");
+        return std::process::ExitCode::FAILURE;
+    }
+    let serve = async {
+        let env = env_from_environment(tools).await?;
+        let app = app(env)?;
+        let port: u16 = var("PORT").and_then(|p| p.parse().ok()).unwrap_or(8080);
+        let ip = var("HARMONIA_BIND").and_then(|b| b.parse().ok()).unwrap_or([0, 0, 0, 0].into());
+        let listener = tokio::net::TcpListener::bind(SocketAddr::new(ip, port))
+            .await
+            .map_err(|_| Error::new(Code::DependencyUnavailable, "the port is not available"))?;
+        tracing::info!(function, port, "serving");
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown())
+            .await
+            .map_err(|_| Error::from_code(Code::Internal))
+    };
+    match serve.await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(function, code = %e.code, message = %e.message, "stopped");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn shutdown() {
+    let term = async {
+        #[cfg(unix)]
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+            return;
+        }
+        std::future::pending::<()>().await;
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {},
+        () = term => {},
+    }
+}
