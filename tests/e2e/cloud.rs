@@ -36,10 +36,17 @@ struct Cloud {
     ws: WorkspaceId,
     token: String,
     http: reqwest::Client,
+    bus: PubSubBus,
     _dir: harmonia_testkit::LeakedDir,
 }
 
 async fn cloud() -> Cloud {
+    cloud_with(&[], 0).await
+}
+
+/// The cloud with `extra` environment on every function and `copies` additional push
+/// subscriptions per route (so every message is delivered `1 + copies` times).
+async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
     harmonia_testkit::firestore_emulator();
     harmonia_testkit::pubsub_emulator();
     let project = harmonia_testkit::unique("cloud");
@@ -76,8 +83,11 @@ async fn cloud() -> Cloud {
             "HARMONIA_SKILLS_DIR".into(),
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills").to_string_lossy().into_owned(),
         ),
-        ("HARMONIA_LOG".into(), "warn".into()),
-    ];
+        ("HARMONIA_LOG".into(), "error".into()),
+    ]
+    .into_iter()
+    .chain(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
+    .collect();
     let mut functions = HashMap::new();
     for name in FUNCTIONS.iter().filter(|f| **f != "nova") {
         functions.insert((*name).to_owned(), FunctionProcess::start(name, &env).await);
@@ -85,7 +95,16 @@ async fn cloud() -> Cloud {
     let bus = PubSubBus::connect(PubSubConfig::from_env(&project)).await.expect("pubsub");
     let urls: HashMap<String, String> = functions.iter().map(|(k, v)| (k.clone(), v.url.clone())).collect();
     harmonia_host::provision(&bus, "", EMULATOR, |f| urls.get(f).cloned()).await.expect("provision");
-    Cloud { functions, store, ws, token, http: reqwest::Client::new(), _dir: dir }
+    for copy in 1..=copies {
+        for (function, spec) in harmonia_pipeline::registry::subscriptions("", EMULATOR) {
+            let name = format!("{}.copy{copy}", spec.name).parse().expect("name");
+            let spec = harmonia_bus::SubscriptionSpec { name, ..spec };
+            bus.create_push_subscription(&spec, &format!("{}/push/{}", urls[function], spec.topic))
+                .await
+                .expect("copy");
+        }
+    }
+    Cloud { functions, store, ws, token, http: reqwest::Client::new(), bus, _dir: dir }
 }
 
 impl Cloud {
@@ -97,6 +116,47 @@ impl Cloud {
         }
         let r = req.send().await.expect("request");
         (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Submit the sample and take it to a terminal state, approving both gates; `at` runs
+    /// whenever the job is seen in a new status.
+    async fn run_job(&mut self, mut at: impl AsyncFnMut(&mut Self, JobStatus)) -> (String, JobStatus) {
+        let post = reqwest::Method::POST;
+        let (s, v) =
+            self.api("ingest", post.clone(), "/v1/sources", Some(json!({"format": "json", "content": SAMPLE}))).await;
+        assert_eq!(s, 201, "{v}");
+        let job = v["job"]["id"].as_str().expect("id").to_owned();
+        let mut last = None;
+        for _ in 0..3000 {
+            let (_, v) = self.api("operator", reqwest::Method::GET, &format!("/v1/jobs/{job}"), None).await;
+            let Ok(status) = serde_json::from_value::<JobStatus>(v["job"]["status"].clone()) else {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            };
+            if last != Some(status) {
+                last = Some(status);
+                at(self, status).await;
+            }
+            if status.is_terminal() {
+                return (job, status);
+            }
+            let subject = match status {
+                JobStatus::AwaitingStrategyApproval => Some("strategy"),
+                JobStatus::AwaitingDraftApproval => Some("draft"),
+                _ => None,
+            };
+            if let (Some(subject), Some(version)) = (subject, v["awaiting_version"].as_str()) {
+                let body = json!({"subject": subject, "decision": "approve", "version": version});
+                let (s, v) = self.api("operator", post.clone(), &format!("/v1/jobs/{job}/decisions"), Some(body)).await;
+                assert!(s == 200 || s == 409, "{s} {v}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("job {job} did not finish");
+    }
+
+    async fn count(&self, ws: &WorkspaceId, collection: harmonia_store::Collection) -> usize {
+        self.store.query(ws, collection, &Query::all(1000)).await.expect("query").len()
     }
 
     async fn wait_for(&self, job: &str, want: impl Fn(JobStatus) -> bool) -> (JobStatus, Value) {
@@ -165,4 +225,103 @@ async fn one_job_through_every_function_as_its_own_process() {
         publications[0].verification.as_ref().map(|v| &v.outcome),
         Some(VerificationOutcome::Verified { .. })
     ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_message_delivered_three_times_yields_one_of_each_output_and_one_post() {
+    let mut cloud = cloud_with(&[("HARMONIA_STEP_LEASE_SECS", "20")], 2).await;
+    let (_, status) = cloud.run_job(async |_, _| {}).await;
+    assert_eq!(status, JobStatus::Verified);
+    let ws = cloud.ws.clone();
+    assert_eq!(cloud.count(&ws, PUBLICATIONS).await, 1);
+    assert_eq!(cloud.count(&ws, harmonia_pipeline::connector::SANDBOX_POSTS).await, 1, "one post");
+    assert_eq!(cloud.count(&ws, harmonia_pipeline::records::ANALYSES).await, 1);
+    assert_eq!(cloud.count(&ws, harmonia_pipeline::records::DRAFTS).await, 2);
+    assert_eq!(cloud.count(&ws, harmonia_pipeline::records::REVIEWS).await, 2);
+    assert_eq!(cloud.count(&ws, harmonia_pipeline::records::ACTIVITY).await, 14, "each specialist ran once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_poison_message_is_dead_lettered_and_recorded_while_other_jobs_complete() {
+    let mut cloud = cloud_with(&[], 0).await;
+    let poison = harmonia_bus::OutboundMessage {
+        topic: "source.ingested".parse().expect("topic"),
+        data: b"\xff\x00 not an event".to_vec(),
+        attributes: [("workspace".to_owned(), "demo".to_owned())].into_iter().collect(),
+    };
+    harmonia_bus::Bus::publish(&cloud.bus, poison).await.expect("publish poison");
+    let (_, status) = cloud.run_job(async |_, _| {}).await;
+    assert_eq!(status, JobStatus::Verified, "the other job completes");
+    let ws = cloud.ws.clone();
+    for _ in 0..600 {
+        if cloud.count(&ws, harmonia_pipeline::records::DEAD_LETTERS).await > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let letters =
+        cloud.store.query(&ws, harmonia_pipeline::records::DEAD_LETTERS, &Query::all(10)).await.expect("query");
+    assert_eq!(letters.len(), 1, "recorded by the dead-letter function");
+    let letter: harmonia_pipeline::records::DeadLetter = letters[0].decode().expect("decode");
+    assert!(letter.source_subscription.ends_with("source.ingested.analyze"), "{}", letter.source_subscription);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_stage_function_killed_mid_step_still_reaches_verified_with_one_post() {
+    // Each push is held 1.5 s before its step runs: the window in which the function is killed.
+    let mut cloud = cloud_with(&[("HARMONIA_FAULT_DELAY_MS", "1500"), ("HARMONIA_STEP_LEASE_SECS", "3")], 0).await;
+    let mut killed = Vec::new();
+    let (_, status) = cloud
+        .run_job(async |cloud: &mut Cloud, status: JobStatus| {
+            let victim = match status {
+                JobStatus::Ingested => "analyze",
+                JobStatus::Analyzed => "strategize",
+                JobStatus::StrategyApproved => "plan",
+                JobStatus::Planned | JobStatus::RevisionRequested => "draft",
+                JobStatus::Drafted => "review",
+                JobStatus::Reviewed => "policy",
+                JobStatus::DraftApproved => "publish",
+                JobStatus::Published | JobStatus::PublishUnknown => "verify",
+                _ => return,
+            };
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            if let Some(f) = cloud.functions.get_mut(victim) {
+                f.kill_and_restart().await;
+                killed.push(victim);
+            }
+        })
+        .await;
+    assert_eq!(status, JobStatus::Verified);
+    for f in ["analyze", "strategize", "plan", "draft", "review", "policy", "publish", "verify"] {
+        assert!(killed.contains(&f), "{f} was killed mid-step: {killed:?}");
+    }
+    let ws = cloud.ws.clone();
+    assert_eq!(cloud.count(&ws, harmonia_pipeline::connector::SANDBOX_POSTS).await, 1, "exactly one post");
+    assert_eq!(cloud.count(&ws, PUBLICATIONS).await, 1);
+}
+
+/// Benchmark, not a test (nothing is asserted about time): p50 wall time of one job end to end
+/// across processes on the emulators with the offline model, approvals given as soon as asked.
+/// Run with `./infra/bench-cloud.sh` (`BENCH_JOBS` jobs, default 7).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "a benchmark; run ./infra/bench-cloud.sh"]
+async fn bench_wall_time_of_one_job_across_processes() {
+    let jobs: usize = std::env::var("BENCH_JOBS").ok().and_then(|v| v.parse().ok()).unwrap_or(7);
+    let mut cloud = cloud().await;
+    let mut times = Vec::with_capacity(jobs);
+    for _ in 0..jobs {
+        let start = std::time::Instant::now();
+        let (_, status) = cloud.run_job(async |_, _| {}).await;
+        assert_eq!(status, JobStatus::Verified);
+        times.push(start.elapsed());
+    }
+    times.sort_unstable();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let line = format!(
+        "cross-process job (11 functions, each its own process, Firestore + Pub/Sub emulators, offline model), {jobs} jobs: p50 {:.0} ms, min {:.0} ms, max {:.0} ms",
+        ms(times[times.len() / 2]),
+        ms(times[0]),
+        ms(times[times.len() - 1])
+    );
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{line}\n").as_bytes());
 }

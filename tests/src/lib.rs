@@ -41,6 +41,8 @@ pub struct FunctionProcess {
     /// `http://127.0.0.1:<port>`.
     pub url: String,
     child: tokio::process::Child,
+    port: u16,
+    env: Vec<(String, String)>,
 }
 
 impl FunctionProcess {
@@ -61,6 +63,11 @@ impl FunctionProcess {
     /// Start `harmonia-<name>` with `env`, on a free port, and wait until it answers.
     pub async fn start(name: &str, env: &[(String, String)]) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+        Self::start_on(name, env, port).await
+    }
+
+    /// Start `harmonia-<name>` on `port` (a restart keeps its push endpoint).
+    pub async fn start_on(name: &str, env: &[(String, String)], port: u16) -> Self {
         let mut command = tokio::process::Command::new(Self::binary(name));
         command.env("PORT", port.to_string()).env("HARMONIA_BIND", "127.0.0.1").kill_on_drop(true);
         for (k, v) in env {
@@ -69,7 +76,7 @@ impl FunctionProcess {
         command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::inherit());
         let child = command.spawn().expect("spawn a function");
         let url = format!("http://127.0.0.1:{port}");
-        let process = Self { name: name.to_owned(), url, child };
+        let process = Self { name: name.to_owned(), url, child, port, env: env.to_vec() };
         process.wait_healthy().await;
         process
     }
@@ -88,5 +95,12 @@ impl FunctionProcess {
     /// Kill it now (SIGKILL).
     pub async fn kill(&mut self) {
         let _ = self.child.kill().await;
+    }
+
+    /// SIGKILL it and start it again on the same port with the same environment.
+    pub async fn kill_and_restart(&mut self) {
+        self.kill().await;
+        let again = Self::start_on(&self.name, &self.env, self.port).await;
+        *self = again;
     }
 }

@@ -16,6 +16,8 @@
 //! | `HARMONIA_OPERATOR_CREDENTIALS` | — | path of the operator credential digests (operator, ingest, nova) |
 //! | `HARMONIA_SKILLS_DIR` | the image's `/app/skills` | skills folder |
 //! | `HARMONIA_LOG` | `info` | log filter; `HARMONIA_LOG_FORMAT=json` for Cloud Logging |
+//! | `HARMONIA_STEP_LEASE_SECS` | `300` | how long a step's in-flight claim holds off duplicates (the longest ack deadline) |
+//! | `HARMONIA_FAULT_DELAY_MS` | `0` | resilience drills: hold every push this long before the step runs |
 //!
 //! Stage functions serve `POST /push/<topic>` for each subscription the registry gives them
 //! (the push endpoint of that subscription) and `GET /healthz`; the operator, ingest and Nova
@@ -103,7 +105,10 @@ pub async fn env_from_environment(tools: Vec<Arc<dyn Tool>>) -> Result<Arc<Env>,
         connector,
         topic_prefix: var("HARMONIA_TOPIC_PREFIX").unwrap_or_default(),
         pipeline_user: "pipeline".parse()?,
-        step_lease: Timing::CLOUD.model_ack_deadline,
+        step_lease: var("HARMONIA_STEP_LEASE_SECS")
+            .and_then(|s| s.parse().ok())
+            .map(Duration::from_secs)
+            .unwrap_or(Timing::CLOUD.model_ack_deadline),
     }))
 }
 
@@ -124,11 +129,28 @@ pub fn stage_router(function: &str, env: &Arc<Env>) -> Result<Router, Error> {
         let consumer = spec.name.as_str().rsplit('.').next().unwrap_or_default();
         if consumer == function {
             let topic = spec.topic.to_string();
+            let handler: Arc<dyn harmonia_bus::Handler> =
+                match var("HARMONIA_FAULT_DELAY_MS").and_then(|v| v.parse().ok()) {
+                    Some(ms) if ms > 0 => Arc::new(Delayed(handler, Duration::from_millis(ms))),
+                    _ => handler,
+                };
             router = router.merge(push::router(&format!("/push/{topic}"), handler));
             any = true;
         }
     }
     if any { Ok(router) } else { Err(config_error("unknown function")) }
+}
+
+/// Holds each delivery before handing it on (resilience drills: a window to kill a process
+/// mid-step).
+struct Delayed(Arc<dyn harmonia_bus::Handler>, Duration);
+
+#[async_trait::async_trait]
+impl harmonia_bus::Handler for Delayed {
+    async fn handle(&self, delivery: harmonia_bus::Delivery) -> harmonia_bus::Outcome {
+        tokio::time::sleep(self.1).await;
+        self.0.handle(delivery).await
+    }
 }
 
 /// Create every topic (with its dead-letter topic) and every push subscription of the

@@ -112,9 +112,39 @@ pub async fn marker(
 }
 
 /// Publish what a marker recorded.
+///
+/// A message whose consuming stages have all completed already is not sent again: under heavy
+/// duplication this keeps redeliveries from multiplying messages downstream.
 pub async fn republish(env: &Env, marker: &Marker) -> Result<(), StepError> {
-    let messages: Vec<OutboundMessage> = marker.next.iter().filter_map(outbound).collect();
+    let mut messages = Vec::new();
+    for m in marker.next.iter().filter_map(outbound) {
+        if !consumed(env, marker, &m).await? {
+            messages.push(m);
+        }
+    }
     env.publish(&messages).await
+}
+
+/// Whether every stage consuming `message` has completed for its job and pass.
+async fn consumed(env: &Env, marker: &Marker, message: &OutboundMessage) -> Result<bool, StepError> {
+    let topic = message.topic.as_str().strip_prefix(env.topic_prefix.as_str()).unwrap_or_default();
+    let pass = message.attributes.get("pass").and_then(|p| p.parse::<u8>().ok()).and_then(|p| Pass::try_from(p).ok());
+    let workspace = message.attributes.get("workspace").and_then(|w| w.parse::<WorkspaceId>().ok());
+    let (Some(pass), Some(workspace)) = (pass, workspace) else { return Ok(false) };
+    let consumers: Vec<Stage> = crate::registry::ROUTES
+        .iter()
+        .filter(|r| r.topic == topic)
+        .filter_map(|r| Stage::ALL.into_iter().find(|s| s.as_str() == r.function))
+        .collect();
+    if consumers.is_empty() {
+        return Ok(false);
+    }
+    for stage in consumers {
+        if self::marker(env, &workspace, &marker.job, stage, pass).await?.is_none() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// The outputs of a completed step.

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# p50 wall time of one job end to end across processes: every function its own process over
+# the Firestore and Pub/Sub emulators (started and stopped here), offline model.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+cargo build --workspace --bins --locked
+trap '"$root/infra/emulators/stop.sh" >/dev/null 2>&1 || true' EXIT
+"$root/infra/emulators/start.sh"
+# shellcheck source=/dev/null
+source "$root/infra/emulators/.run/env"
+cargo test --locked -p harmonia-e2e --test e2e bench_wall_time_of_one_job_across_processes -- --ignored --nocapture
