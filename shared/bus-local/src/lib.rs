@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -18,6 +18,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use harmonia_bus::{
     Bus, DEAD_LETTER_SOURCE_ATTRIBUTE, Delivery, Error, Handler, Name, OutboundMessage, Outcome, SubscriptionSpec,
 };
+use harmonia_store_sqlite::Blocking;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinHandle;
@@ -48,11 +49,7 @@ CREATE INDEX IF NOT EXISTS bus_messages_due ON bus_messages (subscription, visib
 ";
 
 fn unavailable(e: rusqlite::Error) -> Error {
-    let kind = match e.sqlite_error_code() {
-        Some(code) => format!("sqlite_{code:?}").to_lowercase(),
-        None => "sqlite".to_owned(),
-    };
-    Error::Unavailable { kind }
+    Error::Unavailable { kind: harmonia_store_sqlite::error_kind(&e) }
 }
 
 fn now_ms() -> i64 {
@@ -66,7 +63,7 @@ fn millis(d: Duration) -> i64 {
 /// The durable local bus.
 #[derive(Clone)]
 pub struct LocalBus {
-    conn: Arc<Mutex<Connection>>,
+    conn: Blocking,
     wake: Arc<Notify>,
 }
 
@@ -88,20 +85,14 @@ impl LocalBus {
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
         let conn = harmonia_store_sqlite::open_connection(path.as_ref()).map_err(unavailable)?;
         conn.execute_batch(SCHEMA).map_err(unavailable)?;
-        Ok(Self { conn: Arc::new(Mutex::new(conn)), wake: Arc::new(Notify::new()) })
+        Ok(Self { conn: Blocking::new(conn), wake: Arc::new(Notify::new()) })
     }
 
     async fn with_conn<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
-        let conn = self.conn.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut guard = conn.lock().map_err(|_| Error::Unavailable { kind: "poisoned".into() })?;
-            f(&mut guard)
-        })
-        .await
-        .map_err(|_| Error::Unavailable { kind: "blocking_task".into() })?
+        self.conn.run(f, |kind| Error::Unavailable { kind: kind.into() }).await
     }
 
     /// Create a topic (idempotent).

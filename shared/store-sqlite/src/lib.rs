@@ -38,18 +38,55 @@ pub fn open_connection(path: &Path) -> Result<Connection, rusqlite::Error> {
     Ok(conn)
 }
 
-fn unavailable(e: rusqlite::Error) -> Error {
-    let kind = match e.sqlite_error_code() {
+/// A short, safe status name for a SQLite error (e.g. `sqlite_databasebusy`).
+pub fn error_kind(e: &rusqlite::Error) -> String {
+    match e.sqlite_error_code() {
         Some(code) => format!("sqlite_{code:?}").to_lowercase(),
         None => "sqlite".to_owned(),
-    };
-    Error::Unavailable { kind }
+    }
+}
+
+fn unavailable(e: rusqlite::Error) -> Error {
+    Error::Unavailable { kind: error_kind(&e) }
+}
+
+/// One connection used from blocking tasks (SQLite calls block), shared by the store and the
+/// local queue code paths.
+#[derive(Clone)]
+pub struct Blocking(Arc<Mutex<Connection>>);
+
+impl Blocking {
+    /// Wrap a connection.
+    pub fn new(conn: Connection) -> Self {
+        Self(Arc::new(Mutex::new(conn)))
+    }
+
+    /// Run `f` on the connection in a blocking task; `lost` is the error when the task or the
+    /// lock is lost (a panic in another call).
+    pub async fn run<T, E>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
+        lost: impl Fn(&'static str) -> E + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: Send + 'static,
+    {
+        let conn = self.0.clone();
+        let lost_join = lost("blocking_task");
+        tokio::task::spawn_blocking(move || {
+            let mut guard = conn.lock().map_err(|_| lost("poisoned"))?;
+            f(&mut guard)
+        })
+        .await
+        .unwrap_or(Err(lost_join))
+    }
 }
 
 /// The SQLite document store.
 #[derive(Clone)]
 pub struct SqliteStore {
-    conn: Arc<Mutex<Connection>>,
+    conn: Blocking,
     path: PathBuf,
 }
 
@@ -68,7 +105,7 @@ impl SqliteStore {
         }
         let conn = open_connection(&path).map_err(unavailable)?;
         conn.execute_batch(SCHEMA).map_err(unavailable)?;
-        Ok(Self { conn: Arc::new(Mutex::new(conn)), path })
+        Ok(Self { conn: Blocking::new(conn), path })
     }
 
     /// The database file.
@@ -80,13 +117,7 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
-        let conn = self.conn.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut guard = conn.lock().map_err(|_| Error::Unavailable { kind: "poisoned".into() })?;
-            f(&mut guard)
-        })
-        .await
-        .map_err(|_| Error::Unavailable { kind: "blocking_task".into() })?
+        self.conn.run(f, |kind| Error::Unavailable { kind: kind.into() }).await
     }
 }
 
