@@ -1,13 +1,12 @@
 use async_trait::async_trait;
 use harmonia_agents::io::{NimiInput, RoleInput};
-use harmonia_agents::research::eligible_memory;
-use harmonia_contracts::domain::{Analysis, JobStatus, PostMetrics, Source};
+use harmonia_contracts::domain::{Analysis, JobStatus, Source};
 use harmonia_contracts::event::{AnalysisCompleted, SourceIngested, Stage, StageEvent};
-use harmonia_store::{Query, encode};
+use harmonia_store::encode;
 
 use super::{load, seed};
 use crate::Env;
-use crate::records::{ANALYSES, AnalysisRecord, POST_METRICS, SOURCES, doc_id};
+use crate::records::{ANALYSES, AnalysisRecord, SOURCES, doc_id};
 use crate::step::{Completion, Step, StepError, complete};
 
 /// `analyze`: Harmonia routes to Nimi over the source, verified performance and eligible memory.
@@ -21,9 +20,7 @@ impl Step for Analyze {
     async fn run(&self, env: &Env, event: &StageEvent<SourceIngested>) -> Result<(), StepError> {
         let ws = &event.workspace;
         let source: Source = load(env, ws, SOURCES, &doc_id(&event.payload.source)).await?;
-        let performance: Vec<PostMetrics> =
-            env.store.query(ws, POST_METRICS, &Query::all(50)).await?.iter().filter_map(|d| d.decode().ok()).collect();
-        let memory = eligible_memory(&*env.store, ws, 20).await?;
+        let (performance, memory) = super::context(env, ws).await?;
         let input = RoleInput::Nimi(NimiInput::new(&source, performance, memory));
         let invocation = env.runtime.run_task(&seed(env, event, Stage::Analyze, input)).await?;
         let analysis: Analysis = invocation.state_delta.require("analysis")?;

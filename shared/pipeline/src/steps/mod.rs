@@ -42,6 +42,24 @@ pub(crate) async fn load<T: DeserializeOwned>(
     Ok(doc.decode()?)
 }
 
+/// The context Nimi and Ryan may use beyond the job: verified performance of earlier posts and
+/// the workspace's eligible memory facts.
+pub(crate) async fn context(
+    env: &Env,
+    workspace: &WorkspaceId,
+) -> Result<(Vec<harmonia_contracts::domain::PostMetrics>, Vec<harmonia_contracts::domain::MemoryFact>), StepError> {
+    let query = harmonia_store::Query::all(50);
+    let performance = env
+        .store
+        .query(workspace, crate::records::POST_METRICS, &query)
+        .await?
+        .iter()
+        .filter_map(|d| d.decode().ok())
+        .collect();
+    let memory = harmonia_agents::research::eligible_memory(&*env.store, workspace, 20).await?;
+    Ok((performance, memory))
+}
+
 /// The seed of a specialist invocation for this event.
 pub(crate) fn seed<P: EventPayload>(
     env: &Env,

@@ -1,13 +1,12 @@
 use async_trait::async_trait;
 use harmonia_agents::io::{CompanyContext, RoleInput, RyanInput};
-use harmonia_agents::research::eligible_memory;
-use harmonia_contracts::domain::{JobStatus, PostMetrics, Strategy, Workspace, content_hash};
+use harmonia_contracts::domain::{JobStatus, Strategy, Workspace, content_hash};
 use harmonia_contracts::event::{AnalysisCompleted, Stage, StageEvent, StrategyProposed};
-use harmonia_store::{Query, encode};
+use harmonia_store::encode;
 
 use super::{load, seed};
 use crate::Env;
-use crate::records::{ANALYSES, AnalysisRecord, POST_METRICS, STRATEGIES, StrategyRecord, WORKSPACES, doc_id};
+use crate::records::{ANALYSES, AnalysisRecord, STRATEGIES, StrategyRecord, WORKSPACES, doc_id};
 use crate::step::{Completion, Step, StepError, complete};
 
 /// `strategize`: Harmonia routes to Ryan; the strategy then waits for a human.
@@ -22,9 +21,7 @@ impl Step for Strategize {
         let ws = &event.workspace;
         let record: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(&event.job)).await?;
         let workspace: Workspace = load(env, ws, WORKSPACES, &doc_id(ws)).await?;
-        let performance: Vec<PostMetrics> =
-            env.store.query(ws, POST_METRICS, &Query::all(50)).await?.iter().filter_map(|d| d.decode().ok()).collect();
-        let memory = eligible_memory(&*env.store, ws, 20).await?;
+        let (performance, memory) = super::context(env, ws).await?;
         let company = CompanyContext { name: workspace.name, goals: workspace.goals };
         let input = RoleInput::Ryan(RyanInput::new(record.analysis, company, performance, memory));
         let strategy: Strategy =
