@@ -3,7 +3,11 @@
 //! credential, never from a request body. Only SHA-256 digests are kept; a credential is shown
 //! once, when it is issued.
 
+mod google;
+
 use std::collections::HashMap;
+
+pub use google::GoogleIdTokens;
 
 use harmonia_contracts::ids::{OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
@@ -20,12 +24,16 @@ pub struct Identity {
     pub workspace: WorkspaceId,
 }
 
-/// The accepted credentials, by digest.
+/// The accepted credentials: operator bearer credentials by digest (the embedded default) and,
+/// when deployed, Google-signed ID tokens.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Credentials {
     /// Lowercase hex SHA-256 of a credential → its identity.
     pub digests: HashMap<String, Identity>,
+    /// Google ID-token verification, when configured.
+    #[serde(skip)]
+    pub google: Option<GoogleIdTokens>,
 }
 
 fn digest(credential: &str) -> String {
@@ -54,6 +62,15 @@ impl Credentials {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .ok_or_else(|| Error::from_code(Code::Unauthenticated))?;
+        if let Some(google) = &self.google
+            && GoogleIdTokens::looks_like(token)
+        {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+                .unwrap_or(0);
+            return google.verify(token, now);
+        }
         self.digests.get(&digest(token)).cloned().ok_or_else(|| Error::from_code(Code::Unauthenticated))
     }
 }

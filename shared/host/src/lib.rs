@@ -14,6 +14,7 @@
 //! | `HARMONIA_CONNECTOR` | `sandbox` | `sandbox` or `webhook` |
 //! | `WEBHOOK_URL`, `WEBHOOK_SECRET` | — | the webhook connector's target and signing secret |
 //! | `HARMONIA_OPERATOR_CREDENTIALS` | — | path of the operator credential digests (operator, ingest, nova) |
+//! | `HARMONIA_GOOGLE_JWKS`, `HARMONIA_GOOGLE_AUDIENCE`, `HARMONIA_GOOGLE_PRINCIPALS` | — | Google-signed ID tokens: key set file, expected audience, email → identity file |
 //! | `HARMONIA_SKILLS_DIR` | the image's `/app/skills` | skills folder |
 //! | `HARMONIA_LOG` | `info` | log filter; `HARMONIA_LOG_FORMAT=json` for Cloud Logging |
 //! | `HARMONIA_STEP_LEASE_SECS` | `300` | how long a step's in-flight claim holds off duplicates (the longest ack deadline) |
@@ -112,12 +113,31 @@ pub async fn env_from_environment(tools: Vec<Arc<dyn Tool>>) -> Result<Arc<Env>,
     }))
 }
 
-/// The operator credential digests named by `HARMONIA_OPERATOR_CREDENTIALS`.
+/// Who may call the operator, ingest and Nova functions: the operator credential digests
+/// named by `HARMONIA_OPERATOR_CREDENTIALS`, and/or Google-signed ID tokens verified against
+/// the JWKS at `HARMONIA_GOOGLE_JWKS` for the audience `HARMONIA_GOOGLE_AUDIENCE`, with verified
+/// emails mapped to identities by `HARMONIA_GOOGLE_PRINCIPALS` (`{"email": {"operator", "workspace"}}`).
 pub fn credentials() -> Result<Arc<Credentials>, Error> {
-    let path = var("HARMONIA_OPERATOR_CREDENTIALS")
-        .ok_or_else(|| config_error("HARMONIA_OPERATOR_CREDENTIALS is required"))?;
-    let bytes = std::fs::read(&path).map_err(|_| config_error("the operator credentials file cannot be read"))?;
-    serde_json::from_slice(&bytes).map(Arc::new).map_err(|_| config_error("the operator credentials file is not valid"))
+    let read = |path: String| std::fs::read(path).map_err(|_| config_error("a credentials file cannot be read"));
+    let mut credentials: Credentials = match var("HARMONIA_OPERATOR_CREDENTIALS") {
+        Some(path) => serde_json::from_slice(&read(path)?)
+            .map_err(|_| config_error("the operator credentials file is not valid"))?,
+        None => Credentials::default(),
+    };
+    if let Some(jwks) = var("HARMONIA_GOOGLE_JWKS") {
+        let audience = var("HARMONIA_GOOGLE_AUDIENCE")
+            .ok_or_else(|| config_error("HARMONIA_GOOGLE_AUDIENCE is required with HARMONIA_GOOGLE_JWKS"))?;
+        let principals_path = var("HARMONIA_GOOGLE_PRINCIPALS")
+            .ok_or_else(|| config_error("HARMONIA_GOOGLE_PRINCIPALS is required with HARMONIA_GOOGLE_JWKS"))?;
+        let principals = serde_json::from_slice(&read(principals_path)?)
+            .map_err(|_| config_error("the principals file is not valid"))?;
+        let jwks = String::from_utf8(read(jwks)?).map_err(|_| config_error("the JWKS file is not text"))?;
+        credentials.google = Some(harmonia_auth::GoogleIdTokens::new(&jwks, &audience, principals)?);
+    }
+    if credentials.digests.is_empty() && credentials.google.is_none() {
+        return Err(config_error("set HARMONIA_OPERATOR_CREDENTIALS or HARMONIA_GOOGLE_JWKS"));
+    }
+    Ok(Arc::new(credentials))
 }
 
 /// The router of a pipeline stage function: `POST /push/<topic>` for each of its
