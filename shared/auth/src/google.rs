@@ -13,7 +13,7 @@ use serde::Deserialize;
 use crate::Identity;
 
 /// Clock skew tolerated on `exp`, seconds.
-pub const LEEWAY_SECS: i64 = 60;
+const LEEWAY_SECS: i64 = 60;
 const ISSUERS: [&str; 2] = ["https://accounts.google.com", "accounts.google.com"];
 
 /// Verifies Google ID tokens and maps their emails to identities.
