@@ -25,6 +25,45 @@ const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
 /// How long one job may take end to end before the CLI gives up waiting.
 const JOB_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Where the commands run: the embedded default in this process, or a deployed project's
+/// Firestore and Pub/Sub (`--cloud`, configured like the functions).
+pub(crate) enum Backend {
+    /// Every stage in this process.
+    Local(Local),
+    /// A deployed project: the functions there do the work.
+    Cloud {
+        /// The project's backends.
+        env: Arc<harmonia_pipeline::Env>,
+        /// The workspace to act in.
+        workspace: harmonia_contracts::ids::WorkspaceId,
+    },
+}
+
+impl Backend {
+    fn env(&self) -> &harmonia_pipeline::Env {
+        match self {
+            Backend::Local(l) => &l.env,
+            Backend::Cloud { env, .. } => env,
+        }
+    }
+
+    async fn workspace(&self) -> Result<harmonia_contracts::ids::WorkspaceId, Error> {
+        match self {
+            Backend::Local(l) => l.workspace().await,
+            Backend::Cloud { workspace, .. } => Ok(workspace.clone()),
+        }
+    }
+
+    pub(crate) fn local(&self) -> Result<&Local, Error> {
+        match self {
+            Backend::Local(l) => Ok(l),
+            Backend::Cloud { .. } => {
+                Err(Error::new(Code::InvalidRequest, "this command runs on the embedded default only"))
+            }
+        }
+    }
+}
+
 /// Text or JSON output.
 pub(crate) struct Output {
     pub(crate) json: bool,
@@ -253,12 +292,15 @@ pub(crate) async fn run(
 }
 
 /// `harmonia status [JOB]`.
-pub(crate) async fn status(env: &Local, out: &Output, job: Option<&str>) -> Result<(), Error> {
-    let ws = env.workspace().await?;
-    env.settle(Duration::from_secs(30)).await?;
+pub(crate) async fn status(backend: &Backend, out: &Output, job: Option<&str>) -> Result<(), Error> {
+    let ws = backend.workspace().await?;
+    if let Backend::Local(l) = backend {
+        l.settle(Duration::from_secs(30)).await?;
+    }
+    let env = backend.env();
     let jobs = match job {
-        Some(id) => vec![operator::job(&env.env, &ws, &id.parse()?).await?],
-        None => operator::jobs(&env.env, &ws, 1000).await?,
+        Some(id) => vec![operator::job(env, &ws, &id.parse()?).await?],
+        None => operator::jobs(env, &ws, 1000).await?,
     };
     let mut views = Vec::new();
     for j in &jobs {
@@ -268,7 +310,7 @@ pub(crate) async fn status(env: &Local, out: &Output, job: Option<&str>) -> Resu
             _ => None,
         };
         let version = match waiting {
-            Some(s) => Some(operator::current_version(&env.env, &ws, j, s).await?),
+            Some(s) => Some(operator::current_version(env, &ws, j, s).await?),
             None => None,
         };
         let failure = j
@@ -294,19 +336,20 @@ pub(crate) async fn status(env: &Local, out: &Output, job: Option<&str>) -> Resu
 
 /// `harmonia approve|reject JOB strategy|draft`.
 pub(crate) async fn decide(
-    env: &Local,
+    backend: &Backend,
     out: &Output,
     job: &str,
     subject: ApprovalSubject,
     reject: Option<String>,
     version: Option<String>,
 ) -> Result<(), Error> {
-    let ws = env.workspace().await?;
+    let ws = backend.workspace().await?;
+    let env = backend.env();
     let id: JobId = job.parse()?;
-    let current = operator::job(&env.env, &ws, &id).await?;
+    let current = operator::job(env, &ws, &id).await?;
     let version = match version {
         Some(v) => v,
-        None => operator::current_version(&env.env, &ws, &current, subject).await?,
+        None => operator::current_version(env, &ws, &current, subject).await?,
     };
     let decision = match reject {
         Some(reason) if !reason.trim().is_empty() => Decision::Rejected { reason },
@@ -321,14 +364,18 @@ pub(crate) async fn decide(
         subject_hash: version.clone(),
         trace: None,
     };
-    let approval = operator::decide(&env.env, &ws, request).await?;
+    let approval = operator::decide(env, &ws, request).await?;
     out.say(&format!(
         "recorded: {:?} of {:?} version {}",
         approval.decision,
         subject,
         &version[..version.len().min(12)]
     ));
-    let after = follow(env, out, &id, false).await?;
+    let after = match backend {
+        Backend::Local(l) => follow(l, out, &id, false).await?,
+        // Deployed functions carry on; report where the job stands now.
+        Backend::Cloud { .. } => operator::job(env, &ws, &id).await?,
+    };
     out.value(&json!({ "approval": approval, "job": after }));
     Ok(())
 }
@@ -412,5 +459,68 @@ pub(crate) async fn ask(env: &Local, out: &Output, question: &str) -> Result<(),
         asked.evidence_ids.join(", ")
     ));
     out.value(&serde_json::to_value(&asked).unwrap_or_default());
+    Ok(())
+}
+
+/// `harmonia activity JOB`: every specialist invocation of a job, from its activity records.
+pub(crate) async fn activity(backend: &Backend, out: &Output, job: &str) -> Result<(), Error> {
+    use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord};
+    let ws = backend.workspace().await?;
+    let id: JobId = job.parse()?;
+    let query = harmonia_store::Query::all(1000)
+        .filter("job", id.to_string())
+        .and_then(|q| q.order_by("started_at", harmonia_store::Direction::Ascending))
+        .map_err(Error::from)?;
+    let docs =
+        backend.env().store.query(&ws, harmonia_pipeline::records::ACTIVITY, &query).await.map_err(Error::from)?;
+    let records: Vec<ActivityRecord> =
+        docs.iter().map(|d| d.decode().map_err(Error::from)).collect::<Result<_, _>>()?;
+    for r in &records {
+        let outcome = match r.outcome {
+            ActivityOutcome::Success => "success".to_owned(),
+            ActivityOutcome::Failure { code } => format!("failure:{code}"),
+        };
+        out.say(&format!(
+            "{:<10} {:<10} {:<18} {:>8} us  {:>5} in {:>5} out  {:<22} trace {} span {}",
+            r.stage.as_str(),
+            r.agent.as_str(),
+            r.model,
+            r.duration_us,
+            r.usage.input_tokens,
+            r.usage.output_tokens,
+            outcome,
+            r.trace_id,
+            r.span_id
+        ));
+    }
+    if records.is_empty() {
+        out.say("no activity recorded for this job");
+    }
+    out.value(&json!({ "activity": records }));
+    Ok(())
+}
+
+/// `harmonia provision`: create every topic, dead-letter topic and push subscription of the
+/// registry in the configured project, pushing to each function's endpoint.
+pub(crate) async fn provision(out: &Output, endpoints: &[String], template: Option<&str>) -> Result<(), Error> {
+    let project = std::env::var("GOOGLE_CLOUD_PROJECT")
+        .map_err(|_| Error::new(Code::InvalidRequest, "GOOGLE_CLOUD_PROJECT is required"))?;
+    let prefix = std::env::var("HARMONIA_TOPIC_PREFIX").unwrap_or_default();
+    let mut map = std::collections::HashMap::new();
+    for e in endpoints {
+        let (function, url) =
+            e.split_once('=').ok_or_else(|| Error::new(Code::InvalidRequest, "endpoints are function=url"))?;
+        map.insert(function.to_owned(), url.to_owned());
+    }
+    let bus = harmonia_bus_pubsub::PubSubBus::connect(harmonia_bus_pubsub::PubSubConfig::from_env(project))
+        .await
+        .map_err(|e| Error::from_code(e.code()))?;
+    let endpoint = |f: &str| map.get(f).cloned().or_else(|| template.map(|t| t.replace("{function}", f)));
+    let n = harmonia_host::provision(&bus, &prefix, harmonia_pipeline::registry::Timing::CLOUD, endpoint).await?;
+    out.say(&format!(
+        "provisioned {} topics and {n} push subscriptions",
+        harmonia_pipeline::registry::topics(&prefix).len()
+    ));
+    out.value(&json!({ "subscriptions": n }));
     Ok(())
 }

@@ -24,6 +24,13 @@ struct Cli {
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
     json: bool,
+    /// Act on a deployed project (Firestore and Pub/Sub, configured from the environment like
+    /// the functions) instead of the embedded default. For status, approve, reject, activity.
+    #[arg(long, global = true)]
+    cloud: bool,
+    /// The workspace to act in with `--cloud`.
+    #[arg(long, global = true, default_value = "demo")]
+    workspace: String,
     #[command(subcommand)]
     command: Command,
 }
@@ -78,6 +85,21 @@ enum Command {
         #[arg(long, default_value_t = 8080)]
         port: u16,
     },
+    /// Every specialist invocation of a job: agent, stage, model, duration, tokens, outcome, trace.
+    Activity {
+        /// Job id.
+        job: String,
+    },
+    /// Create the registry's topics, dead-letter topics and push subscriptions (Pub/Sub, or its
+    /// emulator with PUBSUB_EMULATOR_HOST) for GOOGLE_CLOUD_PROJECT.
+    Provision {
+        /// A function's base URL, `function=https://...` (repeatable).
+        #[arg(long = "endpoint")]
+        endpoints: Vec<String>,
+        /// Base URL for functions not listed, with `{function}` substituted.
+        #[arg(long)]
+        endpoint_template: Option<String>,
+    },
     /// Reject the current strategy or draft of a job.
     Reject {
         /// Job id.
@@ -95,18 +117,30 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let out = app::Output { json: cli.json };
     let result = async {
-        let env = harmonia_local::Local::open(&cli.data_dir).await?;
+        if let Command::Provision { endpoints, endpoint_template } = &cli.command {
+            return app::provision(&out, endpoints, endpoint_template.as_deref()).await;
+        }
+        let backend = if cli.cloud {
+            let env = harmonia_host::env_from_environment(harmonia_nova::tools::all()).await?;
+            app::Backend::Cloud { env, workspace: cli.workspace.parse()? }
+        } else {
+            app::Backend::Local(harmonia_local::Local::open(&cli.data_dir).await?)
+        };
         match cli.command {
-            Command::Demo => app::demo(&env, &out).await,
-            Command::Run { source, title, language } => app::run(&env, &out, &source, title, &language).await,
-            Command::Status { job } => app::status(&env, &out, job.as_deref()).await,
-            Command::Approve { job, subject, version } => {
-                app::decide(&env, &out, &job, subject.into(), None, version).await
+            Command::Demo => app::demo(backend.local()?, &out).await,
+            Command::Run { source, title, language } => {
+                app::run(backend.local()?, &out, &source, title, &language).await
             }
-            Command::Ask { question } => app::ask(&env, &out, &question).await,
-            Command::Serve { port } => app::serve(&env, &out, &cli.data_dir, port).await,
+            Command::Status { job } => app::status(&backend, &out, job.as_deref()).await,
+            Command::Approve { job, subject, version } => {
+                app::decide(&backend, &out, &job, subject.into(), None, version).await
+            }
+            Command::Ask { question } => app::ask(backend.local()?, &out, &question).await,
+            Command::Serve { port } => app::serve(backend.local()?, &out, &cli.data_dir, port).await,
+            Command::Activity { job } => app::activity(&backend, &out, &job).await,
+            Command::Provision { .. } => Ok(()),
             Command::Reject { job, subject, reason } => {
-                app::decide(&env, &out, &job, subject.into(), Some(reason), None).await
+                app::decide(&backend, &out, &job, subject.into(), Some(reason), None).await
             }
         }
     }
