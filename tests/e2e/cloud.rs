@@ -268,9 +268,11 @@ async fn a_poison_message_is_dead_lettered_and_recorded_while_other_jobs_complet
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_stage_function_killed_mid_step_still_reaches_verified_with_one_post() {
-    // Each push is held 1.5 s before its step runs: the window in which the function is killed.
-    let mut cloud = cloud_with(&[("HARMONIA_FAULT_DELAY_MS", "1500"), ("HARMONIA_STEP_LEASE_SECS", "3")], 0).await;
+    // Each push is held 2 s before its step runs: the window in which the function is killed.
+    // The kill is immediate and the restart runs in the background, so observing never stalls.
+    let mut cloud = cloud_with(&[("HARMONIA_FAULT_DELAY_MS", "2000"), ("HARMONIA_STEP_LEASE_SECS", "3")], 0).await;
     let mut killed = Vec::new();
+    let mut restarts: Vec<tokio::task::JoinHandle<FunctionProcess>> = Vec::new();
     let (_, status) = cloud
         .run_job(async |cloud: &mut Cloud, status: JobStatus| {
             let victim = match status {
@@ -284,13 +286,25 @@ async fn every_stage_function_killed_mid_step_still_reaches_verified_with_one_po
                 JobStatus::Published | JobStatus::PublishUnknown => "verify",
                 _ => return,
             };
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            if let Some(f) = cloud.functions.get_mut(victim) {
-                f.kill_and_restart().await;
+            // A function still restarting from an earlier kill is back before it is killed again.
+            if !cloud.functions.contains_key(victim) {
+                for r in restarts.drain(..) {
+                    let p = r.await.expect("restart");
+                    cloud.functions.insert(p.name.clone(), p);
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            if let Some(f) = cloud.functions.remove(victim) {
+                let (name, env, port) = f.kill_for_restart().await;
+                restarts.push(tokio::spawn(async move { FunctionProcess::start_on(&name, &env, port).await }));
                 killed.push(victim);
             }
         })
         .await;
+    for r in restarts {
+        let p = r.await.expect("restart");
+        cloud.functions.insert(p.name.clone(), p);
+    }
     assert_eq!(status, JobStatus::Verified);
     for f in ["analyze", "strategize", "plan", "draft", "review", "policy", "publish", "verify"] {
         assert!(killed.contains(&f), "{f} was killed mid-step: {killed:?}");
@@ -324,4 +338,92 @@ async fn bench_wall_time_of_one_job_across_processes() {
         ms(times[times.len() - 1])
     );
     let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{line}\n").as_bytes());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ingest_operator_and_dead_letter_functions_killed_mid_request_lose_and_duplicate_nothing() {
+    // HTTP functions hold each response 1 s after doing the work; the dead-letter recorder holds
+    // each push 1 s before recording. Each is killed inside that window.
+    let mut cloud = cloud_with(
+        &[
+            ("HARMONIA_FAULT_RESPONSE_HOLD_MS", "1000"),
+            ("HARMONIA_FAULT_DELAY_MS", "1000"),
+            ("HARMONIA_STEP_LEASE_SECS", "3"),
+        ],
+        0,
+    )
+    .await;
+    let post = reqwest::Method::POST;
+
+    // ingest: the job is created, the answer is lost; the retry with the same key gets it.
+    let body = json!({"format": "json", "content": SAMPLE});
+    let url = format!("{}/v1/sources", cloud.functions["ingest"].url);
+    let request =
+        cloud.http.post(&url).bearer_auth(&cloud.token).header("idempotency-key", "upload-1").json(&body).send();
+    let (lost, ()) = tokio::join!(request, async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cloud.functions.get_mut("ingest").expect("ingest").kill_and_restart().await;
+    });
+    assert!(lost.is_err() || !lost.as_ref().is_ok_and(|r| r.status().is_success()), "the first answer is lost");
+    let retry = cloud
+        .http
+        .post(&url)
+        .bearer_auth(&cloud.token)
+        .header("idempotency-key", "upload-1")
+        .json(&body)
+        .send()
+        .await
+        .expect("retry");
+    assert_eq!(retry.status().as_u16(), 201);
+    let job = retry.json::<Value>().await.expect("json")["job"]["id"].as_str().expect("id").to_owned();
+
+    // operator: the approval is recorded, the answer is lost; the retry is refused as decided.
+    let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::AwaitingStrategyApproval).await;
+    assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v}");
+    let decide = json!({"subject": "strategy", "decision": "approve", "version": v["awaiting_version"]});
+    let url = format!("{}/v1/jobs/{job}/decisions", cloud.functions["operator"].url);
+    let request = cloud.http.post(&url).bearer_auth(&cloud.token).json(&decide).send();
+    let (lost, ()) = tokio::join!(request, async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cloud.functions.get_mut("operator").expect("operator").kill_and_restart().await;
+    });
+    assert!(lost.is_err() || !lost.as_ref().is_ok_and(|r| r.status().is_success()));
+    let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{job}/decisions"), Some(decide)).await;
+    assert_eq!((s, v["error"]["code"].as_str()), (409, Some("invalid_transition")), "already decided");
+
+    let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::AwaitingDraftApproval).await;
+    assert_eq!(status, JobStatus::AwaitingDraftApproval, "{v}");
+    let decide = json!({"subject": "draft", "decision": "approve", "version": v["awaiting_version"]});
+    let (s, _) = cloud.api("operator", post, &format!("/v1/jobs/{job}/decisions"), Some(decide)).await;
+    assert_eq!(s, 200);
+    let (status, _) = cloud.wait_for(&job, |s| s == JobStatus::Verified).await;
+    assert_eq!(status, JobStatus::Verified);
+
+    // dead letters: a dead-lettered message reaches the recorder, which is killed while holding it.
+    let letter = harmonia_bus::OutboundMessage {
+        topic: "draft.written.dead-letter".parse().expect("topic"),
+        data: b"not an event".to_vec(),
+        attributes: [
+            ("workspace".to_owned(), "demo".to_owned()),
+            (
+                harmonia_bus::DEAD_LETTER_SOURCE_ATTRIBUTE.to_owned(),
+                "projects/p/subscriptions/draft.written.review".to_owned(),
+            ),
+        ]
+        .into_iter()
+        .collect(),
+    };
+    harmonia_bus::Bus::publish(&cloud.bus, letter).await.expect("publish");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    cloud.functions.get_mut("deadletter").expect("deadletter").kill_and_restart().await;
+    let ws = cloud.ws.clone();
+    for _ in 0..600 {
+        if cloud.count(&ws, harmonia_pipeline::records::DEAD_LETTERS).await > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(cloud.count(&ws, harmonia_pipeline::records::DEAD_LETTERS).await, 1, "recorded exactly once");
+    assert_eq!(cloud.count(&ws, JOBS).await, 1, "one job despite the retried submission");
+    assert_eq!(cloud.count(&ws, harmonia_pipeline::connector::SANDBOX_POSTS).await, 1);
 }

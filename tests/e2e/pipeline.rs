@@ -54,7 +54,7 @@ async fn publication(local: &Local, ws: &WorkspaceId, job: &Job) -> Publication 
 
 async fn run_to_end(local: &Local) -> (WorkspaceId, Job) {
     let ws = local.workspace().await.expect("workspace");
-    let job = ingest(&local.env, &ws, sample(), None).await.expect("ingest");
+    let job = ingest(&local.env, &ws, sample(), None, None).await.expect("ingest");
     let done = local.drive(&ws, &job.id, true, WAIT, |_| {}).await.expect("drive");
     local.settle(WAIT).await.expect("settle");
     (ws, done)
@@ -187,7 +187,7 @@ async fn stopping_the_process_mid_job_and_starting_again_completes_it_with_one_p
     let (ws, job_id) = {
         let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
         let ws = local.workspace().await.expect("workspace");
-        let job = ingest(&local.env, &ws, sample(), None).await.expect("ingest");
+        let job = ingest(&local.env, &ws, sample(), None, None).await.expect("ingest");
         // A first job runs to the end in the first process.
         let done = local.drive(&ws, &job.id, true, WAIT, |_| {}).await.expect("drive");
         assert_eq!(done.status, JobStatus::Verified);
@@ -198,7 +198,7 @@ async fn stopping_the_process_mid_job_and_starting_again_completes_it_with_one_p
     let interrupted = {
         let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
         let ws = local.workspace().await.expect("workspace");
-        let job = ingest(&local.env, &ws, sample(), None).await.expect("ingest");
+        let job = ingest(&local.env, &ws, sample(), None, None).await.expect("ingest");
         let waiting = local.drive(&ws, &job.id, false, WAIT, |_| {}).await.expect("drive");
         assert_eq!(waiting.status, JobStatus::AwaitingStrategyApproval);
         let version = harmonia_pipeline::operator::current_version(
@@ -276,7 +276,7 @@ async fn invalid_sources_get_typed_errors_and_store_nothing() {
     ];
     for (what, bytes, format, code) in cases {
         let result = match parse(&bytes, format, "T", "en") {
-            Ok(input) => ingest(&local.env, &ws, input, None).await.map(|_| ()),
+            Ok(input) => ingest(&local.env, &ws, input, None, None).await.map(|_| ()),
             Err(e) => Err(e),
         };
         assert_eq!(result.err().map(|e| e.code), Some(code), "{what}");
@@ -284,4 +284,20 @@ async fn invalid_sources_get_typed_errors_and_store_nothing() {
     assert_eq!(count(&local, &ws, JOBS).await, 0);
     assert_eq!(count(&local, &ws, SOURCES).await, 0);
     assert_eq!(local.bus.total_backlog().await.expect("backlog"), 0, "no event published");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_submission_with_the_same_idempotency_key_returns_the_first_job() {
+    let dir = harmonia_testkit::temp_dir();
+    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let first = ingest(&local.env, &ws, sample(), None, Some("upload-42")).await.expect("first");
+    let again = ingest(&local.env, &ws, sample(), None, Some("upload-42")).await.expect("retry");
+    assert_eq!(first.id, again.id);
+    let other = ingest(&local.env, &ws, sample(), None, Some("upload-43")).await.expect("another");
+    assert_ne!(first.id, other.id);
+    assert_eq!(count(&local, &ws, JOBS).await, 2);
+    assert_eq!(count(&local, &ws, SOURCES).await, 2);
+    let bad = ingest(&local.env, &ws, sample(), None, Some("has space")).await;
+    assert_eq!(bad.err().map(|e| e.code), Some(Code::InvalidRequest));
 }

@@ -97,6 +97,13 @@ impl FunctionProcess {
         let _ = self.child.kill().await;
     }
 
+    /// SIGKILL it and hand back what a restart needs, so the caller can restart it in the
+    /// background (on the same port, with the same environment) while it keeps observing.
+    pub async fn kill_for_restart(mut self) -> (String, Vec<(String, String)>, u16) {
+        self.kill().await;
+        (self.name.clone(), self.env.clone(), self.port)
+    }
+
     /// SIGKILL it and start it again on the same port with the same environment.
     pub async fn kill_and_restart(&mut self) {
         self.kill().await;

@@ -246,7 +246,7 @@ pub(crate) async fn demo(env: &Local, out: &Output) -> Result<(), Error> {
     let ws = env.workspace().await?;
     let input: SourceInput = serde_json::from_str(SAMPLE).map_err(|_| Error::from_code(Code::SourceMalformed))?;
     out.say(&format!("harmonia demo: \"{}\" through every stage (offline model, sandbox connector)", input.title));
-    let job = ingest(&env.env, &ws, input, None).await?;
+    let job = ingest(&env.env, &ws, input, None, None).await?;
     out.say(&format!("job {}", job.id));
     let finished = follow(env, out, &job.id, true).await?;
     env.settle(Duration::from_secs(30)).await?;
@@ -284,7 +284,7 @@ pub(crate) async fn run(
         path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "Untitled".into())
     });
     let input = formats::parse(&bytes, format, &title, language)?;
-    let job = ingest(&env.env, &ws, input, None).await?;
+    let job = ingest(&env.env, &ws, input, None, None).await?;
     out.say(&format!("job {}", job.id));
     let current = follow(env, out, &job.id, false).await?;
     out.value(&json!({ "job": current }));

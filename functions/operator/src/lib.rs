@@ -11,7 +11,7 @@
 //! | `GET /v1/jobs/{job}` | one job and the version awaiting a decision, if any |
 //! | `GET /v1/jobs/{job}/view` | the job view: Maya's A2UI layout over typed references, hydrated from storage |
 //! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject","version":HASH,"reason"?}` |
-//! | `POST /v1/sources` | `{"format":"json"|"webvtt"|"srt","content":TEXT,"title"?,"language"?}` → the new job |
+//! | `POST /v1/sources` | `{"format":"json"|"webvtt"|"srt","content":TEXT,"title"?,"language"?}` → the new job; with an `Idempotency-Key` header a retry returns the same job |
 //!
 //! Bodies are at most [`MAX_BODY_BYTES`]; errors are `{"error":{code,category,message,retryable}}`
 //! with the status [`status_of`] gives the code's category.

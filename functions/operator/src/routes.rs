@@ -182,6 +182,10 @@ async fn submit(
     let title = request.title.unwrap_or_else(|| "Untitled source".into());
     let input =
         formats::parse(request.content.as_bytes(), format, &title, request.language.as_deref().unwrap_or("en"))?;
-    let job = ingest(&state.env, &who.workspace, input, Some(trace(&headers))).await?;
+    let key = headers
+        .get("idempotency-key")
+        .map(|v| v.to_str().map_err(|_| Error::new(Code::InvalidRequest, "the idempotency key is not text")))
+        .transpose()?;
+    let job = ingest(&state.env, &who.workspace, input, Some(trace(&headers)), key).await?;
     Ok((StatusCode::CREATED, Json(json!({ "job": job }))))
 }

@@ -18,7 +18,8 @@
 //! | `HARMONIA_SKILLS_DIR` | the image's `/app/skills` | skills folder |
 //! | `HARMONIA_LOG` | `info` | log filter; `HARMONIA_LOG_FORMAT=json` for Cloud Logging |
 //! | `HARMONIA_STEP_LEASE_SECS` | `300` | how long a step's in-flight claim holds off duplicates (the longest ack deadline) |
-//! | `HARMONIA_FAULT_DELAY_MS` | `0` | resilience drills: hold every push this long before the step runs |
+//! | `HARMONIA_FAULT_DELAY_MS` | `0` | resilience drills: push functions hold each delivery this long before the step runs |
+//! | `HARMONIA_FAULT_RESPONSE_HOLD_MS` | `0` | resilience drills: hold each HTTP response this long after the work is done |
 //!
 //! Stage functions serve `POST /push/<topic>` for each subscription the registry gives them
 //! (the push endpoint of that subscription) and `GET /healthz`; the operator, ingest and Nova
@@ -231,7 +232,34 @@ pub async fn run(
     }
     let serve = async {
         let env = env_from_environment(tools).await?;
-        let app = app(env)?;
+        let mut app = app(env)?;
+        if let Some(ms) =
+            var("HARMONIA_FAULT_RESPONSE_HOLD_MS").and_then(|v| v.parse::<u64>().ok()).filter(|ms| *ms > 0)
+        {
+            // Drills: an HTTP function holds each response after doing the work, so it can be
+            // killed with the work done and the answer lost.
+            let hold = Duration::from_millis(ms);
+            app = app.layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| async move {
+                    let response = next.run(request).await;
+                    if !matches!(
+                        function,
+                        "analyze"
+                            | "strategize"
+                            | "plan"
+                            | "draft"
+                            | "review"
+                            | "policy"
+                            | "publish"
+                            | "verify"
+                            | "deadletter"
+                    ) {
+                        tokio::time::sleep(hold).await;
+                    }
+                    response
+                },
+            ));
+        }
         let port: u16 = var("PORT").and_then(|p| p.parse().ok()).unwrap_or(8080);
         let ip = var("HARMONIA_BIND").and_then(|b| b.parse().ok()).unwrap_or([0, 0, 0, 0].into());
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(ip, port))
