@@ -115,14 +115,7 @@ pub struct ApiError(Error);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let status = match (self.0.code, self.0.code.category()) {
-            (Code::PayloadTooLarge, _) => StatusCode::PAYLOAD_TOO_LARGE,
-            (Code::Unauthenticated, _) => StatusCode::UNAUTHORIZED,
-            (_, harmonia_contracts::Category::InvalidInput) => StatusCode::BAD_REQUEST,
-            (_, harmonia_contracts::Category::Contract) => StatusCode::BAD_GATEWAY,
-            (_, harmonia_contracts::Category::Unavailable) => StatusCode::SERVICE_UNAVAILABLE,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
+        let status = StatusCode::from_u16(self.0.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         (status, Json(json!({ "error": self.0.body() }))).into_response()
     }
 }

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use harmonia_contracts::{Category, Code, Error};
+use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::Env;
 
 pub use harmonia_auth::{Credentials, Identity};
@@ -42,20 +42,9 @@ pub struct OperatorState {
     pub credentials: Arc<Credentials>,
 }
 
-/// The HTTP status of an error, by its category (and a few specific codes).
+/// The HTTP status of an error code (see [`Code::http_status`]).
 pub fn status_of(code: Code) -> StatusCode {
-    match (code, code.category()) {
-        (Code::PayloadTooLarge, _) => StatusCode::PAYLOAD_TOO_LARGE,
-        (Code::Unauthenticated, _) => StatusCode::UNAUTHORIZED,
-        (_, Category::InvalidInput) => StatusCode::BAD_REQUEST,
-        (_, Category::NotFound) => StatusCode::NOT_FOUND,
-        (_, Category::Authorization) => StatusCode::FORBIDDEN,
-        (_, Category::Conflict | Category::Precondition) => StatusCode::CONFLICT,
-        (_, Category::Unavailable) => StatusCode::SERVICE_UNAVAILABLE,
-        (_, Category::Contract) => StatusCode::BAD_GATEWAY,
-        (_, Category::Policy) => StatusCode::UNPROCESSABLE_ENTITY,
-        (_, Category::Internal) => StatusCode::INTERNAL_SERVER_ERROR,
-    }
+    StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 /// An error as an HTTP response: the safe body only.

@@ -186,6 +186,23 @@ impl fmt::Display for Code {
 }
 
 impl Code {
+    /// The HTTP status an API answers with for this code: by category, with 401 for a
+    /// missing credential and 413 for an oversized body.
+    pub fn http_status(self) -> u16 {
+        match (self, self.category()) {
+            (Code::PayloadTooLarge, _) => 413,
+            (Code::Unauthenticated, _) => 401,
+            (_, Category::InvalidInput) => 400,
+            (_, Category::NotFound) => 404,
+            (_, Category::Authorization) => 403,
+            (_, Category::Conflict | Category::Precondition) => 409,
+            (_, Category::Unavailable) => 503,
+            (_, Category::Contract) => 502,
+            (_, Category::Policy) => 422,
+            (_, Category::Internal) => 500,
+        }
+    }
+
     /// The Markdown table of every code, as checked in at `docs/error-codes.md`.
     pub fn table_markdown() -> String {
         let mut out = String::from(
@@ -194,7 +211,7 @@ impl Code {
              Every error that crosses a boundary is `{code, category, message, retryable}`. \
              `retryable` is the default for the code; a transient dependency failure may set it \
              true and a permanent one false.\n\n\
-             | code | category | retryable | message |\n| --- | --- | --- | --- |\n",
+             | code | category | retryable | HTTP | message |\n| --- | --- | --- | --- | --- |\n",
         );
         for code in Code::ALL {
             let category = serde_json::to_value(code.category())
@@ -202,10 +219,11 @@ impl Code {
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default();
             out.push_str(&format!(
-                "| `{}` | `{}` | {} | {} |\n",
+                "| `{}` | `{}` | {} | {} | {} |\n",
                 code.as_str(),
                 category,
                 code.default_retryable(),
+                code.http_status(),
                 code.safe_message()
             ));
         }
@@ -364,6 +382,19 @@ mod tests {
         assert_eq!(Code::DependencyUnavailable.category(), Category::Unavailable);
         assert!(Code::DependencyUnavailable.default_retryable());
         assert!(!Code::NotFound.default_retryable());
+    }
+
+    #[test]
+    fn http_statuses_follow_the_category() {
+        assert_eq!(Code::Unauthenticated.http_status(), 401);
+        assert_eq!(Code::Authorization.http_status(), 403);
+        assert_eq!(Code::PayloadTooLarge.http_status(), 413);
+        assert_eq!(Code::InvalidQuery.http_status(), 400);
+        assert_eq!(Code::NotFound.http_status(), 404);
+        assert_eq!(Code::StaleVersion.http_status(), 409);
+        assert_eq!(Code::DependencyUnavailable.http_status(), 503);
+        assert_eq!(Code::SchemaViolation.http_status(), 502);
+        assert!(Code::ALL.iter().all(|c| (400..600).contains(&c.http_status())));
     }
 
     #[test]
