@@ -10,6 +10,7 @@
 //! | `GET /v1/jobs` | the workspace's jobs, newest first |
 //! | `GET /v1/jobs/{job}` | one job and the version awaiting a decision, if any |
 //! | `GET /v1/jobs/{job}/view` | the job view: Maya's A2UI layout over typed references, hydrated from storage |
+//! | `GET /v1/activity?job=ID&limit=N&page=P` | the job's activity records (metadata only), paginated |
 //! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject","version":HASH,"reason"?}` |
 //! | `POST /v1/sources` | `{"format":"json"|"webvtt"|"srt","content":TEXT,"title"?,"language"?}` → the new job; with an `Idempotency-Key` header a retry returns the same job |
 //!

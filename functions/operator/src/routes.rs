@@ -1,7 +1,7 @@
 use axum::Json;
 use axum::Router;
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus};
@@ -26,6 +26,7 @@ pub fn app(state: OperatorState) -> Router {
         .route("/v1/jobs/{job}", get(show))
         .route("/v1/jobs/{job}/view", get(job_view))
         .route("/v1/jobs/{job}/decisions", post(decide))
+        .route("/v1/activity", get(activity))
         .route("/v1/sources", post(submit))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
@@ -92,6 +93,42 @@ async fn job_view(State(state): State<OperatorState>, headers: HeaderMap, Path(j
     let id: JobId = job.parse()?;
     let body = view::job_view(&state, &who, &id, trace(&headers)).await?;
     Ok((StatusCode::OK, Json(body)))
+}
+
+/// `GET /v1/activity?job=ID[&limit=1-200][&page=N]`: the job's activity records, oldest first,
+/// a page at a time; `next_page` is present while more remain.
+async fn activity(State(state): State<OperatorState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Reply {
+    let who =
+        state.credentials.authenticate(headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()))?;
+    let mut job = None;
+    let (mut limit, mut page) = (50u32, 0u32);
+    for pair in query.as_deref().unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let bad = || Error::new(Code::InvalidRequest, "query parameters are job, limit (1-200) and page");
+        match k {
+            "job" => job = Some(v.parse::<JobId>()?),
+            "limit" => limit = v.parse().ok().filter(|l| (1..=200).contains(l)).ok_or_else(bad)?,
+            "page" => page = v.parse().ok().filter(|p| *p < 1000).ok_or_else(bad)?,
+            _ => return Err(bad().into()),
+        }
+    }
+    let job = job.ok_or_else(|| Error::new(Code::InvalidRequest, "the job parameter is required"))?;
+    operator::job(&state.env, &who.workspace, &job).await?;
+    let query = harmonia_store::Query::all(1000)
+        .filter("job", job.to_string())
+        .and_then(|q| q.order_by("started_at", harmonia_store::Direction::Ascending))
+        .map_err(Error::from)?;
+    let docs = state
+        .env
+        .store
+        .query(&who.workspace, harmonia_pipeline::records::ACTIVITY, &query)
+        .await
+        .map_err(Error::from)?;
+    let start = usize::try_from(page * limit).unwrap_or(usize::MAX);
+    let records: Vec<Value> =
+        docs.iter().skip(start).take(limit as usize).map(|d| Value::Object(d.data.clone())).collect();
+    let more = docs.len() > start + records.len();
+    Ok((StatusCode::OK, Json(json!({ "activity": records, "next_page": more.then_some(page + 1) }))))
 }
 
 #[derive(Deserialize)]

@@ -172,6 +172,20 @@ async fn decisions_and_views_through_the_api() {
     let done = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
     assert_eq!(done.status, JobStatus::Verified);
 
+    // The Agent activity view: every invocation of the job, one trace, paginated.
+    let (s, v) = api.call(get.clone(), &format!("/v1/activity?job={job}&limit=5"), Some(&api.token), None).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["activity"].as_array().map(Vec::len), Some(5));
+    assert_eq!(v["next_page"], 1);
+    let (_, all) = api.call(get.clone(), &format!("/v1/activity?job={job}&limit=200"), Some(&api.token), None).await;
+    let traces: std::collections::BTreeSet<&str> =
+        all["activity"].as_array().expect("records").iter().filter_map(|r| r["trace_id"].as_str()).collect();
+    assert_eq!(traces.len(), 1, "one job is one trace, across both human gates");
+    let (s, v) = api.call(get.clone(), &format!("/v1/activity?job={job}"), Some(&api.other), None).await;
+    assert_eq!((s, code(&v)), (404, "not_found"));
+    let (s, v) = api.call(get.clone(), "/v1/activity?job=x&color=red", Some(&api.token), None).await;
+    assert_eq!((s, code(&v)), (400, "invalid_request"));
+
     // The job view: an A2UI layout whose every entity reference is hydrated by the host.
     let (s, v) = api.call(get.clone(), &format!("/v1/jobs/{job}/view"), Some(&api.token), None).await;
     assert_eq!(s, 200, "{v}");

@@ -252,6 +252,12 @@ impl Runtime {
             trace_id: span.trace(),
             span_id: span.span(),
         };
+        tracing::info!(
+            workspace = %activity.tenant, job = %activity.job, agent = %activity.agent, stage = %activity.stage,
+            model = %activity.model, duration_us = activity.duration_us, input_tokens = activity.usage.input_tokens,
+            output_tokens = activity.usage.output_tokens, outcome = ?activity.outcome, trace_id = %activity.trace_id,
+            span_id = %activity.span_id, "specialist invocation"
+        );
         let id: DocId = format!("{}.{}", seed.job, span.span()).parse().unwrap_or_else(|_| DocId::generate());
         store
             .commit(&seed.workspace, vec![Write { collection: ACTIVITY, id, op: WriteOp::Create(encode(&activity)?) }])

@@ -207,10 +207,8 @@ pub async fn provision(
 
 /// Log to stderr: human-readable, or Cloud Logging JSON with `HARMONIA_LOG_FORMAT=json`.
 pub fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_new(var("HARMONIA_LOG").unwrap_or_else(|| "info".into()))
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false);
-    let _ = builder.try_init();
+    let format = harmonia_telemetry::Format::from_name(var("HARMONIA_LOG_FORMAT").as_deref());
+    harmonia_telemetry::init(format, &var("HARMONIA_LOG").unwrap_or_else(|| "info".into()));
 }
 
 /// Run a pipeline stage function until SIGTERM; this is a stage binary's whole `main`.

@@ -115,7 +115,19 @@ pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest
         (ApprovalSubject::Draft, true) => JobStatus::DraftApproved,
         (ApprovalSubject::Draft, false) => JobStatus::DraftRejected,
     };
-    let trace = trace.unwrap_or_else(TraceParent::new_root);
+    // A decision continues the job's trace (from the event that asked for it), so one job is
+    // one trace across its human gates; the request's own context is the fallback.
+    let gate = match subject {
+        ApprovalSubject::Strategy => (harmonia_contracts::event::Stage::Strategize, Pass::FIRST),
+        ApprovalSubject::Draft => (harmonia_contracts::event::Stage::Policy, job.pass),
+    };
+    let job_trace = crate::step::marker(env, workspace, job_id, gate.0, gate.1)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|m| m.next.first().and_then(|n| n.attributes.get("traceparent").cloned()))
+        .and_then(|t| t.parse::<TraceParent>().ok());
+    let trace = job_trace.or(trace).unwrap_or_else(TraceParent::new_root);
     let mut next = Vec::new();
     if approved {
         let message = match subject {

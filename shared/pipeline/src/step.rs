@@ -199,7 +199,10 @@ pub async fn complete(
     })
     .await;
     match done {
-        Ok(true) => env.publish(&completion.next).await,
+        Ok(true) => {
+            tracing::info!(workspace = %workspace, job = %job, stage = %stage, pass = pass.get(), status = ?status, "stage completed");
+            env.publish(&completion.next).await
+        }
         Ok(false) => match self::marker(env, workspace, job, stage, pass).await? {
             Some(m) => republish(env, &m).await,
             None => Err(StepError::Retry),
@@ -327,7 +330,7 @@ impl<S: Step> Handler for StageHandler<S> {
             Ok(()) | Err(StepError::Stale) => Outcome::Ack,
             Err(StepError::Retry) => Outcome::Nack,
             Err(StepError::Fail { role, code, schema_path }) => {
-                tracing::warn!(job = %event.job, stage = %S::STAGE, code = %code, "stage failed");
+                tracing::warn!(workspace = %event.workspace, job = %event.job, stage = %S::STAGE, pass = event.pass.get(), role = ?role, code = %code, "stage failed");
                 match fail_job(env, &at, role, code, schema_path).await {
                     Ok(()) => Outcome::Ack,
                     Err(_) => Outcome::Nack,

@@ -1,0 +1,92 @@
+//! Logging for Harmonia. Events are structured (`tracing`) with ids, stages, codes and
+//! timings only — never prompts, model output, transcripts, drafts, credentials or provider
+//! bodies. [`subscriber`] builds the subscriber for a [`Format`] over any writer, so tests can
+//! read exactly what would have been logged; [`init`] installs it for a process.
+
+use tracing::Subscriber;
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::{EnvFilter, Registry};
+
+/// How log lines look.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Human-readable lines (local runs).
+    Text,
+    /// Cloud Logging JSON: `severity`, `time`, message and fields, one object per line.
+    CloudJson,
+}
+
+impl Format {
+    /// `json` → Cloud Logging JSON; anything else → text.
+    pub fn from_name(name: Option<&str>) -> Self {
+        match name {
+            Some("json") => Format::CloudJson,
+            _ => Format::Text,
+        }
+    }
+}
+
+/// A subscriber writing `format` to `writer`, filtered by `filter` (e.g. `info`).
+pub fn subscriber<W>(format: Format, filter: &str, writer: W) -> Box<dyn Subscriber + Send + Sync>
+where
+    W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
+{
+    let filter = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
+    match format {
+        Format::Text => Box::new(
+            Registry::default()
+                .with(filter)
+                .with(tracing_subscriber::fmt::layer().with_writer(writer).with_target(false).with_ansi(false)),
+        ),
+        Format::CloudJson => {
+            Box::new(Registry::default().with(filter).with(tracing_stackdriver::layer().with_writer(writer)))
+        }
+    }
+}
+
+/// Install the process-wide subscriber (stderr), once; later calls change nothing.
+pub fn init(format: Format, filter: &str) {
+    let _ = tracing::subscriber::set_global_default(subscriber(format, filter, std::io::stderr));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Buffer {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().map_err(|_| std::io::Error::other("lock"))?.extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> MakeWriter<'a> for Buffer {
+        type Writer = Buffer;
+        fn make_writer(&'a self) -> Buffer {
+            self.clone()
+        }
+    }
+
+    #[test]
+    fn cloud_json_lines_carry_severity_and_fields() {
+        let buffer = Buffer::default();
+        let sub = subscriber(Format::CloudJson, "info", buffer.clone());
+        tracing::subscriber::with_default(sub, || {
+            tracing::warn!(job = "job-1", code = "schema_violation", "stage failed");
+        });
+        let text = String::from_utf8(buffer.0.lock().map(|b| b.clone()).unwrap_or_default()).unwrap_or_default();
+        assert!(text.contains("\"severity\":\"WARNING\""), "{text}");
+        assert!(text.contains("\"job\":\"job-1\""), "{text}");
+        assert!(text.contains("stage failed"), "{text}");
+    }
+}
