@@ -3,3 +3,4 @@
 mod cloud;
 mod events;
 mod pipeline;
+mod telemetry;

@@ -129,7 +129,7 @@ async fn every_event_three_times_still_yields_one_of_each_output_and_one_post() 
     let local = Local::open_with(
         dir.path(),
         FAST,
-        Wrap { bus: Some(Box::new(|b| Arc::new(Triple(b)) as Arc<dyn Bus>)), store: None },
+        Wrap { bus: Some(Box::new(|b| Arc::new(Triple(b)) as Arc<dyn Bus>)), ..Wrap::default() },
     )
     .await
     .expect("open");

@@ -48,6 +48,10 @@ pub struct Wrap {
     pub store: Option<Wrapper<dyn harmonia_store::Store>>,
     /// Wraps the publisher every stage uses.
     pub bus: Option<Wrapper<dyn Bus>>,
+    /// Wraps the (offline) model.
+    pub model: Option<Wrapper<dyn harmonia_agents::model::Model>>,
+    /// Replaces the sandbox connector.
+    pub connector: Option<Arc<dyn harmonia_pipeline::connector::Connector>>,
 }
 
 /// The running embedded system.
@@ -86,7 +90,12 @@ impl Local {
         let skills = SkillLibrary::load(&SkillLibrary::default_dir()).map_err(|_| {
             Error::new(Code::Internal, "the skills folder could not be loaded; set HARMONIA_SKILLS_DIR")
         })?;
-        let runtime = Runtime::new(Arc::new(OfflineModel), store.clone(), Arc::new(skills));
+        let model: Arc<dyn harmonia_agents::model::Model> = Arc::new(OfflineModel);
+        let model = match wrap.model {
+            Some(w) => w(model),
+            None => model,
+        };
+        let runtime = Runtime::new(model, store.clone(), Arc::new(skills));
         let sandbox = Arc::new(Sandbox::new(store.clone()));
         let env = Arc::new(Env {
             store: store.clone(),
@@ -95,7 +104,7 @@ impl Local {
                 None => Arc::new(bus.clone()),
             },
             runtime: Arc::new(runtime),
-            connector: sandbox.clone(),
+            connector: wrap.connector.unwrap_or_else(|| sandbox.clone()),
             topic_prefix: String::new(),
             pipeline_user: "pipeline".parse()?,
             step_lease: timing.model_ack_deadline,

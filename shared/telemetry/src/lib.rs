@@ -6,7 +6,7 @@
 use tracing::Subscriber;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
-use tracing_subscriber::{EnvFilter, Registry};
+use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 /// How log lines look.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,22 +27,26 @@ impl Format {
     }
 }
 
+/// The output layer for `format` over `writer`.
+pub fn layer<W>(format: Format, writer: W) -> Box<dyn Layer<Registry> + Send + Sync>
+where
+    W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
+{
+    match format {
+        Format::Text => {
+            Box::new(tracing_subscriber::fmt::layer().with_writer(writer).with_target(false).with_ansi(false))
+        }
+        Format::CloudJson => Box::new(tracing_stackdriver::layer().with_writer(writer)),
+    }
+}
+
 /// A subscriber writing `format` to `writer`, filtered by `filter` (e.g. `info`).
 pub fn subscriber<W>(format: Format, filter: &str, writer: W) -> Box<dyn Subscriber + Send + Sync>
 where
     W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
 {
     let filter = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
-    match format {
-        Format::Text => Box::new(
-            Registry::default()
-                .with(filter)
-                .with(tracing_subscriber::fmt::layer().with_writer(writer).with_target(false).with_ansi(false)),
-        ),
-        Format::CloudJson => {
-            Box::new(Registry::default().with(filter).with(tracing_stackdriver::layer().with_writer(writer)))
-        }
-    }
+    Box::new(Registry::default().with(layer(format, writer)).with(filter))
 }
 
 /// Install the process-wide subscriber (stderr), once; later calls change nothing.

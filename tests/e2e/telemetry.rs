@@ -1,0 +1,287 @@
+//! The canary: distinctive markers are placed in a source transcript, a model response, a
+//! draft, the webhook signing secret and an operator credential. After a full pipeline run and
+//! one failing invocation, none of them appears in any log line (text and Cloud Logging JSON),
+//! activity record, failure record, dead letter or error body.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use harmonia_agents::model::{Model, ModelError, ModelRequest, ModelResponse, Part};
+use harmonia_auth::{Credentials, Identity};
+use harmonia_contracts::Code;
+use harmonia_contracts::Role;
+use harmonia_contracts::domain::{Job, JobStatus, SourceInput};
+use harmonia_contracts::tool::Provenance;
+use harmonia_local::{Local, Wrap};
+use harmonia_pipeline::connector::{Webhook, signature};
+use harmonia_pipeline::records::{ACTIVITY, DEAD_LETTERS, JOBS};
+use harmonia_pipeline::registry::Timing;
+use harmonia_pipeline::steps::ingest;
+use harmonia_store::Query;
+use serde_json::{Value, json};
+use tracing_subscriber::layer::SubscriberExt;
+
+const TRANSCRIPT: &str = "CANARY-TRANSCRIPT-7f3a";
+const MODEL: &str = "CANARY-MODEL-91c2";
+const DRAFT: &str = "CANARY-DRAFT-3b9e";
+const SECRET: &str = "CANARY-SECRET-55aa";
+const CREDENTIAL: &str = "hop_CANARY-CRED-0d1e";
+const BAD_CREDENTIAL: &str = "hop_CANARY-BADCRED-6c2f";
+const FAIL_TRIGGER: &str = "CANARY-FAILJOB";
+
+const FAST: Timing = Timing {
+    min_backoff: Duration::from_millis(20),
+    max_backoff: Duration::from_millis(200),
+    model_ack_deadline: Duration::from_secs(5),
+    ack_deadline: Duration::from_secs(5),
+};
+
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().map_err(|_| std::io::Error::other("lock"))?.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Buffer {
+    type Writer = Buffer;
+    fn make_writer(&'a self) -> Buffer {
+        self.clone()
+    }
+}
+
+impl Buffer {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().expect("lock")).into_owned()
+    }
+}
+
+/// The offline model, except that Noni's drafts carry the draft marker and Ryan answers a
+/// malformed, marker-laden response when the source is the failing one.
+struct Canary(Arc<dyn Model>);
+
+#[async_trait]
+impl Model for Canary {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn provenance(&self) -> Provenance {
+        self.0.provenance()
+    }
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let task = request.turns.first().map(|t| format!("{:?}", t.parts)).unwrap_or_default();
+        if request.role == Role::Ryan && task.contains(FAIL_TRIGGER) {
+            let parts = vec![Part::Text(format!("{{\"objective\": \"{MODEL} unterminated"))];
+            return Ok(ModelResponse { parts, usage: Default::default(), grounding: None });
+        }
+        let mut response = self.0.generate(request).await?;
+        if request.role == Role::Noni {
+            for part in &mut response.parts {
+                if let Part::Text(text) = part
+                    && let Ok(mut v) = serde_json::from_str::<Value>(text)
+                {
+                    let body = format!("{} {DRAFT}", v["body"].as_str().unwrap_or_default());
+                    v["body"] = body.into();
+                    *text = v.to_string();
+                }
+            }
+        }
+        Ok(response)
+    }
+}
+
+#[derive(Clone, Default)]
+struct Platform(Arc<Mutex<HashMap<String, (String, String)>>>);
+
+async fn receive(State(p): State<Platform>, headers: HeaderMap, body: Bytes) -> (StatusCode, String) {
+    if headers.get("x-harmonia-signature").and_then(|v| v.to_str().ok()) != Some(&signature(SECRET.as_bytes(), &body)) {
+        return (StatusCode::UNAUTHORIZED, String::new());
+    }
+    let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    let post: Value = serde_json::from_slice(&body).unwrap_or_default();
+    let mut posts = p.0.lock().expect("lock");
+    let n = posts.len();
+    let (id, _) = posts
+        .entry(key)
+        .or_insert_with(|| (format!("post-{n}"), post["body"].as_str().unwrap_or_default().to_owned()))
+        .clone();
+    (StatusCode::OK, json!({"post": id}).to_string())
+}
+
+async fn lookup(State(p): State<Platform>, Path(key): Path<String>) -> (StatusCode, String) {
+    match p.0.lock().expect("lock").get(&key) {
+        Some((id, body)) => (StatusCode::OK, json!({"post": id, "body": body}).to_string()),
+        None => (StatusCode::NOT_FOUND, String::new()),
+    }
+}
+
+async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    url
+}
+
+fn source(marker: &str) -> SourceInput {
+    let mut input: SourceInput = serde_json::from_str(include_str!("../../examples/launch-talk.json")).expect("sample");
+    // The most quotable segment (numbers) carries the marker, so analysis quotes it.
+    input.segments[7].text = format!("In the first month 4,200 notes were logged offline {marker} and none were lost.");
+    input
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn no_canary_leaks_into_logs_activity_failures_or_error_bodies() {
+    let (text_logs, json_logs) = (Buffer::default(), Buffer::default());
+    let subscriber = tracing_subscriber::Registry::default()
+        .with(vec![
+            harmonia_telemetry::layer(harmonia_telemetry::Format::Text, text_logs.clone()),
+            harmonia_telemetry::layer(harmonia_telemetry::Format::CloudJson, json_logs.clone()),
+        ])
+        .with(tracing_subscriber::EnvFilter::new("debug"));
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let platform = Platform::default();
+    let hook_url = serve(
+        axum::Router::new()
+            .route("/hook", post(receive))
+            .route("/hook/{key}", get(lookup))
+            .with_state(platform.clone()),
+    )
+    .await;
+    let webhook =
+        Webhook::new(&format!("{hook_url}/hook"), SECRET.as_bytes(), Duration::from_secs(5)).expect("webhook");
+    let dir = harmonia_testkit::temp_dir();
+    let wrap = Wrap {
+        model: Some(Box::new(|m| Arc::new(Canary(m)) as Arc<dyn Model>)),
+        connector: Some(Arc::new(webhook)),
+        ..Wrap::default()
+    };
+    let local = Local::open_with(dir.path(), FAST, wrap).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let mut credentials = Credentials::default();
+    credentials.insert(CREDENTIAL, Identity { operator: "ana".parse().expect("op"), workspace: ws.clone() });
+    let api = serve(harmonia_operator::app(harmonia_operator::OperatorState {
+        env: local.env.clone(),
+        credentials: Arc::new(credentials),
+    }))
+    .await;
+    let http = reqwest::Client::new();
+    let mut error_bodies = Vec::new();
+
+    // A full run, both decisions through the API with the canary credential.
+    let job = ingest(&local.env, &ws, source(TRANSCRIPT), None, None).await.expect("ingest");
+    for _ in 0..2 {
+        let waiting = local.drive(&ws, &job.id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
+        let subject = if waiting.status == JobStatus::AwaitingStrategyApproval { "strategy" } else { "draft" };
+        let view: Value = http
+            .get(format!("{api}/v1/jobs/{}", job.id))
+            .bearer_auth(CREDENTIAL)
+            .send()
+            .await
+            .expect("get")
+            .json()
+            .await
+            .expect("json");
+        let body = json!({"subject": subject, "decision": "approve", "version": view["awaiting_version"]});
+        let bad = http
+            .post(format!("{api}/v1/jobs/{}/decisions", job.id))
+            .bearer_auth(BAD_CREDENTIAL)
+            .json(&body)
+            .send()
+            .await
+            .expect("bad");
+        assert_eq!(bad.status().as_u16(), 401);
+        error_bodies.push(bad.text().await.expect("body"));
+        let ok = http
+            .post(format!("{api}/v1/jobs/{}/decisions", job.id))
+            .bearer_auth(CREDENTIAL)
+            .json(&body)
+            .send()
+            .await
+            .expect("ok");
+        assert_eq!(ok.status().as_u16(), 200);
+    }
+    let done = local.drive(&ws, &job.id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
+    assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
+    assert!(
+        platform.0.lock().expect("lock").values().any(|(_, body)| body.contains(DRAFT) && body.contains(TRANSCRIPT)),
+        "the markers really flowed through"
+    );
+
+    // One failing invocation: Ryan's malformed answer carries the model marker.
+    let failing =
+        ingest(&local.env, &ws, source(&format!("{TRANSCRIPT} {FAIL_TRIGGER}")), None, None).await.expect("ingest");
+    let failed = local.drive(&ws, &failing.id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
+    assert_eq!(failed.status, JobStatus::Failed);
+    assert_eq!(failed.failure.as_ref().map(|f| (f.code, f.role)), Some((Code::SchemaViolation, Some(Role::Ryan))));
+    let stale = http
+        .post(format!("{api}/v1/jobs/{}/decisions", failing.id))
+        .bearer_auth(CREDENTIAL)
+        .json(&json!({"subject": "strategy", "decision": "approve", "version": TRANSCRIPT}))
+        .send()
+        .await
+        .expect("stale");
+    assert_eq!(stale.status().as_u16(), 409);
+    error_bodies.push(stale.text().await.expect("body"));
+    local.settle(Duration::from_secs(30)).await.expect("settle");
+
+    let store = &*local.env.store;
+    let all = Query::all(1000);
+    let activity: Vec<String> = store
+        .query(&ws, ACTIVITY, &all)
+        .await
+        .expect("query")
+        .iter()
+        .map(|d| Value::Object(d.data.clone()).to_string())
+        .collect();
+    let failures: Vec<String> = store
+        .query(&ws, JOBS, &all)
+        .await
+        .expect("query")
+        .iter()
+        .filter_map(|d| d.decode::<Job>().ok())
+        .filter_map(|j| j.failure.map(|f| serde_json::to_string(&f).unwrap_or_default()))
+        .collect();
+    let letters: Vec<String> = store
+        .query(&ws, DEAD_LETTERS, &all)
+        .await
+        .expect("query")
+        .iter()
+        .map(|d| Value::Object(d.data.clone()).to_string())
+        .collect();
+    let (text, json_lines) = (text_logs.text(), json_logs.text());
+    assert!(
+        text.contains("specialist invocation") && text.contains("stage completed"),
+        "the logs are not empty: {text}"
+    );
+    assert!(json_lines.contains("\"severity\""), "Cloud Logging JSON was written");
+    assert!(!activity.is_empty() && !failures.is_empty());
+
+    let places: Vec<(&str, String)> = [("text logs", text), ("JSON logs", json_lines)]
+        .into_iter()
+        .chain(activity.into_iter().map(|a| ("activity record", a)))
+        .chain(failures.into_iter().map(|f| ("failure record", f)))
+        .chain(letters.into_iter().map(|l| ("dead letter", l)))
+        .chain(error_bodies.into_iter().map(|e| ("error body", e)))
+        .collect();
+    for marker in [TRANSCRIPT, MODEL, DRAFT, SECRET, CREDENTIAL, BAD_CREDENTIAL, "CANARY"] {
+        for (place, content) in &places {
+            assert!(!content.contains(marker), "{marker} leaked into a {place}");
+        }
+    }
+}
