@@ -71,6 +71,7 @@ async fn main() {
     let wrap = Wrap {
         store: Some(Box::new(move |s| Arc::new(CountingStore(s, c1)) as Arc<dyn Store>)),
         bus: Some(Box::new(move |b| Arc::new(CountingBus(b, c2)) as Arc<dyn Bus>)),
+        ..Wrap::default()
     };
     let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
     let ws = local.workspace().await.expect("workspace");
