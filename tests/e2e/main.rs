@@ -4,3 +4,4 @@ mod cloud;
 mod events;
 mod pipeline;
 mod telemetry;
+mod terraform;

@@ -1,0 +1,342 @@
+locals {
+  services = toset([
+    "run.googleapis.com",
+    "pubsub.googleapis.com",
+    "firestore.googleapis.com",
+    "aiplatform.googleapis.com",
+    "artifactregistry.googleapis.com",
+    "secretmanager.googleapis.com",
+    "iam.googleapis.com",
+    "cloudbuild.googleapis.com",
+  ])
+  route_map       = { for r in local.routes : "${r.topic}.${r.function}" => r }
+  image_base      = "${var.region}-docker.pkg.dev/${var.project}/${google_artifact_registry_repository.images.repository_id}"
+  stage_functions = toset([for f in local.functions : f if !contains(local.public_functions, f)])
+}
+
+data "google_project" "this" {}
+
+resource "google_project_service" "required" {
+  for_each           = local.services
+  service            = each.value
+  disable_on_destroy = false
+}
+
+resource "google_firestore_database" "default" {
+  name                    = "(default)"
+  location_id             = var.region
+  type                    = "FIRESTORE_NATIVE"
+  delete_protection_state = "DELETE_PROTECTION_ENABLED"
+  depends_on              = [google_project_service.required]
+}
+
+resource "google_artifact_registry_repository" "images" {
+  # checkov:skip=CKV_GCP_84: images hold no secrets; Google-managed encryption is sufficient here
+  location      = var.region
+  repository_id = "harmonia"
+  format        = "DOCKER"
+  depends_on    = [google_project_service.required]
+}
+
+resource "google_secret_manager_secret" "webhook_signing" {
+  secret_id = "harmonia-webhook-signing"
+  replication {
+    auto {}
+  }
+  depends_on = [google_project_service.required]
+}
+
+# Who may call ingest, operator and Nova: the verified email of a Google-signed ID token
+# mapped to an operator and a workspace (from var.operator_principals), and the key set the
+# tokens are verified against (Google's published certificates, added as secret versions).
+resource "google_secret_manager_secret" "operator_principals" {
+  secret_id = "harmonia-operator-principals"
+  replication {
+    auto {}
+  }
+  depends_on = [google_project_service.required]
+}
+
+resource "google_secret_manager_secret_version" "operator_principals" {
+  secret      = google_secret_manager_secret.operator_principals.id
+  secret_data = jsonencode(var.operator_principals)
+}
+
+resource "google_secret_manager_secret" "google_jwks" {
+  secret_id = "harmonia-google-jwks"
+  replication {
+    auto {}
+  }
+  depends_on = [google_project_service.required]
+}
+
+# ---- topics: one per stage event, each with its dead-letter topic
+
+resource "google_pubsub_topic" "stage" {
+  # checkov:skip=CKV_GCP_83: events carry ids only (no content); Google-managed encryption is sufficient
+  for_each   = toset(local.topics)
+  name       = each.value
+  depends_on = [google_project_service.required]
+}
+
+resource "google_pubsub_topic" "dead_letter" {
+  # checkov:skip=CKV_GCP_83: dead letters carry the same id-only events
+  for_each   = toset(local.topics)
+  name       = "${each.value}.dead-letter"
+  depends_on = [google_project_service.required]
+}
+
+# ---- identities: one service account per function, and the push invoker
+
+resource "google_service_account" "function" {
+  for_each     = toset(local.functions)
+  account_id   = "harmonia-${each.value}"
+  display_name = "Harmonia ${each.value} function"
+}
+
+resource "google_service_account" "invoker" {
+  account_id   = "harmonia-push-invoker"
+  display_name = "Harmonia Pub/Sub push invoker"
+}
+
+resource "google_project_iam_member" "firestore_user" {
+  for_each = toset(local.functions)
+  project  = var.project
+  role     = "roles/datastore.user"
+  member   = "serviceAccount:${google_service_account.function[each.value].email}"
+}
+
+resource "google_project_iam_member" "vertex_user" {
+  for_each = toset(local.model_callers)
+  project  = var.project
+  role     = "roles/aiplatform.user"
+  member   = "serviceAccount:${google_service_account.function[each.value].email}"
+}
+
+resource "google_pubsub_topic_iam_member" "publisher" {
+  for_each = merge([
+    for f, topics in local.publishes : { for t in topics : "${f}.${t}" => { function = f, topic = t } }
+  ]...)
+  topic  = google_pubsub_topic.stage[each.value.topic].name
+  role   = "roles/pubsub.publisher"
+  member = "serviceAccount:${google_service_account.function[each.value.function].email}"
+}
+
+resource "google_secret_manager_secret_iam_member" "principals_reader" {
+  for_each  = toset(local.public_functions)
+  secret_id = google_secret_manager_secret.operator_principals.id
+  role      = "roles/secretmanager.secretAccessor"
+  member    = "serviceAccount:${google_service_account.function[each.value].email}"
+}
+
+resource "google_secret_manager_secret_iam_member" "jwks_reader" {
+  for_each  = toset(local.public_functions)
+  secret_id = google_secret_manager_secret.google_jwks.id
+  role      = "roles/secretmanager.secretAccessor"
+  member    = "serviceAccount:${google_service_account.function[each.value].email}"
+}
+
+resource "google_secret_manager_secret_iam_member" "webhook_reader" {
+  for_each  = toset(local.secret_readers)
+  secret_id = google_secret_manager_secret.webhook_signing.id
+  role      = "roles/secretmanager.secretAccessor"
+  member    = "serviceAccount:${google_service_account.function[each.value].email}"
+}
+
+# Pub/Sub's service agent forwards dead letters and acknowledges the originals.
+resource "google_pubsub_topic_iam_member" "dead_letter_forwarder" {
+  for_each = google_pubsub_topic.dead_letter
+  topic    = each.value.name
+  role     = "roles/pubsub.publisher"
+  member   = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-pubsub.iam.gserviceaccount.com"
+}
+
+resource "google_pubsub_subscription_iam_member" "dead_letter_acker" {
+  for_each     = google_pubsub_subscription.push
+  subscription = each.value.name
+  role         = "roles/pubsub.subscriber"
+  member       = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-pubsub.iam.gserviceaccount.com"
+}
+
+# ---- functions: one Cloud Run service each
+
+resource "google_cloud_run_v2_service" "function" {
+  for_each            = toset(local.functions)
+  name                = "harmonia-${each.value}"
+  location            = var.region
+  ingress             = contains(local.public_functions, each.value) ? "INGRESS_TRAFFIC_ALL" : "INGRESS_TRAFFIC_INTERNAL_ONLY"
+  deletion_protection = false
+
+  template {
+    service_account = google_service_account.function[each.value].email
+
+    dynamic "volumes" {
+      for_each = contains(local.public_functions, each.value) ? [1] : []
+      content {
+        name = "operator-auth"
+        secret {
+          secret = google_secret_manager_secret.operator_principals.secret_id
+          items {
+            version = "latest"
+            path    = "principals.json"
+          }
+        }
+      }
+    }
+    dynamic "volumes" {
+      for_each = contains(local.public_functions, each.value) ? [1] : []
+      content {
+        name = "google-jwks"
+        secret {
+          secret = google_secret_manager_secret.google_jwks.secret_id
+          items {
+            version = "latest"
+            path    = "jwks.json"
+          }
+        }
+      }
+    }
+
+    containers {
+      image   = "${local.image_base}/harmonia-functions:${var.image_tag}"
+      command = ["/app/bin/harmonia-${each.value}"]
+      env {
+        name  = "GOOGLE_CLOUD_PROJECT"
+        value = var.project
+      }
+      env {
+        name  = "HARMONIA_STORE"
+        value = "firestore"
+      }
+      env {
+        name  = "HARMONIA_MODEL"
+        value = var.model
+      }
+      env {
+        name  = "GEMINI_LOCATION"
+        value = var.region
+      }
+      env {
+        name  = "GEMINI_MODEL"
+        value = var.gemini_model
+      }
+      env {
+        name  = "HARMONIA_CONNECTOR"
+        value = var.connector
+      }
+      env {
+        name  = "WEBHOOK_URL"
+        value = var.webhook_url
+      }
+      env {
+        name  = "HARMONIA_LOG_FORMAT"
+        value = "json"
+      }
+      dynamic "env" {
+        for_each = contains(local.secret_readers, each.value) ? [1] : []
+        content {
+          name = "WEBHOOK_SECRET"
+          value_source {
+            secret_key_ref {
+              secret  = google_secret_manager_secret.webhook_signing.secret_id
+              version = "latest"
+            }
+          }
+        }
+      }
+      dynamic "env" {
+        for_each = contains(local.public_functions, each.value) ? {
+          HARMONIA_GOOGLE_AUDIENCE   = "https://harmonia-${each.value}-${data.google_project.this.number}.${var.region}.run.app"
+          HARMONIA_GOOGLE_PRINCIPALS = "/secrets/operator-auth/principals.json"
+          HARMONIA_GOOGLE_JWKS       = "/secrets/google-jwks/jwks.json"
+        } : {}
+        content {
+          name  = env.key
+          value = env.value
+        }
+      }
+      dynamic "volume_mounts" {
+        for_each = contains(local.public_functions, each.value) ? ["operator-auth", "google-jwks"] : []
+        content {
+          name       = volume_mounts.value
+          mount_path = "/secrets/${volume_mounts.value}"
+        }
+      }
+    }
+  }
+  depends_on = [
+    google_project_service.required,
+    google_secret_manager_secret_iam_member.webhook_reader,
+    google_secret_manager_secret_iam_member.principals_reader,
+    google_secret_manager_secret_iam_member.jwks_reader,
+  ]
+}
+
+# Only the push invoker may call the stage functions.
+resource "google_cloud_run_v2_service_iam_member" "push_invoker" {
+  for_each = local.stage_functions
+  name     = google_cloud_run_v2_service.function[each.value].name
+  location = var.region
+  role     = "roles/run.invoker"
+  member   = "serviceAccount:${google_service_account.invoker.email}"
+}
+
+# Operators (authenticated Google identities) may call ingest, operator and Nova.
+resource "google_cloud_run_v2_service_iam_member" "operators" {
+  for_each = merge([
+    for f in local.public_functions : { for email, p in var.operator_principals : "${f}.${email}" => { function = f, email = email } }
+  ]...)
+  name     = google_cloud_run_v2_service.function[each.value.function].name
+  location = var.region
+  role     = "roles/run.invoker"
+  member   = "user:${each.value.email}"
+}
+
+# ---- push subscriptions: one per route, OIDC from the invoker, retries and dead letters
+
+resource "google_pubsub_subscription" "push" {
+  for_each                   = local.route_map
+  name                       = each.key
+  topic                      = google_pubsub_topic.stage[each.value.topic].id
+  ack_deadline_seconds       = each.value.calls_model ? 300 : 60
+  message_retention_duration = "604800s"
+
+  push_config {
+    push_endpoint = "${google_cloud_run_v2_service.function[each.value.function].uri}/push/${each.value.topic}"
+    oidc_token {
+      service_account_email = google_service_account.invoker.email
+      audience              = google_cloud_run_v2_service.function[each.value.function].uri
+    }
+  }
+
+  dead_letter_policy {
+    dead_letter_topic     = google_pubsub_topic.dead_letter[each.value.topic].id
+    max_delivery_attempts = 5
+  }
+
+  retry_policy {
+    minimum_backoff = "10s"
+    maximum_backoff = "600s"
+  }
+}
+
+# The dead-letter recorder's own subscriptions: retried (without a further dead letter).
+resource "google_pubsub_subscription" "dead_letter_recorder" {
+  for_each             = toset(local.topics)
+  name                 = "${each.value}.dead-letter.deadletter"
+  topic                = google_pubsub_topic.dead_letter[each.value].id
+  ack_deadline_seconds = 60
+
+  push_config {
+    push_endpoint = "${google_cloud_run_v2_service.function["deadletter"].uri}/push/${each.value}.dead-letter"
+    oidc_token {
+      service_account_email = google_service_account.invoker.email
+      audience              = google_cloud_run_v2_service.function["deadletter"].uri
+    }
+  }
+
+  retry_policy {
+    minimum_backoff = "10s"
+    maximum_backoff = "600s"
+  }
+}

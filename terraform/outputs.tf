@@ -1,0 +1,14 @@
+output "service_urls" {
+  description = "URL of each function's Cloud Run service."
+  value       = { for f, s in google_cloud_run_v2_service.function : f => s.uri }
+}
+
+output "topics" {
+  description = "Stage topics and their dead-letter topics."
+  value       = concat([for t in google_pubsub_topic.stage : t.name], [for t in google_pubsub_topic.dead_letter : t.name])
+}
+
+output "image_repository" {
+  description = "Where the function image is pushed."
+  value       = local.image_base
+}

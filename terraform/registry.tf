@@ -1,0 +1,57 @@
+# The one list of functions, topics and subscriptions, kept equal to the code's registry
+# (shared/pipeline/src/registry.rs and the topics of shared/contracts/src/event.rs) by a test.
+locals {
+  functions = ["ingest", "analyze", "strategize", "plan", "draft", "review", "policy", "publish", "verify", "operator", "deadletter", "nova"]
+
+  topics = [
+    "source.ingested",
+    "analysis.completed",
+    "strategy.proposed",
+    "strategy.approved",
+    "plan.item_selected",
+    "draft.written",
+    "review.revise",
+    "review.passed",
+    "policy.passed",
+    "draft.approved",
+    "post.published",
+    "post.verified",
+  ]
+
+  routes = [
+    { function = "analyze", topic = "source.ingested", calls_model = true },
+    { function = "strategize", topic = "analysis.completed", calls_model = true },
+    { function = "plan", topic = "strategy.approved", calls_model = true },
+    { function = "draft", topic = "plan.item_selected", calls_model = true },
+    { function = "draft", topic = "review.revise", calls_model = true },
+    { function = "review", topic = "draft.written", calls_model = true },
+    { function = "policy", topic = "review.passed", calls_model = false },
+    { function = "publish", topic = "draft.approved", calls_model = false },
+    { function = "verify", topic = "post.published", calls_model = false },
+  ]
+
+  # Topics each function publishes to (the only topics it may publish on).
+  publishes = {
+    ingest     = ["source.ingested"]
+    analyze    = ["analysis.completed"]
+    strategize = ["strategy.proposed"]
+    plan       = ["plan.item_selected"]
+    draft      = ["draft.written"]
+    review     = ["review.revise", "review.passed"]
+    policy     = ["policy.passed"]
+    publish    = ["post.published"]
+    verify     = ["post.verified"]
+    operator   = ["strategy.approved", "draft.approved", "source.ingested"]
+    deadletter = []
+    nova       = []
+  }
+
+  # Functions whose runtime calls Vertex AI (the operator's job view asks Maya; Nova answers).
+  model_callers = ["analyze", "strategize", "plan", "draft", "review", "operator", "nova"]
+
+  # Functions that read the webhook signing secret.
+  secret_readers = ["publish", "verify"]
+
+  # Functions reached by people (authenticated) rather than by Pub/Sub push.
+  public_functions = ["ingest", "operator", "nova"]
+}

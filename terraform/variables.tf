@@ -1,0 +1,48 @@
+variable "project" {
+  description = "Google Cloud project id."
+  type        = string
+}
+
+variable "region" {
+  description = "Region for Cloud Run, Artifact Registry and Firestore."
+  type        = string
+  default     = "us-central1"
+}
+
+variable "image_tag" {
+  description = "Tag of the function images in the Artifact Registry repository (e.g. a git commit)."
+  type        = string
+}
+
+variable "model" {
+  description = "Model backend of the specialists: \"gemini\" (Vertex AI) or \"offline\"."
+  type        = string
+  default     = "gemini"
+}
+
+variable "gemini_model" {
+  description = "Vertex AI Gemini model name."
+  type        = string
+  default     = "gemini-2.5-flash"
+}
+
+variable "connector" {
+  description = "Publishing connector: \"sandbox\" or \"webhook\"."
+  type        = string
+  default     = "sandbox"
+}
+
+variable "webhook_url" {
+  description = "Endpoint of the webhook connector (used when connector = \"webhook\")."
+  type        = string
+  default     = ""
+}
+
+variable "operator_principals" {
+  description = "Operators allowed to call the operator, ingest and Nova functions: email => { operator, workspace }."
+  type = map(object({
+    operator  = string
+    workspace = string
+  }))
+  default = {}
+}

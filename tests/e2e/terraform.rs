@@ -1,0 +1,139 @@
+//! Offline checks that keep the Terraform true to the code: the functions, topics and
+//! subscriptions it declares are exactly the registry's; every push subscription
+//! authenticates with OIDC and (for the pipeline) has a dead-letter policy; no service
+//! account holds a primitive role or a role outside the documented table.
+
+use std::collections::BTreeSet;
+
+use harmonia_contracts::event::TOPICS;
+use harmonia_pipeline::registry::{FUNCTIONS, ROUTES};
+use serde_json::Value;
+
+/// The roles any identity may be granted (README, "Deploying").
+const ALLOWED_ROLES: &[&str] = &[
+    "roles/datastore.user",
+    "roles/aiplatform.user",
+    "roles/pubsub.publisher",
+    "roles/pubsub.subscriber",
+    "roles/secretmanager.secretAccessor",
+    "roles/run.invoker",
+];
+
+/// What the code declares.
+struct Code {
+    functions: BTreeSet<String>,
+    topics: BTreeSet<String>,
+    routes: BTreeSet<(String, String, bool)>,
+}
+
+fn code() -> Code {
+    Code {
+        functions: FUNCTIONS.iter().map(|f| (*f).to_owned()).collect(),
+        topics: TOPICS.iter().map(|(t, _)| (*t).to_owned()).collect(),
+        routes: ROUTES.iter().map(|r| (r.function.to_owned(), r.topic.to_owned(), r.calls_model)).collect(),
+    }
+}
+
+fn terraform(file: &str) -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../terraform").join(file))
+        .expect("read terraform")
+}
+
+fn strings(v: &Value) -> BTreeSet<String> {
+    v.as_array().into_iter().flatten().filter_map(|s| s.as_str().map(str::to_owned)).collect()
+}
+
+/// Differences between the code's registry and `registry.tf`.
+fn registry_problems(code: &Code, registry_tf: &str) -> Vec<String> {
+    let parsed: Value = hcl::from_str(registry_tf).expect("registry.tf parses");
+    let locals = &parsed["locals"];
+    let mut problems = Vec::new();
+    let tf_functions = strings(&locals["functions"]);
+    let tf_topics = strings(&locals["topics"]);
+    let tf_routes: BTreeSet<(String, String, bool)> = locals["routes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            (
+                r["function"].as_str().unwrap_or("").to_owned(),
+                r["topic"].as_str().unwrap_or("").to_owned(),
+                r["calls_model"] == true,
+            )
+        })
+        .collect();
+    for f in code.functions.symmetric_difference(&tf_functions) {
+        problems.push(format!("function {f} is not in both the code and Terraform"));
+    }
+    for t in code.topics.symmetric_difference(&tf_topics) {
+        problems.push(format!("topic {t} is not in both the code and Terraform"));
+    }
+    for r in code.routes.symmetric_difference(&tf_routes) {
+        problems.push(format!("subscription {}.{} is not in both the code and Terraform", r.1, r.0));
+    }
+    let publishes = locals["publishes"].as_object().cloned().unwrap_or_default();
+    for f in &code.functions {
+        if !publishes.contains_key(f) {
+            problems.push(format!("function {f} has no publish list"));
+        }
+    }
+    problems
+}
+
+#[test]
+fn terraform_declares_exactly_the_registry() {
+    let problems = registry_problems(&code(), &terraform("registry.tf"));
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn a_stage_added_to_the_code_but_not_to_terraform_is_caught() {
+    let mut grown = code();
+    grown.functions.insert("summarize".into());
+    grown.topics.insert("summary.requested".into());
+    grown.routes.insert(("summarize".into(), "summary.requested".into(), true));
+    let problems = registry_problems(&grown, &terraform("registry.tf"));
+    assert_eq!(problems.len(), 4, "{problems:#?}");
+    assert!(problems.iter().any(|p| p.contains("summarize")));
+    // And a route removed from a copy of the Terraform is caught the other way round.
+    let copy = terraform("registry.tf")
+        .replace("    { function = \"verify\", topic = \"post.published\", calls_model = false },\n", "");
+    let problems = registry_problems(&code(), &copy);
+    assert!(problems.iter().any(|p| p.contains("post.published.verify")), "{problems:#?}");
+}
+
+#[test]
+fn push_subscriptions_use_oidc_and_dead_letters_and_roles_are_least_privilege() {
+    let main: Value = hcl::from_str(&terraform("main.tf")).expect("main.tf parses");
+    let subs = main["resource"]["google_pubsub_subscription"].as_object().expect("subscriptions");
+    assert_eq!(subs.len(), 2, "the pipeline's and the dead-letter recorder's");
+    for (name, sub) in subs {
+        let oidc = &sub["push_config"]["oidc_token"];
+        assert!(
+            oidc["service_account_email"].is_string() && oidc["audience"].is_string(),
+            "{name} pushes with an OIDC token"
+        );
+        assert!(sub["retry_policy"].is_object(), "{name} has a retry policy");
+    }
+    let pipeline = &subs["push"];
+    assert!(pipeline["dead_letter_policy"]["dead_letter_topic"].is_string(), "pipeline subscriptions dead-letter");
+    assert_eq!(pipeline["dead_letter_policy"]["max_delivery_attempts"], 5);
+
+    let mut roles = Vec::new();
+    for (kind, resources) in main["resource"].as_object().expect("resources") {
+        if kind.ends_with("_iam_member") || kind.ends_with("_iam_binding") || kind.ends_with("_iam_policy") {
+            assert!(!kind.ends_with("_iam_policy"), "{kind}: authoritative policies are not used");
+            for (name, r) in resources.as_object().expect("resources") {
+                roles.push((format!("{kind}.{name}"), r["role"].as_str().unwrap_or("").to_owned()));
+            }
+        }
+    }
+    assert!(roles.len() >= 8);
+    for (resource, role) in roles {
+        assert!(
+            !matches!(role.as_str(), "roles/owner" | "roles/editor" | "roles/viewer"),
+            "{resource} grants a primitive role"
+        );
+        assert!(ALLOWED_ROLES.contains(&role.as_str()), "{resource} grants {role}, outside the documented table");
+    }
+}
