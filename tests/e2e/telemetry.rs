@@ -144,16 +144,26 @@ fn source(marker: &str) -> SourceInput {
     input
 }
 
-#[tokio::test(flavor = "current_thread")]
+/// The process-wide log capture, in both formats. Global rather than scoped: a scoped
+/// subscriber can miss events whose callsites another test thread registered first.
+fn capture() -> &'static (Buffer, Buffer) {
+    static CAPTURE: std::sync::OnceLock<(Buffer, Buffer)> = std::sync::OnceLock::new();
+    CAPTURE.get_or_init(|| {
+        let (text, json) = (Buffer::default(), Buffer::default());
+        let subscriber = tracing_subscriber::Registry::default()
+            .with(vec![
+                harmonia_telemetry::layer(harmonia_telemetry::Format::Text, text.clone()),
+                harmonia_telemetry::layer(harmonia_telemetry::Format::CloudJson, json.clone()),
+            ])
+            .with(tracing_subscriber::EnvFilter::new("debug"));
+        tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber of this test binary");
+        (text, json)
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_canary_leaks_into_logs_activity_failures_or_error_bodies() {
-    let (text_logs, json_logs) = (Buffer::default(), Buffer::default());
-    let subscriber = tracing_subscriber::Registry::default()
-        .with(vec![
-            harmonia_telemetry::layer(harmonia_telemetry::Format::Text, text_logs.clone()),
-            harmonia_telemetry::layer(harmonia_telemetry::Format::CloudJson, json_logs.clone()),
-        ])
-        .with(tracing_subscriber::EnvFilter::new("debug"));
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (text_logs, json_logs) = capture().clone();
 
     let platform = Platform::default();
     let hook_url = serve(

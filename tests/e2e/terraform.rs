@@ -137,3 +137,20 @@ fn push_subscriptions_use_oidc_and_dead_letters_and_roles_are_least_privilege() 
         assert!(ALLOWED_ROLES.contains(&role.as_str()), "{resource} grants {role}, outside the documented table");
     }
 }
+
+#[test]
+fn the_container_build_copies_every_function_binary() {
+    let dockerfile =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/Dockerfile"))
+            .expect("Dockerfile");
+    let listed: BTreeSet<String> = dockerfile
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("&& for f in ").or_else(|| l.trim().strip_prefix("for f in ")))
+        .and_then(|rest| rest.split_once("; do"))
+        .map(|(names, _)| names.split_whitespace().map(str::to_owned).collect())
+        .expect("the Dockerfile's function loop");
+    assert_eq!(listed, code().functions);
+    assert!(dockerfile.contains("cargo build --release --locked --workspace --bins"));
+    assert!(dockerfile.contains("USER nonroot") && dockerfile.contains("distroless"));
+    assert!(dockerfile.contains("HARMONIA_SKILLS_DIR=/app/skills"));
+}
