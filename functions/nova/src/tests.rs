@@ -258,6 +258,27 @@ async fn offline_answers_for_each_of_the_five_skills() {
             "mock data is called out: {question}"
         );
     }
+    // Every tool call left a metadata-only activity record under its invocation's span.
+    let records: Vec<harmonia_contracts::domain::ActivityRecord> = f
+        .store
+        .query(&f.ws, harmonia_pipeline::records::ACTIVITY, &Query::all(1000))
+        .await
+        .expect("activity")
+        .iter()
+        .map(|d| d.decode().expect("record"))
+        .collect();
+    let invocations: Vec<_> =
+        records.iter().filter(|r| r.operation == harmonia_contracts::domain::Operation::Invoke).collect();
+    let tool_calls: Vec<_> =
+        records.iter().filter(|r| r.operation == harmonia_contracts::domain::Operation::ToolCall).collect();
+    assert_eq!(tool_calls.len(), 5, "one per tool call of the five answers");
+    for call in tool_calls {
+        assert!(
+            invocations.iter().any(|i| i.span_id == call.parent_span_id && i.trace_id == call.trace_id),
+            "a child of its invocation"
+        );
+    }
+
     // A tool error is reported exactly as returned.
     let asked = ask(&rt, &who(&f.ws), "What is the status of job job-does-not-exist?", TraceParent::new_root())
         .await

@@ -218,7 +218,8 @@ impl Runtime {
 
         let mut steps = Vec::new();
         let mut usage = TokenUsage::default();
-        let outcome = self.run(seed, spec, &mut steps, &mut usage).await;
+        let mut tool_activity = Vec::new();
+        let outcome = self.run(seed, spec, &span, &mut steps, &mut usage, &mut tool_activity).await;
         let outcome = match outcome {
             Ok(value) => {
                 let event =
@@ -251,6 +252,7 @@ impl Runtime {
             },
             trace_id: span.trace(),
             span_id: span.span(),
+            parent_span_id: seed.trace.span(),
         };
         tracing::info!(
             workspace = %activity.tenant, job = %activity.job, agent = %activity.agent, stage = %activity.stage,
@@ -258,10 +260,12 @@ impl Runtime {
             output_tokens = activity.usage.output_tokens, outcome = ?activity.outcome, trace_id = %activity.trace_id,
             span_id = %activity.span_id, "specialist invocation"
         );
-        let id: DocId = format!("{}.{}", seed.job, span.span()).parse().unwrap_or_else(|_| DocId::generate());
-        store
-            .commit(&seed.workspace, vec![Write { collection: ACTIVITY, id, op: WriteOp::Create(encode(&activity)?) }])
-            .await?;
+        let mut writes = Vec::with_capacity(1 + tool_activity.len());
+        for record in std::iter::once(&activity).chain(&tool_activity) {
+            let id: DocId = format!("{}.{}", record.job, record.span_id).parse().unwrap_or_else(|_| DocId::generate());
+            writes.push(Write { collection: ACTIVITY, id, op: WriteOp::Create(encode(record)?) });
+        }
+        store.commit(&seed.workspace, writes).await?;
         deleted?;
         let state_delta = outcome?;
         // The role's key is required before anyone uses the delta.
@@ -293,8 +297,10 @@ impl Runtime {
         &self,
         seed: &InvocationSeed,
         spec: &RoleSpec,
+        span: &TraceParent,
         steps: &mut Vec<Step>,
         usage: &mut TokenUsage,
+        tool_activity: &mut Vec<ActivityRecord>,
     ) -> Result<Value, AgentContractError> {
         let role = spec.role;
         let task = json!({ "task": seed.input.task(), "input": seed.input.to_json() });
@@ -333,7 +339,35 @@ impl Runtime {
             }
             let mut responses = Vec::with_capacity(calls.len());
             for (name, args) in calls {
+                let (started_at, clock) = (Utc::now(), Instant::now());
                 let response = self.call(spec, &ctx, steps, &name, &args).await?;
+                // Nova's tool calls are projected too, under the invocation's real span.
+                if role == Role::Nova && steps.last().is_some_and(|s| matches!(s.event, LoadEvent::DataTool(_))) {
+                    let code = response
+                        .get("error")
+                        .and_then(|e| e.get("code"))
+                        .and_then(|c| serde_json::from_value(c.clone()).ok());
+                    let child = span.child();
+                    tool_activity.push(ActivityRecord {
+                        tenant: seed.workspace.clone(),
+                        job: seed.job.clone(),
+                        operation: Operation::ToolCall,
+                        agent: role,
+                        stage: seed.stage,
+                        model: self.model.name().to_owned(),
+                        started_at,
+                        ended_at: Utc::now(),
+                        duration_us: u64::try_from(clock.elapsed().as_micros()).unwrap_or(u64::MAX),
+                        usage: TokenUsage::default(),
+                        outcome: match code {
+                            Some(code) => ActivityOutcome::Failure { code },
+                            None => ActivityOutcome::Success,
+                        },
+                        trace_id: child.trace(),
+                        span_id: child.span(),
+                        parent_span_id: span.span(),
+                    });
+                }
                 responses.push(Part::FunctionResponse { name, response });
             }
             request.turns.push(Turn { speaker: Speaker::Model, parts: response.parts });

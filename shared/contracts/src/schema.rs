@@ -239,7 +239,8 @@ mod tests {
             "model": "offline", "started_at": "2026-01-01T00:00:00Z", "ended_at": "2026-01-01T00:00:01Z",
             "duration_us": 1000, "usage": {"input_tokens": 1, "output_tokens": 2},
             "outcome": {"status": "success"},
-            "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "00f067aa0ba902b7"
+            "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "00f067aa0ba902b7",
+            "parent_span_id": "00f067aa0ba902b8"
         });
         let v = SchemaValidator::<ActivityRecord>::new().expect("compiles");
         assert!(v.parse(&record).is_ok());

@@ -152,6 +152,8 @@ pub struct ActivityRecord {
     pub outcome: ActivityOutcome,
     /// W3C trace id.
     pub trace_id: TraceId,
-    /// W3C span id.
+    /// W3C span id of this invocation (or tool call).
     pub span_id: SpanId,
+    /// W3C span id of its parent: the stage event (or, for a tool call, the invocation).
+    pub parent_span_id: SpanId,
 }
