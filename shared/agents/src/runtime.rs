@@ -136,6 +136,53 @@ impl InvokeError {
     }
 }
 
+/// The runtime's metrics, reported to the global meter provider (a no-op unless telemetry
+/// export is configured). Labels are the agent, the stage and the outcome code: enum values only.
+struct Metrics {
+    invocations: opentelemetry::metrics::Counter<u64>,
+    duration_ms: opentelemetry::metrics::Histogram<f64>,
+    tokens: opentelemetry::metrics::Counter<u64>,
+}
+
+/// The instruments of the current global meter provider. Looked up per invocation (the SDK
+/// deduplicates them) so a provider installed after start-up is used.
+fn metrics() -> Metrics {
+    let meter = opentelemetry::global::meter("harmonia");
+    Metrics {
+        invocations: meter.u64_counter("harmonia.agent.invocations").with_description("Specialist invocations").build(),
+        duration_ms: meter
+            .f64_histogram("harmonia.agent.duration")
+            .with_unit("ms")
+            .with_description("Invocation wall time")
+            .build(),
+        tokens: meter.u64_counter("harmonia.agent.tokens").with_description("Model tokens").build(),
+    }
+}
+
+fn record_metrics(activity: &ActivityRecord) {
+    use opentelemetry::KeyValue;
+    let outcome = match activity.outcome {
+        ActivityOutcome::Success => "success",
+        ActivityOutcome::Failure { code } => code.as_str(),
+    };
+    let labels = [
+        KeyValue::new("agent", activity.agent.as_str()),
+        KeyValue::new("stage", activity.stage.as_str()),
+        KeyValue::new("outcome", outcome),
+    ];
+    let m = metrics();
+    m.invocations.add(1, &labels);
+    m.duration_ms.record(activity.duration_us as f64 / 1000.0, &labels[..2]);
+    m.tokens.add(
+        u64::from(activity.usage.input_tokens),
+        &[labels[0].clone(), labels[1].clone(), KeyValue::new("direction", "input")],
+    );
+    m.tokens.add(
+        u64::from(activity.usage.output_tokens),
+        &[labels[0].clone(), labels[1].clone(), KeyValue::new("direction", "output")],
+    );
+}
+
 /// The agent runtime.
 pub struct Runtime {
     model: Arc<dyn Model>,
@@ -260,6 +307,7 @@ impl Runtime {
             output_tokens = activity.usage.output_tokens, outcome = ?activity.outcome, trace_id = %activity.trace_id,
             span_id = %activity.span_id, "specialist invocation"
         );
+        record_metrics(&activity);
         let mut writes = Vec::with_capacity(1 + tool_activity.len());
         for record in std::iter::once(&activity).chain(&tool_activity) {
             let id: DocId = format!("{}.{}", record.job, record.span_id).parse().unwrap_or_else(|_| DocId::generate());

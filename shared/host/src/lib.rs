@@ -17,6 +17,7 @@
 //! | `HARMONIA_GOOGLE_JWKS`, `HARMONIA_GOOGLE_AUDIENCE`, `HARMONIA_GOOGLE_PRINCIPALS` | — | Google-signed ID tokens: key set file, expected audience, email → identity file |
 //! | `HARMONIA_SKILLS_DIR` | the image's `/app/skills` | skills folder |
 //! | `HARMONIA_LOG` | `info` | log filter; `HARMONIA_LOG_FORMAT=json` for Cloud Logging |
+//! | `HARMONIA_OTLP_ENDPOINT` | unset | OTLP/HTTP collector for traces and metrics (off when unset) |
 //! | `HARMONIA_STEP_LEASE_SECS` | `300` | how long a step's in-flight claim holds off duplicates (the longest ack deadline) |
 //! | `HARMONIA_FAULT_DELAY_MS` | `0` | resilience drills: push functions hold each delivery this long before the step runs |
 //! | `HARMONIA_FAULT_RESPONSE_HOLD_MS` | `0` | resilience drills: hold each HTTP response this long after the work is done |
@@ -205,10 +206,13 @@ pub async fn provision(
     Ok(n)
 }
 
-/// Log to stderr: human-readable, or Cloud Logging JSON with `HARMONIA_LOG_FORMAT=json`.
-pub fn init_logging() {
+/// Log to stderr (human-readable, or Cloud Logging JSON with `HARMONIA_LOG_FORMAT=json`), and
+/// export traces and metrics over OTLP when `HARMONIA_OTLP_ENDPOINT` is set (off by default).
+pub fn init_telemetry(function: &str) -> harmonia_telemetry::Exporters {
     let format = harmonia_telemetry::Format::from_name(var("HARMONIA_LOG_FORMAT").as_deref());
-    harmonia_telemetry::init(format, &var("HARMONIA_LOG").unwrap_or_else(|| "info".into()));
+    let otlp = var("HARMONIA_OTLP_ENDPOINT")
+        .map(|endpoint| harmonia_telemetry::Otlp { endpoint, service: format!("harmonia-{function}") });
+    harmonia_telemetry::init_with(format, &var("HARMONIA_LOG").unwrap_or_else(|| "info".into()), otlp)
 }
 
 /// Run a pipeline stage function until SIGTERM; this is a stage binary's whole `main`.
@@ -223,7 +227,7 @@ pub async fn run(
     tools: Vec<Arc<dyn Tool>>,
     app: impl FnOnce(Arc<Env>) -> Result<Router, Error>,
 ) -> std::process::ExitCode {
-    init_logging();
+    let _exporters = init_telemetry(function);
     if !FUNCTIONS.contains(&function) {
         tracing::error!(function, "unknown function");
         return std::process::ExitCode::FAILURE;

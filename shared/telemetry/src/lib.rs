@@ -54,6 +54,72 @@ pub fn init(format: Format, filter: &str) {
     let _ = tracing::subscriber::set_global_default(subscriber(format, filter, std::io::stderr));
 }
 
+/// Where OpenTelemetry traces and metrics go: an OTLP/HTTP endpoint (a collector that forwards
+/// to Cloud Trace and Cloud Monitoring). Off unless configured, so nothing calls out locally
+/// or in tests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Otlp {
+    /// Base URL, e.g. `http://localhost:4318`.
+    pub endpoint: String,
+    /// `service.name` of the exported data (the function's name).
+    pub service: String,
+}
+
+/// Keeps the exporters alive; flushes and shuts them down when dropped.
+#[derive(Default)]
+pub struct Exporters {
+    tracer: Option<opentelemetry_sdk::trace::SdkTracerProvider>,
+    meter: Option<opentelemetry_sdk::metrics::SdkMeterProvider>,
+}
+
+impl Drop for Exporters {
+    fn drop(&mut self) {
+        if let Some(t) = self.tracer.take() {
+            let _ = t.shutdown();
+        }
+        if let Some(m) = self.meter.take() {
+            let _ = m.shutdown();
+        }
+    }
+}
+
+/// Install logging and, when `otlp` is set, OpenTelemetry trace export (spans become Cloud
+/// Trace spans) and the global meter provider the runtime's metrics report to.
+pub fn init_with(format: Format, filter: &str, otlp: Option<Otlp>) -> Exporters {
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_otlp::WithExportConfig;
+
+    let Some(otlp) = otlp else {
+        init(format, filter);
+        return Exporters::default();
+    };
+    let resource = opentelemetry_sdk::Resource::builder().with_service_name(otlp.service.clone()).build();
+    let base = otlp.endpoint.trim_end_matches('/');
+    let spans =
+        opentelemetry_otlp::SpanExporter::builder().with_http().with_endpoint(format!("{base}/v1/traces")).build();
+    let metrics =
+        opentelemetry_otlp::MetricExporter::builder().with_http().with_endpoint(format!("{base}/v1/metrics")).build();
+    let (Ok(spans), Ok(metrics)) = (spans, metrics) else {
+        init(format, filter);
+        tracing::warn!("OpenTelemetry export could not be configured; continuing with logs only");
+        return Exporters::default();
+    };
+    let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_batch_exporter(spans)
+        .with_resource(resource.clone())
+        .build();
+    let meter = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
+        .with_periodic_exporter(metrics)
+        .with_resource(resource)
+        .build();
+    opentelemetry::global::set_meter_provider(meter.clone());
+    let filter_layer = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
+    let otel = tracing_opentelemetry::layer().with_tracer(tracer.tracer("harmonia"));
+    let subscriber = Registry::default().with(layer(format, std::io::stderr)).with(otel).with(filter_layer);
+    let _ = tracing::subscriber::set_global_default(subscriber);
+    Exporters { tracer: Some(tracer), meter: Some(meter) }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;

@@ -138,3 +138,26 @@ async fn offline_model_runs_every_role_on_the_sample() {
         assert!(roles.contains(role.as_str()), "{role}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invocations_are_counted_with_enum_labels_only() {
+    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
+    let exporter = InMemoryMetricExporter::default();
+    let provider = SdkMeterProvider::builder().with_periodic_exporter(exporter.clone()).build();
+    opentelemetry::global::set_meter_provider(provider.clone());
+
+    let f = Fixture::new().await;
+    let rt = f.runtime(Arc::new(OfflineModel));
+    let nimi_in = NimiInput::new(&f.source, Vec::new(), Vec::new());
+    rt.run_task(&f.seed(Stage::Analyze, RoleInput::Nimi(nimi_in))).await.expect("nimi");
+    provider.force_flush().expect("flush");
+    let exported = format!("{:?}", exporter.get_finished_metrics().expect("metrics"));
+    for name in ["harmonia.agent.invocations", "harmonia.agent.duration", "harmonia.agent.tokens"] {
+        assert!(exported.contains(name), "{name} exported");
+    }
+    assert!(exported.contains("nimi") && exported.contains("analyze") && exported.contains("success"));
+    // No label can carry content: nothing of the transcript appears in the export.
+    for segment in &f.source.segments {
+        assert!(!exported.contains(&segment.text), "transcript text in a metric");
+    }
+}
