@@ -1,7 +1,8 @@
 //! The canary: distinctive markers are placed in a source transcript, a model response, a
 //! draft, the webhook signing secret and an operator credential. After a full pipeline run and
 //! one failing invocation, none of them appears in any log line (text and Cloud Logging JSON),
-//! activity record, failure record, dead letter or error body.
+//! exported span (names, attributes, events), metric label, activity record, failure record,
+//! dead letter or error body.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -144,26 +145,47 @@ fn source(marker: &str) -> SourceInput {
     input
 }
 
-/// The process-wide log capture, in both formats. Global rather than scoped: a scoped
-/// subscriber can miss events whose callsites another test thread registered first.
-fn capture() -> &'static (Buffer, Buffer) {
-    static CAPTURE: std::sync::OnceLock<(Buffer, Buffer)> = std::sync::OnceLock::new();
+/// Everything the process would have emitted: log lines in both formats, OpenTelemetry spans
+/// and metrics (through in-memory exporters in place of OTLP).
+#[derive(Clone)]
+struct Captured {
+    text: Buffer,
+    json: Buffer,
+    spans: opentelemetry_sdk::trace::InMemorySpanExporter,
+    tracer: opentelemetry_sdk::trace::SdkTracerProvider,
+    metrics: opentelemetry_sdk::metrics::InMemoryMetricExporter,
+    meter: opentelemetry_sdk::metrics::SdkMeterProvider,
+}
+
+/// The process-wide capture. Global rather than scoped: a scoped subscriber can miss events
+/// whose callsites another test thread registered first.
+fn capture() -> &'static Captured {
+    use opentelemetry::trace::TracerProvider as _;
+    static CAPTURE: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
     CAPTURE.get_or_init(|| {
         let (text, json) = (Buffer::default(), Buffer::default());
+        let spans = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+        let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder().with_simple_exporter(spans.clone()).build();
+        let metrics = opentelemetry_sdk::metrics::InMemoryMetricExporter::default();
+        let meter =
+            opentelemetry_sdk::metrics::SdkMeterProvider::builder().with_periodic_exporter(metrics.clone()).build();
+        opentelemetry::global::set_meter_provider(meter.clone());
         let subscriber = tracing_subscriber::Registry::default()
             .with(vec![
                 harmonia_telemetry::layer(harmonia_telemetry::Format::Text, text.clone()),
                 harmonia_telemetry::layer(harmonia_telemetry::Format::CloudJson, json.clone()),
             ])
+            .with(tracing_opentelemetry::layer().with_tracer(tracer.tracer("canary")))
             .with(tracing_subscriber::EnvFilter::new("debug"));
         tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber of this test binary");
-        (text, json)
+        Captured { text, json, spans, tracer, metrics, meter }
     })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_canary_leaks_into_logs_activity_failures_or_error_bodies() {
-    let (text_logs, json_logs) = capture().clone();
+async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodies() {
+    let captured = capture().clone();
+    let (text_logs, json_logs) = (captured.text.clone(), captured.json.clone());
 
     let platform = Platform::default();
     let hook_url = serve(
@@ -275,6 +297,32 @@ async fn no_canary_leaks_into_logs_activity_failures_or_error_bodies() {
         .map(|d| Value::Object(d.data.clone()).to_string())
         .collect();
     let (text, json_lines) = (text_logs.text(), json_logs.text());
+    captured.tracer.force_flush().expect("flush spans");
+    captured.meter.force_flush().expect("flush metrics");
+    let exported = captured.spans.get_finished_spans().expect("spans");
+    // Exported spans join the job's W3C trace: the trace id of its activity records.
+    let job_trace = store
+        .query(&ws, ACTIVITY, &all)
+        .await
+        .expect("query")
+        .iter()
+        .find(|d| d.data["job"] == json!(job.id.to_string()))
+        .map(|d| d.data["trace_id"].as_str().unwrap_or_default().to_owned())
+        .expect("an activity record of the job");
+    let in_trace: Vec<&str> = exported
+        .iter()
+        .filter(|s| s.span_context.trace_id().to_string() == job_trace)
+        .map(|s| s.name.as_ref())
+        .collect();
+    for name in ["stage", "invoke", "model.generate", "store.commit"] {
+        assert!(in_trace.contains(&name), "a {name} span in the job's trace: {in_trace:?}");
+    }
+    let spans: Vec<String> = exported.iter().map(|s| format!("{s:?}")).collect();
+    let metrics = format!("{:?}", captured.metrics.get_finished_metrics().expect("metrics"));
+    assert!(
+        metrics.contains("harmonia.agent.invocations") && metrics.contains("schema_violation"),
+        "the failing invocation was counted by outcome"
+    );
     assert!(
         text.contains("specialist invocation") && text.contains("stage completed"),
         "the logs are not empty: {text}"
@@ -288,6 +336,8 @@ async fn no_canary_leaks_into_logs_activity_failures_or_error_bodies() {
         .chain(failures.into_iter().map(|f| ("failure record", f)))
         .chain(letters.into_iter().map(|l| ("dead letter", l)))
         .chain(error_bodies.into_iter().map(|e| ("error body", e)))
+        .chain(spans.into_iter().map(|s| ("span", s)))
+        .chain(std::iter::once(("metric export", metrics)))
         .collect();
     for marker in [TRANSCRIPT, MODEL, DRAFT, SECRET, CREDENTIAL, BAD_CREDENTIAL, "CANARY"] {
         for (place, content) in &places {

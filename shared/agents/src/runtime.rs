@@ -15,6 +15,7 @@ use harmonia_store::{Collection, Store, Write, WriteOp, encode};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tracing::Instrument as _;
 
 use crate::io::{self, RoleInput};
 use crate::model::{FunctionDeclaration, Model, ModelRequest, Part, Speaker, Turn};
@@ -255,8 +256,19 @@ impl Runtime {
     /// Run one invocation of the seed's role.
     pub async fn invoke(&self, seed: &InvocationSeed) -> Result<Invocation, InvokeError> {
         let role = seed.input.role();
-        let spec = spec(role);
         let span = seed.trace.child();
+        let traced = tracing::info_span!("invoke", agent = %role, stage = %seed.stage, trace_id = %span.trace_id(), span_id = %span.span_id());
+        if tracing::Span::current().is_none() {
+            // Not under a stage's span (Nova, tests): join the caller's trace directly.
+            let t = &seed.trace;
+            harmonia_telemetry::continue_trace(&traced, &t.trace_id(), &t.span_id(), t.sampled());
+        }
+        self.invoke_in(seed, span).instrument(traced).await
+    }
+
+    async fn invoke_in(&self, seed: &InvocationSeed, span: TraceParent) -> Result<Invocation, InvokeError> {
+        let role = seed.input.role();
+        let spec = spec(role);
         let started_at = Utc::now();
         let clock = Instant::now();
         let store = &*self.store;
@@ -366,7 +378,12 @@ impl Runtime {
         };
         let ctx = ToolContext { workspace: &seed.workspace, store: &*self.store, snapshot };
         for _ in 0..MAX_TURNS {
-            let response = self.model.generate(&request).await.map_err(|_| contract(role, Code::ModelUnavailable))?;
+            let response = self
+                .model
+                .generate(&request)
+                .instrument(tracing::info_span!("model.generate", model = self.model.name()))
+                .await
+                .map_err(|_| contract(role, Code::ModelUnavailable))?;
             usage.input_tokens = usage.input_tokens.saturating_add(response.usage.input_tokens);
             usage.output_tokens = usage.output_tokens.saturating_add(response.usage.output_tokens);
             let calls: Vec<(String, Value)> = response
@@ -475,7 +492,8 @@ impl Runtime {
                         json!({"error": {"code": "dependency_unavailable", "message": "This tool is not available."}}),
                     );
                 };
-                let result = implementation.call(ctx, args).await;
+                // `tool` is a registered name here, never free model text.
+                let result = implementation.call(ctx, args).instrument(tracing::info_span!("tool", tool)).await;
                 let mut step = Step::new(LoadEvent::DataTool(tool.to_owned()), result.is_ok());
                 if let Ok(value) = &result {
                     step.evidence = evidence_of(value);

@@ -13,6 +13,7 @@ use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
 use harmonia_contracts::{AgentContractError, Code, Role};
 use harmonia_store::{Collection, Created, Tx, create_if_absent, encode, run_transaction, update};
 use serde_json::{Map, Value};
+use tracing::Instrument as _;
 
 use crate::Env;
 use crate::records::{JOBS, MARKERS, Marker, PendingMessage, RUNNING, Running, doc_id, marker_id};
@@ -313,6 +314,15 @@ impl<S: Step> Handler for StageHandler<S> {
             tracing::warn!(subscription = %delivery.subscription, message_id = %delivery.message_id, "undecodable stage event; leaving it to the dead-letter policy");
             return Outcome::Nack;
         };
+        let span = tracing::info_span!("stage", stage = %S::STAGE, job = %event.job, pass = event.pass.get(), trace_id = %event.traceparent.trace_id());
+        let t = &event.traceparent;
+        harmonia_telemetry::continue_trace(&span, &t.trace_id(), &t.span_id(), t.sampled());
+        self.handle_event(event).instrument(span).await
+    }
+}
+
+impl<S: Step> StageHandler<S> {
+    async fn handle_event(&self, event: StageEvent<S::Payload>) -> Outcome {
         let env = &*self.env;
         match marker(env, &event.workspace, &event.job, S::STAGE, event.pass).await {
             Ok(Some(m)) => {

@@ -191,6 +191,7 @@ fn field(path: &harmonia_store::FieldPath) -> Option<fs::structured_query::Field
 
 #[async_trait]
 impl Store for FirestoreStore {
+    #[tracing::instrument(name = "store.get", level = "debug", skip_all, fields(db = "firestore", collection = %collection))]
     async fn get(
         &self,
         workspace: &WorkspaceId,
@@ -200,6 +201,7 @@ impl Store for FirestoreStore {
         self.read(&self.name(workspace, collection, id)).await?.map(to_document).transpose()
     }
 
+    #[tracing::instrument(name = "store.query", level = "debug", skip_all, fields(db = "firestore", collection = %collection))]
     async fn query(
         &self,
         workspace: &WorkspaceId,
@@ -268,6 +270,7 @@ impl Store for FirestoreStore {
         Ok(out)
     }
 
+    #[tracing::instrument(name = "store.commit", level = "debug", skip_all, fields(db = "firestore", writes = writes.len()))]
     async fn commit(&self, workspace: &WorkspaceId, writes: Vec<Write>) -> Result<(), Error> {
         Write::validate_batch(&writes)?;
         for attempt in 1..=COMMIT_ATTEMPTS {

@@ -139,6 +139,7 @@ fn json_path(field: &harmonia_store::FieldPath) -> String {
 
 #[async_trait]
 impl Store for SqliteStore {
+    #[tracing::instrument(name = "store.get", level = "debug", skip_all, fields(db = "sqlite", collection = %collection))]
     async fn get(
         &self,
         workspace: &WorkspaceId,
@@ -160,6 +161,7 @@ impl Store for SqliteStore {
         .await
     }
 
+    #[tracing::instrument(name = "store.query", level = "debug", skip_all, fields(db = "sqlite", collection = %collection))]
     async fn query(
         &self,
         workspace: &WorkspaceId,
@@ -222,6 +224,7 @@ impl Store for SqliteStore {
         .await
     }
 
+    #[tracing::instrument(name = "store.commit", level = "debug", skip_all, fields(db = "sqlite", writes = writes.len()))]
     async fn commit(&self, workspace: &WorkspaceId, writes: Vec<Write>) -> Result<(), Error> {
         Write::validate_batch(&writes)?;
         let ws = workspace.to_string();

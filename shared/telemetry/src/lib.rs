@@ -120,6 +120,22 @@ pub fn init_with(format: Format, filter: &str, otlp: Option<Otlp>) -> Exporters 
     Exporters { tracer: Some(tracer), meter: Some(meter) }
 }
 
+/// Make `span` continue a W3C trace received from elsewhere (an event's `traceparent`), so the
+/// spans exported for it join the job's trace. Ids are hex (32 and 16 digits); malformed ids or
+/// a subscriber without OpenTelemetry leave the span as it was.
+pub fn continue_trace(span: &tracing::Span, trace_id: &str, parent_span_id: &str, sampled: bool) {
+    use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    let (Ok(trace), Ok(parent)) = (TraceId::from_hex(trace_id), SpanId::from_hex(parent_span_id)) else {
+        return;
+    };
+    let flags = if sampled { TraceFlags::SAMPLED } else { TraceFlags::default() };
+    let remote = SpanContext::new(trace, parent, flags, true, TraceState::default());
+    if remote.is_valid() {
+        let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(remote));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;
