@@ -232,6 +232,10 @@ resource "google_cloud_run_v2_service" "function" {
         name  = "HARMONIA_LOG_FORMAT"
         value = "json"
       }
+      env {
+        name  = "HARMONIA_OTLP_ENDPOINT"
+        value = var.otlp_endpoint
+      }
       dynamic "env" {
         for_each = contains(local.secret_readers, each.value) ? [1] : []
         content {

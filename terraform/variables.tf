@@ -38,6 +38,12 @@ variable "webhook_url" {
   default     = ""
 }
 
+variable "otlp_endpoint" {
+  description = "OTLP/HTTP collector URL the functions export traces and metrics to (e.g. a Cloud Run OpenTelemetry collector forwarding to Cloud Trace and Cloud Monitoring). Empty: no export."
+  type        = string
+  default     = ""
+}
+
 variable "operator_principals" {
   description = "Operators allowed to call the operator, ingest and Nova functions: email => { operator, workspace }."
   type = map(object({

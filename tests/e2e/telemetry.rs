@@ -173,7 +173,10 @@ fn capture() -> &'static Captured {
         let subscriber = tracing_subscriber::Registry::default()
             .with(vec![
                 harmonia_telemetry::layer(harmonia_telemetry::Format::Text, text.clone()),
-                harmonia_telemetry::layer(harmonia_telemetry::Format::CloudJson, json.clone()),
+                harmonia_telemetry::layer(
+                    harmonia_telemetry::Format::CloudJson { project: Some("canary-project".into()) },
+                    json.clone(),
+                ),
             ])
             .with(tracing_opentelemetry::layer().with_tracer(tracer.tracer("canary")))
             .with(tracing_subscriber::EnvFilter::new("debug"));
@@ -328,6 +331,10 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
         "the logs are not empty: {text}"
     );
     assert!(json_lines.contains("\"severity\""), "Cloud Logging JSON was written");
+    assert!(
+        json_lines.contains("\"logging.googleapis.com/trace\":\"projects/canary-project/traces/"),
+        "stage lines correlate with the job's trace"
+    );
     assert!(!activity.is_empty() && !failures.is_empty());
 
     let places: Vec<(&str, String)> = [("text logs", text), ("JSON logs", json_lines)]

@@ -209,7 +209,8 @@ pub async fn provision(
 /// Log to stderr (human-readable, or Cloud Logging JSON with `HARMONIA_LOG_FORMAT=json`), and
 /// export traces and metrics over OTLP when `HARMONIA_OTLP_ENDPOINT` is set (off by default).
 pub fn init_telemetry(function: &str) -> harmonia_telemetry::Exporters {
-    let format = harmonia_telemetry::Format::from_name(var("HARMONIA_LOG_FORMAT").as_deref());
+    let format =
+        harmonia_telemetry::Format::from_name(var("HARMONIA_LOG_FORMAT").as_deref(), var("GOOGLE_CLOUD_PROJECT"));
     let otlp = var("HARMONIA_OTLP_ENDPOINT")
         .map(|endpoint| harmonia_telemetry::Otlp { endpoint, service: format!("harmonia-{function}") });
     harmonia_telemetry::init_with(format, &var("HARMONIA_LOG").unwrap_or_else(|| "info".into()), otlp)

@@ -9,19 +9,25 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 /// How log lines look.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Format {
     /// Human-readable lines (local runs).
     Text,
-    /// Cloud Logging JSON: `severity`, `time`, message and fields, one object per line.
-    CloudJson,
+    /// Cloud Logging JSON: `severity`, `time`, source location, message and fields, one object
+    /// per line. With a project, a line written inside a span carrying a `trace_id` field also
+    /// gets `logging.googleapis.com/trace` (`projects/<project>/traces/<trace id>`), which
+    /// correlates it with the job's trace.
+    CloudJson {
+        /// The Google Cloud project the traces belong to.
+        project: Option<String>,
+    },
 }
 
 impl Format {
-    /// `json` → Cloud Logging JSON; anything else → text.
-    pub fn from_name(name: Option<&str>) -> Self {
+    /// `json` → Cloud Logging JSON (correlated with `project`'s traces); anything else → text.
+    pub fn from_name(name: Option<&str>, project: Option<String>) -> Self {
         match name {
-            Some("json") => Format::CloudJson,
+            Some("json") => Format::CloudJson { project },
             _ => Format::Text,
         }
     }
@@ -36,8 +42,72 @@ where
         Format::Text => {
             Box::new(tracing_subscriber::fmt::layer().with_writer(writer).with_target(false).with_ansi(false))
         }
-        Format::CloudJson => Box::new(tracing_stackdriver::layer().with_writer(writer)),
+        Format::CloudJson { project: None } => {
+            Box::new(tracing_stackdriver::layer().with_source_location(true).with_writer(writer))
+        }
+        Format::CloudJson { project: Some(project) } => Box::new(
+            tracing_stackdriver::layer().with_source_location(true).with_writer(TraceCorrelated { project, writer }),
+        ),
     }
+}
+
+/// Adds Cloud Logging's trace field to each JSON line, from the innermost span that carries a
+/// valid `trace_id` (the stage and invocation spans do).
+struct TraceCorrelated<W> {
+    project: String,
+    writer: W,
+}
+
+impl<'a, W: MakeWriter<'a>> MakeWriter<'a> for TraceCorrelated<W> {
+    type Writer = Line<'a, W::Writer>;
+    fn make_writer(&'a self) -> Self::Writer {
+        Line { project: &self.project, buffer: Vec::new(), inner: self.writer.make_writer() }
+    }
+}
+
+/// One event's line, rewritten and written through when dropped (the formatter writes each
+/// event through its own writer).
+struct Line<'a, W: std::io::Write> {
+    project: &'a str,
+    buffer: Vec<u8>,
+    inner: W,
+}
+
+impl<W: std::io::Write> std::io::Write for Line<'_, W> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buffer.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<W: std::io::Write> Drop for Line<'_, W> {
+    fn drop(&mut self) {
+        let bytes = std::mem::take(&mut self.buffer);
+        let out = correlate(self.project, &bytes).unwrap_or(bytes);
+        let _ = self.inner.write_all(&out);
+        let _ = self.inner.flush();
+    }
+}
+
+fn correlate(project: &str, line: &[u8]) -> Option<Vec<u8>> {
+    let mut value: serde_json::Value = serde_json::from_slice(line).ok()?;
+    let trace = value
+        .get("spans")?
+        .as_array()?
+        .iter()
+        .rev()
+        .filter_map(|span| span.get("trace_id")?.as_str())
+        .find(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) && id.bytes().any(|b| b != b'0'))?
+        .to_owned();
+    value
+        .as_object_mut()?
+        .insert("logging.googleapis.com/trace".into(), format!("projects/{project}/traces/{trace}").into());
+    let mut out = serde_json::to_vec(&value).ok()?;
+    out.push(b'\n');
+    Some(out)
 }
 
 /// A subscriber writing `format` to `writer`, filtered by `filter` (e.g. `info`).
@@ -166,7 +236,7 @@ mod tests {
     #[test]
     fn cloud_json_lines_carry_severity_and_fields() {
         let buffer = Buffer::default();
-        let sub = subscriber(Format::CloudJson, "info", buffer.clone());
+        let sub = subscriber(Format::CloudJson { project: None }, "info", buffer.clone());
         tracing::subscriber::with_default(sub, || {
             tracing::warn!(job = "job-1", code = "schema_violation", "stage failed");
         });
@@ -174,5 +244,27 @@ mod tests {
         assert!(text.contains("\"severity\":\"WARNING\""), "{text}");
         assert!(text.contains("\"job\":\"job-1\""), "{text}");
         assert!(text.contains("stage failed"), "{text}");
+        assert!(text.contains("logging.googleapis.com/sourceLocation"), "{text}");
+        assert!(!text.contains("logging.googleapis.com/trace"), "no span, no trace: {text}");
+    }
+
+    #[test]
+    fn lines_inside_a_traced_span_correlate_with_the_project_trace() {
+        let buffer = Buffer::default();
+        let format = Format::CloudJson { project: Some("demo-project".into()) };
+        let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+        tracing::subscriber::with_default(subscriber(format, "info", buffer.clone()), || {
+            tracing::info!("outside");
+            let stage = tracing::info_span!("stage", trace_id = trace);
+            let _in = stage.enter();
+            tracing::info!(job = "job-1", "inside");
+        });
+        let text = String::from_utf8(buffer.0.lock().map(|b| b.clone()).unwrap_or_default()).unwrap_or_default();
+        let lines: Vec<serde_json::Value> =
+            text.lines().map(|l| serde_json::from_str(l).expect("one JSON object per line")).collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].get("logging.googleapis.com/trace").is_none());
+        assert_eq!(lines[1]["logging.googleapis.com/trace"], format!("projects/demo-project/traces/{trace}"));
+        assert_eq!(lines[1]["severity"], "INFO");
     }
 }
