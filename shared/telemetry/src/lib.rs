@@ -153,16 +153,12 @@ impl Drop for Exporters {
     }
 }
 
-/// Install logging and, when `otlp` is set, OpenTelemetry trace export (spans become Cloud
-/// Trace spans) and the global meter provider the runtime's metrics report to.
-pub fn init_with(format: Format, filter: &str, otlp: Option<Otlp>) -> Exporters {
-    use opentelemetry::trace::TracerProvider as _;
+/// The OpenTelemetry providers exporting to `otlp`: spans in batches to `<endpoint>/v1/traces`,
+/// metrics periodically to `<endpoint>/v1/metrics`, both OTLP/HTTP protobuf.
+pub fn providers(
+    otlp: &Otlp,
+) -> Option<(opentelemetry_sdk::trace::SdkTracerProvider, opentelemetry_sdk::metrics::SdkMeterProvider)> {
     use opentelemetry_otlp::WithExportConfig;
-
-    let Some(otlp) = otlp else {
-        init(format, filter);
-        return Exporters::default();
-    };
     let resource = opentelemetry_sdk::Resource::builder().with_service_name(otlp.service.clone()).build();
     let base = otlp.endpoint.trim_end_matches('/');
     let spans =
@@ -170,9 +166,7 @@ pub fn init_with(format: Format, filter: &str, otlp: Option<Otlp>) -> Exporters 
     let metrics =
         opentelemetry_otlp::MetricExporter::builder().with_http().with_endpoint(format!("{base}/v1/metrics")).build();
     let (Ok(spans), Ok(metrics)) = (spans, metrics) else {
-        init(format, filter);
-        tracing::warn!("OpenTelemetry export could not be configured; continuing with logs only");
-        return Exporters::default();
+        return None;
     };
     let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder()
         .with_batch_exporter(spans)
@@ -182,6 +176,22 @@ pub fn init_with(format: Format, filter: &str, otlp: Option<Otlp>) -> Exporters 
         .with_periodic_exporter(metrics)
         .with_resource(resource)
         .build();
+    Some((tracer, meter))
+}
+
+/// Install logging and, when `otlp` is set, OpenTelemetry trace export (spans become Cloud
+/// Trace spans) and the global meter provider the runtime's metrics report to.
+pub fn init_with(format: Format, filter: &str, otlp: Option<Otlp>) -> Exporters {
+    use opentelemetry::trace::TracerProvider as _;
+
+    let Some((tracer, meter)) = otlp.as_ref().and_then(providers) else {
+        let configured = otlp.is_some();
+        init(format, filter);
+        if configured {
+            tracing::warn!("OpenTelemetry export could not be configured; continuing with logs only");
+        }
+        return Exporters::default();
+    };
     opentelemetry::global::set_meter_provider(meter.clone());
     let filter_layer = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
     let otel = tracing_opentelemetry::layer().with_tracer(tracer.tracer("harmonia"));
@@ -266,5 +276,78 @@ mod tests {
         assert!(lines[0].get("logging.googleapis.com/trace").is_none());
         assert_eq!(lines[1]["logging.googleapis.com/trace"], format!("projects/demo-project/traces/{trace}"));
         assert_eq!(lines[1]["severity"], "INFO");
+    }
+
+    /// Requests received: (path, body length).
+    type Received = Arc<Mutex<Vec<(String, usize)>>>;
+
+    /// A minimal OTLP/HTTP receiver: answers 200 to every POST and records (path, body length).
+    fn receiver() -> (String, Received) {
+        use std::io::{BufRead, BufReader, Read};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let log = log.clone();
+                std::thread::spawn(move || serve(BufReader::new(stream), &log));
+            }
+        });
+        fn serve(mut reader: BufReader<std::net::TcpStream>, log: &Mutex<Vec<(String, usize)>>) {
+            loop {
+                let mut request = String::new();
+                if reader.read_line(&mut request).unwrap_or(0) == 0 {
+                    break;
+                }
+                let path = request.split(' ').nth(1).unwrap_or_default().to_owned();
+                let mut length = 0;
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                        break;
+                    }
+                    let lower = header.to_ascii_lowercase();
+                    if let Some(v) = lower.strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                if reader.read_exact(&mut body).is_err() {
+                    break;
+                }
+                log.lock().expect("lock").push((path, length));
+                let _ = reader.get_mut().write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+            }
+        }
+        (url, seen)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn spans_and_metrics_are_exported_over_otlp_http() {
+        use opentelemetry::metrics::MeterProvider as _;
+        use opentelemetry::trace::TracerProvider as _;
+        let (endpoint, seen) = receiver();
+        let (tracer, meter) =
+            providers(&Otlp { endpoint, service: "harmonia-test".into() }).expect("exporters configure");
+        let otel = tracing_opentelemetry::layer().with_tracer(tracer.tracer("harmonia"));
+        let sub = Registry::default().with(otel);
+        tracing::subscriber::with_default(sub, || {
+            let span = tracing::info_span!("stage", stage = "analyze");
+            continue_trace(&span, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", true);
+            span.in_scope(|| tracing::info!("inside"));
+        });
+        meter.meter("harmonia").u64_counter("harmonia.agent.invocations").build().add(1, &[]);
+        let (t, m) = (tracer.clone(), meter.clone());
+        tokio::task::spawn_blocking(move || {
+            t.force_flush().expect("spans exported");
+            m.force_flush().expect("metrics exported");
+        })
+        .await
+        .expect("flush");
+        let seen = seen.lock().expect("lock").clone();
+        assert!(seen.iter().any(|(p, n)| p == "/v1/traces" && *n > 0), "{seen:?}");
+        assert!(seen.iter().any(|(p, n)| p == "/v1/metrics" && *n > 0), "{seen:?}");
+        let _ = (tracer.shutdown(), meter.shutdown());
     }
 }
