@@ -5,7 +5,6 @@
 //! dead letter or error body.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -43,32 +42,6 @@ const FAST: Timing = Timing {
     model_ack_deadline: Duration::from_secs(5),
     ack_deadline: Duration::from_secs(5),
 };
-
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().map_err(|_| std::io::Error::other("lock"))?.extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Buffer {
-    type Writer = Buffer;
-    fn make_writer(&'a self) -> Buffer {
-        self.clone()
-    }
-}
-
-impl Buffer {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().expect("lock")).into_owned()
-    }
-}
 
 /// The offline model, except that Noni's drafts carry the draft marker and Ryan answers a
 /// malformed, marker-laden response when the source is the failing one.
@@ -149,8 +122,8 @@ fn source(marker: &str) -> SourceInput {
 /// and metrics (through in-memory exporters in place of OTLP).
 #[derive(Clone)]
 struct Captured {
-    text: Buffer,
-    json: Buffer,
+    text: harmonia_telemetry::Memory,
+    json: harmonia_telemetry::Memory,
     spans: opentelemetry_sdk::trace::InMemorySpanExporter,
     tracer: opentelemetry_sdk::trace::SdkTracerProvider,
     metrics: opentelemetry_sdk::metrics::InMemoryMetricExporter,
@@ -163,7 +136,7 @@ fn capture() -> &'static Captured {
     use opentelemetry::trace::TracerProvider as _;
     static CAPTURE: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
     CAPTURE.get_or_init(|| {
-        let (text, json) = (Buffer::default(), Buffer::default());
+        let (text, json) = (harmonia_telemetry::Memory::default(), harmonia_telemetry::Memory::default());
         let spans = opentelemetry_sdk::trace::InMemorySpanExporter::default();
         let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder().with_simple_exporter(spans.clone()).build();
         let metrics = opentelemetry_sdk::metrics::InMemoryMetricExporter::default();

@@ -1,6 +1,6 @@
 //! Logging for Harmonia. Events are structured (`tracing`) with ids, stages, codes and
 //! timings only — never prompts, model output, transcripts, drafts, credentials or provider
-//! bodies. [`subscriber`] builds the subscriber for a [`Format`] over any writer, so tests can
+//! bodies. [`subscriber`] builds the subscriber for a [`Format`] over any writer (e.g. [`Memory`]), so tests can
 //! read exactly what would have been logged; [`init`] installs it for a process.
 
 use tracing::Subscriber;
@@ -115,8 +115,53 @@ pub fn subscriber<W>(format: Format, filter: &str, writer: W) -> Box<dyn Subscri
 where
     W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
 {
+    compose(format, filter, writer, None)
+}
+
+/// The output layer for `format` plus `extra` (the OpenTelemetry layer when exporting), under
+/// one filter; an unparsable filter falls back to `info`.
+fn compose<W>(
+    format: Format,
+    filter: &str,
+    writer: W,
+    extra: Option<Box<dyn Layer<Registry> + Send + Sync>>,
+) -> Box<dyn Subscriber + Send + Sync>
+where
+    W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
+{
     let filter = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
-    Box::new(Registry::default().with(layer(format, writer)).with(filter))
+    let layers: Vec<_> = std::iter::once(layer(format, writer)).chain(extra).collect();
+    Box::new(Registry::default().with(layers).with(filter))
+}
+
+/// A writer that keeps everything written to it in memory, shared by its clones: read back
+/// exactly what a subscriber logged (tests, diagnostics).
+#[derive(Clone, Debug, Default)]
+pub struct Memory(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Memory {
+    /// Everything written so far, as (lossy) UTF-8.
+    pub fn text(&self) -> String {
+        let bytes = self.0.lock().map(|b| b.clone()).unwrap_or_else(|poisoned| poisoned.into_inner().clone());
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+impl std::io::Write for Memory {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().map_err(|_| std::io::Error::other("lock"))?.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for Memory {
+    type Writer = Memory;
+    fn make_writer(&'a self) -> Memory {
+        self.clone()
+    }
 }
 
 /// Install the process-wide subscriber (stderr), once; later calls change nothing.
@@ -193,10 +238,8 @@ pub fn init_with(format: Format, filter: &str, otlp: Option<Otlp>) -> Exporters 
         return Exporters::default();
     };
     opentelemetry::global::set_meter_provider(meter.clone());
-    let filter_layer = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
-    let otel = tracing_opentelemetry::layer().with_tracer(tracer.tracer("harmonia"));
-    let subscriber = Registry::default().with(layer(format, std::io::stderr)).with(otel).with(filter_layer);
-    let _ = tracing::subscriber::set_global_default(subscriber);
+    let otel = tracing_opentelemetry::layer().with_tracer(tracer.tracer("harmonia")).boxed();
+    let _ = tracing::subscriber::set_global_default(compose(format, filter, std::io::stderr, Some(otel)));
     Exporters { tracer: Some(tracer), meter: Some(meter) }
 }
 
@@ -223,34 +266,14 @@ mod tests {
 
     use super::*;
 
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Buffer {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().map_err(|_| std::io::Error::other("lock"))?.extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl<'a> MakeWriter<'a> for Buffer {
-        type Writer = Buffer;
-        fn make_writer(&'a self) -> Buffer {
-            self.clone()
-        }
-    }
-
     #[test]
     fn cloud_json_lines_carry_severity_and_fields() {
-        let buffer = Buffer::default();
+        let buffer = Memory::default();
         let sub = subscriber(Format::CloudJson { project: None }, "info", buffer.clone());
         tracing::subscriber::with_default(sub, || {
             tracing::warn!(job = "job-1", code = "schema_violation", "stage failed");
         });
-        let text = String::from_utf8(buffer.0.lock().map(|b| b.clone()).unwrap_or_default()).unwrap_or_default();
+        let text = buffer.text();
         assert!(text.contains("\"severity\":\"WARNING\""), "{text}");
         assert!(text.contains("\"job\":\"job-1\""), "{text}");
         assert!(text.contains("stage failed"), "{text}");
@@ -260,7 +283,7 @@ mod tests {
 
     #[test]
     fn lines_inside_a_traced_span_correlate_with_the_project_trace() {
-        let buffer = Buffer::default();
+        let buffer = Memory::default();
         let format = Format::CloudJson { project: Some("demo-project".into()) };
         let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
         tracing::subscriber::with_default(subscriber(format, "info", buffer.clone()), || {
@@ -269,7 +292,7 @@ mod tests {
             let _in = stage.enter();
             tracing::info!(job = "job-1", "inside");
         });
-        let text = String::from_utf8(buffer.0.lock().map(|b| b.clone()).unwrap_or_default()).unwrap_or_default();
+        let text = buffer.text();
         let lines: Vec<serde_json::Value> =
             text.lines().map(|l| serde_json::from_str(l).expect("one JSON object per line")).collect();
         assert_eq!(lines.len(), 2, "{text}");
