@@ -252,6 +252,12 @@ impl Store for FirestoreStore {
             r#where,
             order_by,
             limit: Some(i32::try_from(query.limit).map_err(|_| Error::Invalid("limit"))?),
+            start_at: query.start_after.as_ref().map(|id| fs::Cursor {
+                values: vec![fs::Value {
+                    value_type: Some(fs::value::ValueType::ReferenceValue(self.name(workspace, collection, id))),
+                }],
+                before: false,
+            }),
             ..Default::default()
         };
         let request = fs::RunQueryRequest {

@@ -205,7 +205,13 @@ impl Store for SqliteStore {
                 sql.push_str(&format!(" ORDER BY json_extract(data, ?) {dir}, id {dir}"));
                 args.push(path.into());
             }
-            None => sql.push_str(" ORDER BY id ASC"),
+            None => {
+                if let Some(after) = &query.start_after {
+                    sql.push_str(" AND id > ?");
+                    args.push(after.to_string().into());
+                }
+                sql.push_str(" ORDER BY id ASC");
+            }
         }
         sql.push_str(" LIMIT ?");
         args.push(i64::from(query.limit).into());

@@ -281,6 +281,30 @@ pub async fn invalid_requests_are_refused(store: Arc<dyn Store>) {
     assert!(store.query(&w, THINGS, &Query::all(10)).await.expect("q").is_empty());
 }
 
+/// A scan pages through a collection in id order and misses nothing; a cursor continues
+/// strictly after its id; filters hold across pages.
+pub async fn scan_reads_past_every_page(store: Arc<dyn Store>) {
+    let w = ws();
+    let mut writes = Vec::new();
+    for i in 0..25 {
+        let data = obj(json!({"i": i, "even": i % 2 == 0}));
+        writes.push(Write { collection: THINGS, id: id(&format!("d{i:03}")), op: WriteOp::Create(data) });
+    }
+    store.commit(&w, writes).await.expect("commit");
+    let all = crate::scan(&*store, &w, THINGS, Query::all(4)).await.expect("scan");
+    let ids: Vec<String> = all.iter().map(|d| d.id.to_string()).collect();
+    let expected: Vec<String> = (0..25).map(|i| format!("d{i:03}")).collect();
+    assert_eq!(ids, expected);
+    let page = store.query(&w, THINGS, &Query::all(3).after(id("d010"))).await.expect("page");
+    assert_eq!(page.iter().map(|d| d.id.to_string()).collect::<Vec<_>>(), ["d011", "d012", "d013"]);
+    let even = crate::scan(&*store, &w, THINGS, Query::all(5).filter("even", true).expect("f")).await.expect("scan");
+    assert_eq!(even.len(), 13);
+    assert!(
+        crate::scan(&*store, &w, THINGS, Query::all(5).order_by("i", Direction::Ascending).expect("o")).await.is_err()
+    );
+    assert_eq!(crate::scan_all(&*store, &w, THINGS).await.expect("all").len(), 25);
+}
+
 /// Instantiate every conformance case as a `#[tokio::test]`, given an async expression that
 /// builds an `Arc<dyn Store>`.
 #[macro_export]
@@ -300,6 +324,7 @@ macro_rules! store_conformance {
             workspaces_are_isolated,
             delete_respects_preconditions,
             invalid_requests_are_refused,
+            scan_reads_past_every_page,
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

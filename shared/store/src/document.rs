@@ -110,12 +110,21 @@ pub struct Query {
     pub order_by: Option<(FieldPath, Direction)>,
     /// At most this many documents (1..=1000).
     pub limit: u32,
+    /// Only documents whose id sorts after this one (pagination of an id-ordered query; not
+    /// allowed with `order_by`).
+    pub start_after: Option<DocId>,
 }
 
 impl Query {
     /// Every document, up to `limit`, in id order.
     pub fn all(limit: u32) -> Self {
-        Self { filters: Vec::new(), order_by: None, limit }
+        Self { filters: Vec::new(), order_by: None, limit, start_after: None }
+    }
+
+    /// Continue an id-ordered query after the document `id`.
+    pub fn after(mut self, id: DocId) -> Self {
+        self.start_after = Some(id);
+        self
     }
 
     /// Add a `field == value` filter.
@@ -134,13 +143,15 @@ impl Query {
         Ok(self)
     }
 
-    /// Check the limit.
+    /// Check the limit, the filter count, and that a cursor is used only in id order.
     pub fn validate(&self) -> Result<(), Error> {
-        if (1..=MAX_QUERY_LIMIT).contains(&self.limit) && self.filters.len() <= 10 {
-            Ok(())
-        } else {
-            Err(Error::Invalid("query limit must be 1-1000 with at most 10 filters"))
+        if !(1..=MAX_QUERY_LIMIT).contains(&self.limit) || self.filters.len() > 10 {
+            return Err(Error::Invalid("query limit must be 1-1000 with at most 10 filters"));
         }
+        if self.start_after.is_some() && self.order_by.is_some() {
+            return Err(Error::Invalid("a query continues after an id only in id order"));
+        }
+        Ok(())
     }
 }
 

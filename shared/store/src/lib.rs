@@ -12,6 +12,7 @@
 
 mod document;
 mod error;
+mod scan;
 mod tx;
 
 #[cfg(feature = "conformance")]
@@ -26,6 +27,7 @@ pub use document::{
     encode,
 };
 pub use error::Error;
+pub use scan::{decode_each, scan, scan_all, undecodable_documents};
 pub use tx::{DEFAULT_ATTEMPTS, Tx, run_transaction};
 
 /// What [`create_if_absent`] found.
