@@ -12,15 +12,14 @@ use harmonia_contracts::domain::{
     Job, JobStatus, PlanningSnapshot, Publication, VerificationOutcome, Workspace, WorkspaceMode,
 };
 use harmonia_contracts::ids::WorkspaceId;
-use harmonia_e2e::FunctionProcess;
+use harmonia_e2e::{FunctionProcess, Signal};
 use harmonia_pipeline::records::{JOBS, PLANNING_SNAPSHOTS, PUBLICATIONS, WORKSPACES, doc_id};
 use harmonia_pipeline::registry::{FUNCTIONS, Timing};
 use harmonia_store::{Query, Store, create_if_absent, encode};
 use harmonia_store_firestore::FirestoreStore;
 use serde_json::{Value, json};
 
-const SAMPLE: &str = include_str!("../../examples/launch-talk.json");
-const SNAPSHOT: &str = include_str!("../../examples/planning-snapshot.json");
+use harmonia_testkit::samples::{LAUNCH_TALK as SAMPLE, PLANNING_SNAPSHOT as SNAPSHOT};
 
 /// Quick retries for the emulator run.
 const EMULATOR: Timing = Timing {
@@ -37,7 +36,8 @@ struct Cloud {
     token: String,
     http: reqwest::Client,
     bus: PubSubBus,
-    _dir: harmonia_testkit::LeakedDir,
+    /// Holds the operator credentials file until the test ends.
+    _dir: harmonia_testkit::TempDir,
 }
 
 async fn cloud() -> Cloud {
@@ -127,50 +127,60 @@ impl Cloud {
         assert_eq!(s, 201, "{v}");
         let job = v["job"]["id"].as_str().expect("id").to_owned();
         let mut last = None;
-        for _ in 0..3000 {
-            let (_, v) = self.api("operator", reqwest::Method::GET, &format!("/v1/jobs/{job}"), None).await;
-            let Ok(status) = serde_json::from_value::<JobStatus>(v["job"]["status"].clone()) else {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            };
-            if last != Some(status) {
-                last = Some(status);
-                at(self, status).await;
-            }
+        loop {
+            let (status, _) = self.wait_view(&job, "moves to a new status", |s, _| Some(s) != last).await;
+            last = Some(status);
+            at(self, status).await;
             if status.is_terminal() {
                 return (job, status);
             }
             let subject = match status {
-                JobStatus::AwaitingStrategyApproval => Some("strategy"),
-                JobStatus::AwaitingDraftApproval => Some("draft"),
-                _ => None,
+                JobStatus::AwaitingStrategyApproval => "strategy",
+                JobStatus::AwaitingDraftApproval => "draft",
+                _ => continue,
             };
-            if let (Some(subject), Some(version)) = (subject, v["awaiting_version"].as_str()) {
+            let (now, v) = self
+                .wait_view(&job, "shows the version awaiting approval", |s, v| {
+                    s != status || v["awaiting_version"].is_string()
+                })
+                .await;
+            if let (true, Some(version)) = (now == status, v["awaiting_version"].as_str()) {
                 let body = json!({"subject": subject, "decision": "approve", "version": version});
                 let (s, v) = self.api("operator", post.clone(), &format!("/v1/jobs/{job}/decisions"), Some(body)).await;
                 assert!(s == 200 || s == 409, "{s} {v}");
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        panic!("job {job} did not finish");
     }
 
     async fn count(&self, ws: &WorkspaceId, collection: harmonia_store::Collection) -> usize {
         self.store.query(ws, collection, &Query::all(1000)).await.expect("query").len()
     }
 
+    /// Wait until `collection` holds at least one document.
+    async fn wait_for_any(&self, ws: &WorkspaceId, collection: harmonia_store::Collection) {
+        harmonia_testkit::eventually(format!("a document in {}", collection.as_str()), || async {
+            (self.count(ws, collection).await > 0).then_some(())
+        })
+        .await;
+    }
+
+    /// The job's view once its status satisfies `want` (or is terminal).
     async fn wait_for(&self, job: &str, want: impl Fn(JobStatus) -> bool) -> (JobStatus, Value) {
-        for _ in 0..1200 {
+        self.wait_view(job, "reaches the expected status", |s, _| want(s)).await
+    }
+
+    /// The job's view (as the operator API shows it) once `want(status, view)` holds or the
+    /// job is terminal.
+    async fn wait_view(&self, job: &str, what: &str, want: impl Fn(JobStatus, &Value) -> bool) -> (JobStatus, Value) {
+        harmonia_testkit::eventually(format!("job {job} {what}"), || async {
             let (_, v) = self.api("operator", reqwest::Method::GET, &format!("/v1/jobs/{job}"), None).await;
-            let status: Option<JobStatus> = serde_json::from_value(v["job"]["status"].clone()).ok();
-            if let Some(s) = status
-                && (want(s) || s.is_terminal())
-            {
-                return (s, v);
+            match serde_json::from_value::<JobStatus>(v["job"]["status"].clone()) {
+                Ok(s) if want(s, &v) || s.is_terminal() => Ok((s, v)),
+                Ok(_) => Err(format!("status {}", v["job"]["status"])),
+                Err(_) => Err(format!("no job status in {v}")),
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("job {job} did not reach the expected state");
+        })
+        .await
     }
 }
 
@@ -253,12 +263,7 @@ async fn a_poison_message_is_dead_lettered_and_recorded_while_other_jobs_complet
     let (_, status) = cloud.run_job(async |_, _| {}).await;
     assert_eq!(status, JobStatus::Verified, "the other job completes");
     let ws = cloud.ws.clone();
-    for _ in 0..600 {
-        if cloud.count(&ws, harmonia_pipeline::records::DEAD_LETTERS).await > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    cloud.wait_for_any(&ws, harmonia_pipeline::records::DEAD_LETTERS).await;
     let letters =
         cloud.store.query(&ws, harmonia_pipeline::records::DEAD_LETTERS, &Query::all(10)).await.expect("query");
     assert_eq!(letters.len(), 1, "recorded by the dead-letter function");
@@ -269,7 +274,9 @@ async fn a_poison_message_is_dead_lettered_and_recorded_while_other_jobs_complet
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_stage_function_killed_mid_step_still_reaches_verified_with_one_post() {
     // Each push is held 2 s before its step runs: the window in which the function is killed.
-    // The kill is immediate and the restart runs in the background, so observing never stalls.
+    // The function reports the hold (its drill ready file); the test kills it on that signal,
+    // then checks that the hold had not ended, so the kill provably landed before the step ran.
+    // The restart runs in the background, so observing never stalls.
     let mut cloud = cloud_with(&[("HARMONIA_FAULT_DELAY_MS", "2000"), ("HARMONIA_STEP_LEASE_SECS", "3")], 0).await;
     let mut killed = Vec::new();
     let mut restarts: Vec<tokio::task::JoinHandle<FunctionProcess>> = Vec::new();
@@ -293,7 +300,6 @@ async fn every_stage_function_killed_mid_step_still_reaches_verified_with_one_po
                     cloud.functions.insert(p.name.clone(), p);
                 }
             }
-            tokio::time::sleep(Duration::from_millis(400)).await;
             if let Some(f) = cloud.functions.remove(victim) {
                 let (name, env, port) = f.kill_for_restart().await;
                 restarts.push(tokio::spawn(async move { FunctionProcess::start_on(&name, &env, port).await }));
@@ -343,7 +349,8 @@ async fn bench_wall_time_of_one_job_across_processes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ingest_operator_and_dead_letter_functions_killed_mid_request_lose_and_duplicate_nothing() {
     // HTTP functions hold each response 1 s after doing the work; the dead-letter recorder holds
-    // each push 1 s before recording. Each is killed inside that window.
+    // each push 1 s before recording. Each reports its hold and is killed on that signal, inside
+    // the window (checked after the kill).
     let mut cloud = cloud_with(
         &[
             ("HARMONIA_FAULT_RESPONSE_HOLD_MS", "1000"),
@@ -360,9 +367,9 @@ async fn ingest_operator_and_dead_letter_functions_killed_mid_request_lose_and_d
     let url = format!("{}/v1/sources", cloud.functions["ingest"].url);
     let request =
         cloud.http.post(&url).bearer_auth(&cloud.token).header("idempotency-key", "upload-1").json(&body).send();
-    let (lost, ()) = tokio::join!(request, async {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        cloud.functions.get_mut("ingest").expect("ingest").kill_and_restart().await;
+    let (lost, _) = tokio::join!(request, async {
+        let ingest = cloud.functions.get_mut("ingest").expect("ingest");
+        ingest.kill_and_restart("its answer to POST /v1/sources", |s| is_response(s, "POST", "/v1/sources")).await
     });
     assert!(lost.is_err() || !lost.as_ref().is_ok_and(|r| r.status().is_success()), "the first answer is lost");
     let retry = cloud
@@ -383,9 +390,10 @@ async fn ingest_operator_and_dead_letter_functions_killed_mid_request_lose_and_d
     let decide = json!({"subject": "strategy", "decision": "approve", "version": v["awaiting_version"]});
     let url = format!("{}/v1/jobs/{job}/decisions", cloud.functions["operator"].url);
     let request = cloud.http.post(&url).bearer_auth(&cloud.token).json(&decide).send();
-    let (lost, ()) = tokio::join!(request, async {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        cloud.functions.get_mut("operator").expect("operator").kill_and_restart().await;
+    let decisions = format!("/v1/jobs/{job}/decisions");
+    let (lost, _) = tokio::join!(request, async {
+        let operator = cloud.functions.get_mut("operator").expect("operator");
+        operator.kill_and_restart("its answer to the approval", |s| is_response(s, "POST", &decisions)).await
     });
     assert!(lost.is_err() || !lost.as_ref().is_ok_and(|r| r.status().is_success()));
     let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{job}/decisions"), Some(decide)).await;
@@ -414,16 +422,16 @@ async fn ingest_operator_and_dead_letter_functions_killed_mid_request_lose_and_d
         .collect(),
     };
     harmonia_bus::Bus::publish(&cloud.bus, letter).await.expect("publish");
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    cloud.functions.get_mut("deadletter").expect("deadletter").kill_and_restart().await;
+    let recorder = cloud.functions.get_mut("deadletter").expect("deadletter");
+    recorder.kill_and_restart("the dead letter", |s| s.topic.as_deref() == Some("draft.written.dead-letter")).await;
     let ws = cloud.ws.clone();
-    for _ in 0..600 {
-        if cloud.count(&ws, harmonia_pipeline::records::DEAD_LETTERS).await > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    cloud.wait_for_any(&ws, harmonia_pipeline::records::DEAD_LETTERS).await;
     assert_eq!(cloud.count(&ws, harmonia_pipeline::records::DEAD_LETTERS).await, 1, "recorded exactly once");
     assert_eq!(cloud.count(&ws, JOBS).await, 1, "one job despite the retried submission");
     assert_eq!(cloud.count(&ws, harmonia_pipeline::connector::SANDBOX_POSTS).await, 1);
+}
+
+/// Whether a drill signal is the held response to `method path`.
+fn is_response(signal: &Signal, method: &str, path: &str) -> bool {
+    signal.kind == "response" && signal.method.as_deref() == Some(method) && signal.path.as_deref() == Some(path)
 }

@@ -8,7 +8,7 @@ use harmonia_bus_local::LocalBus;
 use harmonia_bus_pubsub::{PubSubBus, PubSubConfig, push};
 use harmonia_contracts::event::{Pass, SourceIngested, StageEvent};
 use harmonia_contracts::trace::TraceParent;
-use harmonia_e2e::{forward, serve};
+use harmonia_e2e::forward;
 
 fn event() -> StageEvent<SourceIngested> {
     StageEvent::new(
@@ -73,8 +73,8 @@ async fn stage_event_round_trips_through_pubsub_push() {
     bus.create_topic(&spec.topic).await.expect("topic");
     bus.create_topic(dead).await.expect("dlq topic");
     let (handler, mut rx) = forward();
-    let port = serve(push::router("/", handler)).await;
-    bus.create_push_subscription(&spec, &format!("http://127.0.0.1:{port}/")).await.expect("subscription");
+    let app = harmonia_testkit::spawn_app(push::router("/", handler)).await;
+    bus.create_push_subscription(&spec, &format!("{}/", app.url())).await.expect("subscription");
     let sent = event();
     bus.publish(OutboundMessage::event(prefix, &sent).expect("message")).await.expect("publish");
     check(&receive(&mut rx).await, &sent);

@@ -21,7 +21,7 @@ use harmonia_pipeline::registry::Timing;
 use harmonia_pipeline::steps::{draft_id_of, ingest};
 use harmonia_store::{Collection, Query};
 
-const SAMPLE: &str = include_str!("../../examples/launch-talk.json");
+use harmonia_testkit::samples::LAUNCH_TALK as SAMPLE;
 const WAIT: Duration = Duration::from_secs(120);
 
 /// Fast retries and a 2 s ack deadline, so a crashed process's leases come back quickly.

@@ -1,10 +1,13 @@
 //! Helpers for Harmonia's cross-crate end-to-end tests (the tests live in `e2e/`): a handler
-//! that forwards deliveries to a channel, and a push server on an ephemeral port.
+//! that forwards deliveries to a channel, and function binaries run as their own processes,
+//! whose resilience drills report when they hold a step (see `harmonia_host`'s `drill` module).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use harmonia_bus::{Delivery, Handler, Outcome};
+use serde::Deserialize;
 use tokio::sync::mpsc;
 
 /// Forwards every delivery to a channel and acks it.
@@ -13,25 +16,50 @@ pub struct Forward(pub mpsc::UnboundedSender<Delivery>);
 #[async_trait]
 impl Handler for Forward {
     async fn handle(&self, delivery: Delivery) -> Outcome {
+        // A closed channel means the test stopped listening: acking is all that is left to do.
         let _ = self.0.send(delivery);
         Outcome::Ack
     }
-}
-
-/// Serve `app` on 127.0.0.1 at an ephemeral port; returns the port.
-pub async fn serve(app: axum::Router) -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind an ephemeral port");
-    let port = listener.local_addr().expect("local address").port();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    port
 }
 
 /// A forwarding handler and the receiving end of its channel.
 pub fn forward() -> (Arc<Forward>, mpsc::UnboundedReceiver<Delivery>) {
     let (tx, rx) = mpsc::unbounded_channel();
     (Arc::new(Forward(tx)), rx)
+}
+
+/// One line of a drill's ready file.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct Signal {
+    /// `holding` or `released`.
+    pub signal: String,
+    /// The hold's number within its process (pairs `released` with `holding`).
+    pub hold: u64,
+    /// `delivery` (held before the step runs) or `response` (held after the work is done).
+    pub kind: String,
+    /// The held delivery's topic.
+    #[serde(default)]
+    pub topic: Option<String>,
+    /// The held delivery's message id.
+    #[serde(default)]
+    pub message_id: Option<String>,
+    /// The held response's request method.
+    #[serde(default)]
+    pub method: Option<String>,
+    /// The held response's request path.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+impl std::fmt::Display for Signal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match (&self.topic, &self.message_id, &self.method, &self.path) {
+            (Some(topic), Some(id), _, _) => format!("topic {topic}, message {id}"),
+            (_, _, Some(method), Some(path)) => format!("{method} {path}"),
+            _ => "?".to_owned(),
+        };
+        write!(f, "{} {} #{} ({what})", self.signal, self.kind, self.hold)
+    }
 }
 
 /// A function binary running as its own process on its own port; killed when dropped.
@@ -43,13 +71,16 @@ pub struct FunctionProcess {
     child: tokio::process::Child,
     port: u16,
     env: Vec<(String, String)>,
+    ready_file: PathBuf,
+    /// Holds the ready file's directory until the process is gone.
+    _dir: harmonia_testkit::TempDir,
 }
 
 impl FunctionProcess {
     /// Where `cargo build --workspace --bins` put the function binaries.
-    pub fn binary(name: &str) -> std::path::PathBuf {
+    pub fn binary(name: &str) -> PathBuf {
         let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(std::path::PathBuf::from)
+            .map(PathBuf::from)
             .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
         let path = target.join("debug").join(format!("harmonia-{name}"));
         assert!(
@@ -66,48 +97,103 @@ impl FunctionProcess {
         Self::start_on(name, env, port).await
     }
 
-    /// Start `harmonia-<name>` on `port` (a restart keeps its push endpoint).
+    /// Start `harmonia-<name>` on `port` (a restart keeps its push endpoint). Each start has its
+    /// own drill ready file, so a restarted process never reads its predecessor's holds.
     pub async fn start_on(name: &str, env: &[(String, String)], port: u16) -> Self {
+        let dir = harmonia_testkit::temp_dir();
+        let ready_file = dir.path().join(format!("{name}.drill.jsonl"));
         let mut command = tokio::process::Command::new(Self::binary(name));
-        command.env("PORT", port.to_string()).env("HARMONIA_BIND", "127.0.0.1").kill_on_drop(true);
+        command
+            .env("PORT", port.to_string())
+            .env("HARMONIA_BIND", "127.0.0.1")
+            .env("HARMONIA_FAULT_READY_FILE", &ready_file)
+            .kill_on_drop(true);
         for (k, v) in env {
             command.env(k, v);
         }
         command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::inherit());
         let child = command.spawn().expect("spawn a function");
         let url = format!("http://127.0.0.1:{port}");
-        let process = Self { name: name.to_owned(), url, child, port, env: env.to_vec() };
+        let process = Self { name: name.to_owned(), url, child, port, env: env.to_vec(), ready_file, _dir: dir };
         process.wait_healthy().await;
         process
     }
 
     async fn wait_healthy(&self) {
         let client = reqwest::Client::new();
-        for _ in 0..600 {
-            if client.get(format!("{}/healthz", self.url)).send().await.is_ok_and(|r| r.status().is_success()) {
-                return;
+        let healthz = format!("{}/healthz", self.url);
+        harmonia_testkit::eventually(format!("{} answers {healthz}", self.name), || async {
+            match client.get(&healthz).send().await {
+                Ok(r) if r.status().is_success() => Ok(()),
+                Ok(r) => Err(format!("status {}", r.status())),
+                Err(e) => Err(e.to_string()),
             }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        panic!("{} did not become healthy", self.name);
+        })
+        .await;
     }
 
-    /// Kill it now (SIGKILL).
+    /// Every drill signal this process has reported so far.
+    pub fn signals(&self) -> Vec<Signal> {
+        let text = match std::fs::read_to_string(&self.ready_file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+            Err(e) => panic!("read {}: {e}", self.ready_file.display()),
+        };
+        // A line is written in one append, so every line present is complete.
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("a drill line is not a signal ({e}): {l}")))
+            .collect()
+    }
+
+    /// The holds that have started and not ended, oldest first.
+    pub fn holding_now(&self) -> Vec<Signal> {
+        let signals = self.signals();
+        let released: Vec<u64> = signals.iter().filter(|s| s.signal == "released").map(|s| s.hold).collect();
+        signals.into_iter().filter(|s| s.signal == "holding" && !released.contains(&s.hold)).collect()
+    }
+
+    /// Wait until this process reports that it holds something `matching` (a delivery before
+    /// its step, or a response after its work), and return that signal.
+    pub async fn wait_holding(&self, what: &str, matching: impl Fn(&Signal) -> bool) -> Signal {
+        harmonia_testkit::eventually(format!("{} holds {what}", self.name), || async {
+            self.holding_now().into_iter().find(|s| matching(s))
+        })
+        .await
+    }
+
+    /// Wait until it holds something `matching`, SIGKILL it, and check that the hold had not
+    /// ended: the kill landed inside it. Logs the signal it waited for; returns it.
+    pub async fn kill_while_holding(&mut self, what: &str, matching: impl Fn(&Signal) -> bool) -> Signal {
+        let held = self.wait_holding(what, matching).await;
+        eprintln!("drill: {} reported `{held}`; killing it", self.name);
+        self.kill().await;
+        assert!(
+            self.holding_now().iter().any(|s| s.hold == held.hold),
+            "{} finished its hold ({held}) before the kill landed: the drill did not kill it mid-step",
+            self.name
+        );
+        held
+    }
+
+    /// Kill it now (SIGKILL) and reap it.
     pub async fn kill(&mut self) {
+        // An error means it has already exited, which is what a kill wants.
         let _ = self.child.kill().await;
     }
 
-    /// SIGKILL it and hand back what a restart needs, so the caller can restart it in the
-    /// background (on the same port, with the same environment) while it keeps observing.
+    /// SIGKILL it while it holds a delivery (see [`Self::kill_while_holding`]) and hand back
+    /// what a restart needs, so the caller can restart it in the background (on the same port,
+    /// with the same environment) while it keeps observing.
     pub async fn kill_for_restart(mut self) -> (String, Vec<(String, String)>, u16) {
-        self.kill().await;
+        self.kill_while_holding("a delivery", |s| s.kind == "delivery").await;
         (self.name.clone(), self.env.clone(), self.port)
     }
 
-    /// SIGKILL it and start it again on the same port with the same environment.
-    pub async fn kill_and_restart(&mut self) {
-        self.kill().await;
-        let again = Self::start_on(&self.name, &self.env, self.port).await;
-        *self = again;
+    /// SIGKILL it while it holds something `matching` and start it again on the same port
+    /// with the same environment.
+    pub async fn kill_and_restart(&mut self, what: &str, matching: impl Fn(&Signal) -> bool) -> Signal {
+        let held = self.kill_while_holding(what, matching).await;
+        *self = Self::start_on(&self.name, &self.env, self.port).await;
+        held
     }
 }

@@ -28,6 +28,8 @@ struct Fx {
     ws: WorkspaceId,
     job: JobId,
     other_job: JobId,
+    /// Holds the SQLite file's directory until the fixture is dropped.
+    _dir: harmonia_testkit::TempDir,
 }
 
 fn workspace_doc(id: &WorkspaceId) -> Workspace {
@@ -77,7 +79,7 @@ async fn fixture(metrics: usize) -> Fx {
     }
     let signals = data::from_json(include_str!("../../../examples/trend-signals.json")).expect("signals");
     data::import(&*store, &signals).await.expect("import");
-    Fx { store, ws, job: waiting.id, other_job: other.id }
+    Fx { store, ws, job: waiting.id, other_job: other.id, _dir: dir }
 }
 
 /// Fails every read of the given collections, as an unavailable backend would.

@@ -26,6 +26,8 @@ struct Api {
     http: reqwest::Client,
     local: Local,
     ws: WorkspaceId,
+    /// Holds the data directory until the test ends.
+    _dir: harmonia_testkit::TempDir,
 }
 
 async fn api() -> Api {
@@ -42,7 +44,7 @@ async fn api() -> Api {
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    Api { base, token, other, http: reqwest::Client::new(), local, ws }
+    Api { base, token, other, http: reqwest::Client::new(), local, ws, _dir: dir }
 }
 
 impl Api {

@@ -10,6 +10,8 @@ use super::*;
 struct LocalFixture {
     bus: LocalBus,
     workers: Mutex<Vec<JoinHandle<()>>>,
+    /// Removes the queue file when the case ends.
+    _dir: harmonia_testkit::TempDir,
 }
 
 impl Drop for LocalFixture {
@@ -38,7 +40,7 @@ impl Fixture for LocalFixture {
 async fn fixture() -> Box<dyn Fixture> {
     let dir = harmonia_testkit::temp_dir();
     let bus = LocalBus::open(dir.path().join("bus.sqlite")).expect("open");
-    Box::new(LocalFixture { bus, workers: Mutex::new(Vec::new()) })
+    Box::new(LocalFixture { bus, workers: Mutex::new(Vec::new()), _dir: dir })
 }
 
 harmonia_bus::bus_conformance!(fixture());
@@ -92,14 +94,13 @@ async fn unacked_messages_survive_a_restart_and_keep_their_attempt_count() {
     assert_eq!(d.data, b"work");
     assert_eq!(d.attempt, Some(2), "the expired lease counted as an attempt");
     // Ack settles after the handler returns; wait until the backlog drains.
-    for _ in 0..300 {
-        if bus.backlog(&sub).await.expect("backlog") == 0 {
-            break;
+    harmonia_testkit::eventually("the acked message leaves the backlog", || async {
+        match bus.backlog(&sub).await.expect("backlog") {
+            0 => Ok(()),
+            n => Err(format!("{n} left")),
         }
-        tokio::task::yield_now().await;
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(bus.backlog(&sub).await.expect("backlog"), 0);
+    })
+    .await;
     worker.abort();
 }
 
@@ -113,15 +114,10 @@ async fn a_slow_handler_past_its_deadline_is_redelivered_and_its_late_ack_is_ign
     bus.create_subscription(&spec("slow.sub", "slow.topic", Duration::from_millis(30))).await.expect("sub");
     bus.publish(OutboundMessage { topic, data: b"x".to_vec(), attributes: BTreeMap::new() }).await.expect("publish");
     let first = bus.lease(&sub).await.expect("lease").expect("message");
-    let mut second = None;
-    for _ in 0..500 {
-        if let Some(l) = bus.lease(&sub).await.expect("lease") {
-            second = Some(l);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let second = second.expect("redelivered after the deadline");
+    let second = harmonia_testkit::eventually("the message is redelivered after its ack deadline", || async {
+        bus.lease(&sub).await.expect("lease")
+    })
+    .await;
     assert_eq!(second.delivery.attempt, Some(2));
     bus.settle(&first, Outcome::Ack).await.expect("late ack");
     assert_eq!(bus.backlog(&sub).await.expect("backlog"), 1, "a stale lease cannot ack the redelivery");

@@ -21,10 +21,13 @@
 //! | `HARMONIA_STEP_LEASE_SECS` | `300` | how long a step's in-flight claim holds off duplicates (the longest ack deadline) |
 //! | `HARMONIA_FAULT_DELAY_MS` | `0` | resilience drills: push functions hold each delivery this long before the step runs |
 //! | `HARMONIA_FAULT_RESPONSE_HOLD_MS` | `0` | resilience drills: hold each HTTP response this long after the work is done |
+//! | `HARMONIA_FAULT_READY_FILE` | unset | resilience drills: append a JSON line to this file when each hold starts and ends (see `drill`) |
 //!
 //! Stage functions serve `POST /push/<topic>` for each subscription the registry gives them
 //! (the push endpoint of that subscription) and `GET /healthz`; the operator, ingest and Nova
 //! functions pass their own routers to [`run`].
+
+mod drill;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -153,7 +156,10 @@ pub fn stage_router(function: &str, env: &Arc<Env>) -> Result<Router, Error> {
             let topic = spec.topic.to_string();
             let handler: Arc<dyn harmonia_bus::Handler> =
                 match var("HARMONIA_FAULT_DELAY_MS").and_then(|v| v.parse().ok()) {
-                    Some(ms) if ms > 0 => Arc::new(Delayed(handler, Duration::from_millis(ms))),
+                    Some(ms) if ms > 0 => {
+                        let drill = drill::Drill::new(Duration::from_millis(ms), ready_file());
+                        Arc::new(drill::Delayed::new(handler, topic.clone(), drill))
+                    }
                     _ => handler,
                 };
             router = router.merge(push::router(&format!("/push/{topic}"), handler));
@@ -163,16 +169,9 @@ pub fn stage_router(function: &str, env: &Arc<Env>) -> Result<Router, Error> {
     if any { Ok(router) } else { Err(config_error("unknown function")) }
 }
 
-/// Holds each delivery before handing it on (resilience drills: a window to kill a process
-/// mid-step).
-struct Delayed(Arc<dyn harmonia_bus::Handler>, Duration);
-
-#[async_trait::async_trait]
-impl harmonia_bus::Handler for Delayed {
-    async fn handle(&self, delivery: harmonia_bus::Delivery) -> harmonia_bus::Outcome {
-        tokio::time::sleep(self.1).await;
-        self.0.handle(delivery).await
-    }
+/// Where drills report their holds (`HARMONIA_FAULT_READY_FILE`), if anywhere.
+fn ready_file() -> Option<std::path::PathBuf> {
+    var(drill::READY_FILE_VAR).map(std::path::PathBuf::from)
 }
 
 /// Create every topic (with its dead-letter topic) and every push subscription of the
@@ -241,27 +240,12 @@ pub async fn run(
         {
             // Drills: an HTTP function holds each response after doing the work, so it can be
             // killed with the work done and the answer lost.
-            let hold = Duration::from_millis(ms);
-            app = app.layer(axum::middleware::from_fn(
-                move |request: axum::extract::Request, next: axum::middleware::Next| async move {
-                    let response = next.run(request).await;
-                    if !matches!(
-                        function,
-                        "analyze"
-                            | "strategize"
-                            | "plan"
-                            | "draft"
-                            | "review"
-                            | "policy"
-                            | "publish"
-                            | "verify"
-                            | "deadletter"
-                    ) {
-                        tokio::time::sleep(hold).await;
-                    }
-                    response
-                },
-            ));
+            if !matches!(
+                function,
+                "analyze" | "strategize" | "plan" | "draft" | "review" | "policy" | "publish" | "verify" | "deadletter"
+            ) {
+                app = drill::hold_responses(app, drill::Drill::new(Duration::from_millis(ms), ready_file()));
+            }
         }
         let port: u16 = var("PORT").and_then(|p| p.parse().ok()).unwrap_or(8080);
         let ip = var("HARMONIA_BIND").and_then(|b| b.parse().ok()).unwrap_or([0, 0, 0, 0].into());

@@ -282,14 +282,12 @@ impl Store for SqliteStore {
 mod tests {
     use super::*;
 
-    async fn store() -> SqliteStore {
+    /// A store in a fresh directory, with the directory's guard: the suite keeps it alive
+    /// until the case ends, then the file is removed.
+    async fn shared() -> (Arc<dyn Store>, harmonia_testkit::TempDir) {
         let dir = harmonia_testkit::temp_dir();
-        SqliteStore::open(dir.path().join("conformance.sqlite")).expect("open")
-        // The directory is intentionally leaked for the test's lifetime.
-    }
-
-    async fn shared() -> Arc<dyn Store> {
-        Arc::new(store().await)
+        let store = SqliteStore::open(dir.path().join("conformance.sqlite")).expect("open");
+        (Arc::new(store), dir)
     }
 
     harmonia_store::store_conformance!(shared());

@@ -305,8 +305,28 @@ pub async fn scan_reads_past_every_page(store: Arc<dyn Store>) {
     assert_eq!(crate::scan_all(&*store, &w, THINGS).await.expect("all").len(), 25);
 }
 
+/// What a conformance fixture builds: a store, possibly with a guard that must outlive it
+/// (the temporary directory of a SQLite file, removed when the test ends).
+pub trait Backend {
+    /// The store under test.
+    fn store(&self) -> Arc<dyn Store>;
+}
+
+impl Backend for Arc<dyn Store> {
+    fn store(&self) -> Arc<dyn Store> {
+        self.clone()
+    }
+}
+
+impl<Guard> Backend for (Arc<dyn Store>, Guard) {
+    fn store(&self) -> Arc<dyn Store> {
+        self.0.clone()
+    }
+}
+
 /// Instantiate every conformance case as a `#[tokio::test]`, given an async expression that
-/// builds an `Arc<dyn Store>`.
+/// builds a [`Backend`]: an `Arc<dyn Store>`, or one paired with a guard kept alive until the
+/// case ends.
 #[macro_export]
 macro_rules! store_conformance {
     ($make:expr) => {
@@ -331,8 +351,9 @@ macro_rules! store_conformance {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $case() {
-                let store: ::std::sync::Arc<dyn $crate::Store> = $make.await;
-                $crate::conformance::$case(store).await;
+                let backend = $make.await;
+                $crate::conformance::$case($crate::conformance::Backend::store(&backend)).await;
+                drop(backend);
             }
         )*
     };

@@ -1,27 +1,29 @@
-//! Test helpers shared by Harmonia's crates: temporary data directories, unique names, and
-//! the emulator endpoints the project's scripts export.
+//! Test helpers shared by Harmonia's crates, so that no test hand-rolls its own:
 //!
-//! Emulator-backed tests call [`firestore_emulator`] / [`pubsub_emulator`]; when the
-//! variables are missing they fail with instructions rather than skipping silently.
+//! - [`eventually`]: poll a probe until it yields, instead of sleeping for a guessed time;
+//! - [`spawn_app`] and [`oneshot`]: serve a router on an ephemeral port, or call it in-process;
+//! - [`samples`]: the example sources under `examples/`;
+//! - [`temp_dir`] and [`unique`]: per-test directories (removed on drop) and names;
+//! - [`firestore_emulator`] / [`pubsub_emulator`]: the emulator endpoints the project's scripts
+//!   export. When the variables are missing these fail with instructions rather than letting
+//!   the test skip silently.
 
-use std::path::Path;
+mod app;
+mod emulators;
+mod eventually;
+pub mod samples;
 
-/// A temporary directory that lives until the test process exits (dropping a
-/// `tempfile::TempDir` mid-test would delete a database still in use).
-pub fn temp_dir() -> LeakedDir {
-    let dir = tempfile::Builder::new().prefix("harmonia-test-").tempdir().expect("create a temporary directory");
-    LeakedDir(dir.keep())
-}
+pub use app::{Reply, Spawned, oneshot, spawn_app};
+pub use emulators::{firestore_emulator, pubsub_emulator};
+pub use eventually::{DEADLINE, Probe, eventually, eventually_within};
+pub use tempfile::TempDir;
 
-/// A kept temporary directory.
-#[derive(Debug)]
-pub struct LeakedDir(std::path::PathBuf);
-
-impl LeakedDir {
-    /// The path.
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
+/// A fresh temporary directory, removed when the returned guard is dropped.
+///
+/// Keep the guard alive for as long as anything (a database file, a queue) lives inside it:
+/// store it next to what uses the directory rather than letting it fall out of scope.
+pub fn temp_dir() -> TempDir {
+    tempfile::Builder::new().prefix("harmonia-test-").tempdir().expect("create a temporary directory")
 }
 
 /// A name unique to this call, safe as a Pub/Sub, Firestore or SQLite name: `prefix-<hex>`.
@@ -29,23 +31,22 @@ pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", &uuid::Uuid::new_v4().simple().to_string()[..16])
 }
 
-fn required(var: &str) -> String {
-    std::env::var(var).unwrap_or_else(|_| {
-        panic!(
-            "{var} is not set: emulator-backed tests run under `infra/test.sh`, which starts the \
-             Firestore and Pub/Sub emulators (install them with `gcloud components install \
-             cloud-firestore-emulator pubsub-emulator beta`, or Debian's \
-             google-cloud-cli-firestore-emulator and google-cloud-cli-pubsub-emulator)"
-        )
-    })
-}
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_temporary_directory_is_removed_when_its_guard_is_dropped() {
+        let dir = super::temp_dir();
+        let path = dir.path().to_path_buf();
+        std::fs::write(path.join("db.sqlite"), b"x").expect("write");
+        assert!(path.exists());
+        drop(dir);
+        assert!(!path.exists(), "{} was left behind", path.display());
+    }
 
-/// `host:port` of the Firestore emulator started by the project's scripts.
-pub fn firestore_emulator() -> String {
-    required("FIRESTORE_EMULATOR_HOST")
-}
-
-/// `host:port` of the Pub/Sub emulator started by the project's scripts.
-pub fn pubsub_emulator() -> String {
-    required("PUBSUB_EMULATOR_HOST")
+    #[test]
+    fn unique_names_differ_and_keep_their_prefix() {
+        let (a, b) = (super::unique("job"), super::unique("job"));
+        assert_ne!(a, b);
+        assert!(a.starts_with("job-") && a.len() == "job-".len() + 16, "{a}");
+    }
 }

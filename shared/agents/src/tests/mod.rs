@@ -30,6 +30,8 @@ pub(crate) struct Fixture {
     pub workspace: WorkspaceId,
     pub source: Source,
     pub snapshot: PlanningSnapshot,
+    /// Holds the SQLite file's directory until the fixture is dropped.
+    _dir: harmonia_testkit::TempDir,
 }
 
 impl Fixture {
@@ -45,7 +47,7 @@ impl Fixture {
         create_if_absent(&*store, &workspace, PLANNING_SNAPSHOTS, &id, encode(&snapshot).expect("encode"))
             .await
             .expect("store snapshot");
-        Self { store, workspace, source, snapshot }
+        Self { store, workspace, source, snapshot, _dir: dir }
     }
 
     pub(crate) fn runtime(&self, model: Arc<dyn Model>) -> Runtime {
