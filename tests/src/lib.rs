@@ -165,7 +165,10 @@ impl FunctionProcess {
     /// ended: the kill landed inside it. Logs the signal it waited for; returns it.
     pub async fn kill_while_holding(&mut self, what: &str, matching: impl Fn(&Signal) -> bool) -> Signal {
         let held = self.wait_holding(what, matching).await;
-        eprintln!("drill: {} reported `{held}`; killing it", self.name);
+        // Straight to the process's stderr (not the test harness's captured output), so the
+        // signal each kill waited for is in the test command's log.
+        let line = format!("drill: {} reported `{held}`; killing it\n", self.name);
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
         self.kill().await;
         assert!(
             self.holding_now().iter().any(|s| s.hold == held.hold),

@@ -150,18 +150,19 @@ pub fn credentials() -> Result<Arc<Credentials>, Error> {
 pub fn stage_router(function: &str, env: &Arc<Env>) -> Result<Router, Error> {
     let mut router = Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
     let mut any = false;
+    // One drill for the whole function, so its holds are numbered across its subscriptions.
+    let drill = var("HARMONIA_FAULT_DELAY_MS")
+        .and_then(|v| v.parse().ok())
+        .filter(|ms| *ms > 0)
+        .map(|ms| drill::Drill::new(Duration::from_millis(ms), ready_file()));
     for (spec, handler) in handlers(env, Timing::CLOUD) {
         let consumer = spec.name.as_str().rsplit('.').next().unwrap_or_default();
         if consumer == function {
             let topic = spec.topic.to_string();
-            let handler: Arc<dyn harmonia_bus::Handler> =
-                match var("HARMONIA_FAULT_DELAY_MS").and_then(|v| v.parse().ok()) {
-                    Some(ms) if ms > 0 => {
-                        let drill = drill::Drill::new(Duration::from_millis(ms), ready_file());
-                        Arc::new(drill::Delayed::new(handler, topic.clone(), drill))
-                    }
-                    _ => handler,
-                };
+            let handler: Arc<dyn harmonia_bus::Handler> = match &drill {
+                Some(drill) => Arc::new(drill::Delayed::new(handler, topic.clone(), drill.clone())),
+                None => handler,
+            };
             router = router.merge(push::router(&format!("/push/{topic}"), handler));
             any = true;
         }
