@@ -183,6 +183,8 @@ pub struct StageEvent<P: EventPayload> {
     /// W3C trace context of the emitting span.
     pub traceparent: TraceParent,
     /// When it was emitted.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub emitted_at: DateTime<Utc>,
     /// The topic's payload.
     pub payload: P,

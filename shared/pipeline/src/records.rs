@@ -7,8 +7,9 @@ use harmonia_contracts::ids::{DocId, JobId, PlanItemId};
 use harmonia_store::Collection;
 use serde::{Deserialize, Serialize};
 
-/// Workspaces (the workspace document lives in its own scope under its own id).
-pub const WORKSPACES: Collection = Collection::new("workspaces");
+/// Workspaces (the workspace document lives in its own scope under its own id; see
+/// [`Collection::WORKSPACES`] for where backends keep it).
+pub const WORKSPACES: Collection = Collection::WORKSPACES;
 /// Validated sources.
 pub const SOURCES: Collection = Collection::new("sources");
 /// Jobs.

@@ -2,7 +2,9 @@
 //!
 //! Documents live at `workspaces/{workspace}/{collection}/{id}` with three fields: `v` (the
 //! version), `u` (last write time) and `d` (the data, as a Firestore map), so a workspace's
-//! documents are a subtree no query of another workspace can reach. Commits are optimistic
+//! documents are a subtree no query of another workspace can reach. The workspace's own record
+//! ([`Collection::WORKSPACES`] under the workspace's id) is the root document
+//! `workspaces/{workspace}` itself, with the same three fields. Commits are optimistic
 //! and lock-free: every addressed document is read, the preconditions are checked against
 //! what was read, and all writes commit atomically in one Firestore commit whose per-write
 //! preconditions (`update_time` equal to what was read, or "does not exist") make Firestore
@@ -70,7 +72,12 @@ impl FirestoreStore {
     }
 
     fn name(&self, workspace: &WorkspaceId, collection: Collection, id: &DocId) -> String {
-        format!("{}/{collection}/{id}", self.parent(workspace))
+        if collection == Collection::WORKSPACES && id.as_str() == workspace.as_str() {
+            // Not `workspaces/{ws}/workspaces/{ws}`: tools that read `workspaces/{ws}` find it.
+            self.parent(workspace)
+        } else {
+            format!("{}/{collection}/{id}", self.parent(workspace))
+        }
     }
 
     async fn read(&self, name: &str) -> Result<Option<fs::Document>, Error> {
@@ -210,6 +217,11 @@ impl Store for FirestoreStore {
     ) -> Result<Vec<Document>, Error> {
         use fs::structured_query::{self as sq, filter::FilterType};
         query.validate()?;
+        if collection == Collection::WORKSPACES {
+            // The workspace's record is the parent document, which no sub-collection query
+            // returns (see `Collection::WORKSPACES`).
+            return Err(Error::Invalid("workspace records are read by id, not queried"));
+        }
         let mut filters = Vec::new();
         for (path, value) in &query.filters {
             filters.push(sq::Filter {
@@ -305,4 +317,41 @@ mod tests {
     }
 
     harmonia_store::store_conformance!(store());
+
+    /// The workspace record is the document `workspaces/{ws}` itself, as other Firestore
+    /// clients read it, and nothing is nested at `workspaces/{ws}/workspaces/{ws}`.
+    #[tokio::test]
+    async fn the_workspace_record_is_the_workspace_document() {
+        harmonia_testkit::firestore_emulator();
+        let project = harmonia_testkit::unique("layout");
+        let store = FirestoreStore::connect(&project, "(default)").await.expect("connect to the Firestore emulator");
+        let ws = WorkspaceId::generate();
+        let own: DocId = ws.as_str().parse().expect("doc id");
+        let data = serde_json::json!({"name": "Field Notes", "mode": "development"});
+        let data = data.as_object().cloned().expect("an object");
+        harmonia_store::create_if_absent(&store, &ws, Collection::WORKSPACES, &own, data).await.expect("create");
+
+        // Raw reads through the Firestore client, by full document path.
+        let root = format!("projects/{project}/databases/(default)/documents/workspaces/{ws}");
+        let raw = store.read(&root).await.expect("read").expect("workspaces/{ws} is a document");
+        assert_eq!(raw.name, root);
+        match raw.fields.get("d").and_then(|v| v.value_type.as_ref()) {
+            Some(fs::value::ValueType::MapValue(map)) => assert!(
+                matches!(
+                    map.fields.get("name").and_then(|v| v.value_type.as_ref()),
+                    Some(fs::value::ValueType::StringValue(name)) if name == "Field Notes"
+                ),
+                "{map:?}"
+            ),
+            other => panic!("the record's data is a native map, not {other:?}"),
+        }
+        assert!(store.read(&format!("{root}/workspaces/{ws}")).await.expect("read").is_none(), "nothing nested");
+
+        // Other collections still nest under the workspace document.
+        let jobs = Collection::new("jobs");
+        let job: DocId = "job-1".parse().expect("id");
+        let empty = serde_json::Map::new();
+        harmonia_store::create_if_absent(&store, &ws, jobs, &job, empty).await.expect("create");
+        assert!(store.read(&format!("{root}/jobs/job-1")).await.expect("read").is_some());
+    }
 }

@@ -169,6 +169,9 @@ impl Store for SqliteStore {
         query: &Query,
     ) -> Result<Vec<Document>, Error> {
         query.validate()?;
+        if collection == Collection::WORKSPACES {
+            return Err(Error::Invalid("workspace records are read by id, not queried"));
+        }
         let mut sql =
             String::from("SELECT id, version, updated_at, data FROM documents WHERE workspace = ? AND collection = ?");
         let mut args: Vec<SqlValue> = vec![workspace.to_string().into(), collection.as_str().to_owned().into()];

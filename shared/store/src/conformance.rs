@@ -305,6 +305,92 @@ pub async fn scan_reads_past_every_page(store: Arc<dyn Store>) {
     assert_eq!(crate::scan_all(&*store, &w, THINGS).await.expect("all").len(), 25);
 }
 
+/// Times written by the contracts' types (through [`crate::encode`]) order by time, not by
+/// their string form: `…13.486Z` and `…13.4861Z` written by a variable-fraction format would
+/// sort the wrong way round (`Z` sorts after every digit), and "the newest planning snapshot"
+/// would be the wrong one.
+pub async fn times_written_by_contract_types_order_as_times(store: Arc<dyn Store>) {
+    use harmonia_contracts::domain::PlanningSnapshot;
+
+    const SNAPSHOTS: Collection = Collection::new("planning_snapshots");
+    let w = ws();
+    // Inserted out of order; each differs from another only in its fraction's length.
+    let times = [
+        "2026-03-01T09:30:13.486Z",
+        "2026-03-01T09:30:13.4861Z",
+        "2026-03-01T09:30:13Z",
+        "2026-03-01T09:30:13.486000001Z",
+        "2026-03-01T09:30:12.999999999Z",
+    ];
+    for (n, t) in times.iter().enumerate() {
+        let snapshot = PlanningSnapshot {
+            id: format!("snap-{n}").parse().expect("snapshot id"),
+            workspace: w.clone(),
+            taken_at: harmonia_contracts::time::parse(t).expect("a time"),
+            commitments: Vec::new(),
+            capacity: Vec::new(),
+            asset_readiness: Vec::new(),
+            posting_windows: Vec::new(),
+            calendar: Vec::new(),
+            blocked_dependencies: Vec::new(),
+        };
+        let data = crate::encode(&snapshot).expect("encode");
+        create_if_absent(&*store, &w, SNAPSHOTS, &id(&format!("snap-{n}")), data).await.expect("create");
+    }
+    let mut want: Vec<_> = times.iter().map(|t| harmonia_contracts::time::parse(t).expect("a time")).collect();
+    want.sort();
+    for direction in [Direction::Ascending, Direction::Descending] {
+        let query = Query::all(10).order_by("taken_at", direction).expect("order");
+        let got: Vec<_> = store
+            .query(&w, SNAPSHOTS, &query)
+            .await
+            .expect("query")
+            .iter()
+            .map(|d| d.decode::<PlanningSnapshot>().expect("decode").taken_at)
+            .collect();
+        if direction == Direction::Descending {
+            want.reverse();
+        }
+        assert_eq!(got, want, "{direction:?}");
+    }
+    let newest = Query::all(1).order_by("taken_at", Direction::Descending).expect("order");
+    let newest = store.query(&w, SNAPSHOTS, &newest).await.expect("query");
+    // Written with a variable fraction, `…13Z` would sort last of all and be taken as the newest.
+    assert_eq!(newest[0].id, id("snap-1"), "the newest is …13.4861Z");
+}
+
+/// A workspace's own record (its id in [`Collection::WORKSPACES`]) reads, updates and deletes
+/// like any document, and the collection cannot be queried (on Firestore the record is the
+/// workspace's root document, which a sub-collection query would miss).
+pub async fn the_workspace_record_is_read_by_id_and_never_queried(store: Arc<dyn Store>) {
+    let w = ws();
+    let own: DocId = w.as_str().parse().expect("a workspace id is a document id");
+    let workspaces = Collection::WORKSPACES;
+    create_if_absent(&*store, &w, workspaces, &own, obj(json!({"name": "Field Notes"}))).await.expect("create");
+    let doc = store.get(&w, workspaces, &own).await.expect("get").expect("present");
+    assert_eq!((doc.version, doc.data.clone()), (1, obj(json!({"name": "Field Notes"}))));
+    update(&*store, &w, workspaces, &own, obj(json!({"name": "Field Notes 2"})), 1).await.expect("update");
+    let doc = store.get(&w, workspaces, &own).await.expect("get").expect("present");
+    assert_eq!((doc.version, doc.id.clone()), (2, own.clone()));
+    let stale = update(&*store, &w, workspaces, &own, obj(json!({"name": "lost"})), 1).await;
+    assert!(matches!(stale, Err(Error::PreconditionFailed)), "{stale:?}");
+    // Another id in the collection is an ordinary document beside it.
+    create_if_absent(&*store, &w, workspaces, &id("elsewhere"), obj(json!({"n": 1}))).await.expect("create");
+    assert!(store.get(&w, workspaces, &id("elsewhere")).await.expect("get").is_some());
+    assert_eq!(store.get(&w, workspaces, &own).await.expect("get").expect("present").version, 2);
+    // The same id in another workspace is another record.
+    assert!(store.get(&ws(), workspaces, &own).await.expect("get").is_none());
+    assert!(matches!(store.query(&w, workspaces, &Query::all(10)).await, Err(Error::Invalid(_))));
+    store
+        .commit(
+            &w,
+            vec![Write { collection: workspaces, id: own.clone(), op: WriteOp::Delete { expected_version: Some(2) } }],
+        )
+        .await
+        .expect("delete");
+    assert!(store.get(&w, workspaces, &own).await.expect("get").is_none());
+}
+
 /// What a conformance fixture builds: a store, possibly with a guard that must outlive it
 /// (the temporary directory of a SQLite file, removed when the test ends).
 pub trait Backend {
@@ -345,6 +431,8 @@ macro_rules! store_conformance {
             delete_respects_preconditions,
             invalid_requests_are_refused,
             scan_reads_past_every_page,
+            times_written_by_contract_types_order_as_times,
+            the_workspace_record_is_read_by_id_and_never_queried,
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

@@ -35,6 +35,14 @@ const fn is_name(s: &str) -> bool {
 pub struct Collection(&'static str);
 
 impl Collection {
+    /// Workspace records. A workspace's own record is the document of this collection whose
+    /// id is the workspace's id, in that workspace: backends with a document hierarchy
+    /// (Firestore) store it at the workspace's root document (`workspaces/{ws}`), where other
+    /// tools look for it. It is read and written by id only; querying this collection is
+    /// refused on every backend, because the root record is not among a hierarchy's
+    /// sub-collection documents and a query would silently miss it.
+    pub const WORKSPACES: Collection = Collection::new("workspaces");
+
     /// A collection; panics (at compile time in a `const`) on an invalid name.
     pub const fn new(name: &'static str) -> Self {
         assert!(is_name(name), "collection names are [a-z][a-z0-9_]{{0,63}}");

@@ -128,6 +128,8 @@ pub struct JobFailure {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_path: Option<String>,
     /// When it failed.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub at: Timestamp,
 }
 
@@ -149,8 +151,12 @@ pub struct Job {
     /// Current writing pass.
     pub pass: Pass,
     /// Created.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub created_at: Timestamp,
     /// Last status change.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub updated_at: Timestamp,
     /// Set when `status` is `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

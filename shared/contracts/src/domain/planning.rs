@@ -16,6 +16,8 @@ pub struct Commitment {
     /// Channel.
     pub channel: Platform,
     /// When.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub at: Timestamp,
 }
 
@@ -41,6 +43,8 @@ pub struct AssetReadiness {
     pub ready: bool,
     /// When it will be ready, if not now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(with = "crate::time::rfc3339_option")]
+    #[schemars(with = "Option<crate::domain::Timestamp>")]
     pub ready_at: Option<Timestamp>,
 }
 
@@ -88,6 +92,8 @@ pub struct BlockedDependency {
     pub reason: String,
     /// When it is expected to clear, if known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(with = "crate::time::rfc3339_option")]
+    #[schemars(with = "Option<crate::domain::Timestamp>")]
     pub clears_at: Option<Timestamp>,
 }
 
@@ -100,6 +106,8 @@ pub struct PlanningSnapshot {
     /// Tenant.
     pub workspace: WorkspaceId,
     /// When it was taken.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub taken_at: Timestamp,
     /// Existing commitments.
     pub commitments: Vec<Commitment>,
@@ -120,8 +128,12 @@ pub struct PlanningSnapshot {
 #[serde(deny_unknown_fields)]
 pub struct UtcWindow {
     /// Start.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub start: Timestamp,
     /// End (after start).
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub end: Timestamp,
 }
 
@@ -141,7 +153,9 @@ impl<'de> Deserialize<'de> for UtcWindow {
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
         struct Raw {
+            #[serde(with = "crate::time::rfc3339")]
             start: Timestamp,
+            #[serde(with = "crate::time::rfc3339")]
             end: Timestamp,
         }
         let raw = Raw::deserialize(d)?;
@@ -210,6 +224,8 @@ pub struct PlanItem {
     /// UTC posting window.
     pub window: UtcWindow,
     /// Production deadline.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub deadline: Timestamp,
     /// Items that must ship first.
     #[schemars(length(max = 20))]

@@ -45,6 +45,8 @@ pub struct Approval {
     /// Who decided.
     pub operator: OperatorId,
     /// When.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub decided_at: Timestamp,
 }
 
@@ -77,6 +79,8 @@ pub struct PublicationClaim {
     #[schemars(length(min = 1, max = 200))]
     pub idempotency_key: String,
     /// When.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub claimed_at: Timestamp,
 }
 
@@ -114,6 +118,8 @@ pub struct PublicationReceipt {
     /// Outcome.
     pub outcome: ReceiptOutcome,
     /// When.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub recorded_at: Timestamp,
 }
 
@@ -146,6 +152,8 @@ pub struct Verification {
     /// Outcome.
     pub outcome: VerificationOutcome,
     /// When.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub checked_at: Timestamp,
 }
 

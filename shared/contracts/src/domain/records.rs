@@ -20,8 +20,12 @@ pub struct PostMetrics {
     /// Platform.
     pub platform: Platform,
     /// When it went live.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub published_at: Timestamp,
     /// When these numbers were read.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub measured_at: Timestamp,
     /// Impressions.
     pub impressions: u64,
@@ -60,6 +64,8 @@ pub struct TrendSignal {
     #[schemars(range(max = 100))]
     pub score: u8,
     /// When it was observed.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub observed_at: Timestamp,
     /// Live or mock.
     pub provenance: Provenance,
@@ -83,6 +89,8 @@ pub struct MemoryFact {
     /// Whether it may be used.
     pub eligible: bool,
     /// When it was recorded.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub recorded_at: Timestamp,
 }
 
@@ -141,8 +149,12 @@ pub struct ActivityRecord {
     #[schemars(length(min = 1, max = 64), regex(pattern = r"^[a-z0-9][a-z0-9._-]{0,63}$"))]
     pub model: String,
     /// Start.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub started_at: Timestamp,
     /// End.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub ended_at: Timestamp,
     /// Duration, microseconds.
     pub duration_us: u64,

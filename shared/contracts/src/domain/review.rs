@@ -201,5 +201,7 @@ pub struct PolicyResult {
     /// Failed rules.
     pub violations: Vec<PolicyViolation>,
     /// When.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub checked_at: Timestamp,
 }

@@ -127,6 +127,8 @@ pub struct Source {
     /// Frames (validated: ordered).
     pub frames: Vec<Frame>,
     /// When it was ingested.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub ingested_at: Timestamp,
 }
 

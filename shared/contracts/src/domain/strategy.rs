@@ -90,6 +90,8 @@ pub struct Draft {
     /// Live or mock.
     pub provenance: Provenance,
     /// When it was written.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub created_at: Timestamp,
 }
 

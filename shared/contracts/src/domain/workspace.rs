@@ -81,5 +81,7 @@ pub struct Workspace {
     #[schemars(length(max = 50))]
     pub goals: Vec<String>,
     /// Creation time.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
     pub created_at: Timestamp,
 }
