@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The full test suite, as CI runs it: formatting, lints, the JSON-Schema drift check and every
-# test (both storage backends and both bus backends, against emulators this script starts and
-# stops). Usage: infra/test.sh [extra cargo test arguments]
+# The full test suite, as CI runs it: formatting, lints, the JSON-Schema drift check, the
+# dependency policy (cargo deny) and every test (both storage backends and both bus backends,
+# against emulators this script starts and stops). The last line is the total over every test
+# harness run: `N passed, N failed, N skipped`. Usage: infra/test.sh [extra cargo test arguments]
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,6 +13,15 @@ cargo fmt --all -- --check
 
 echo "==> cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
+
+echo "==> cargo deny (licenses, bans, sources)"
+# Installed into target/ by this script (pinned, so every run checks with the same rules), once.
+deny="$root/target/tools/bin/cargo-deny"
+if [ ! -x "$deny" ]; then
+  echo "cargo-deny is not installed: building it into target/tools (once; a few minutes)"
+  cargo install --quiet --locked cargo-deny --version 0.20.2 --root "$root/target/tools"
+fi
+"$deny" check --hide-inclusion-graph licenses bans sources
 
 echo "==> JSON Schemas match the types"
 cargo run --quiet --locked -p harmonia-contracts --bin harmonia-schemas -- --check
@@ -38,4 +48,29 @@ echo "==> building the function binaries (the cross-process tests run them)"
 cargo build --workspace --bins --locked
 
 echo "==> cargo test"
-cargo test --workspace --all-features --locked "$@"
+# Snapshot tests compare with the checked-in snapshots and never write new ones here.
+export INSTA_UPDATE=no
+log="$(mktemp)"
+trap 'rm -f "$log"; "$root/infra/emulators/stop.sh" >/dev/null 2>&1 || true' EXIT
+# --no-fail-fast: one failing test binary must not hide the results of the others.
+set +e
+cargo test --workspace --all-features --locked --no-fail-fast "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+
+# Every harness (unit, integration and doc tests) prints one `test result:` line; sum them.
+summary="$(awk '
+  /^test result: / {
+    for (i = 1; i < NF; i++) {
+      if ($(i + 1) ~ /^passed/) passed += $i
+      if ($(i + 1) ~ /^failed/) failed += $i
+      if ($(i + 1) ~ /^ignored/) skipped += $i
+    }
+  }
+  END { printf "%d passed, %d failed, %d skipped", passed, failed, skipped }
+' "$log")"
+if [ "$status" -ne 0 ]; then
+  echo "error: cargo test exited with status $status"
+fi
+echo "$summary"
+exit "$status"
