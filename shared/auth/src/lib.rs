@@ -54,7 +54,7 @@ impl Credentials {
     }
 
     /// The identity behind an `Authorization` header value (`Bearer <credential>`).
-    pub fn authenticate(&self, authorization: Option<&str>) -> Result<Identity, Error> {
+    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Identity, Error> {
         let value = authorization.ok_or_else(|| Error::from_code(Code::Unauthenticated))?;
         let token = value
             .strip_prefix("Bearer ")
@@ -84,14 +84,14 @@ fn uuid_hex() -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn only_issued_credentials_authenticate() {
+    #[tokio::test]
+    async fn only_issued_credentials_authenticate() {
         let mut c = Credentials::default();
         let who = Identity { operator: "ana".parse().expect("op"), workspace: "ws".parse().expect("ws") };
         let token = c.issue(who.clone());
-        assert_eq!(c.authenticate(Some(&format!("Bearer {token}"))).ok(), Some(who));
+        assert_eq!(c.authenticate(Some(&format!("Bearer {token}"))).await.ok(), Some(who));
         for bad in [None, Some(""), Some("Bearer "), Some("Basic abc"), Some("Bearer hop_nope"), Some(token.as_str())] {
-            assert_eq!(c.authenticate(bad).err().map(|e| e.code), Some(Code::Unauthenticated), "{bad:?}");
+            assert_eq!(c.authenticate(bad).await.err().map(|e| e.code), Some(Code::Unauthenticated), "{bad:?}");
         }
         assert!(!serde_json::to_string(&c).unwrap_or_default().contains(&token), "only digests are stored");
     }

@@ -41,7 +41,7 @@ use harmonia_auth::Credentials;
 use harmonia_bus_pubsub::{PubSubBus, PubSubConfig, push};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::Env;
-use harmonia_pipeline::connector::{Connector, Sandbox, Webhook};
+use harmonia_pipeline::connector::{Connector, Sandbox, SigningKey, Webhook};
 use harmonia_pipeline::registry::{FUNCTIONS, Timing};
 use harmonia_pipeline::steps::handlers;
 use harmonia_store::Store;
@@ -94,10 +94,7 @@ pub async fn env_from_environment(tools: Vec<Arc<dyn Tool>>) -> Result<Arc<Env>,
                 var("WEBHOOK_URL").ok_or_else(|| config_error("WEBHOOK_URL is required for the webhook connector"))?;
             let secret = var("WEBHOOK_SECRET")
                 .ok_or_else(|| config_error("WEBHOOK_SECRET is required for the webhook connector"))?;
-            Arc::new(
-                Webhook::new(&url, secret.as_bytes(), Duration::from_secs(30))
-                    .map_err(|_| config_error("the webhook client could not be built"))?,
-            )
+            Arc::new(Webhook::new(&url, SigningKey::new(secret.as_bytes())?, Duration::from_secs(30))?)
         }
         Some(_) => return Err(config_error("HARMONIA_CONNECTOR is sandbox or webhook")),
     };
@@ -143,7 +140,7 @@ pub fn credentials() -> Result<Arc<Credentials>, Error> {
 }
 
 /// The router of a pipeline stage function: `POST /push/<topic>` for each of its
-/// subscriptions, and `GET /healthz`.
+/// subscriptions, and `GET /healthz`; any other path or method is a JSON 404 or 405.
 pub fn stage_router(function: &str, env: &Arc<Env>) -> Result<Router, Error> {
     let mut router = Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
     let mut any = false;
@@ -160,7 +157,7 @@ pub fn stage_router(function: &str, env: &Arc<Env>) -> Result<Router, Error> {
             any = true;
         }
     }
-    if any { Ok(router) } else { Err(config_error("unknown function")) }
+    if any { Ok(harmonia_http::json_fallbacks(router)) } else { Err(config_error("unknown function")) }
 }
 
 /// Holds each delivery before handing it on (resilience drills: a window to kill a process
@@ -297,3 +294,6 @@ async fn shutdown() {
         () = term => {},
     }
 }
+
+#[cfg(test)]
+mod tests;
