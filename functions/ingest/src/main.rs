@@ -3,8 +3,8 @@
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    harmonia_host::run("ingest", Vec::new(), |env| {
-        Ok(harmonia_ingest::app(harmonia_ingest::IngestState { env, credentials: harmonia_host::credentials()? }))
+    harmonia_host::run("ingest", Vec::new(), |env, config| {
+        Ok(harmonia_ingest::app(harmonia_ingest::IngestState { env, credentials: harmonia_host::credentials(config)? }))
     })
     .await
 }
