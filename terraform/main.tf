@@ -62,14 +62,6 @@ resource "google_secret_manager_secret_version" "operator_principals" {
   secret_data = jsonencode(var.operator_principals)
 }
 
-resource "google_secret_manager_secret" "google_jwks" {
-  secret_id = "harmonia-google-jwks"
-  replication {
-    auto {}
-  }
-  depends_on = [google_project_service.required]
-}
-
 # ---- topics: one per stage event, each with its dead-letter topic
 
 resource "google_pubsub_topic" "stage" {
@@ -129,13 +121,6 @@ resource "google_secret_manager_secret_iam_member" "principals_reader" {
   member    = "serviceAccount:${google_service_account.function[each.value].email}"
 }
 
-resource "google_secret_manager_secret_iam_member" "jwks_reader" {
-  for_each  = toset(local.public_functions)
-  secret_id = google_secret_manager_secret.google_jwks.id
-  role      = "roles/secretmanager.secretAccessor"
-  member    = "serviceAccount:${google_service_account.function[each.value].email}"
-}
-
 resource "google_secret_manager_secret_iam_member" "webhook_reader" {
   for_each  = toset(local.secret_readers)
   secret_id = google_secret_manager_secret.webhook_signing.id
@@ -179,19 +164,6 @@ resource "google_cloud_run_v2_service" "function" {
           items {
             version = "latest"
             path    = "principals.json"
-          }
-        }
-      }
-    }
-    dynamic "volumes" {
-      for_each = contains(local.public_functions, each.value) ? [1] : []
-      content {
-        name = "google-jwks"
-        secret {
-          secret = google_secret_manager_secret.google_jwks.secret_id
-          items {
-            version = "latest"
-            path    = "jwks.json"
           }
         }
       }
@@ -252,7 +224,7 @@ resource "google_cloud_run_v2_service" "function" {
         for_each = contains(local.public_functions, each.value) ? {
           HARMONIA_GOOGLE_AUDIENCE   = "https://harmonia-${each.value}-${data.google_project.this.number}.${var.region}.run.app"
           HARMONIA_GOOGLE_PRINCIPALS = "/secrets/operator-auth/principals.json"
-          HARMONIA_GOOGLE_JWKS       = "/secrets/google-jwks/jwks.json"
+          HARMONIA_GOOGLE_JWKS       = var.google_jwks_url
         } : {}
         content {
           name  = env.key
@@ -260,7 +232,7 @@ resource "google_cloud_run_v2_service" "function" {
         }
       }
       dynamic "volume_mounts" {
-        for_each = contains(local.public_functions, each.value) ? ["operator-auth", "google-jwks"] : []
+        for_each = contains(local.public_functions, each.value) ? ["operator-auth"] : []
         content {
           name       = volume_mounts.value
           mount_path = "/secrets/${volume_mounts.value}"
@@ -272,7 +244,6 @@ resource "google_cloud_run_v2_service" "function" {
     google_project_service.required,
     google_secret_manager_secret_iam_member.webhook_reader,
     google_secret_manager_secret_iam_member.principals_reader,
-    google_secret_manager_secret_iam_member.jwks_reader,
   ]
 }
 

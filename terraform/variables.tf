@@ -44,6 +44,12 @@ variable "otlp_endpoint" {
   default     = ""
 }
 
+variable "google_jwks_url" {
+  description = "URL of the key set that signs the callers' Google ID tokens; the functions fetch it and cache it as its Cache-Control allows, refreshing when Google rotates its keys."
+  type        = string
+  default     = "https://www.googleapis.com/oauth2/v3/certs"
+}
+
 variable "operator_principals" {
   description = "Operators allowed to call the operator, ingest and Nova functions: email => { operator, workspace }."
   type = map(object({

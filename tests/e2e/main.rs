@@ -3,5 +3,6 @@
 mod cloud;
 mod events;
 mod pipeline;
+mod startup;
 mod telemetry;
 mod terraform;

@@ -20,7 +20,7 @@ use harmonia_contracts::Role;
 use harmonia_contracts::domain::{Job, JobStatus, SourceInput};
 use harmonia_contracts::tool::Provenance;
 use harmonia_local::{Local, Wrap};
-use harmonia_pipeline::connector::{Webhook, signature};
+use harmonia_pipeline::connector::{SigningKey, Webhook};
 use harmonia_pipeline::records::{ACTIVITY, DEAD_LETTERS, JOBS};
 use harmonia_pipeline::registry::Timing;
 use harmonia_pipeline::steps::ingest;
@@ -81,7 +81,9 @@ impl Model for Canary {
 struct Platform(Arc<Mutex<HashMap<String, (String, String)>>>);
 
 async fn receive(State(p): State<Platform>, headers: HeaderMap, body: Bytes) -> (StatusCode, String) {
-    if headers.get("x-harmonia-signature").and_then(|v| v.to_str().ok()) != Some(&signature(SECRET.as_bytes(), &body)) {
+    if headers.get("x-harmonia-signature").and_then(|v| v.to_str().ok())
+        != Some(&SigningKey::new(SECRET.as_bytes()).expect("key").sign(&body))
+    {
         return (StatusCode::UNAUTHORIZED, String::new());
     }
     let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
@@ -171,8 +173,12 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
             .with_state(platform.clone()),
     )
     .await;
-    let webhook =
-        Webhook::new(&format!("{hook_url}/hook"), SECRET.as_bytes(), Duration::from_secs(5)).expect("webhook");
+    let webhook = Webhook::new(
+        &format!("{hook_url}/hook"),
+        SigningKey::new(SECRET.as_bytes()).expect("key"),
+        Duration::from_secs(5),
+    )
+    .expect("webhook");
     let dir = harmonia_testkit::temp_dir();
     let wrap = Wrap {
         model: Some(Box::new(|m| Arc::new(Canary(m)) as Arc<dyn Model>)),

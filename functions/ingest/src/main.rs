@@ -1,13 +1,10 @@
-//! The `ingest` function: `POST /v1/sources` (authenticated like the operator API) validates a
-//! source with `harmonia_pipeline::steps::ingest` and creates its job.
+//! The `ingest` function binary: hosted by `harmonia-host` (configuration from the
+//! environment, graceful shutdown); the router lives in this crate's library.
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    harmonia_host::run("ingest", Vec::new(), |env| {
-        Ok(harmonia_operator::ingest_app(harmonia_operator::OperatorState {
-            env,
-            credentials: harmonia_host::credentials()?,
-        }))
+    harmonia_host::run("ingest", Vec::new(), |env, config| {
+        Ok(harmonia_ingest::app(harmonia_ingest::IngestState { env, credentials: harmonia_host::credentials(config)? }))
     })
     .await
 }

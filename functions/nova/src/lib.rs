@@ -16,13 +16,9 @@ pub mod tools;
 
 use std::sync::Arc;
 
-use axum::Json;
-use axum::Router;
-use axum::extract::rejection::JsonRejection;
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::extract::{DefaultBodyLimit, FromRef, State};
 use axum::routing::{get, post};
+use axum::{Json, Router};
 use harmonia_agents::io::{Answer, NovaInput, RoleInput};
 use harmonia_agents::skills::LoadEvent;
 use harmonia_agents::{InvocationSeed, Runtime};
@@ -31,8 +27,9 @@ use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Error};
+use harmonia_http::{ApiError, Caller, JsonBody, Trace};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Largest `/v1/ask` body.
 pub const MAX_ASK_BYTES: usize = 16 * 1024;
@@ -110,13 +107,9 @@ pub struct NovaState {
     pub credentials: Arc<Credentials>,
 }
 
-/// An error response with the safe body only.
-pub struct ApiError(Error);
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.0.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        (status, Json(json!({ "error": self.0.body() }))).into_response()
+impl FromRef<NovaState> for Arc<Credentials> {
+    fn from_ref(state: &NovaState) -> Self {
+        state.credentials.clone()
     }
 }
 
@@ -128,33 +121,20 @@ struct AskBody {
 
 async fn ask_route(
     State(state): State<NovaState>,
-    headers: HeaderMap,
-    body: Result<Json<AskBody>, JsonRejection>,
+    Caller(who): Caller,
+    Trace(trace): Trace,
+    JsonBody(body): JsonBody<AskBody>,
 ) -> Result<Json<Asked>, ApiError> {
-    let who = state
-        .credentials
-        .authenticate(headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()))
-        .map_err(ApiError)?;
-    let body = match body {
-        Ok(Json(b)) => b,
-        Err(JsonRejection::BytesRejection(_)) => return Err(ApiError(Error::from_code(Code::PayloadTooLarge))),
-        Err(_) => return Err(ApiError(Error::from_code(Code::InvalidRequest))),
-    };
-    let trace = headers
-        .get("traceparent")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(TraceParent::new_root);
-    ask(&state.runtime, &who, &body.question, trace).await.map(Json).map_err(ApiError)
+    Ok(Json(ask(&state.runtime, &who, &body.question, trace).await?))
 }
 
-/// Nova's router.
+/// Nova's router: `POST /v1/ask` and `GET /healthz`; anything else is a JSON 404 or 405.
 pub fn app(state: NovaState) -> Router {
-    Router::new()
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/v1/ask", post(ask_route))
-        .layer(DefaultBodyLimit::max(MAX_ASK_BYTES))
-        .with_state(state)
+    harmonia_http::json_fallbacks(
+        Router::new().route("/healthz", get(|| async { "ok" })).route("/v1/ask", post(ask_route)),
+    )
+    .layer(DefaultBodyLimit::max(MAX_ASK_BYTES))
+    .with_state(state)
 }
 
 /// Register Nova's six tools on a runtime.
@@ -162,5 +142,7 @@ pub fn with_tools(runtime: Runtime) -> Runtime {
     tools::all().into_iter().fold(runtime, Runtime::with_tool)
 }
 
+#[cfg(test)]
+mod http_tests;
 #[cfg(test)]
 mod tests;

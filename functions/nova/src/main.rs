@@ -3,10 +3,10 @@
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    harmonia_host::run("nova", harmonia_nova::tools::all(), |env| {
+    harmonia_host::run("nova", harmonia_nova::tools::all(), |env, config| {
         Ok(harmonia_nova::app(harmonia_nova::NovaState {
             runtime: env.runtime.clone(),
-            credentials: harmonia_host::credentials()?,
+            credentials: harmonia_host::credentials(config)?,
         }))
     })
     .await

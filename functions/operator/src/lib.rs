@@ -14,25 +14,23 @@
 //! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject","version":HASH,"reason"?}` |
 //! | `POST /v1/sources` | `{"format":"json"|"webvtt"|"srt","content":TEXT,"title"?,"language"?}` → the new job; with an `Idempotency-Key` header a retry returns the same job |
 //!
+//! Authentication, body rejections, `traceparent` and the error shape are the shared HTTP
+//! boundary of `harmonia-http`; `POST /v1/sources` is the ingest function's own handler.
 //! Bodies are at most [`MAX_BODY_BYTES`]; errors are `{"error":{code,category,message,retryable}}`
-//! with the status [`status_of`] gives the code's category.
+//! with the status `harmonia_http::status_of` gives the code; an unknown path is a JSON 404
+//! (`unknown_route`) and a wrong method a JSON 405 (`method_not_allowed`).
 
 mod routes;
 mod view;
 
 use std::sync::Arc;
 
-use axum::Json;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use harmonia_contracts::{Code, Error};
+use axum::extract::FromRef;
 use harmonia_pipeline::Env;
 
 pub use harmonia_auth::{Credentials, Identity};
-pub use routes::{app, ingest_app};
-
-/// Largest request body: a 4 MiB source, JSON-escaped, with its envelope.
-pub const MAX_BODY_BYTES: usize = 9 * 1024 * 1024;
+pub use harmonia_ingest::MAX_BODY_BYTES;
+pub use routes::app;
 
 /// What the routes share.
 #[derive(Clone)]
@@ -43,24 +41,15 @@ pub struct OperatorState {
     pub credentials: Arc<Credentials>,
 }
 
-/// The HTTP status of an error code (see [`Code::http_status`]).
-pub fn status_of(code: Code) -> StatusCode {
-    StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
-}
-
-/// An error as an HTTP response: the safe body only.
-pub struct ApiError(pub Error);
-
-impl From<Error> for ApiError {
-    fn from(e: Error) -> Self {
-        Self(e)
+impl FromRef<OperatorState> for Arc<Env> {
+    fn from_ref(state: &OperatorState) -> Self {
+        state.env.clone()
     }
 }
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let status = status_of(self.0.code);
-        (status, Json(serde_json::json!({ "error": self.0.body() }))).into_response()
+impl FromRef<OperatorState> for Arc<Credentials> {
+    fn from_ref(state: &OperatorState) -> Self {
+        state.credentials.clone()
     }
 }
 

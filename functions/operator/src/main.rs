@@ -3,8 +3,11 @@
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    harmonia_host::run("operator", Vec::new(), |env| {
-        Ok(harmonia_operator::app(harmonia_operator::OperatorState { env, credentials: harmonia_host::credentials()? }))
+    harmonia_host::run("operator", Vec::new(), |env, config| {
+        Ok(harmonia_operator::app(harmonia_operator::OperatorState {
+            env,
+            credentials: harmonia_host::credentials(config)?,
+        }))
     })
     .await
 }

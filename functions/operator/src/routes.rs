@@ -1,61 +1,33 @@
-use axum::Json;
-use axum::Router;
-use axum::extract::rejection::JsonRejection;
 use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::routing::{get, post};
+use axum::{Json, Router};
 use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus};
 use harmonia_contracts::ids::JobId;
-use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Error};
-use harmonia_pipeline::formats::{self, Format};
+use harmonia_http::{ApiError, Caller, JsonBody, Trace};
 use harmonia_pipeline::operator::{self, DecisionRequest};
-use harmonia_pipeline::steps::ingest;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::{ApiError, MAX_BODY_BYTES, OperatorState, view};
+use crate::{MAX_BODY_BYTES, OperatorState, view};
 
 type Reply = Result<(StatusCode, Json<Value>), ApiError>;
 
-/// The operator API router.
+/// The operator API router; anything it does not serve is a JSON 404 or 405.
 pub fn app(state: OperatorState) -> Router {
-    Router::new()
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/v1/jobs", get(list))
-        .route("/v1/jobs/{job}", get(show))
-        .route("/v1/jobs/{job}/view", get(job_view))
-        .route("/v1/jobs/{job}/decisions", post(decide))
-        .route("/v1/activity", get(activity))
-        .route("/v1/sources", post(submit))
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(state)
-}
-
-/// The ingest function's router: source submission only.
-pub fn ingest_app(state: OperatorState) -> Router {
-    Router::new()
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/v1/sources", post(submit))
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(state)
-}
-
-/// The caller's `traceparent`, or a new root.
-fn trace(headers: &HeaderMap) -> TraceParent {
-    headers
-        .get("traceparent")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(TraceParent::new_root)
-}
-
-fn body<T>(parsed: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
-    match parsed {
-        Ok(Json(v)) => Ok(v),
-        Err(JsonRejection::BytesRejection(_)) => Err(Error::from_code(Code::PayloadTooLarge).into()),
-        Err(_) => Err(Error::from_code(Code::InvalidRequest).into()),
-    }
+    harmonia_http::json_fallbacks(
+        Router::new()
+            .route("/healthz", get(|| async { "ok" }))
+            .route("/v1/jobs", get(list))
+            .route("/v1/jobs/{job}", get(show))
+            .route("/v1/jobs/{job}/view", get(job_view))
+            .route("/v1/jobs/{job}/decisions", post(decide))
+            .route("/v1/activity", get(activity))
+            .route("/v1/sources", post(harmonia_ingest::submit)),
+    )
+    .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+    .with_state(state)
 }
 
 async fn waiting_version(
@@ -71,35 +43,32 @@ async fn waiting_version(
     operator::current_version(&state.env, ws, job, subject).await.map(Some)
 }
 
-async fn list(State(state): State<OperatorState>, headers: HeaderMap) -> Reply {
-    let who =
-        state.credentials.authenticate(headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()))?;
+async fn list(State(state): State<OperatorState>, Caller(who): Caller) -> Reply {
     let jobs = operator::jobs(&state.env, &who.workspace, 200).await?;
     Ok((StatusCode::OK, Json(json!({ "jobs": jobs }))))
 }
 
-async fn show(State(state): State<OperatorState>, headers: HeaderMap, Path(job): Path<String>) -> Reply {
-    let who =
-        state.credentials.authenticate(headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()))?;
+async fn show(State(state): State<OperatorState>, Caller(who): Caller, Path(job): Path<String>) -> Reply {
     let id: JobId = job.parse()?;
     let job = operator::job(&state.env, &who.workspace, &id).await?;
     let version = waiting_version(&state, &who.workspace, &job).await?;
     Ok((StatusCode::OK, Json(json!({ "job": job, "awaiting_version": version }))))
 }
 
-async fn job_view(State(state): State<OperatorState>, headers: HeaderMap, Path(job): Path<String>) -> Reply {
-    let who =
-        state.credentials.authenticate(headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()))?;
+async fn job_view(
+    State(state): State<OperatorState>,
+    Caller(who): Caller,
+    Trace(trace): Trace,
+    Path(job): Path<String>,
+) -> Reply {
     let id: JobId = job.parse()?;
-    let body = view::job_view(&state, &who, &id, trace(&headers)).await?;
+    let body = view::job_view(&state, &who, &id, trace).await?;
     Ok((StatusCode::OK, Json(body)))
 }
 
 /// `GET /v1/activity?job=ID[&limit=1-200][&page=N]`: the job's activity records, oldest first,
 /// a page at a time; `next_page` is present while more remain.
-async fn activity(State(state): State<OperatorState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Reply {
-    let who =
-        state.credentials.authenticate(headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()))?;
+async fn activity(State(state): State<OperatorState>, Caller(who): Caller, RawQuery(query): RawQuery) -> Reply {
     let mut job = None;
     let (mut limit, mut page) = (50u32, 0u32);
     for pair in query.as_deref().unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
@@ -150,14 +119,12 @@ struct DecisionBody {
 
 async fn decide(
     State(state): State<OperatorState>,
-    headers: HeaderMap,
+    Caller(who): Caller,
+    Trace(trace): Trace,
     Path(job): Path<String>,
-    parsed: Result<Json<DecisionBody>, JsonRejection>,
+    JsonBody(request): JsonBody<DecisionBody>,
 ) -> Reply {
-    let who =
-        state.credentials.authenticate(headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()))?;
     let id: JobId = job.parse()?;
-    let request = body(parsed)?;
     let decision = match (request.decision, request.reason) {
         (DecisionKind::Approve, _) => Decision::Approved,
         (DecisionKind::Reject, Some(reason)) if !reason.trim().is_empty() && reason.chars().count() <= 500 => {
@@ -176,53 +143,10 @@ async fn decide(
             subject: request.subject,
             decision,
             subject_hash: request.version,
-            trace: Some(trace(&headers)),
+            trace: Some(trace),
         },
     )
     .await?;
     let job = operator::job(&state.env, &who.workspace, &id).await?;
     Ok((StatusCode::OK, Json(json!({ "approval": approval, "job": job }))))
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum SourceFormat {
-    Json,
-    Webvtt,
-    Srt,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SourceBody {
-    format: SourceFormat,
-    content: String,
-    #[serde(default)]
-    title: Option<String>,
-    #[serde(default)]
-    language: Option<String>,
-}
-
-async fn submit(
-    State(state): State<OperatorState>,
-    headers: HeaderMap,
-    parsed: Result<Json<SourceBody>, JsonRejection>,
-) -> Reply {
-    let who =
-        state.credentials.authenticate(headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()))?;
-    let request = body(parsed)?;
-    let format = match request.format {
-        SourceFormat::Json => Format::Json,
-        SourceFormat::Webvtt => Format::WebVtt,
-        SourceFormat::Srt => Format::Srt,
-    };
-    let title = request.title.unwrap_or_else(|| "Untitled source".into());
-    let input =
-        formats::parse(request.content.as_bytes(), format, &title, request.language.as_deref().unwrap_or("en"))?;
-    let key = headers
-        .get("idempotency-key")
-        .map(|v| v.to_str().map_err(|_| Error::new(Code::InvalidRequest, "the idempotency key is not text")))
-        .transpose()?;
-    let job = ingest(&state.env, &who.workspace, input, Some(trace(&headers)), key).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "job": job }))))
 }

@@ -248,3 +248,15 @@ async fn malformed_and_oversized_requests_get_typed_4xx() {
         "nothing stored"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_paths_and_methods_answer_json_errors() {
+    let api = api().await;
+    let (s, v) = api.call(reqwest::Method::GET, "/nope", None, None).await;
+    assert_eq!((s, code(&v)), (404, "unknown_route"));
+    assert_eq!(v["error"]["category"], "not_found");
+    let (s, v) = api.call(reqwest::Method::DELETE, "/v1/jobs", Some(&api.token), None).await;
+    assert_eq!((s, code(&v)), (405, "method_not_allowed"));
+    let (s, v) = api.call(reqwest::Method::GET, "/v1/sources", Some(&api.token), None).await;
+    assert_eq!((s, code(&v)), (405, "method_not_allowed"), "the ingest handler's route answers alike");
+}

@@ -1,83 +1,228 @@
 //! Google-signed ID tokens, as Cloud Run callers present them when Harmonia is deployed.
 //!
-//! A token is accepted only if it is an RS256 JWT signed by one of the configured keys (a JWKS
-//! document, e.g. Google's published certificates), its issuer is Google, its audience is the
-//! service's, it has not expired, and its verified email is mapped to an operator identity.
+//! A token is accepted only if it is an RS256 JWT signed by a key of the published key set,
+//! its issuer is Google, its audience is the service's, it has not expired, and its verified
+//! email is mapped to an operator identity. Signature and claim checks are `jsonwebtoken`'s;
+//! the key set is fetched from a URL (Google's certificates by default) and cached by
+//! [`KeySet`].
 
 use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use base64::Engine as _;
 use harmonia_contracts::{Code, Error};
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
 use serde::Deserialize;
+use tokio::sync::{Mutex, RwLock};
 
 use crate::Identity;
 
 /// Clock skew tolerated on `exp`, seconds.
-const LEEWAY_SECS: i64 = 60;
+const LEEWAY_SECS: u64 = 60;
 const ISSUERS: [&str; 2] = ["https://accounts.google.com", "accounts.google.com"];
+/// Least time between two fetches of the key set, whatever the tokens ask for: a flood of
+/// tokens with unknown key ids cannot turn into a flood of requests to the key endpoint.
+const MIN_REFRESH: Duration = Duration::from_secs(30);
+/// Longest time a fetched key set is trusted, whatever its `Cache-Control` says.
+const MAX_AGE_CAP: Duration = Duration::from_secs(24 * 3600);
+/// How long the key endpoint may take to answer.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Verifies Google ID tokens and maps their emails to identities.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct GoogleIdTokens {
-    audience: String,
-    /// Key id → (modulus, exponent), big-endian.
-    keys: HashMap<String, (Vec<u8>, Vec<u8>)>,
-    principals: HashMap<String, Identity>,
+fn refused() -> Error {
+    Error::from_code(Code::Unauthenticated)
 }
 
-#[derive(Deserialize)]
-struct Jwks {
-    keys: Vec<Jwk>,
+fn unavailable() -> Error {
+    Error::new(Code::DependencyUnavailable, "the ID-token signing keys could not be fetched")
 }
 
-#[derive(Deserialize)]
-struct Jwk {
-    kid: String,
-    kty: String,
-    n: String,
-    e: String,
+/// The keys of the last fetch, when they stop being fresh, and when the endpoint was last asked.
+#[derive(Default)]
+struct Cached {
+    keys: HashMap<String, DecodingKey>,
+    fresh_until: Option<Instant>,
+    fetched_at: Option<Instant>,
+    /// Whether the last fetch failed: then nothing is served until a fetch succeeds.
+    failed: bool,
 }
 
-#[derive(Deserialize)]
-struct Header {
-    alg: String,
-    kid: String,
+impl Cached {
+    fn is_fresh(&self, now: Instant) -> bool {
+        self.fresh_until.is_some_and(|until| now < until)
+    }
+
+    fn may_fetch(&self, now: Instant, min_refresh: Duration) -> bool {
+        self.fetched_at.is_none_or(|at| now.duration_since(at) >= min_refresh)
+    }
 }
 
+/// A JWKS fetched from a URL and cached: refreshed when its `Cache-Control: max-age` runs out
+/// and when a token names a key id it does not hold (a rotation), but never more often than
+/// once per [`KeySet::with_min_refresh`] interval (30 s by default).
+pub struct KeySet {
+    url: String,
+    http: reqwest::Client,
+    min_refresh: Duration,
+    cached: RwLock<Cached>,
+    /// Held while fetching, so concurrent requests wait for one fetch instead of each making one.
+    fetching: Mutex<()>,
+    /// How many times the endpoint was asked (for tests and metrics).
+    fetches: std::sync::atomic::AtomicU64,
+}
+
+impl fmt::Debug for KeySet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeySet").field("url", &self.url).field("min_refresh", &self.min_refresh).finish_non_exhaustive()
+    }
+}
+
+/// `max-age` of a `Cache-Control` value, capped; `None` when absent or when caching is refused.
+fn max_age(cache_control: Option<&str>) -> Option<Duration> {
+    let directives: Vec<&str> = cache_control?.split(',').map(str::trim).collect();
+    if directives.iter().any(|d| d.eq_ignore_ascii_case("no-store") || d.eq_ignore_ascii_case("no-cache")) {
+        return None;
+    }
+    directives
+        .iter()
+        .find_map(|d| d.strip_prefix("max-age=").and_then(|secs| secs.trim_matches('"').parse::<u64>().ok()))
+        .map(|secs| Duration::from_secs(secs).min(MAX_AGE_CAP))
+}
+
+impl KeySet {
+    /// A key set served at `url` (http or https); nothing is fetched until a token needs a key.
+    pub fn new(url: &str) -> Result<Self, Error> {
+        let invalid = || Error::new(Code::InvalidConfig, "the key set URL must be an http or https URL");
+        let parsed: reqwest::Url = url.parse().map_err(|_| invalid())?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(invalid());
+        }
+        let http = reqwest::Client::builder()
+            .timeout(FETCH_TIMEOUT)
+            .build()
+            .map_err(|_| Error::new(Code::InvalidConfig, "the key set HTTP client could not be built"))?;
+        Ok(Self {
+            url: url.to_owned(),
+            http,
+            min_refresh: MIN_REFRESH,
+            cached: RwLock::new(Cached::default()),
+            fetching: Mutex::new(()),
+            fetches: std::sync::atomic::AtomicU64::new(0),
+        })
+    }
+
+    /// The same key set with another least interval between fetches.
+    pub fn with_min_refresh(mut self, min_refresh: Duration) -> Self {
+        self.min_refresh = min_refresh;
+        self
+    }
+
+    /// How many times the key endpoint has been asked.
+    pub fn fetches(&self) -> u64 {
+        self.fetches.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The key `kid`: from the cache while it is fresh, else after a (rate-limited) refresh.
+    /// An unknown key is `unauthenticated`; an unreachable endpoint `dependency_unavailable`.
+    pub async fn key(&self, kid: &str) -> Result<DecodingKey, Error> {
+        {
+            let cached = self.cached.read().await;
+            if cached.is_fresh(Instant::now())
+                && let Some(key) = cached.keys.get(kid)
+            {
+                return Ok(key.clone());
+            }
+        }
+        let _fetching = self.fetching.lock().await;
+        // Another request may have refreshed while this one waited for the lock.
+        let now = Instant::now();
+        {
+            let cached = self.cached.read().await;
+            if cached.is_fresh(now)
+                && let Some(key) = cached.keys.get(kid)
+            {
+                return Ok(key.clone());
+            }
+            if !cached.may_fetch(now, self.min_refresh) {
+                return match (cached.failed, cached.keys.get(kid)) {
+                    (true, _) => Err(unavailable()),
+                    // Past max-age, but fetched within the interval: still the newest there is.
+                    (false, Some(key)) => Ok(key.clone()),
+                    (false, None) => Err(refused()),
+                };
+            }
+        }
+        let fetched = self.fetch().await;
+        let mut cached = self.cached.write().await;
+        cached.fetched_at = Some(now);
+        cached.failed = fetched.is_err();
+        let (keys, ttl) = fetched?;
+        cached.keys = keys;
+        cached.fresh_until = Some(now + ttl.unwrap_or(self.min_refresh));
+        cached.keys.get(kid).cloned().ok_or_else(refused)
+    }
+
+    async fn fetch(&self) -> Result<(HashMap<String, DecodingKey>, Option<Duration>), Error> {
+        self.fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let response = self.http.get(&self.url).send().await.map_err(|_| unavailable())?;
+        if !response.status().is_success() {
+            tracing::warn!(event = "jwks_fetch_failed", status = response.status().as_u16(), "key set fetch refused");
+            return Err(unavailable());
+        }
+        let ttl = max_age(response.headers().get(reqwest::header::CACHE_CONTROL).and_then(|v| v.to_str().ok()));
+        let set: JwkSet = response.json().await.map_err(|_| {
+            tracing::warn!(event = "jwks_invalid", "the key set is not a JWKS document");
+            unavailable()
+        })?;
+        let mut keys = HashMap::new();
+        for jwk in &set.keys {
+            // Only RS256 signing keys with an id can verify a Google ID token; others are skipped.
+            let (Some(kid), Ok(key)) = (&jwk.common.key_id, DecodingKey::from_jwk(jwk)) else { continue };
+            if matches!(key.family(), jsonwebtoken::AlgorithmFamily::Rsa) {
+                keys.insert(kid.clone(), key);
+            }
+        }
+        tracing::debug!(event = "jwks_fetched", keys = keys.len(), "fetched the ID-token key set");
+        Ok((keys, ttl))
+    }
+}
+
+/// The claims Harmonia reads (the library checks `iss`, `aud` and `exp`).
 #[derive(Deserialize)]
 struct Claims {
-    iss: String,
-    aud: String,
-    exp: i64,
     #[serde(default)]
     email: Option<String>,
     #[serde(default)]
     email_verified: Option<bool>,
 }
 
-fn b64(text: &str) -> Option<Vec<u8>> {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text.trim_end_matches('=')).ok()
+/// Verifies Google ID tokens and maps their emails to identities.
+pub struct GoogleIdTokens {
+    keys: Arc<KeySet>,
+    audience: String,
+    principals: HashMap<String, Identity>,
 }
 
-fn refused() -> Error {
-    Error::from_code(Code::Unauthenticated)
+impl fmt::Debug for GoogleIdTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GoogleIdTokens")
+            .field("keys", &self.keys)
+            .field("audience", &self.audience)
+            .finish_non_exhaustive()
+    }
 }
 
 impl GoogleIdTokens {
-    /// From a JWKS document, the expected audience, and the email → identity table.
-    pub fn new(jwks: &str, audience: &str, principals: HashMap<String, Identity>) -> Result<Self, Error> {
-        let bad = || Error::new(Code::InvalidDocument, "the JWKS document is not valid");
-        let parsed: Jwks = serde_json::from_str(jwks).map_err(|_| bad())?;
-        let keys = parsed
-            .keys
-            .into_iter()
-            .filter(|k| k.kty == "RSA")
-            .map(|k| Ok((k.kid, (b64(&k.n).ok_or_else(bad)?, b64(&k.e).ok_or_else(bad)?))))
-            .collect::<Result<HashMap<_, _>, Error>>()?;
-        if keys.is_empty() || audience.is_empty() {
-            return Err(bad());
-        }
-        Ok(Self { audience: audience.to_owned(), keys, principals })
+    /// Tokens signed by `keys` for `audience`, with emails (any case) mapped to identities.
+    pub fn new(keys: KeySet, audience: &str, principals: HashMap<String, Identity>) -> Self {
+        let principals = principals.into_iter().map(|(email, who)| (email.to_ascii_lowercase(), who)).collect();
+        Self { keys: Arc::new(keys), audience: audience.to_owned(), principals }
+    }
+
+    /// The key set tokens are checked against.
+    pub fn keys(&self) -> &KeySet {
+        &self.keys
     }
 
     /// Whether `token` has the shape of a JWT.
@@ -85,28 +230,32 @@ impl GoogleIdTokens {
         token.split('.').count() == 3
     }
 
-    /// The identity of a valid token at unix time `now`.
-    pub fn verify(&self, token: &str, now: i64) -> Result<Identity, Error> {
-        let mut parts = token.split('.');
-        let (Some(h), Some(p), Some(s), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
-            return Err(refused());
-        };
-        let header: Header = serde_json::from_slice(&b64(h).ok_or_else(refused)?).map_err(|_| refused())?;
-        if header.alg != "RS256" {
-            return Err(refused());
-        }
-        let (n, e) = self.keys.get(&header.kid).ok_or_else(refused)?;
-        let signature = b64(s).ok_or_else(refused)?;
-        let message = &token[..h.len() + 1 + p.len()];
-        ring::signature::RsaPublicKeyComponents { n, e }
-            .verify(&ring::signature::RSA_PKCS1_2048_8192_SHA256, message.as_bytes(), &signature)
-            .map_err(|_| refused())?;
-        let claims: Claims = serde_json::from_slice(&b64(p).ok_or_else(refused)?).map_err(|_| refused())?;
-        if !ISSUERS.contains(&claims.iss.as_str()) || claims.aud != self.audience || claims.exp + LEEWAY_SECS < now {
+    /// The identity of a valid token. A refused token is `unauthenticated`, or
+    /// `token_expired`, `token_wrong_audience`, `token_wrong_issuer`, `token_email_unverified`
+    /// for a correctly signed token that fails that check; a valid token of an unmapped email
+    /// is `authorization`.
+    pub async fn verify(&self, token: &str) -> Result<Identity, Error> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| refused())?;
+        if header.alg != Algorithm::RS256 {
             return Err(refused());
         }
+        let kid = header.kid.ok_or_else(refused)?;
+        let key = self.keys.key(&kid).await?;
+        let mut validation = Validation::new(Algorithm::RS256);
+        validation.leeway = LEEWAY_SECS;
+        validation.set_audience(&[&self.audience]);
+        validation.set_issuer(&ISSUERS);
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        let claims = jsonwebtoken::decode::<Claims>(token, &key, &validation)
+            .map_err(|e| match e.kind() {
+                ErrorKind::ExpiredSignature => Error::from_code(Code::TokenExpired),
+                ErrorKind::InvalidAudience => Error::from_code(Code::TokenWrongAudience),
+                ErrorKind::InvalidIssuer => Error::from_code(Code::TokenWrongIssuer),
+                _ => refused(),
+            })?
+            .claims;
         if claims.email_verified != Some(true) {
-            return Err(refused());
+            return Err(Error::from_code(Code::TokenEmailUnverified));
         }
         let email = claims.email.ok_or_else(refused)?.to_ascii_lowercase();
         self.principals.get(&email).cloned().ok_or_else(|| Error::from_code(Code::Authorization))
@@ -114,93 +263,4 @@ impl GoogleIdTokens {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const KEY: &str = include_str!("../testdata/test-signing-key.rsa.b64");
-
-    fn enc(bytes: &[u8]) -> String {
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-    }
-
-    struct Signer(ring::rsa::KeyPair);
-
-    impl Signer {
-        fn new() -> Self {
-            let der = base64::engine::general_purpose::STANDARD.decode(KEY.trim()).expect("base64 key");
-            Self(ring::rsa::KeyPair::from_der(&der).expect("PKCS#1 test key"))
-        }
-
-        fn jwks(&self, kid: &str) -> String {
-            let parts: ring::rsa::PublicKeyComponents<Vec<u8>> = self.0.public().into();
-            let strip = |b: &[u8]| b.iter().skip_while(|x| **x == 0).copied().collect::<Vec<u8>>();
-            let (n, e) = (strip(&parts.n), strip(&parts.e));
-            serde_json::json!({"keys": [{"kid": kid, "kty": "RSA", "alg": "RS256", "use": "sig", "n": enc(&n), "e": enc(&e)}]}).to_string()
-        }
-
-        fn token(&self, kid: &str, claims: serde_json::Value) -> String {
-            let header = enc(serde_json::json!({"alg": "RS256", "kid": kid, "typ": "JWT"}).to_string().as_bytes());
-            let payload = enc(claims.to_string().as_bytes());
-            let message = format!("{header}.{payload}");
-            let mut sig = vec![0; self.0.public().modulus_len()];
-            self.0
-                .sign(
-                    &ring::signature::RSA_PKCS1_SHA256,
-                    &ring::rand::SystemRandom::new(),
-                    message.as_bytes(),
-                    &mut sig,
-                )
-                .expect("sign");
-            format!("{message}.{}", enc(&sig))
-        }
-    }
-
-    fn claims(aud: &str, exp: i64, email: &str, verified: bool) -> serde_json::Value {
-        serde_json::json!({"iss": "https://accounts.google.com", "aud": aud, "exp": exp, "iat": exp - 3600,
-                           "email": email, "email_verified": verified, "sub": "1234"})
-    }
-
-    #[test]
-    fn only_valid_google_tokens_for_mapped_principals_pass() {
-        let signer = Signer::new();
-        let who = Identity { operator: "ana".parse().expect("op"), workspace: "ws".parse().expect("ws") };
-        let principals = HashMap::from([("ana@example.com".to_owned(), who.clone())]);
-        let v =
-            GoogleIdTokens::new(&signer.jwks("k1"), "https://operator.example.run.app", principals).expect("verifier");
-        let now = 1_800_000_000;
-        let aud = "https://operator.example.run.app";
-        let good = signer.token("k1", claims(aud, now + 600, "Ana@example.com", true));
-        assert_eq!(v.verify(&good, now).ok(), Some(who));
-        let code = |t: &str| v.verify(t, now).err().map(|e| e.code);
-        assert_eq!(
-            code(&signer.token("k1", claims("https://other", now + 600, "ana@example.com", true))),
-            Some(Code::Unauthenticated)
-        );
-        assert_eq!(
-            code(&signer.token("k1", claims(aud, now - 600, "ana@example.com", true))),
-            Some(Code::Unauthenticated),
-            "expired"
-        );
-        assert_eq!(
-            code(&signer.token("k1", claims(aud, now + 600, "ana@example.com", false))),
-            Some(Code::Unauthenticated)
-        );
-        assert_eq!(
-            code(&signer.token("k2", claims(aud, now + 600, "ana@example.com", true))),
-            Some(Code::Unauthenticated),
-            "unknown key"
-        );
-        assert_eq!(
-            code(&signer.token("k1", claims(aud, now + 600, "eve@example.com", true))),
-            Some(Code::Authorization),
-            "no mapping"
-        );
-        let mut forged = good.clone();
-        forged.replace_range(forged.len() - 8.., "AAAAAAAA");
-        assert_eq!(code(&forged), Some(Code::Unauthenticated), "bad signature");
-        let (h, rest) = good.split_once('.').expect("jwt");
-        let other_claims = enc(claims(aud, now + 99_999, "ana@example.com", true).to_string().as_bytes());
-        let sig = rest.rsplit_once('.').expect("sig").1;
-        assert_eq!(code(&format!("{h}.{other_claims}.{sig}")), Some(Code::Unauthenticated), "tampered claims");
-    }
-}
+mod tests;

@@ -1,13 +1,15 @@
 //! Bearer credentials for operators, shared by the operator API and Nova. A credential names
 //! one operator and the one workspace it may see; the workspace always comes from the
 //! credential, never from a request body. Only SHA-256 digests are kept; a credential is shown
-//! once, when it is issued.
+//! once, when it is issued. When deployed, callers may instead present Google-signed ID tokens
+//! ([`GoogleIdTokens`], verified against a fetched and cached [`KeySet`]).
 
 mod google;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-pub use google::GoogleIdTokens;
+pub use google::{GoogleIdTokens, KeySet};
 
 use harmonia_contracts::ids::{OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
@@ -26,14 +28,14 @@ pub struct Identity {
 
 /// The accepted credentials: operator bearer credentials by digest (the embedded default) and,
 /// when deployed, Google-signed ID tokens.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Credentials {
     /// Lowercase hex SHA-256 of a credential → its identity.
     pub digests: HashMap<String, Identity>,
     /// Google ID-token verification, when configured.
     #[serde(skip)]
-    pub google: Option<GoogleIdTokens>,
+    pub google: Option<Arc<GoogleIdTokens>>,
 }
 
 fn digest(credential: &str) -> String {
@@ -54,7 +56,7 @@ impl Credentials {
     }
 
     /// The identity behind an `Authorization` header value (`Bearer <credential>`).
-    pub fn authenticate(&self, authorization: Option<&str>) -> Result<Identity, Error> {
+    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Identity, Error> {
         let value = authorization.ok_or_else(|| Error::from_code(Code::Unauthenticated))?;
         let token = value
             .strip_prefix("Bearer ")
@@ -65,11 +67,7 @@ impl Credentials {
         if let Some(google) = &self.google
             && GoogleIdTokens::looks_like(token)
         {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-                .unwrap_or(0);
-            return google.verify(token, now);
+            return google.verify(token).await;
         }
         self.digests.get(&digest(token)).cloned().ok_or_else(|| Error::from_code(Code::Unauthenticated))
     }
@@ -84,14 +82,14 @@ fn uuid_hex() -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn only_issued_credentials_authenticate() {
+    #[tokio::test]
+    async fn only_issued_credentials_authenticate() {
         let mut c = Credentials::default();
         let who = Identity { operator: "ana".parse().expect("op"), workspace: "ws".parse().expect("ws") };
         let token = c.issue(who.clone());
-        assert_eq!(c.authenticate(Some(&format!("Bearer {token}"))).ok(), Some(who));
+        assert_eq!(c.authenticate(Some(&format!("Bearer {token}"))).await.ok(), Some(who));
         for bad in [None, Some(""), Some("Bearer "), Some("Basic abc"), Some("Bearer hop_nope"), Some(token.as_str())] {
-            assert_eq!(c.authenticate(bad).err().map(|e| e.code), Some(Code::Unauthenticated), "{bad:?}");
+            assert_eq!(c.authenticate(bad).await.err().map(|e| e.code), Some(Code::Unauthenticated), "{bad:?}");
         }
         assert!(!serde_json::to_string(&c).unwrap_or_default().contains(&token), "only digests are stored");
     }

@@ -137,6 +137,22 @@ codes! {
     Unauthenticated = "unauthenticated", Authorization, false, "A valid credential is required.";
     /// The credential does not allow this (tool contract code `authorization`).
     Authorization = "authorization", Authorization, false, "The caller is not allowed to read this workspace.";
+    /// A Google ID token has expired.
+    TokenExpired = "token_expired", Authorization, false, "The ID token has expired.";
+    /// A Google ID token was issued for another audience.
+    TokenWrongAudience = "token_wrong_audience", Authorization, false, "The ID token was issued for another service.";
+    /// A Google ID token was not issued by Google.
+    TokenWrongIssuer = "token_wrong_issuer", Authorization, false, "The ID token was not issued by Google.";
+    /// A Google ID token's email is not verified.
+    TokenEmailUnverified = "token_email_unverified", Authorization, false, "The ID token's email address is not verified.";
+    // --- HTTP
+    /// No route answers this path.
+    UnknownRoute = "unknown_route", NotFound, false, "No resource exists at this path.";
+    /// The route exists but not for this HTTP method.
+    MethodNotAllowed = "method_not_allowed", InvalidInput, false, "This path does not accept that HTTP method.";
+    // --- configuration
+    /// A start-up setting is missing or invalid; the message names the variable.
+    InvalidConfig = "invalid_config", InvalidInput, false, "A configuration setting is missing or invalid.";
     // --- dependencies
     /// A dependency (trend feed, store read, connector) failed.
     DependencyUnavailable = "dependency_unavailable", Unavailable, true, "A dependency is unavailable.";
@@ -187,11 +203,19 @@ impl fmt::Display for Code {
 
 impl Code {
     /// The HTTP status an API answers with for this code: by category, with 401 for a
-    /// missing credential and 413 for an oversized body.
+    /// missing or refused credential, 405 for a wrong method and 413 for an oversized body.
     pub fn http_status(self) -> u16 {
         match (self, self.category()) {
             (Code::PayloadTooLarge, _) => 413,
-            (Code::Unauthenticated, _) => 401,
+            (Code::MethodNotAllowed, _) => 405,
+            (
+                Code::Unauthenticated
+                | Code::TokenExpired
+                | Code::TokenWrongAudience
+                | Code::TokenWrongIssuer
+                | Code::TokenEmailUnverified,
+                _,
+            ) => 401,
             (_, Category::InvalidInput) => 400,
             (_, Category::NotFound) => 404,
             (_, Category::Authorization) => 403,
@@ -389,6 +413,9 @@ mod tests {
         assert_eq!(Code::Unauthenticated.http_status(), 401);
         assert_eq!(Code::Authorization.http_status(), 403);
         assert_eq!(Code::PayloadTooLarge.http_status(), 413);
+        assert_eq!(Code::TokenExpired.http_status(), 401, "a refused token asks for a new one");
+        assert_eq!(Code::UnknownRoute.http_status(), 404);
+        assert_eq!(Code::MethodNotAllowed.http_status(), 405);
         assert_eq!(Code::InvalidQuery.http_status(), 400);
         assert_eq!(Code::NotFound.http_status(), 404);
         assert_eq!(Code::StaleVersion.http_status(), 409);

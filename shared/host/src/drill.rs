@@ -27,9 +27,6 @@ use axum::middleware::Next;
 use harmonia_bus::{Delivery, Handler, Outcome};
 use serde_json::{Value, json};
 
-/// The variable naming the file drills report to.
-pub(crate) const READY_FILE_VAR: &str = "HARMONIA_FAULT_READY_FILE";
-
 /// What a drill holds.
 pub(crate) enum Held<'a> {
     /// A pushed delivery, before the step runs.

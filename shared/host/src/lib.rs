@@ -1,24 +1,31 @@
 //! Hosting a Harmonia function the way Cloud Run runs it: configuration from the environment,
 //! the backends it names, the function's router, and a graceful stop on SIGTERM.
 //!
+//! The environment is parsed once, at start-up, into a [`Config`] ([`config`]); an invalid
+//! value stops the function with an `invalid_config` error naming the variable. An empty
+//! value counts as unset.
+//!
 //! | variable | default | meaning |
 //! | --- | --- | --- |
-//! | `PORT` | `8080` | listen port (Cloud Run sets it) |
+//! | `PORT` | `8080` | listen port, 0-65535 (Cloud Run sets it) |
 //! | `HARMONIA_BIND` | `0.0.0.0` | listen address |
 //! | `GOOGLE_CLOUD_PROJECT` | required for Firestore/Pub/Sub | project id |
 //! | `HARMONIA_STORE` | `firestore` | `firestore` or `sqlite:<path>` |
 //! | `FIRESTORE_DATABASE` | `(default)` | Firestore database id |
-//! | `HARMONIA_TOPIC_PREFIX` | empty | prefix of every topic and subscription |
+//! | `HARMONIA_TOPIC_PREFIX` | empty | prefix of every topic and subscription (a valid start of a Pub/Sub name, at most 100 characters) |
 //! | `HARMONIA_MODEL` | `offline` | `offline` or `gemini` |
 //! | `GEMINI_LOCATION`, `GEMINI_MODEL` | `us-central1`, `gemini-2.5-flash` | Vertex AI model |
 //! | `HARMONIA_CONNECTOR` | `sandbox` | `sandbox` or `webhook` |
-//! | `WEBHOOK_URL`, `WEBHOOK_SECRET` | — | the webhook connector's target and signing secret |
+//! | `WEBHOOK_URL`, `WEBHOOK_SECRET` | — | the webhook connector's target (http/https) and non-empty signing secret |
 //! | `HARMONIA_OPERATOR_CREDENTIALS` | — | path of the operator credential digests (operator, ingest, nova) |
-//! | `HARMONIA_GOOGLE_JWKS`, `HARMONIA_GOOGLE_AUDIENCE`, `HARMONIA_GOOGLE_PRINCIPALS` | — | Google-signed ID tokens: key set file, expected audience, email → identity file |
+//! | `HARMONIA_GOOGLE_AUDIENCE`, `HARMONIA_GOOGLE_PRINCIPALS` | — | Google-signed ID tokens (on when the audience is set): expected audience, email → identity file |
+//! | `HARMONIA_GOOGLE_JWKS` | Google's `https://www.googleapis.com/oauth2/v3/certs` | URL of the token signing keys (fetched, cached per `Cache-Control`) |
 //! | `HARMONIA_SKILLS_DIR` | the image's `/app/skills` | skills folder |
-//! | `HARMONIA_LOG` | `info` | log filter; `HARMONIA_LOG_FORMAT=json` for Cloud Logging |
-//! | `HARMONIA_OTLP_ENDPOINT` | unset | OTLP/HTTP collector for traces and metrics (off when unset) |
-//! | `HARMONIA_STEP_LEASE_SECS` | `300` | how long a step's in-flight claim holds off duplicates (the longest ack deadline) |
+//! | `HARMONIA_LOG` | `info` | log filter; `HARMONIA_LOG_FORMAT` `text` (default) or `json` for Cloud Logging |
+//! | `HARMONIA_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_ENDPOINT` | unset | OTLP/HTTP collector base URL for traces and metrics (off when unset; both set must agree) |
+//! | `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | unset | per-signal endpoints: `<base>/v1/traces` and `<base>/v1/metrics` of the same collector |
+//! | `OTEL_SERVICE_NAME` | `harmonia-<function>` | `service.name` of exported data |
+//! | `HARMONIA_STEP_LEASE_SECS` | `300` | 1-600 s: how long a step's in-flight claim holds off duplicates (the longest ack deadline) |
 //! | `HARMONIA_FAULT_DELAY_MS` | `0` | resilience drills: push functions hold each delivery this long before the step runs |
 //! | `HARMONIA_FAULT_RESPONSE_HOLD_MS` | `0` | resilience drills: hold each HTTP response this long after the work is done |
 //! | `HARMONIA_FAULT_READY_FILE` | unset | resilience drills: append a JSON line to this file when each hold starts and ends (see `drill`) |
@@ -27,6 +34,7 @@
 //! (the push endpoint of that subscription) and `GET /healthz`; the operator, ingest and Nova
 //! functions pass their own routers to [`run`].
 
+pub mod config;
 mod drill;
 
 use std::net::SocketAddr;
@@ -40,125 +48,121 @@ use harmonia_agents::model::Model;
 use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_agents::tools::Tool;
-use harmonia_auth::Credentials;
+use harmonia_auth::{Credentials, GoogleIdTokens, KeySet};
 use harmonia_bus_pubsub::{PubSubBus, PubSubConfig, push};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::Env;
-use harmonia_pipeline::connector::{Connector, Sandbox, Webhook};
+use harmonia_pipeline::connector::{Connector, Sandbox, SigningKey, Webhook};
 use harmonia_pipeline::registry::{FUNCTIONS, Timing};
 use harmonia_pipeline::steps::handlers;
 use harmonia_store::Store;
+use secrecy::ExposeSecret;
 
-fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
+pub use config::Config;
+use config::{ConnectorBackend, LogFormat, ModelBackend, StoreBackend};
 
 fn config_error(why: &'static str) -> Error {
-    Error::new(Code::InvalidRequest, why)
+    Error::new(Code::InvalidConfig, why)
 }
 
-/// The backends a function runs on, built from the environment, with `tools` registered on
-/// the runtime (Nova's; none for the pipeline stages).
+/// The backends a function runs on, from the process environment (see [`env_from_config`]).
 pub async fn env_from_environment(tools: Vec<Arc<dyn Tool>>) -> Result<Arc<Env>, Error> {
-    let project = var("GOOGLE_CLOUD_PROJECT");
-    let store: Arc<dyn Store> = match var("HARMONIA_STORE").as_deref() {
-        Some(s) if s.starts_with("sqlite:") => {
-            Arc::new(harmonia_store_sqlite::SqliteStore::open(&s["sqlite:".len()..]).map_err(Error::from)?)
+    env_from_config(&Config::from_env()?, tools).await
+}
+
+/// The backends `config` names, with `tools` registered on the runtime (Nova's; none for the
+/// pipeline stages).
+pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Result<Arc<Env>, Error> {
+    let project = config.require_project()?;
+    let store: Arc<dyn Store> = match &config.store {
+        StoreBackend::Sqlite(path) => Arc::new(harmonia_store_sqlite::SqliteStore::open(path).map_err(Error::from)?),
+        StoreBackend::Firestore { database } => {
+            Arc::new(harmonia_store_firestore::FirestoreStore::connect(project, database).await.map_err(Error::from)?)
         }
-        None | Some("firestore") => {
-            let project =
-                project.as_deref().ok_or_else(|| config_error("GOOGLE_CLOUD_PROJECT is required for Firestore"))?;
-            let database = var("FIRESTORE_DATABASE").unwrap_or_else(|| "(default)".into());
-            Arc::new(harmonia_store_firestore::FirestoreStore::connect(project, &database).await.map_err(Error::from)?)
-        }
-        Some(_) => return Err(config_error("HARMONIA_STORE is firestore or sqlite:<path>")),
     };
-    let project = project.ok_or_else(|| config_error("GOOGLE_CLOUD_PROJECT is required for Pub/Sub"))?;
-    let bus = PubSubBus::connect(PubSubConfig::from_env(&project)).await.map_err(|e| Error::from_code(e.code()))?;
-    let model: Arc<dyn Model> = match var("HARMONIA_MODEL").as_deref() {
-        None | Some("offline") => Arc::new(OfflineModel),
-        Some("gemini") => {
-            let location = var("GEMINI_LOCATION").unwrap_or_else(|| "us-central1".into());
-            let name = var("GEMINI_MODEL").unwrap_or_else(|| "gemini-2.5-flash".into());
-            Arc::new(
-                Gemini::new(GeminiConfig::vertex(&project, &location, &name))
-                    .map_err(|_| Error::from_code(Code::ModelUnavailable))?,
-            )
-        }
-        Some(_) => return Err(config_error("HARMONIA_MODEL is offline or gemini")),
+    let bus = PubSubBus::connect(PubSubConfig::from_env(project)).await.map_err(|e| Error::from_code(e.code()))?;
+    let model: Arc<dyn Model> = match &config.model {
+        ModelBackend::Offline => Arc::new(OfflineModel),
+        ModelBackend::Gemini { location, model } => Arc::new(
+            Gemini::new(GeminiConfig::vertex(project, location, model))
+                .map_err(|_| Error::from_code(Code::ModelUnavailable))?,
+        ),
     };
-    let skills = SkillLibrary::load(&SkillLibrary::default_dir())
-        .map_err(|_| config_error("the skills folder could not be loaded"))?;
+    let skills = SkillLibrary::load(&config.skills_dir)
+        .map_err(|_| config_error("HARMONIA_SKILLS_DIR does not hold a loadable skills folder"))?;
     let runtime = tools.into_iter().fold(Runtime::new(model, store.clone(), Arc::new(skills)), Runtime::with_tool);
-    let connector: Arc<dyn Connector> = match var("HARMONIA_CONNECTOR").as_deref() {
-        None | Some("sandbox") => Arc::new(Sandbox::new(store.clone())),
-        Some("webhook") => {
-            let url =
-                var("WEBHOOK_URL").ok_or_else(|| config_error("WEBHOOK_URL is required for the webhook connector"))?;
-            let secret = var("WEBHOOK_SECRET")
-                .ok_or_else(|| config_error("WEBHOOK_SECRET is required for the webhook connector"))?;
-            Arc::new(
-                Webhook::new(&url, secret.as_bytes(), Duration::from_secs(30))
-                    .map_err(|_| config_error("the webhook client could not be built"))?,
-            )
+    let connector: Arc<dyn Connector> = match &config.connector {
+        ConnectorBackend::Sandbox => Arc::new(Sandbox::new(store.clone())),
+        ConnectorBackend::Webhook { url, secret } => {
+            Arc::new(Webhook::new(url, SigningKey::new(secret.expose_secret().as_bytes())?, Duration::from_secs(30))?)
         }
-        Some(_) => return Err(config_error("HARMONIA_CONNECTOR is sandbox or webhook")),
     };
     Ok(Arc::new(Env {
         store,
         bus: Arc::new(bus),
         runtime: Arc::new(runtime),
         connector,
-        topic_prefix: var("HARMONIA_TOPIC_PREFIX").unwrap_or_default(),
+        topic_prefix: config.topic_prefix.clone(),
         pipeline_user: "pipeline".parse()?,
-        step_lease: var("HARMONIA_STEP_LEASE_SECS")
-            .and_then(|s| s.parse().ok())
-            .map(Duration::from_secs)
-            .unwrap_or(Timing::CLOUD.model_ack_deadline),
+        step_lease: config.step_lease,
     }))
 }
 
-/// Who may call the operator, ingest and Nova functions: the operator credential digests
-/// named by `HARMONIA_OPERATOR_CREDENTIALS`, and/or Google-signed ID tokens verified against
-/// the JWKS at `HARMONIA_GOOGLE_JWKS` for the audience `HARMONIA_GOOGLE_AUDIENCE`, with verified
-/// emails mapped to identities by `HARMONIA_GOOGLE_PRINCIPALS` (`{"email": {"operator", "workspace"}}`).
-pub fn credentials() -> Result<Arc<Credentials>, Error> {
-    let read = |path: String| std::fs::read(path).map_err(|_| config_error("a credentials file cannot be read"));
-    let mut credentials: Credentials = match var("HARMONIA_OPERATOR_CREDENTIALS") {
-        Some(path) => serde_json::from_slice(&read(path)?)
-            .map_err(|_| config_error("the operator credentials file is not valid"))?,
+/// The JSON document at `path`, or an error naming the variable that points there.
+fn read<T: serde::de::DeserializeOwned>(
+    path: &std::path::Path,
+    unreadable: &'static str,
+    invalid: &'static str,
+) -> Result<T, Error> {
+    let bytes = std::fs::read(path).map_err(|_| config_error(unreadable))?;
+    serde_json::from_slice(&bytes).map_err(|_| config_error(invalid))
+}
+
+/// Who may call the operator, ingest and Nova functions: the operator credential digests in
+/// the file `HARMONIA_OPERATOR_CREDENTIALS` names, and/or Google-signed ID tokens for the
+/// audience `HARMONIA_GOOGLE_AUDIENCE`, verified against the key set fetched from
+/// `HARMONIA_GOOGLE_JWKS`, with verified emails mapped to identities by the file
+/// `HARMONIA_GOOGLE_PRINCIPALS` names (`{"email": {"operator", "workspace"}}`).
+pub fn credentials(config: &Config) -> Result<Arc<Credentials>, Error> {
+    let mut credentials: Credentials = match &config.operator_credentials {
+        Some(path) => read(
+            path,
+            "HARMONIA_OPERATOR_CREDENTIALS names a file that cannot be read",
+            "HARMONIA_OPERATOR_CREDENTIALS names a file that is not a credentials document",
+        )?,
         None => Credentials::default(),
     };
-    if let Some(jwks) = var("HARMONIA_GOOGLE_JWKS") {
-        let audience = var("HARMONIA_GOOGLE_AUDIENCE")
-            .ok_or_else(|| config_error("HARMONIA_GOOGLE_AUDIENCE is required with HARMONIA_GOOGLE_JWKS"))?;
-        let principals_path = var("HARMONIA_GOOGLE_PRINCIPALS")
-            .ok_or_else(|| config_error("HARMONIA_GOOGLE_PRINCIPALS is required with HARMONIA_GOOGLE_JWKS"))?;
-        let principals = serde_json::from_slice(&read(principals_path)?)
-            .map_err(|_| config_error("the principals file is not valid"))?;
-        let jwks = String::from_utf8(read(jwks)?).map_err(|_| config_error("the JWKS file is not text"))?;
-        credentials.google = Some(harmonia_auth::GoogleIdTokens::new(&jwks, &audience, principals)?);
+    if let Some(google) = &config.google {
+        let principals = read(
+            &google.principals,
+            "HARMONIA_GOOGLE_PRINCIPALS names a file that cannot be read",
+            "HARMONIA_GOOGLE_PRINCIPALS names a file that is not an email-to-identity map",
+        )?;
+        let keys = KeySet::new(&google.jwks_url)
+            .map_err(|_| config_error("HARMONIA_GOOGLE_JWKS must be an http or https URL"))?;
+        credentials.google = Some(Arc::new(GoogleIdTokens::new(keys, &google.audience, principals)));
     }
     if credentials.digests.is_empty() && credentials.google.is_none() {
-        return Err(config_error("set HARMONIA_OPERATOR_CREDENTIALS or HARMONIA_GOOGLE_JWKS"));
+        return Err(config_error("set HARMONIA_OPERATOR_CREDENTIALS or HARMONIA_GOOGLE_AUDIENCE"));
     }
     Ok(Arc::new(credentials))
 }
 
 /// The router of a pipeline stage function: `POST /push/<topic>` for each of its
-/// subscriptions, and `GET /healthz`.
+/// subscriptions, and `GET /healthz`; any other path or method is a JSON 404 or 405.
 pub fn stage_router(function: &str, env: &Arc<Env>) -> Result<Router, Error> {
+    stage_router_with(function, env, None)
+}
+
+/// [`stage_router`], with every delivery held by `drill` before its step runs.
+fn stage_router_with(function: &str, env: &Arc<Env>, drill: Option<drill::Drill>) -> Result<Router, Error> {
     let mut router = Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
     let mut any = false;
-    // One drill for the whole function, so its holds are numbered across its subscriptions.
-    let drill = var("HARMONIA_FAULT_DELAY_MS")
-        .and_then(|v| v.parse().ok())
-        .filter(|ms| *ms > 0)
-        .map(|ms| drill::Drill::new(Duration::from_millis(ms), ready_file()));
     for (spec, handler) in handlers(env, Timing::CLOUD) {
         let consumer = spec.name.as_str().rsplit('.').next().unwrap_or_default();
         if consumer == function {
             let topic = spec.topic.to_string();
+            // One drill for the whole function, so its holds are numbered across its subscriptions.
             let handler: Arc<dyn harmonia_bus::Handler> = match &drill {
                 Some(drill) => Arc::new(drill::Delayed::new(handler, topic.clone(), drill.clone())),
                 None => handler,
@@ -167,12 +171,7 @@ pub fn stage_router(function: &str, env: &Arc<Env>) -> Result<Router, Error> {
             any = true;
         }
     }
-    if any { Ok(router) } else { Err(config_error("unknown function")) }
-}
-
-/// Where drills report their holds (`HARMONIA_FAULT_READY_FILE`), if anywhere.
-fn ready_file() -> Option<std::path::PathBuf> {
-    var(drill::READY_FILE_VAR).map(std::path::PathBuf::from)
+    if any { Ok(harmonia_http::json_fallbacks(router)) } else { Err(config_error("unknown function")) }
 }
 
 /// Create every topic (with its dead-letter topic) and every push subscription of the
@@ -206,54 +205,69 @@ pub async fn provision(
     Ok(n)
 }
 
-/// Log to stderr (human-readable, or Cloud Logging JSON with `HARMONIA_LOG_FORMAT=json`), and
-/// export traces and metrics over OTLP when `HARMONIA_OTLP_ENDPOINT` is set (off by default).
-pub fn init_telemetry(function: &str) -> harmonia_telemetry::Exporters {
-    let format =
-        harmonia_telemetry::Format::from_name(var("HARMONIA_LOG_FORMAT").as_deref(), var("GOOGLE_CLOUD_PROJECT"));
-    let otlp = var("HARMONIA_OTLP_ENDPOINT")
-        .map(|endpoint| harmonia_telemetry::Otlp { endpoint, service: format!("harmonia-{function}") });
-    harmonia_telemetry::init_with(format, &var("HARMONIA_LOG").unwrap_or_else(|| "info".into()), otlp)
+/// Log to stderr (human-readable, or Cloud Logging JSON), and export traces and metrics over
+/// OTLP when `config` names a collector (off by default).
+pub fn init_telemetry(function: &str, config: &Config) -> harmonia_telemetry::Exporters {
+    let format_name = match config.log_format {
+        LogFormat::Text => None,
+        LogFormat::Json => Some("json"),
+    };
+    let format = harmonia_telemetry::Format::from_name(format_name, config.project.clone());
+    let otlp = config.otlp.as_ref().map(|otlp| harmonia_telemetry::Otlp {
+        endpoint: otlp.endpoint.clone(),
+        service: otlp.service.clone().unwrap_or_else(|| format!("harmonia-{function}")),
+    });
+    harmonia_telemetry::init_with(format, &config.log_filter, otlp)
 }
 
 /// Run a pipeline stage function until SIGTERM; this is a stage binary's whole `main`.
 pub async fn run_stage(function: &'static str) -> std::process::ExitCode {
-    run(function, Vec::new(), |env| stage_router(function, &env)).await
+    run(function, Vec::new(), |env, config| {
+        let drill = config.fault_delay.map(|hold| drill::Drill::new(hold, config.fault_ready_file.clone()));
+        stage_router_with(function, &env, drill)
+    })
+    .await
 }
 
-/// Run `function` with `tools` on its runtime and the router `app` builds, until SIGTERM or
-/// Ctrl-C.
+/// Run `function` with `tools` on its runtime and the router `app` builds from the backends
+/// and the configuration, until SIGTERM or Ctrl-C. An invalid configuration stops it before
+/// anything starts, with the variable named on stderr and a failure exit code.
 pub async fn run(
     function: &'static str,
     tools: Vec<Arc<dyn Tool>>,
-    app: impl FnOnce(Arc<Env>) -> Result<Router, Error>,
+    app: impl FnOnce(Arc<Env>, &Config) -> Result<Router, Error>,
 ) -> std::process::ExitCode {
-    let _exporters = init_telemetry(function);
+    let config = match Config::from_env() {
+        Ok(config) => config,
+        Err(e) => {
+            // Logging is configured by the very variables that failed to parse, so this one
+            // line goes to stderr directly; Cloud Run records stderr as the service's log.
+            eprintln!("harmonia-{function}: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let _exporters = init_telemetry(function, &config);
     if !FUNCTIONS.contains(&function) {
         tracing::error!(function, "unknown function");
         return std::process::ExitCode::FAILURE;
     }
     let serve = async {
-        let env = env_from_environment(tools).await?;
-        let mut app = app(env)?;
-        if let Some(ms) =
-            var("HARMONIA_FAULT_RESPONSE_HOLD_MS").and_then(|v| v.parse::<u64>().ok()).filter(|ms| *ms > 0)
+        let env = env_from_config(&config, tools).await?;
+        let mut app = app(env, &config)?;
+        if let Some(hold) = config.fault_response_hold
+            && !matches!(
+                function,
+                "analyze" | "strategize" | "plan" | "draft" | "review" | "policy" | "publish" | "verify" | "deadletter"
+            )
         {
             // Drills: an HTTP function holds each response after doing the work, so it can be
             // killed with the work done and the answer lost.
-            if !matches!(
-                function,
-                "analyze" | "strategize" | "plan" | "draft" | "review" | "policy" | "publish" | "verify" | "deadletter"
-            ) {
-                app = drill::hold_responses(app, drill::Drill::new(Duration::from_millis(ms), ready_file()));
-            }
+            app = drill::hold_responses(app, drill::Drill::new(hold, config.fault_ready_file.clone()));
         }
-        let port: u16 = var("PORT").and_then(|p| p.parse().ok()).unwrap_or(8080);
-        let ip = var("HARMONIA_BIND").and_then(|b| b.parse().ok()).unwrap_or([0, 0, 0, 0].into());
-        let listener = tokio::net::TcpListener::bind(SocketAddr::new(ip, port))
+        let listener = tokio::net::TcpListener::bind(SocketAddr::new(config.bind, config.port))
             .await
             .map_err(|_| Error::new(Code::DependencyUnavailable, "the port is not available"))?;
-        tracing::info!(function, port, "serving");
+        tracing::info!(function, port = config.port, "serving");
         axum::serve(listener, app)
             .with_graceful_shutdown(shutdown())
             .await
@@ -282,3 +296,6 @@ async fn shutdown() {
         () = term => {},
     }
 }
+
+#[cfg(test)]
+mod tests;

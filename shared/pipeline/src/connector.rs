@@ -15,6 +15,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use harmonia_contracts::domain::{ConnectorKind, Platform};
 use harmonia_contracts::ids::{DocId, PostId, WorkspaceId};
+use harmonia_contracts::{Code, Error};
 use harmonia_store::{Collection, Store, create_if_absent, encode};
 use hmac::{KeyInit, Mac};
 use serde::{Deserialize, Serialize};
@@ -175,7 +176,7 @@ impl Connector for Sandbox {
 /// A signed HTTP webhook.
 pub struct Webhook {
     url: String,
-    secret: Vec<u8>,
+    key: SigningKey,
     http: reqwest::Client,
 }
 
@@ -187,21 +188,43 @@ impl std::fmt::Debug for Webhook {
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
-/// The signature header value for `body`.
-pub fn signature(secret: &[u8], body: &[u8]) -> String {
-    let mut mac = <HmacSha256 as KeyInit>::new_from_slice(secret).unwrap_or_else(|_| {
-        // HMAC accepts keys of any length; this branch cannot be taken.
-        <HmacSha256 as KeyInit>::new_from_slice(b"").expect("empty HMAC key")
-    });
-    mac.update(body);
-    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+/// The webhook's HMAC-SHA256 signing key. It can only be built from a non-empty secret, so a
+/// webhook can never sign with an empty (publicly known) key.
+#[derive(Clone)]
+pub struct SigningKey(HmacSha256);
+
+impl std::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SigningKey(redacted)")
+    }
+}
+
+impl SigningKey {
+    /// A key from the shared secret; an empty secret is refused with `invalid_config`.
+    pub fn new(secret: &[u8]) -> Result<Self, Error> {
+        let refused = || Error::new(Code::InvalidConfig, "the webhook signing secret must not be empty");
+        if secret.is_empty() {
+            return Err(refused());
+        }
+        <HmacSha256 as KeyInit>::new_from_slice(secret).map(Self).map_err(|_| refused())
+    }
+
+    /// The signature header value for `body`: `sha256=<hex HMAC-SHA256>`.
+    pub fn sign(&self, body: &[u8]) -> String {
+        let mut mac = self.0.clone();
+        mac.update(body);
+        format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+    }
 }
 
 impl Webhook {
-    /// A webhook at `url` signing with `secret`, with a request timeout.
-    pub fn new(url: &str, secret: &[u8], timeout: Duration) -> Result<Self, ReadBackFailed> {
-        let http = reqwest::Client::builder().timeout(timeout).build().map_err(|_| ReadBackFailed)?;
-        Ok(Self { url: url.trim_end_matches('/').to_owned(), secret: secret.to_vec(), http })
+    /// A webhook at `url` signing with `key`, with a request timeout.
+    pub fn new(url: &str, key: SigningKey, timeout: Duration) -> Result<Self, Error> {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|_| Error::new(Code::InvalidConfig, "the webhook HTTP client could not be built"))?;
+        Ok(Self { url: url.trim_end_matches('/').to_owned(), key, http })
     }
 }
 
@@ -225,7 +248,7 @@ impl Connector for Webhook {
             .post(&self.url)
             .header("content-type", "application/json")
             .header("idempotency-key", &post.idempotency_key)
-            .header("x-harmonia-signature", signature(&self.secret, &body))
+            .header("x-harmonia-signature", self.key.sign(&body))
             .body(body);
         match request.send().await {
             Err(_) => Sent::Unknown,
@@ -275,7 +298,7 @@ mod tests {
     async fn receive(State(p): State<FakePlatform>, headers: HeaderMap, body: Bytes) -> (StatusCode, String) {
         *p.calls.lock().expect("lock") += 1;
         let sig = headers.get("x-harmonia-signature").and_then(|v| v.to_str().ok()).unwrap_or_default();
-        if sig != signature(SECRET, &body) {
+        if sig != SigningKey::new(SECRET).expect("key").sign(&body) {
             return (StatusCode::UNAUTHORIZED, String::new());
         }
         let Some(key) = headers.get("idempotency-key").and_then(|v| v.to_str().ok()) else {
@@ -313,7 +336,7 @@ mod tests {
     async fn webhook_signs_sends_with_the_key_and_reads_back() {
         let (platform, url) = platform().await;
         let ws: WorkspaceId = "ws".parse().expect("ws");
-        let hook = Webhook::new(&url, SECRET, Duration::from_secs(5)).expect("client");
+        let hook = Webhook::new(&url, SigningKey::new(SECRET).expect("key"), Duration::from_secs(5)).expect("client");
         let post =
             Outgoing { idempotency_key: "ws:draft-1:abc".into(), platform: Platform::Linkedin, body: "Hello.".into() };
         let first = hook.send(&ws, &post).await;
@@ -327,7 +350,8 @@ mod tests {
         );
         assert_eq!(hook.read_back(&ws, "ws:never").await.ok(), Some(Found::Missing));
 
-        let forged = Webhook::new(&url, b"wrong secret", Duration::from_secs(5)).expect("client");
+        let forged =
+            Webhook::new(&url, SigningKey::new(b"wrong secret").expect("key"), Duration::from_secs(5)).expect("client");
         assert_eq!(forged.send(&ws, &Outgoing { idempotency_key: "k2".into(), ..post }).await, Sent::Refused);
         assert_eq!(platform.posts.lock().expect("lock").len(), 1, "an unsigned post is refused");
     }
@@ -336,8 +360,14 @@ mod tests {
     fn signature_is_hmac_sha256_hex() {
         // RFC 4231 test case 2.
         assert_eq!(
-            signature(b"Jefe", b"what do ya want for nothing?"),
+            SigningKey::new(b"Jefe").expect("key").sign(b"what do ya want for nothing?"),
             "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
+    }
+
+    #[test]
+    fn an_empty_signing_secret_is_refused_at_construction() {
+        assert_eq!(SigningKey::new(b"").err().map(|e| e.code), Some(Code::InvalidConfig));
+        assert!(!format!("{:?}", SigningKey::new(b"Jefe").expect("key")).contains("Jefe"), "the key is not logged");
     }
 }

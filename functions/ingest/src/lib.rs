@@ -1,0 +1,121 @@
+//! The ingest function: `POST /v1/sources` validates a submitted source (JSON, WebVTT or SRT)
+//! with `harmonia_pipeline::steps::ingest` and creates its job in the caller's workspace.
+//!
+//! The operator API serves the same [`submit`] handler, so a source submitted to either
+//! function is validated and answered identically. Requests are authenticated like the
+//! operator API ([`harmonia_http::Caller`]); bodies are at most [`MAX_BODY_BYTES`]; errors are
+//! `{"error":{code,category,message,retryable}}`.
+
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, FromRef, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use harmonia_auth::Credentials;
+use harmonia_contracts::{Code, Error};
+use harmonia_http::{ApiError, Caller, JsonBody, Trace};
+use harmonia_pipeline::Env;
+use harmonia_pipeline::formats::{self, Format};
+use harmonia_pipeline::steps::ingest;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// Largest request body: a 4 MiB source, JSON-escaped, with its envelope.
+pub const MAX_BODY_BYTES: usize = 9 * 1024 * 1024;
+
+/// What the ingest routes share.
+#[derive(Clone)]
+pub struct IngestState {
+    /// The backends.
+    pub env: Arc<Env>,
+    /// Who may submit.
+    pub credentials: Arc<Credentials>,
+}
+
+impl FromRef<IngestState> for Arc<Env> {
+    fn from_ref(state: &IngestState) -> Self {
+        state.env.clone()
+    }
+}
+
+impl FromRef<IngestState> for Arc<Credentials> {
+    fn from_ref(state: &IngestState) -> Self {
+        state.credentials.clone()
+    }
+}
+
+/// The ingest function's router: `POST /v1/sources` and `GET /healthz`; anything else is a
+/// JSON 404 or 405.
+pub fn app(state: IngestState) -> Router {
+    harmonia_http::json_fallbacks(
+        Router::new().route("/healthz", get(|| async { "ok" })).route("/v1/sources", post(submit)),
+    )
+    .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+    .with_state(state)
+}
+
+/// A source's wire format.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceFormat {
+    /// Harmonia's JSON source document.
+    Json,
+    /// A WebVTT transcript.
+    Webvtt,
+    /// An SRT transcript.
+    Srt,
+}
+
+impl From<SourceFormat> for Format {
+    fn from(format: SourceFormat) -> Self {
+        match format {
+            SourceFormat::Json => Format::Json,
+            SourceFormat::Webvtt => Format::WebVtt,
+            SourceFormat::Srt => Format::Srt,
+        }
+    }
+}
+
+/// `POST /v1/sources`: `{"format","content","title"?,"language"?}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceBody {
+    /// How `content` is written.
+    pub format: SourceFormat,
+    /// The source text.
+    pub content: String,
+    /// A title, for transcripts that carry none.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The transcript's language (BCP 47), `en` when absent.
+    #[serde(default)]
+    pub language: Option<String>,
+}
+
+/// The caller's `Idempotency-Key`, if sent: a retry with the same key answers the same job.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, Error> {
+    headers
+        .get("idempotency-key")
+        .map(|v| v.to_str().map_err(|_| Error::new(Code::InvalidRequest, "the idempotency key is not text")))
+        .transpose()
+}
+
+/// `POST /v1/sources` → `201 {"job"}`: parse and validate the source, then create its job in
+/// the caller's workspace. Any state that gives the backends and the credentials can serve it.
+pub async fn submit(
+    State(env): State<Arc<Env>>,
+    Caller(who): Caller,
+    Trace(trace): Trace,
+    headers: HeaderMap,
+    JsonBody(request): JsonBody<SourceBody>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let title = request.title.unwrap_or_else(|| "Untitled source".into());
+    let language = request.language.unwrap_or_else(|| "en".into());
+    let input = formats::parse(request.content.as_bytes(), request.format.into(), &title, &language)?;
+    let job = ingest(&env, &who.workspace, input, Some(trace), idempotency_key(&headers)?).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "job": job }))))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,379 @@
+//! Start-up configuration: every variable of the crate's table, parsed once into typed fields.
+//!
+//! [`Config::from_env`] runs before anything else in a function's `main`; an invalid value
+//! stops start-up with an [`Error`] naming the variable, never a default and never a panic.
+//! An empty or blank value counts as unset (deployment tools often write empty variables).
+//! Secrets are held as [`SecretString`] so they cannot be logged by accident.
+
+use std::ffi::OsString;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use axum::http::Uri;
+use harmonia_agents::skills::SkillLibrary;
+use harmonia_contracts::Code;
+use harmonia_pipeline::registry::Timing;
+use secrecy::SecretString;
+
+/// Google's published ID-token signing keys, the default of `HARMONIA_GOOGLE_JWKS`.
+pub const GOOGLE_JWKS_URL: &str = "https://www.googleapis.com/oauth2/v3/certs";
+
+/// Longest accepted `HARMONIA_STEP_LEASE_SECS`: Pub/Sub's longest ack deadline.
+const MAX_STEP_LEASE_SECS: u64 = 600;
+
+/// Longest accepted topic prefix, so every prefixed topic and subscription name stays within
+/// Pub/Sub's 255 characters.
+const MAX_TOPIC_PREFIX_CHARS: usize = 100;
+
+/// A variable that holds an invalid value (or lacks a required one).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid_config: {variable} {expected}")]
+pub struct Error {
+    /// The environment variable.
+    pub variable: &'static str,
+    /// What it must hold, as a safe sentence (the value itself is never repeated: it may be a
+    /// secret).
+    pub expected: &'static str,
+}
+
+impl Error {
+    fn new(variable: &'static str, expected: &'static str) -> Self {
+        Self { variable, expected }
+    }
+}
+
+impl From<Error> for harmonia_contracts::Error {
+    fn from(e: Error) -> Self {
+        harmonia_contracts::Error::new(Code::InvalidConfig, format!("{} {}", e.variable, e.expected))
+    }
+}
+
+/// Where state lives (`HARMONIA_STORE`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreBackend {
+    /// Firestore in `GOOGLE_CLOUD_PROJECT`, database `FIRESTORE_DATABASE`.
+    Firestore {
+        /// Firestore database id.
+        database: String,
+    },
+    /// A SQLite file.
+    Sqlite(PathBuf),
+}
+
+/// Which model answers (`HARMONIA_MODEL`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelBackend {
+    /// The deterministic offline model (`provenance: mock`).
+    Offline,
+    /// Gemini on Vertex AI.
+    Gemini {
+        /// Vertex AI location (`GEMINI_LOCATION`).
+        location: String,
+        /// Model name (`GEMINI_MODEL`).
+        model: String,
+    },
+}
+
+/// Where posts go (`HARMONIA_CONNECTOR`).
+#[derive(Clone, Debug)]
+pub enum ConnectorBackend {
+    /// The local platform simulation.
+    Sandbox,
+    /// A signed webhook.
+    Webhook {
+        /// Target URL (`WEBHOOK_URL`).
+        url: String,
+        /// HMAC signing secret (`WEBHOOK_SECRET`).
+        secret: SecretString,
+    },
+}
+
+/// Google ID-token verification (enabled by `HARMONIA_GOOGLE_AUDIENCE`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GoogleTokens {
+    /// Where the signing keys are fetched (`HARMONIA_GOOGLE_JWKS`, Google's certificates by default).
+    pub jwks_url: String,
+    /// The audience a token must name (`HARMONIA_GOOGLE_AUDIENCE`).
+    pub audience: String,
+    /// The email → identity file (`HARMONIA_GOOGLE_PRINCIPALS`).
+    pub principals: PathBuf,
+}
+
+/// How logs are written (`HARMONIA_LOG_FORMAT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// Cloud Logging JSON.
+    Json,
+}
+
+/// OTLP/HTTP export of traces and metrics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OtlpExport {
+    /// The collector's base URL (`/v1/traces` and `/v1/metrics` are appended), without a
+    /// trailing slash.
+    pub endpoint: String,
+    /// `OTEL_SERVICE_NAME`, when set; otherwise the function's own name is used.
+    pub service: Option<String>,
+}
+
+/// Everything a function reads from its environment, validated.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Listen port (`PORT`).
+    pub port: u16,
+    /// Listen address (`HARMONIA_BIND`).
+    pub bind: IpAddr,
+    /// Google Cloud project (`GOOGLE_CLOUD_PROJECT`).
+    pub project: Option<String>,
+    /// State backend.
+    pub store: StoreBackend,
+    /// Prefix of every topic and subscription (`HARMONIA_TOPIC_PREFIX`), valid in Pub/Sub names.
+    pub topic_prefix: String,
+    /// Model backend.
+    pub model: ModelBackend,
+    /// Publishing connector.
+    pub connector: ConnectorBackend,
+    /// Operator credential digests file (`HARMONIA_OPERATOR_CREDENTIALS`).
+    pub operator_credentials: Option<PathBuf>,
+    /// Google ID-token verification, when enabled.
+    pub google: Option<GoogleTokens>,
+    /// Skills folder (`HARMONIA_SKILLS_DIR`).
+    pub skills_dir: PathBuf,
+    /// Log filter directives (`HARMONIA_LOG`).
+    pub log_filter: String,
+    /// Log format.
+    pub log_format: LogFormat,
+    /// OTLP export, when an endpoint is configured.
+    pub otlp: Option<OtlpExport>,
+    /// How long a step's in-flight claim holds off duplicates (`HARMONIA_STEP_LEASE_SECS`).
+    pub step_lease: Duration,
+    /// Drills: hold each push delivery this long before the step runs (`HARMONIA_FAULT_DELAY_MS`).
+    pub fault_delay: Option<Duration>,
+    /// Drills: hold each HTTP response this long after the work (`HARMONIA_FAULT_RESPONSE_HOLD_MS`).
+    pub fault_response_hold: Option<Duration>,
+    /// Where drills report each hold (`HARMONIA_FAULT_READY_FILE`), if anywhere.
+    pub fault_ready_file: Option<PathBuf>,
+}
+
+/// Reads variables through `lookup`, so tests can parse a table instead of the process
+/// environment.
+struct Vars<F>(F);
+
+impl<F: Fn(&str) -> Option<OsString>> Vars<F> {
+    /// The variable's text; `None` when unset or blank.
+    fn get(&self, name: &'static str) -> Result<Option<String>, Error> {
+        match (self.0)(name) {
+            None => Ok(None),
+            Some(raw) => {
+                let text = raw.into_string().map_err(|_| Error::new(name, "must be UTF-8 text"))?;
+                Ok(Some(text.trim().to_owned()).filter(|t| !t.is_empty()))
+            }
+        }
+    }
+
+    fn parse<T: std::str::FromStr>(&self, name: &'static str, expected: &'static str) -> Result<Option<T>, Error> {
+        self.get(name)?.map(|v| v.parse().map_err(|_| Error::new(name, expected))).transpose()
+    }
+
+    fn millis(&self, name: &'static str) -> Result<Option<Duration>, Error> {
+        let ms: Option<u64> = self.parse(name, "must be a whole number of milliseconds (0 turns it off)")?;
+        Ok(ms.filter(|ms| *ms > 0).map(Duration::from_millis))
+    }
+
+    fn url(&self, name: &'static str) -> Result<Option<String>, Error> {
+        self.get(name)?
+            .map(|v| http_url(&v).ok_or_else(|| Error::new(name, "must be an http or https URL")))
+            .transpose()
+    }
+}
+
+/// `text` as an absolute http(s) URL without a trailing slash, if it is one.
+fn http_url(text: &str) -> Option<String> {
+    let uri: Uri = text.parse().ok()?;
+    let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
+    (scheme_ok && uri.authority().is_some_and(|a| !a.host().is_empty())).then(|| text.trim_end_matches('/').to_owned())
+}
+
+fn is_name(text: &str, extra: &str) -> bool {
+    text.chars().all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
+}
+
+/// Whether every registry name built from `prefix` is a valid Pub/Sub name: names are the
+/// prefix followed by a lowercase topic or subscription, so the prefix must start a name.
+fn valid_topic_prefix(prefix: &str) -> bool {
+    prefix.is_empty()
+        || (prefix.len() <= MAX_TOPIC_PREFIX_CHARS && format!("{prefix}topic").parse::<harmonia_bus::Name>().is_ok())
+}
+
+impl Config {
+    /// The configuration of this process's environment.
+    pub fn from_env() -> Result<Self, Error> {
+        Self::from_lookup(|name| std::env::var_os(name))
+    }
+
+    /// The configuration that `lookup` (variable → value) describes.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Result<Self, Error> {
+        let vars = Vars(lookup);
+        let port = vars.parse("PORT", "must be a port number (0-65535)")?.unwrap_or(8080);
+        let bind = vars.parse("HARMONIA_BIND", "must be an IP address")?.unwrap_or(IpAddr::from([0, 0, 0, 0]));
+        let project = vars.get("GOOGLE_CLOUD_PROJECT")?;
+        if project.as_deref().is_some_and(|p| !is_name(p, "-.:")) {
+            return Err(Error::new("GOOGLE_CLOUD_PROJECT", "must be a project id (letters, digits, '-', '.', ':')"));
+        }
+        let store = match vars.get("HARMONIA_STORE")?.as_deref() {
+            None | Some("firestore") => {
+                let database = vars.get("FIRESTORE_DATABASE")?.unwrap_or_else(|| "(default)".into());
+                if database != "(default)" && !is_name(&database, "-") {
+                    return Err(Error::new("FIRESTORE_DATABASE", "must be a database id or (default)"));
+                }
+                StoreBackend::Firestore { database }
+            }
+            Some(s) => match s.strip_prefix("sqlite:").map(str::trim).filter(|p| !p.is_empty()) {
+                Some(path) => StoreBackend::Sqlite(PathBuf::from(path)),
+                None => return Err(Error::new("HARMONIA_STORE", "must be firestore or sqlite:<path>")),
+            },
+        };
+        let topic_prefix = vars.get("HARMONIA_TOPIC_PREFIX")?.unwrap_or_default();
+        if !valid_topic_prefix(&topic_prefix) {
+            return Err(Error::new(
+                "HARMONIA_TOPIC_PREFIX",
+                "must start with a letter, use only letters, digits and - _ . ~ + %, not start with goog, and be at most 100 characters",
+            ));
+        }
+        let model = match vars.get("HARMONIA_MODEL")?.as_deref() {
+            None | Some("offline") => ModelBackend::Offline,
+            Some("gemini") => {
+                let location = vars.get("GEMINI_LOCATION")?.unwrap_or_else(|| "us-central1".into());
+                if !is_name(&location, "-") {
+                    return Err(Error::new("GEMINI_LOCATION", "must be a Vertex AI location such as us-central1"));
+                }
+                let model = vars.get("GEMINI_MODEL")?.unwrap_or_else(|| "gemini-2.5-flash".into());
+                if !is_name(&model, "-._/@") {
+                    return Err(Error::new("GEMINI_MODEL", "must be a model name such as gemini-2.5-flash"));
+                }
+                ModelBackend::Gemini { location, model }
+            }
+            Some(_) => return Err(Error::new("HARMONIA_MODEL", "must be offline or gemini")),
+        };
+        let connector = match vars.get("HARMONIA_CONNECTOR")?.as_deref() {
+            None | Some("sandbox") => ConnectorBackend::Sandbox,
+            Some("webhook") => ConnectorBackend::Webhook {
+                url: vars
+                    .url("WEBHOOK_URL")?
+                    .ok_or_else(|| Error::new("WEBHOOK_URL", "is required for the webhook connector"))?,
+                secret: vars
+                    .get("WEBHOOK_SECRET")?
+                    .map(SecretString::from)
+                    .ok_or_else(|| Error::new("WEBHOOK_SECRET", "is required for the webhook connector"))?,
+            },
+            Some(_) => return Err(Error::new("HARMONIA_CONNECTOR", "must be sandbox or webhook")),
+        };
+        let operator_credentials = vars.get("HARMONIA_OPERATOR_CREDENTIALS")?.map(PathBuf::from);
+        let google = google_tokens(&vars)?;
+        let skills_dir = vars.get("HARMONIA_SKILLS_DIR")?.map_or_else(SkillLibrary::default_dir, PathBuf::from);
+        let log_filter = vars.get("HARMONIA_LOG")?.unwrap_or_else(|| "info".into());
+        if tracing_subscriber::EnvFilter::try_new(&log_filter).is_err() {
+            return Err(Error::new("HARMONIA_LOG", "must be a tracing filter such as info or harmonia=debug"));
+        }
+        let log_format = match vars.get("HARMONIA_LOG_FORMAT")?.as_deref() {
+            None | Some("text") => LogFormat::Text,
+            Some("json") => LogFormat::Json,
+            Some(_) => return Err(Error::new("HARMONIA_LOG_FORMAT", "must be text or json")),
+        };
+        let otlp = otlp_export(&vars)?;
+        let step_lease = match vars.parse::<u64>("HARMONIA_STEP_LEASE_SECS", "must be whole seconds from 1 to 600")? {
+            None => Timing::CLOUD.model_ack_deadline,
+            Some(secs) if (1..=MAX_STEP_LEASE_SECS).contains(&secs) => Duration::from_secs(secs),
+            Some(_) => return Err(Error::new("HARMONIA_STEP_LEASE_SECS", "must be whole seconds from 1 to 600")),
+        };
+        Ok(Self {
+            port,
+            bind,
+            project,
+            store,
+            topic_prefix,
+            model,
+            connector,
+            operator_credentials,
+            google,
+            skills_dir,
+            log_filter,
+            log_format,
+            otlp,
+            step_lease,
+            fault_delay: vars.millis("HARMONIA_FAULT_DELAY_MS")?,
+            fault_response_hold: vars.millis("HARMONIA_FAULT_RESPONSE_HOLD_MS")?,
+            fault_ready_file: vars.get("HARMONIA_FAULT_READY_FILE")?.map(PathBuf::from),
+        })
+    }
+
+    /// `GOOGLE_CLOUD_PROJECT`, which Firestore and Pub/Sub require.
+    pub fn require_project(&self) -> Result<&str, Error> {
+        self.project
+            .as_deref()
+            .ok_or_else(|| Error::new("GOOGLE_CLOUD_PROJECT", "is required for Firestore and Pub/Sub"))
+    }
+}
+
+fn google_tokens<F: Fn(&str) -> Option<OsString>>(vars: &Vars<F>) -> Result<Option<GoogleTokens>, Error> {
+    let jwks_url = vars.url("HARMONIA_GOOGLE_JWKS")?;
+    let Some(audience) = vars.get("HARMONIA_GOOGLE_AUDIENCE")? else {
+        return match (jwks_url, vars.get("HARMONIA_GOOGLE_PRINCIPALS")?) {
+            (None, None) => Ok(None),
+            _ => Err(Error::new("HARMONIA_GOOGLE_AUDIENCE", "is required to verify Google ID tokens")),
+        };
+    };
+    let principals = vars
+        .get("HARMONIA_GOOGLE_PRINCIPALS")?
+        .map(PathBuf::from)
+        .ok_or_else(|| Error::new("HARMONIA_GOOGLE_PRINCIPALS", "is required with HARMONIA_GOOGLE_AUDIENCE"))?;
+    Ok(Some(GoogleTokens { jwks_url: jwks_url.unwrap_or_else(|| GOOGLE_JWKS_URL.to_owned()), audience, principals }))
+}
+
+/// The collector's base URL from `HARMONIA_OTLP_ENDPOINT` and the standard `OTEL_EXPORTER_OTLP_*`
+/// variables. The exporter takes one base URL, so the per-signal endpoints are honoured when
+/// they are `<base>/v1/traces` and `<base>/v1/metrics`; variables naming different collectors
+/// are refused rather than one silently winning.
+fn otlp_export<F: Fn(&str) -> Option<OsString>>(vars: &Vars<F>) -> Result<Option<OtlpExport>, Error> {
+    const DISAGREE: &str = "names a different collector than the other OTLP endpoint variables";
+    let mut base: Option<(String, &'static str)> = None;
+    let mut agree = |candidate: Option<String>, variable: &'static str| -> Result<(), Error> {
+        match (&base, candidate) {
+            (_, None) => Ok(()),
+            (None, Some(url)) => {
+                base = Some((url, variable));
+                Ok(())
+            }
+            (Some((known, _)), Some(url)) if *known == url => Ok(()),
+            (Some(_), Some(_)) => Err(Error::new(variable, DISAGREE)),
+        }
+    };
+    agree(vars.url("HARMONIA_OTLP_ENDPOINT")?, "HARMONIA_OTLP_ENDPOINT")?;
+    agree(vars.url("OTEL_EXPORTER_OTLP_ENDPOINT")?, "OTEL_EXPORTER_OTLP_ENDPOINT")?;
+    for (variable, path, expected) in [
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "/v1/traces", "must be an http or https URL ending in /v1/traces"),
+        ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "/v1/metrics", "must be an http or https URL ending in /v1/metrics"),
+    ] {
+        let signal = vars.get(variable)?;
+        let signal_base = signal
+            .map(|url| {
+                http_url(&url)
+                    .and_then(|u| u.strip_suffix(path).map(str::to_owned))
+                    .filter(|b| http_url(b).is_some())
+                    .ok_or_else(|| Error::new(variable, expected))
+            })
+            .transpose()?;
+        agree(signal_base, variable)?;
+    }
+    let service = vars.get("OTEL_SERVICE_NAME")?;
+    if service.as_deref().is_some_and(|s| s.chars().any(char::is_control) || s.chars().count() > 255) {
+        return Err(Error::new("OTEL_SERVICE_NAME", "must be a name of at most 255 printable characters"));
+    }
+    Ok(base.map(|(endpoint, _)| OtlpExport { endpoint, service }))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,169 @@
+//! The parser over variable tables: every invalid value names its variable.
+
+use std::collections::HashMap;
+
+use secrecy::ExposeSecret;
+
+use super::*;
+
+fn parse(vars: &[(&str, &str)]) -> Result<Config, Error> {
+    let table: HashMap<String, OsString> = vars.iter().map(|(k, v)| ((*k).to_owned(), OsString::from(v))).collect();
+    Config::from_lookup(|name| table.get(name).cloned())
+}
+
+fn refused(vars: &[(&str, &str)]) -> &'static str {
+    match parse(vars) {
+        Ok(_) => panic!("{vars:?} was accepted"),
+        Err(e) => e.variable,
+    }
+}
+
+#[test]
+fn nothing_set_is_the_documented_defaults() {
+    let c = parse(&[]).expect("defaults");
+    assert!(c.require_project().is_err(), "the project has no default");
+    assert_eq!((c.port, c.bind.to_string()), (8080, "0.0.0.0".to_owned()));
+    assert_eq!(c.store, StoreBackend::Firestore { database: "(default)".into() });
+    assert_eq!((&c.model, c.topic_prefix.as_str()), (&ModelBackend::Offline, ""));
+    assert!(matches!(c.connector, ConnectorBackend::Sandbox));
+    assert_eq!((c.log_filter.as_str(), c.log_format), ("info", LogFormat::Text));
+    assert_eq!(c.step_lease, Timing::CLOUD.model_ack_deadline);
+    assert_eq!((c.otlp, c.google, c.fault_delay, c.fault_response_hold), (None, None, None, None));
+}
+
+#[test]
+fn every_variable_is_parsed_into_its_field() {
+    let c = parse(&[
+        ("PORT", "9000"),
+        ("HARMONIA_BIND", "127.0.0.1"),
+        ("GOOGLE_CLOUD_PROJECT", "demo-project"),
+        ("HARMONIA_STORE", "sqlite:/tmp/h.db"),
+        ("HARMONIA_TOPIC_PREFIX", "test-1."),
+        ("HARMONIA_MODEL", "gemini"),
+        ("GEMINI_LOCATION", "europe-west4"),
+        ("HARMONIA_CONNECTOR", "webhook"),
+        ("WEBHOOK_URL", "https://hooks.example.com/harmonia/"),
+        ("WEBHOOK_SECRET", "s3cret"),
+        ("HARMONIA_OPERATOR_CREDENTIALS", "/secrets/creds.json"),
+        ("HARMONIA_GOOGLE_AUDIENCE", "https://operator.example.run.app"),
+        ("HARMONIA_GOOGLE_PRINCIPALS", "/secrets/principals.json"),
+        ("HARMONIA_SKILLS_DIR", "/app/skills"),
+        ("HARMONIA_LOG", "harmonia=debug,info"),
+        ("HARMONIA_LOG_FORMAT", "json"),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/"),
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://collector:4318/v1/traces"),
+        ("OTEL_SERVICE_NAME", "harmonia-canary"),
+        ("HARMONIA_STEP_LEASE_SECS", "20"),
+        ("HARMONIA_FAULT_DELAY_MS", "1500"),
+        ("HARMONIA_FAULT_RESPONSE_HOLD_MS", "0"),
+    ])
+    .expect("valid");
+    assert_eq!((c.port, c.require_project().ok()), (9000, Some("demo-project")));
+    assert_eq!(c.store, StoreBackend::Sqlite("/tmp/h.db".into()));
+    assert_eq!(c.topic_prefix, "test-1.");
+    assert_eq!(c.model, ModelBackend::Gemini { location: "europe-west4".into(), model: "gemini-2.5-flash".into() });
+    let ConnectorBackend::Webhook { url, secret } = &c.connector else { panic!("webhook") };
+    assert_eq!((url.as_str(), secret.expose_secret()), ("https://hooks.example.com/harmonia", "s3cret"));
+    assert!(!format!("{c:?}").contains("s3cret"), "the secret never reaches a log line");
+    assert_eq!(
+        c.google,
+        Some(GoogleTokens {
+            jwks_url: GOOGLE_JWKS_URL.into(),
+            audience: "https://operator.example.run.app".into(),
+            principals: "/secrets/principals.json".into()
+        })
+    );
+    assert_eq!(c.log_format, LogFormat::Json);
+    assert_eq!(
+        c.otlp,
+        Some(OtlpExport { endpoint: "http://collector:4318".into(), service: Some("harmonia-canary".into()) })
+    );
+    assert_eq!(c.step_lease, Duration::from_secs(20));
+    assert_eq!((c.fault_delay, c.fault_response_hold), (Some(Duration::from_millis(1500)), None));
+}
+
+#[test]
+fn the_issue_examples_name_their_variable() {
+    assert_eq!(refused(&[("PORT", "abc")]), "PORT");
+    assert_eq!(refused(&[("PORT", "70000")]), "PORT");
+    assert_eq!(refused(&[("HARMONIA_STEP_LEASE_SECS", "-1")]), "HARMONIA_STEP_LEASE_SECS");
+    assert_eq!(refused(&[("HARMONIA_STEP_LEASE_SECS", "0")]), "HARMONIA_STEP_LEASE_SECS");
+    assert_eq!(refused(&[("HARMONIA_TOPIC_PREFIX", "bad prefix!")]), "HARMONIA_TOPIC_PREFIX");
+    let e = parse(&[("PORT", "abc")]).err().map(harmonia_contracts::Error::from).expect("refused");
+    assert_eq!(e.code, Code::InvalidConfig);
+    assert!(e.message.starts_with("PORT "), "{}", e.message);
+}
+
+#[test]
+fn every_other_invalid_value_names_its_variable() {
+    let cases: &[(&[(&str, &str)], &str)] = &[
+        (&[("HARMONIA_BIND", "localhost:80")], "HARMONIA_BIND"),
+        (&[("GOOGLE_CLOUD_PROJECT", "my project")], "GOOGLE_CLOUD_PROJECT"),
+        (&[("HARMONIA_STORE", "postgres")], "HARMONIA_STORE"),
+        (&[("HARMONIA_STORE", "sqlite:")], "HARMONIA_STORE"),
+        (&[("FIRESTORE_DATABASE", "a b")], "FIRESTORE_DATABASE"),
+        (&[("HARMONIA_TOPIC_PREFIX", "goog-")], "HARMONIA_TOPIC_PREFIX"),
+        (&[("HARMONIA_TOPIC_PREFIX", "1abc")], "HARMONIA_TOPIC_PREFIX"),
+        (&[("HARMONIA_MODEL", "gpt")], "HARMONIA_MODEL"),
+        (&[("HARMONIA_MODEL", "gemini"), ("GEMINI_LOCATION", "us central")], "GEMINI_LOCATION"),
+        (&[("HARMONIA_MODEL", "gemini"), ("GEMINI_MODEL", "a b")], "GEMINI_MODEL"),
+        (&[("HARMONIA_CONNECTOR", "bluesky")], "HARMONIA_CONNECTOR"),
+        (&[("HARMONIA_CONNECTOR", "webhook"), ("WEBHOOK_SECRET", "s")], "WEBHOOK_URL"),
+        (&[("HARMONIA_CONNECTOR", "webhook"), ("WEBHOOK_URL", "ftp://x"), ("WEBHOOK_SECRET", "s")], "WEBHOOK_URL"),
+        (&[("HARMONIA_CONNECTOR", "webhook"), ("WEBHOOK_URL", "https://x")], "WEBHOOK_SECRET"),
+        (&[("HARMONIA_GOOGLE_JWKS", "https://keys.example.com")], "HARMONIA_GOOGLE_AUDIENCE"),
+        (&[("HARMONIA_GOOGLE_AUDIENCE", "https://a")], "HARMONIA_GOOGLE_PRINCIPALS"),
+        (
+            &[
+                ("HARMONIA_GOOGLE_AUDIENCE", "a"),
+                ("HARMONIA_GOOGLE_PRINCIPALS", "/p"),
+                ("HARMONIA_GOOGLE_JWKS", "/keys.json"),
+            ],
+            "HARMONIA_GOOGLE_JWKS",
+        ),
+        (&[("HARMONIA_LOG", "info,[")], "HARMONIA_LOG"),
+        (&[("HARMONIA_LOG_FORMAT", "xml")], "HARMONIA_LOG_FORMAT"),
+        (&[("HARMONIA_OTLP_ENDPOINT", "collector:4318")], "HARMONIA_OTLP_ENDPOINT"),
+        (&[("OTEL_EXPORTER_OTLP_ENDPOINT", "not a url")], "OTEL_EXPORTER_OTLP_ENDPOINT"),
+        (
+            &[("HARMONIA_OTLP_ENDPOINT", "http://a:4318"), ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://b:4318")],
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+        ),
+        (&[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://a:4318/traces")], "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+        (
+            &[
+                ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://a:4318/v1/traces"),
+                ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://b:4318/v1/metrics"),
+            ],
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+        ),
+        (&[("OTEL_SERVICE_NAME", "a\u{7}b")], "OTEL_SERVICE_NAME"),
+        (&[("HARMONIA_FAULT_DELAY_MS", "soon")], "HARMONIA_FAULT_DELAY_MS"),
+        (&[("HARMONIA_FAULT_RESPONSE_HOLD_MS", "-5")], "HARMONIA_FAULT_RESPONSE_HOLD_MS"),
+    ];
+    for (vars, variable) in cases {
+        assert_eq!(refused(vars), *variable, "{vars:?}");
+    }
+}
+
+#[test]
+fn per_signal_endpoints_alone_configure_the_collector() {
+    let c = parse(&[
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://otel.example.com/v1/traces"),
+        ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "https://otel.example.com/v1/metrics"),
+    ])
+    .expect("valid");
+    assert_eq!(c.otlp, Some(OtlpExport { endpoint: "https://otel.example.com".into(), service: None }));
+}
+
+#[test]
+fn blank_values_are_unset_and_non_utf8_values_are_refused() {
+    assert_eq!(parse(&[("PORT", "  ")]).expect("blank is unset").port, 8080);
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        let bad = OsString::from_vec(vec![0x66, 0xff]);
+        let e = Config::from_lookup(|name| (name == "HARMONIA_LOG").then(|| bad.clone())).err();
+        assert_eq!(e.map(|e| e.variable), Some("HARMONIA_LOG"));
+    }
+}

@@ -1,0 +1,27 @@
+//! The HTTP boundary every Harmonia HTTP function shares (operator, ingest, Nova and the
+//! stage functions' push endpoints), so each handler stays a few lines and every failure
+//! answers in one JSON shape, `{"error":{code,category,message,retryable}}`.
+//!
+//! - [`error`]: [`ApiError`], the one mapping of a typed error to a response, and
+//!   [`status_of`], the one mapping of a code to an HTTP status.
+//! - [`caller`]: the [`Caller`] extractor, the authenticated identity behind the request's
+//!   `Authorization` header (operator credential digests or a Google ID token).
+//! - [`body`]: [`JsonBody`], a JSON body whose rejections are typed codes, never axum's text.
+//! - [`trace`]: [`Trace`], the caller's W3C `traceparent`, or a new root.
+//! - [`fallback`]: [`json_fallbacks`], JSON bodies for unknown paths (404) and wrong methods
+//!   (405).
+
+pub mod body;
+pub mod caller;
+pub mod error;
+pub mod fallback;
+pub mod trace;
+
+pub use body::JsonBody;
+pub use caller::Caller;
+pub use error::{ApiError, status_of};
+pub use fallback::json_fallbacks;
+pub use trace::Trace;
+
+#[cfg(test)]
+mod tests;

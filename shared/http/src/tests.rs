@@ -1,0 +1,124 @@
+//! The boundary through real HTTP on an ephemeral port.
+
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, FromRef};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use harmonia_auth::{Credentials, Identity};
+use serde_json::{Value, json};
+
+use crate::{Caller, JsonBody, Trace, json_fallbacks};
+
+#[derive(Clone)]
+struct State(Arc<Credentials>);
+
+impl FromRef<State> for Arc<Credentials> {
+    fn from_ref(state: &State) -> Self {
+        state.0.clone()
+    }
+}
+
+async fn who(Caller(who): Caller) -> Json<Value> {
+    Json(json!({ "operator": who.operator.to_string(), "workspace": who.workspace.to_string() }))
+}
+
+async fn echo(_: Caller, JsonBody(body): JsonBody<Value>) -> Json<Value> {
+    Json(body)
+}
+
+async fn trace(Trace(parent): Trace) -> String {
+    parent.trace_id()
+}
+
+async fn serve() -> (String, String) {
+    let mut credentials = Credentials::default();
+    let token =
+        credentials.issue(Identity { operator: "ana".parse().expect("op"), workspace: "ws".parse().expect("ws") });
+    let app =
+        json_fallbacks(Router::new().route("/who", get(who)).route("/echo", post(echo)).route("/trace", get(trace)))
+            .layer(DefaultBodyLimit::max(64))
+            .with_state(State(Arc::new(credentials)));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (base, token)
+}
+
+async fn answer(request: reqwest::RequestBuilder) -> (u16, Value) {
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("")
+}
+
+#[tokio::test]
+async fn unknown_paths_and_methods_answer_json_errors() {
+    let (base, _) = serve().await;
+    let http = reqwest::Client::new();
+    let (status, body) = answer(http.get(format!("{base}/nope"))).await;
+    assert_eq!((status, code(&body)), (404, "unknown_route"));
+    assert_eq!(body["error"]["category"], "not_found");
+    assert_eq!(body["error"]["retryable"], false);
+    let (status, body) = answer(http.delete(format!("{base}/who"))).await;
+    assert_eq!((status, code(&body)), (405, "method_not_allowed"));
+}
+
+#[tokio::test]
+async fn the_caller_comes_from_the_bearer_credential() {
+    let (base, token) = serve().await;
+    let http = reqwest::Client::new();
+    let (status, body) = answer(http.get(format!("{base}/who")).bearer_auth(&token)).await;
+    assert_eq!((status, body), (200, json!({"operator": "ana", "workspace": "ws"})));
+    for request in [
+        http.get(format!("{base}/who")),
+        http.get(format!("{base}/who")).bearer_auth("hop_nope"),
+        http.get(format!("{base}/who")).header("authorization", format!("Basic {token}")),
+    ] {
+        let (status, body) = answer(request).await;
+        assert_eq!((status, code(&body)), (401, "unauthenticated"));
+    }
+}
+
+#[tokio::test]
+async fn refused_bodies_are_typed_codes() {
+    let (base, token) = serve().await;
+    let http = reqwest::Client::new();
+    let url = format!("{base}/echo");
+    let (status, body) = answer(http.post(&url).bearer_auth(&token).json(&json!({"a": 1}))).await;
+    assert_eq!((status, body), (200, json!({"a": 1})));
+    let cases = [
+        (http.post(&url).bearer_auth(&token).body("{\"a\":"), 400, "invalid_request"),
+        (
+            http.post(&url).bearer_auth(&token).header("content-type", "application/json").body("{\"a\":"),
+            400,
+            "invalid_request",
+        ),
+        (http.post(&url).bearer_auth(&token).json(&json!({"a": "x".repeat(100)})), 413, "payload_too_large"),
+    ];
+    for (request, want_status, want_code) in cases {
+        let (status, body) = answer(request).await;
+        assert_eq!((status, code(&body)), (want_status, want_code), "{body}");
+        assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+    let (status, body) = answer(http.post(&url).json(&json!({"a": 1}))).await;
+    assert_eq!((status, code(&body)), (401, "unauthenticated"), "authentication comes before the body");
+}
+
+#[tokio::test]
+async fn the_callers_traceparent_is_continued() {
+    let (base, _) = serve().await;
+    let http = reqwest::Client::new();
+    let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let continued = http.get(format!("{base}/trace")).header("traceparent", parent).send().await.expect("request");
+    assert_eq!(continued.text().await.expect("text"), "4bf92f3577b34da6a3ce929d0e0e4736");
+    let fresh = http.get(format!("{base}/trace")).header("traceparent", "garbage").send().await.expect("request");
+    let fresh = fresh.text().await.expect("text");
+    assert_eq!(fresh.len(), 32);
+    assert_ne!(fresh, "4bf92f3577b34da6a3ce929d0e0e4736");
+}
