@@ -76,8 +76,11 @@ async fn unknown_paths_and_methods_answer_json_errors() {
     assert_eq!((status, code(&body)), (404, "unknown_route"));
     assert_eq!(body["error"]["category"], "not_found");
     assert_eq!(body["error"]["retryable"], false);
-    let (status, body) = answer(http.delete(format!("{base}/who"))).await;
+    let response = http.delete(format!("{base}/who")).send().await.expect("request");
+    let allow = response.headers().get("allow").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let (status, body) = (response.status().as_u16(), response.json::<Value>().await.expect("json"));
     assert_eq!((status, code(&body)), (405, "method_not_allowed"));
+    assert_eq!(allow.as_deref(), Some("GET,HEAD"), "the 405 still says which methods the path takes");
 }
 
 #[tokio::test]
