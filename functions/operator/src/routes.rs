@@ -1,11 +1,11 @@
-use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
+use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus};
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::{Code, Error};
-use harmonia_http::{ApiError, Caller, JsonBody, Trace};
+use harmonia_http::{ApiError, Caller, JsonBody, PathId, Trace};
 use harmonia_pipeline::operator::{self, DecisionRequest};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -48,8 +48,7 @@ async fn list(State(state): State<OperatorState>, Caller(who): Caller) -> Reply 
     Ok((StatusCode::OK, Json(json!({ "jobs": jobs }))))
 }
 
-async fn show(State(state): State<OperatorState>, Caller(who): Caller, Path(job): Path<String>) -> Reply {
-    let id: JobId = job.parse()?;
+async fn show(State(state): State<OperatorState>, Caller(who): Caller, PathId(id): PathId<JobId>) -> Reply {
     let job = operator::job(&state.env, &who.workspace, &id).await?;
     let version = waiting_version(&state, &who.workspace, &job).await?;
     Ok((StatusCode::OK, Json(json!({ "job": job, "awaiting_version": version }))))
@@ -59,9 +58,8 @@ async fn job_view(
     State(state): State<OperatorState>,
     Caller(who): Caller,
     Trace(trace): Trace,
-    Path(job): Path<String>,
+    PathId(id): PathId<JobId>,
 ) -> Reply {
-    let id: JobId = job.parse()?;
     let body = view::job_view(&state, &who, &id, trace).await?;
     Ok((StatusCode::OK, Json(body)))
 }
@@ -121,10 +119,9 @@ async fn decide(
     State(state): State<OperatorState>,
     Caller(who): Caller,
     Trace(trace): Trace,
-    Path(job): Path<String>,
+    PathId(id): PathId<JobId>,
     JsonBody(request): JsonBody<DecisionBody>,
 ) -> Reply {
-    let id: JobId = job.parse()?;
     let decision = match (request.decision, request.reason) {
         (DecisionKind::Approve, _) => Decision::Approved,
         (DecisionKind::Reject, Some(reason)) if !reason.trim().is_empty() && reason.chars().count() <= 500 => {

@@ -165,7 +165,10 @@ impl KeySet {
 
     async fn fetch(&self) -> Result<(HashMap<String, DecodingKey>, Option<Duration>), Error> {
         self.fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let response = self.http.get(&self.url).send().await.map_err(|_| unavailable())?;
+        let response = self.http.get(&self.url).send().await.map_err(|e| {
+            tracing::warn!(event = "jwks_fetch_failed", timeout = e.is_timeout(), "key set endpoint unreachable");
+            unavailable()
+        })?;
         if !response.status().is_success() {
             tracing::warn!(event = "jwks_fetch_failed", status = response.status().as_u16(), "key set fetch refused");
             return Err(unavailable());

@@ -7,6 +7,7 @@
 //! - [`caller`]: the [`Caller`] extractor, the authenticated identity behind the request's
 //!   `Authorization` header (operator credential digests or a Google ID token).
 //! - [`body`]: [`JsonBody`], a JSON body whose rejections are typed codes, never axum's text.
+//! - [`path`]: [`PathId`], a path parameter parsed as an id newtype.
 //! - [`trace`]: [`Trace`], the caller's W3C `traceparent`, or a new root.
 //! - [`fallback`]: [`json_fallbacks`], JSON bodies for unknown paths (404) and wrong methods
 //!   (405).
@@ -15,12 +16,14 @@ pub mod body;
 pub mod caller;
 pub mod error;
 pub mod fallback;
+pub mod path;
 pub mod trace;
 
 pub use body::JsonBody;
 pub use caller::Caller;
 pub use error::{ApiError, status_of};
 pub use fallback::json_fallbacks;
+pub use path::PathId;
 pub use trace::Trace;
 
 #[cfg(test)]

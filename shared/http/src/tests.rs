@@ -8,7 +8,9 @@ use axum::{Json, Router};
 use harmonia_auth::{Credentials, Identity};
 use serde_json::{Value, json};
 
-use crate::{Caller, JsonBody, Trace, json_fallbacks};
+use harmonia_contracts::ids::JobId;
+
+use crate::{Caller, JsonBody, PathId, Trace, json_fallbacks};
 
 #[derive(Clone)]
 struct State(Arc<Credentials>);
@@ -27,6 +29,10 @@ async fn echo(_: Caller, JsonBody(body): JsonBody<Value>) -> Json<Value> {
     Json(body)
 }
 
+async fn job(PathId(job): PathId<JobId>) -> String {
+    job.to_string()
+}
+
 async fn trace(Trace(parent): Trace) -> String {
     parent.trace_id()
 }
@@ -35,10 +41,15 @@ async fn serve() -> (String, String) {
     let mut credentials = Credentials::default();
     let token =
         credentials.issue(Identity { operator: "ana".parse().expect("op"), workspace: "ws".parse().expect("ws") });
-    let app =
-        json_fallbacks(Router::new().route("/who", get(who)).route("/echo", post(echo)).route("/trace", get(trace)))
-            .layer(DefaultBodyLimit::max(64))
-            .with_state(State(Arc::new(credentials)));
+    let app = json_fallbacks(
+        Router::new()
+            .route("/who", get(who))
+            .route("/echo", post(echo))
+            .route("/trace", get(trace))
+            .route("/jobs/{job}", get(job)),
+    )
+    .layer(DefaultBodyLimit::max(64))
+    .with_state(State(Arc::new(credentials)));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     tokio::spawn(async move {
@@ -65,8 +76,11 @@ async fn unknown_paths_and_methods_answer_json_errors() {
     assert_eq!((status, code(&body)), (404, "unknown_route"));
     assert_eq!(body["error"]["category"], "not_found");
     assert_eq!(body["error"]["retryable"], false);
-    let (status, body) = answer(http.delete(format!("{base}/who"))).await;
+    let response = http.delete(format!("{base}/who")).send().await.expect("request");
+    let allow = response.headers().get("allow").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let (status, body) = (response.status().as_u16(), response.json::<Value>().await.expect("json"));
     assert_eq!((status, code(&body)), (405, "method_not_allowed"));
+    assert_eq!(allow.as_deref(), Some("GET,HEAD"), "the 405 still says which methods the path takes");
 }
 
 #[tokio::test]
@@ -121,4 +135,16 @@ async fn the_callers_traceparent_is_continued() {
     let fresh = fresh.text().await.expect("text");
     assert_eq!(fresh.len(), 32);
     assert_ne!(fresh, "4bf92f3577b34da6a3ce929d0e0e4736");
+}
+
+#[tokio::test]
+async fn path_ids_are_parsed_or_refused_with_their_code() {
+    let (base, _) = serve().await;
+    let http = reqwest::Client::new();
+    let ok = http.get(format!("{base}/jobs/job-1")).send().await.expect("request");
+    assert_eq!((ok.status().as_u16(), ok.text().await.expect("text")), (200, "job-1".to_owned()));
+    let (status, body) = answer(http.get(format!("{base}/jobs/%20bad%20id"))).await;
+    assert_eq!((status, code(&body)), (400, "invalid_id"));
+    let (status, body) = answer(http.get(format!("{base}/jobs/%FF"))).await;
+    assert_eq!((status, code(&body)), (400, "invalid_request"), "not UTF-8: still the JSON shape");
 }

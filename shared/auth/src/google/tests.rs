@@ -171,3 +171,17 @@ fn cache_control_max_age_is_read_capped_and_refused_caching_honoured() {
     assert_eq!(max_age(None), None);
     assert!(KeySet::new("file:///etc/keys.json").is_err());
 }
+
+#[tokio::test]
+async fn credentials_route_jwts_to_google_and_other_bearers_to_digests() {
+    let (_, url) = endpoint(&["k1"], "max-age=3600").await;
+    let mut credentials = crate::Credentials::default();
+    let operator_token = credentials.issue(ana());
+    credentials.google = Some(Arc::new(verifier(KeySet::new(&url).expect("url"))));
+    let id_token = token("k1", &claims(AUD, now() + 600, "ana@example.com", true));
+    assert_eq!(credentials.authenticate(Some(&format!("Bearer {id_token}"))).await.ok(), Some(ana()));
+    assert_eq!(credentials.authenticate(Some(&format!("Bearer {operator_token}"))).await.ok(), Some(ana()));
+    let expired = token("k1", &claims(AUD, now() - 600, "ana@example.com", true));
+    let refused = credentials.authenticate(Some(&format!("Bearer {expired}"))).await.err().map(|e| e.code);
+    assert_eq!(refused, Some(Code::TokenExpired));
+}

@@ -167,3 +167,32 @@ fn blank_values_are_unset_and_non_utf8_values_are_refused() {
         assert_eq!(e.map(|e| e.variable), Some("HARMONIA_LOG"));
     }
 }
+
+proptest::proptest! {
+    /// Any text in the three variables of the issue either parses or is refused naming that
+    /// variable; nothing panics.
+    #[test]
+    fn any_value_parses_or_names_its_variable(
+        variable in proptest::sample::select(vec!["PORT", "HARMONIA_STEP_LEASE_SECS", "HARMONIA_TOPIC_PREFIX"]),
+        value in "\\PC{0,40}",
+    ) {
+        if let Err(e) = parse(&[(variable, value.as_str())]) {
+            proptest::prop_assert_eq!(e.variable, variable);
+        }
+    }
+
+    /// Every accepted prefix makes valid names for every topic and subscription of the
+    /// registry, which panics on an invalid one.
+    #[test]
+    fn an_accepted_topic_prefix_names_every_registry_resource(prefix in "[a-zA-Z0-9._~+%-]{0,110}") {
+        if let Ok(c) = parse(&[("HARMONIA_TOPIC_PREFIX", prefix.as_str())]) {
+            let names = std::panic::catch_unwind(|| {
+                let topics = harmonia_pipeline::registry::topics(&c.topic_prefix).len();
+                let subscriptions = harmonia_pipeline::registry::subscriptions(&c.topic_prefix, Timing::CLOUD).len()
+                    + harmonia_pipeline::registry::dead_letter_subscriptions(&c.topic_prefix, Timing::CLOUD).len();
+                topics + subscriptions
+            });
+            proptest::prop_assert!(names.is_ok_and(|n| n > 0), "prefix {prefix:?} was accepted but names are invalid");
+        }
+    }
+}
