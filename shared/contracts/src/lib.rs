@@ -18,5 +18,8 @@ pub mod schema;
 pub mod tool;
 pub mod trace;
 
+#[cfg(test)]
+mod names;
+
 pub use error::{AgentContractError, Category, Code, Error, ErrorBody};
 pub use roles::Role;
