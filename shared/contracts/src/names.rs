@@ -5,7 +5,7 @@ use serde::Serialize;
 use strum::IntoEnumIterator;
 
 use crate::Role;
-use crate::domain::{JobStatus, Platform};
+use crate::domain::{ApprovalSubject, JobStatus, Platform};
 use crate::event::Stage;
 
 /// Every variant's strum name is its serde name, and `Display` says the same.
@@ -44,4 +44,11 @@ fn platform_names_agree() {
 fn job_status_names_agree() {
     let statuses = assert_names_agree::<JobStatus>();
     assert!(statuses.iter().all(|s| s.to_string() == s.as_str()));
+}
+
+#[test]
+fn approval_subject_names_agree() {
+    // Decision document ids are built from these names: they must never change.
+    let subjects = assert_names_agree::<ApprovalSubject>();
+    assert_eq!(subjects.iter().map(|s| s.as_str()).collect::<Vec<_>>(), ["strategy", "draft"]);
 }
