@@ -474,14 +474,16 @@ pub(crate) async fn activity(backend: &Backend, out: &Output, job: &str) -> Resu
     use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord};
     let ws = backend.workspace().await?;
     let id: JobId = job.parse()?;
-    let query = harmonia_store::Query::all(1000)
+    // Every record, page by page (a scan reads in id order), then in the order they started.
+    let query = harmonia_store::Query::all(harmonia_store::MAX_QUERY_LIMIT)
         .filter("job", id.to_string())
-        .and_then(|q| q.order_by("started_at", harmonia_store::Direction::Ascending))
         .map_err(Error::from)?;
-    let docs =
-        backend.env().store.query(&ws, harmonia_pipeline::records::ACTIVITY, &query).await.map_err(Error::from)?;
-    let records: Vec<ActivityRecord> =
+    let docs = harmonia_store::scan(&*backend.env().store, &ws, harmonia_pipeline::records::ACTIVITY, query)
+        .await
+        .map_err(Error::from)?;
+    let mut records: Vec<ActivityRecord> =
         docs.iter().map(|d| d.decode().map_err(Error::from)).collect::<Result<_, _>>()?;
+    records.sort_by_key(|r| r.started_at);
     for r in &records {
         let outcome = match r.outcome {
             ActivityOutcome::Success => "success".to_owned(),

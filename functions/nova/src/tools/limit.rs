@@ -119,6 +119,16 @@ mod tests {
         assert!(serde_json::from_value::<Limit>(json!(2.5)).is_err());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn a_limit_is_exactly_one_to_ten(n in proptest::num::i64::ANY) {
+            let in_range = (1..=10).contains(&n);
+            proptest::prop_assert_eq!(Limit::try_from(n).is_ok(), in_range);
+            proptest::prop_assert_eq!(serde_json::from_value::<Limit>(json!(n)).is_ok(), in_range);
+            proptest::prop_assert_eq!(n.to_string().parse::<Limit>().is_ok(), in_range);
+        }
+    }
+
     #[test]
     fn schema_states_the_range() {
         let schema = serde_json::to_value(schemars::schema_for!(Limit)).expect("schema");
