@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use harmonia_contracts::domain::{ApprovalSubject, Decision, Draft, Job, JobStatus, Publication, Source, SourceInput};
 use harmonia_contracts::event::Stage;
-use harmonia_contracts::ids::JobId;
+use harmonia_contracts::ids::{IdLiteral, JobId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::formats::{self, Format};
 use harmonia_pipeline::operator;
 use harmonia_pipeline::records::{ANALYSES, AnalysisRecord, DRAFTS, PUBLICATIONS, SOURCES, doc_id};
 use harmonia_pipeline::steps::{draft_id_of, ingest};
+use harmonia_store::Document;
 use serde_json::{Value, json};
 
 use std::sync::Arc;
@@ -91,8 +92,8 @@ impl Output {
     }
 }
 
-fn status_name(s: JobStatus) -> String {
-    serde_json::to_value(s).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+fn status_name(s: JobStatus) -> &'static str {
+    s.as_str()
 }
 
 fn describe_stage(stage: Stage, pass: u8) -> String {
@@ -155,8 +156,15 @@ async fn follow(env: &Local, out: &Output, job: &JobId, approve: bool) -> Result
     Ok(current)
 }
 
-fn job_workspace() -> harmonia_contracts::ids::WorkspaceId {
-    "demo".parse().unwrap_or_else(|_| harmonia_contracts::ids::WorkspaceId::generate())
+/// The demo workspace the local commands act in; a literal checked when the CLI compiles.
+fn job_workspace() -> WorkspaceId {
+    WorkspaceId::from_literal(const { IdLiteral::new("demo") })
+}
+
+/// A document that may be absent, decoded; a stored one that does not decode is
+/// `store_corrupt`, never taken for an absent one.
+fn decode_optional<T: serde::de::DeserializeOwned>(doc: Option<Document>) -> Result<Option<T>, Error> {
+    doc.map(|d| d.decode()).transpose().map_err(Error::from)
 }
 
 /// What a finished job produced, with every claim resolved to its transcript span.
@@ -171,18 +179,15 @@ async fn report(env: &Local, job: &Job) -> Result<Value, Error> {
         .decode()
         .map_err(Error::from)?;
     let analysis: Option<AnalysisRecord> =
-        store.get(&ws, ANALYSES, &doc_id(&job.id)).await.map_err(Error::from)?.and_then(|d| d.decode().ok());
-    let draft: Option<Draft> = store
-        .get(&ws, DRAFTS, &doc_id(draft_id_of(&job.id, job.pass)))
-        .await
-        .map_err(Error::from)?
-        .and_then(|d| d.decode().ok());
+        decode_optional(store.get(&ws, ANALYSES, &doc_id(&job.id)).await.map_err(Error::from)?)?;
+    let draft: Option<Draft> =
+        decode_optional(store.get(&ws, DRAFTS, &doc_id(draft_id_of(&job.id, job.pass))).await.map_err(Error::from)?)?;
     let mut publications = Vec::new();
     let mut claims = Vec::new();
     if let Some(draft) = &draft {
         if let Some(doc) = store.get(&ws, PUBLICATIONS, &doc_id(&draft.id)).await.map_err(Error::from)? {
             let p: Publication = doc.decode().map_err(Error::from)?;
-            publications.push(serde_json::to_value(&p).unwrap_or_default());
+            publications.push(p);
         }
         for claim in &draft.claims {
             let evidence: Vec<Value> = claim
@@ -458,7 +463,9 @@ pub(crate) async fn ask(env: &Local, out: &Output, question: &str) -> Result<(),
         asked.tool_calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", "),
         asked.evidence_ids.join(", ")
     ));
-    out.value(&serde_json::to_value(&asked).unwrap_or_default());
+    let asked = serde_json::to_value(&asked)
+        .map_err(|_| Error::new(Code::Internal, "the answer could not be written as JSON"))?;
+    out.value(&asked);
     Ok(())
 }
 
@@ -467,14 +474,16 @@ pub(crate) async fn activity(backend: &Backend, out: &Output, job: &str) -> Resu
     use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord};
     let ws = backend.workspace().await?;
     let id: JobId = job.parse()?;
-    let query = harmonia_store::Query::all(1000)
+    // Every record, page by page (a scan reads in id order), then in the order they started.
+    let query = harmonia_store::Query::all(harmonia_store::MAX_QUERY_LIMIT)
         .filter("job", id.to_string())
-        .and_then(|q| q.order_by("started_at", harmonia_store::Direction::Ascending))
         .map_err(Error::from)?;
-    let docs =
-        backend.env().store.query(&ws, harmonia_pipeline::records::ACTIVITY, &query).await.map_err(Error::from)?;
-    let records: Vec<ActivityRecord> =
+    let docs = harmonia_store::scan(&*backend.env().store, &ws, harmonia_pipeline::records::ACTIVITY, query)
+        .await
+        .map_err(Error::from)?;
+    let mut records: Vec<ActivityRecord> =
         docs.iter().map(|d| d.decode().map_err(Error::from)).collect::<Result<_, _>>()?;
+    records.sort_by_key(|r| r.started_at);
     for r in &records {
         let outcome = match r.outcome {
             ActivityOutcome::Success => "success".to_owned(),
@@ -523,4 +532,35 @@ pub(crate) async fn provision(out: &Output, endpoints: &[String], template: Opti
     ));
     out.value(&json!({ "subscriptions": n }));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+
+    use super::*;
+
+    #[test]
+    fn the_demo_workspace_is_a_fixed_id() {
+        assert_eq!(job_workspace().as_str(), "demo");
+        assert_eq!(job_workspace(), job_workspace(), "never a generated id");
+    }
+
+    #[test]
+    fn an_undecodable_document_is_an_error_not_an_absent_one() {
+        let doc = |data: Value| Document {
+            id: "d1".parse().expect("id"),
+            version: 1,
+            updated_at: Utc::now(),
+            data: data.as_object().cloned().expect("object"),
+        };
+        assert!(decode_optional::<AnalysisRecord>(None).is_ok_and(|d| d.is_none()));
+        let corrupt = decode_optional::<AnalysisRecord>(Some(doc(json!({"not": "an analysis"}))));
+        assert_eq!(corrupt.map(|_| ()).map_err(|e| e.code), Err(Code::StoreCorrupt));
+    }
+
+    #[test]
+    fn status_names_are_the_serde_names() {
+        assert_eq!(status_name(JobStatus::AwaitingDraftApproval), "awaiting_draft_approval");
+    }
 }

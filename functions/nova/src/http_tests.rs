@@ -6,6 +6,7 @@ use std::sync::Arc;
 use harmonia_agents::Runtime;
 use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
+use harmonia_auth::Identity;
 use harmonia_store_sqlite::SqliteStore;
 use serde_json::{Value, json};
 

@@ -5,15 +5,18 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::Utc;
 use harmonia_agents::Runtime;
+use harmonia_agents::io::{NovaInput, RoleInput};
 use harmonia_agents::model::Model;
 use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::scripted::ScriptedModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_agents::tools::{Tool, ToolContext};
+use harmonia_auth::Identity;
 use harmonia_contracts::domain::{Job, JobStatus, PostMetrics, Workspace, WorkspaceMode};
-use harmonia_contracts::event::Pass;
-use harmonia_contracts::ids::{DocId, WorkspaceId};
+use harmonia_contracts::event::{Pass, Stage};
+use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
 use harmonia_contracts::tool::ToolEnvelope;
+use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Role};
 use harmonia_pipeline::records::{JOBS, POST_METRICS, WORKSPACES, doc_id};
 use harmonia_store::{Collection, Document, Query, Store, Write, create_if_absent, encode};
@@ -21,7 +24,9 @@ use harmonia_store_sqlite::SqliteStore;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::tools::{Kind, NovaTool};
+use crate::tools::{
+    FetchTrendSignals, GetEngagementInsights, GetJobStatus, GetOperatorFeed, SearchTrendSignals, SuggestPostingWindows,
+};
 
 struct Fx {
     store: Arc<dyn Store>,
@@ -104,9 +109,9 @@ impl Store for Failing {
     }
 }
 
-async fn call(store: &dyn Store, ws: &WorkspaceId, kind: Kind, args: Value) -> Value {
+async fn call(store: &dyn Store, ws: &WorkspaceId, tool: &dyn Tool, args: Value) -> Value {
     let ctx = ToolContext { workspace: ws, store, snapshot: None };
-    let out = NovaTool(kind).call(&ctx, &args).await.expect("tools answer with an envelope");
+    let out = tool.call(&ctx, &args).await.expect("tools answer with an envelope");
     assert!(ToolEnvelope::from_value(out.clone()).is_ok(), "a valid envelope: {out}");
     let keys: Vec<&String> = out.as_object().expect("object").keys().collect();
     assert_eq!(keys, ["data", "error", "evidence", "status"], "exactly the four keys");
@@ -130,78 +135,77 @@ async fn every_tool_and_every_error_code() {
     let down = Failing(f.store.clone(), vec![data::TREND_SIGNALS, JOBS, POST_METRICS, WORKSPACES]);
 
     // fetch_trend_signals: success, dependency_unavailable.
-    let ok = call(s, &f.ws, Kind::FetchTrends, json!({"limit": 2})).await;
+    let ok = call(s, &f.ws, &FetchTrendSignals, json!({"limit": 2})).await;
     assert_eq!(ok["data"]["count"], 2);
     assert!(
         ok["evidence"]
             .as_array()
             .is_some_and(|e| e.iter().any(|x| x["level"] == "dataset") && e.iter().any(|x| x["provenance"] == "mock"))
     );
+    assert_eq!(call(s, &f.ws, &FetchTrendSignals, json!({"limit": 10})).await["data"]["count"], 5, "10 asked, 5 exist");
+    assert_eq!(call(s, &f.ws, &FetchTrendSignals, json!({})).await["data"]["count"], 5, "the default limit is 5");
     assert_eq!(
-        call(s, &f.ws, Kind::FetchTrends, json!({"limit": 99})).await["data"]["count"],
-        5,
-        "clamped to 10, 5 exist"
-    );
-    assert_eq!(
-        error(&call(&down, &f.ws, Kind::FetchTrends, json!({})).await),
+        error(&call(&down, &f.ws, &FetchTrendSignals, json!({})).await),
         ("dependency_unavailable", "unavailable", true)
     );
 
     // search_trend_signals: success, invalid_query, dependency_unavailable.
-    let hit = call(s, &f.ws, Kind::SearchTrends, json!({"query": "offline", "limit": 5})).await;
+    let hit = call(s, &f.ws, &SearchTrendSignals, json!({"query": "offline", "limit": 5})).await;
     assert!(hit["data"]["count"].as_u64().is_some_and(|n| n >= 1));
     assert_eq!(
-        error(&call(s, &f.ws, Kind::SearchTrends, json!({"query": "  "})).await),
+        error(&call(s, &f.ws, &SearchTrendSignals, json!({"query": "  "})).await),
         ("invalid_query", "invalid_input", false)
     );
-    assert_eq!(error(&call(s, &f.ws, Kind::SearchTrends, json!({"query": "x".repeat(201)})).await).0, "invalid_query");
+    assert_eq!(error(&call(s, &f.ws, &SearchTrendSignals, json!({"query": "x".repeat(201)})).await).0, "invalid_query");
     assert_eq!(
-        error(&call(&down, &f.ws, Kind::SearchTrends, json!({"query": "offline"})).await).0,
+        error(&call(&down, &f.ws, &SearchTrendSignals, json!({"query": "offline"})).await).0,
         "dependency_unavailable"
     );
 
     // The four workspace tools: success, authorization, dependency_unavailable.
-    for kind in [Kind::Engagement, Kind::Feed, Kind::Windows] {
-        assert_eq!(call(s, &f.ws, kind, json!({})).await["status"], "success", "{kind:?}");
+    let workspace_tools: [&dyn Tool; 3] = [&GetEngagementInsights, &GetOperatorFeed, &SuggestPostingWindows];
+    for tool in workspace_tools {
+        let kind = tool.declaration().name;
+        assert_eq!(call(s, &f.ws, tool, json!({})).await["status"], "success", "{kind}");
         assert_eq!(
-            error(&call(s, &stranger, kind, json!({})).await),
+            error(&call(s, &stranger, tool, json!({})).await),
             ("authorization", "authorization", false),
-            "{kind:?}"
+            "{kind}"
         );
         assert_eq!(
-            error(&call(&down, &f.ws, kind, json!({})).await),
+            error(&call(&down, &f.ws, tool, json!({})).await),
             ("dependency_unavailable", "unavailable", true),
-            "{kind:?}"
+            "{kind}"
         );
     }
-    let status = call(s, &f.ws, Kind::JobStatus, json!({"job_id": f.job.to_string()})).await;
+    let status = call(s, &f.ws, &GetJobStatus, json!({"job_id": f.job.to_string()})).await;
     assert_eq!(status["data"]["job"]["status"], "awaiting_draft_approval");
     assert!(status["data"].to_string().len() < 600, "a redacted summary");
     assert_eq!(
-        error(&call(s, &f.ws, Kind::JobStatus, json!({"job_id": "not an id"})).await),
+        error(&call(s, &f.ws, &GetJobStatus, json!({"job_id": "not an id"})).await),
         ("invalid_id", "invalid_input", false)
     );
     assert_eq!(
-        error(&call(s, &f.ws, Kind::JobStatus, json!({"job_id": f.other_job.to_string()})).await),
+        error(&call(s, &f.ws, &GetJobStatus, json!({"job_id": f.other_job.to_string()})).await),
         ("not_found", "not_found", false),
         "no existence leak"
     );
     assert_eq!(
-        error(&call(s, &stranger, Kind::JobStatus, json!({"job_id": f.job.to_string()})).await).0,
+        error(&call(s, &stranger, &GetJobStatus, json!({"job_id": f.job.to_string()})).await).0,
         "authorization"
     );
     assert_eq!(
-        error(&call(&down, &f.ws, Kind::JobStatus, json!({"job_id": f.job.to_string()})).await).0,
+        error(&call(&down, &f.ws, &GetJobStatus, json!({"job_id": f.job.to_string()})).await).0,
         "dependency_unavailable"
     );
 
     // suggest_posting_windows: insufficient_history with too few measured posts.
     let thin = fixture(2).await;
     assert_eq!(
-        error(&call(&*thin.store, &thin.ws, Kind::Windows, json!({})).await),
+        error(&call(&*thin.store, &thin.ws, &SuggestPostingWindows, json!({})).await),
         ("insufficient_history", "precondition", false)
     );
-    let windows = call(s, &f.ws, Kind::Windows, json!({})).await;
+    let windows = call(s, &f.ws, &SuggestPostingWindows, json!({})).await;
     assert!(windows["data"]["windows"][0]["window"].as_str().is_some_and(|w| w.ends_with("UTC")));
     assert_eq!(windows["data"]["basis"]["measured_posts"], 12);
 }
@@ -213,13 +217,141 @@ proptest::proptest! {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
         rt.block_on(async {
             let f = fixture(6).await;
-            let kinds = [Kind::FetchTrends, Kind::SearchTrends, Kind::Engagement, Kind::Feed, Kind::JobStatus, Kind::Windows];
-            let args = json!({"limit": n, "query": text, "job_id": text});
+            let kinds: [&dyn Tool; 6] = [&FetchTrendSignals, &SearchTrendSignals, &GetEngagementInsights, &GetOperatorFeed, &GetJobStatus, &SuggestPostingWindows];
+            // Only the arguments the tool declares, so that each call reaches the tool itself.
+            let tool = kinds[pick];
+            let all = json!({"limit": n, "query": text, "job_id": text});
+            let declared = tool.declaration().parameters["properties"].as_object().cloned().unwrap_or_default();
+            let args: serde_json::Map<String, Value> = declared.keys().map(|k| (k.clone(), all[k].clone())).collect();
+            let args = Value::Object(args);
             let store: Arc<dyn Store> = if broken { Arc::new(Failing(f.store.clone(), vec![JOBS, POST_METRICS])) } else { f.store.clone() };
             let ws = if text.len() % 2 == 0 { f.ws.clone() } else { WorkspaceId::generate() };
-            call(&*store, &ws, kinds[pick], args).await;
+            call(&*store, &ws, tool, args).await;
         });
     }
+}
+
+#[tokio::test]
+async fn limits_outside_one_to_ten_are_refused_not_clamped() {
+    let f = fixture(0).await;
+    let s = &*f.store;
+    for (tool, base) in
+        [(&FetchTrendSignals as &dyn Tool, json!({})), (&SearchTrendSignals, json!({"query": "offline"}))]
+    {
+        let name = tool.declaration().name;
+        let with = |limit: Value| {
+            let mut args = base.clone();
+            args["limit"] = limit;
+            args
+        };
+        for bad in [json!(0), json!(11), json!(-1), json!(u64::MAX)] {
+            assert_eq!(
+                error(&call(s, &f.ws, tool, with(bad.clone())).await),
+                ("out_of_range", "invalid_input", false),
+                "{name} limit {bad}"
+            );
+        }
+        for wrong in [json!("3"), json!(2.5), json!(null)] {
+            assert_eq!(
+                error(&call(s, &f.ws, tool, with(wrong.clone())).await).0,
+                "invalid_request",
+                "{name} limit {wrong}"
+            );
+        }
+        assert_eq!(call(s, &f.ws, tool, with(json!(1))).await["data"]["count"], 1, "{name} limit 1");
+        let ten = call(s, &f.ws, tool, with(json!(10))).await;
+        assert_eq!(ten["status"], "success", "{name} limit 10");
+        assert!(ten["data"]["count"].as_u64().is_some_and(|n| (1..=10).contains(&n)), "{name}: {ten}");
+        let mut unknown = with(json!(3));
+        unknown["extra"] = json!(true);
+        assert_eq!(error(&call(s, &f.ws, tool, unknown).await).0, "invalid_request", "{name} refuses unknown fields");
+    }
+    assert_eq!(
+        error(&call(s, &f.ws, &SearchTrendSignals, json!({"limit": 3})).await).0,
+        "invalid_request",
+        "query is required"
+    );
+}
+
+#[test]
+fn declarations_are_generated_from_the_argument_types() {
+    let declared: Vec<(String, Value)> =
+        crate::tools::all().iter().map(|t| t.declaration()).map(|d| (d.name, d.parameters)).collect();
+    let limit = |what: &str| json!({"description": what, "type": "integer", "minimum": 1, "maximum": 10, "default": 5});
+    let none = json!({"type": "object", "additionalProperties": false});
+    let expected = vec![
+        (
+            "fetch_trend_signals".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {"limit": limit("How many signals to return, strongest first.")},
+                "additionalProperties": false,
+            }),
+        ),
+        (
+            "search_trend_signals".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {
+                        "description": "Words to look for in a signal's topic and summary; a signal matching any word is found.",
+                        "type": "string", "minLength": 1, "maxLength": 200,
+                    },
+                    "limit": limit("How many matching signals to return, strongest first."),
+                },
+                "required": ["query"],
+                "additionalProperties": false,
+            }),
+        ),
+        ("get_engagement_insights".to_owned(), none.clone()),
+        ("get_operator_feed".to_owned(), none.clone()),
+        (
+            "get_job_status".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {"job_id": {
+                    "description": "The id of one job of this workspace.",
+                    "type": "string",
+                    "pattern": harmonia_contracts::ids::ID_PATTERN,
+                }},
+                "required": ["job_id"],
+                "additionalProperties": false,
+            }),
+        ),
+        ("suggest_posting_windows".to_owned(), none),
+    ];
+    assert_eq!(declared, expected);
+}
+
+#[tokio::test]
+async fn undecodable_documents_are_logged_counted_and_skipped() {
+    let f = fixture(0).await;
+    let corrupt = json!({"id": "job_corrupt", "status": "no_such_status"}).as_object().cloned().expect("object");
+    create_if_absent(&*f.store, &f.ws, JOBS, &"job_corrupt".parse().expect("id"), corrupt).await.expect("store");
+    let before = harmonia_store::undecodable_documents();
+    let feed = call(&*f.store, &f.ws, &GetOperatorFeed, json!({})).await;
+    assert_eq!(feed["status"], "success", "one corrupt job does not hide the others: {feed}");
+    assert_eq!(feed["data"]["count"], 1, "the decodable job answers");
+    assert!(harmonia_store::undecodable_documents() > before, "the corrupt one is counted");
+}
+
+#[tokio::test]
+async fn the_whole_trend_dataset_is_read_past_one_page() {
+    let f = fixture(0).await;
+    let template = data::from_json(include_str!("../../../examples/trend-signals.json")).expect("signals");
+    let many: Vec<_> = (0..1005)
+        .map(|n| {
+            let mut s = template[n % template.len()].clone();
+            s.id = format!("sig-bulk-{n:04}").parse().expect("id");
+            s
+        })
+        .collect();
+    data::import(&*f.store, &many).await.expect("import");
+    let out = call(&*f.store, &f.ws, &FetchTrendSignals, json!({"limit": 10})).await;
+    assert_eq!(out["data"]["dataset_size"], 1010, "1005 imported and the 5 bundled, none cut off at 1000");
+    let scores: Vec<u64> =
+        out["data"]["signals"].as_array().expect("signals").iter().filter_map(|s| s["score"].as_u64()).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "strongest first: {scores:?}");
 }
 
 fn runtime(store: Arc<dyn Store>, model: Arc<dyn Model>) -> Runtime {

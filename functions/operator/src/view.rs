@@ -19,8 +19,7 @@ use serde_json::{Value, json};
 use crate::{Identity, OperatorState};
 
 fn key(r: &EntityRef) -> String {
-    let kind = serde_json::to_value(r.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-    format!("{kind}:{}", r.id)
+    format!("{}:{}", r.kind.as_str(), r.id)
 }
 
 /// The job view: `{layout: [A2UI messages], version, entities: {"kind:id": data}}`.

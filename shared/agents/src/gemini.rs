@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use backon::{ExponentialBuilder, Retryable};
 use harmonia_contracts::domain::TokenUsage;
 use harmonia_contracts::tool::Provenance;
 use serde_json::{Map, Value, json};
@@ -242,6 +243,56 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, ModelError> {
     })
 }
 
+/// One failed `generateContent` call, and whether another attempt may help.
+struct Failed {
+    error: ModelError,
+    transient: bool,
+}
+
+impl Failed {
+    fn transient(error: ModelError) -> Self {
+        Failed { error, transient: true }
+    }
+
+    fn fatal(error: ModelError) -> Self {
+        Failed { error, transient: false }
+    }
+}
+
+impl Gemini {
+    /// `max_attempts` in all (at least one), waiting `backoff` and then twice as long each time.
+    fn retry_policy(&self) -> ExponentialBuilder {
+        let retries = usize::try_from(self.config.max_attempts.max(1) - 1).unwrap_or(usize::MAX);
+        ExponentialBuilder::new()
+            .with_min_delay(self.config.backoff)
+            .with_factor(2.0)
+            .without_max_delay()
+            .with_max_times(retries)
+    }
+
+    /// One call: timeouts, connection failures, 429 and 5xx are transient; anything else,
+    /// including missing credentials, is final.
+    async fn call_once(&self, url: &str, body: &Value) -> Result<ModelResponse, Failed> {
+        let headers = self.auth_headers().await.map_err(Failed::fatal)?;
+        let response = self.http.post(url).headers(headers).json(body).send().await.map_err(|e| {
+            Failed::transient(ModelError::Unavailable(if e.is_timeout() { "timeout" } else { "connection" }))
+        })?;
+        let status = response.status();
+        if status.as_u16() == 429 {
+            return Err(Failed::transient(ModelError::Throttled));
+        }
+        if status.is_server_error() {
+            return Err(Failed::transient(ModelError::Unavailable("server error")));
+        }
+        if !status.is_success() {
+            return Err(Failed::fatal(ModelError::Refused("client error")));
+        }
+        let value: Value =
+            response.json().await.map_err(|_| Failed::fatal(ModelError::Refused("malformed response")))?;
+        parse_response(&value).map_err(Failed::fatal)
+    }
+}
+
 #[async_trait]
 impl Model for Gemini {
     fn name(&self) -> &str {
@@ -255,41 +306,10 @@ impl Model for Gemini {
     async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let body = request_body(request);
         let url = self.config.url();
-        let attempts = self.config.max_attempts.max(1);
-        let mut last = ModelError::Unavailable("no attempt");
-        for attempt in 1..=attempts {
-            if attempt > 1 {
-                let factor = 2u32.saturating_pow(attempt - 2);
-                tokio::time::sleep(self.config.backoff.saturating_mul(factor)).await;
-            }
-            let headers = self.auth_headers().await?;
-            let sent = self.http.post(&url).headers(headers).json(&body).send().await;
-            let response = match sent {
-                Ok(r) => r,
-                Err(e) if e.is_timeout() => {
-                    last = ModelError::Unavailable("timeout");
-                    continue;
-                }
-                Err(_) => {
-                    last = ModelError::Unavailable("connection");
-                    continue;
-                }
-            };
-            let status = response.status();
-            if status.as_u16() == 429 {
-                last = ModelError::Throttled;
-                continue;
-            }
-            if status.is_server_error() {
-                last = ModelError::Unavailable("server error");
-                continue;
-            }
-            if !status.is_success() {
-                return Err(ModelError::Refused("client error"));
-            }
-            let value: Value = response.json().await.map_err(|_| ModelError::Refused("malformed response"))?;
-            return parse_response(&value);
-        }
-        Err(last)
+        (|| self.call_once(&url, &body))
+            .retry(self.retry_policy())
+            .when(|f: &Failed| f.transient)
+            .await
+            .map_err(|f| f.error)
     }
 }

@@ -266,8 +266,11 @@ pub struct ReviewOutput {
 }
 
 /// Kinds of entity Maya may reference.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, strum::IntoStaticStr, strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum EntityKind {
     /// A job.
     Job,
@@ -287,6 +290,13 @@ pub enum EntityKind {
     PolicyResult,
     /// A publication.
     Publication,
+}
+
+impl EntityKind {
+    /// The snake_case name (the same as its serde name).
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
 }
 
 /// A typed entity reference; the host hydrates it from storage.
@@ -557,6 +567,16 @@ impl Layout {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn entity_kind_names_are_the_serde_names() {
+        use strum::IntoEnumIterator;
+        let kinds: Vec<EntityKind> = EntityKind::iter().collect();
+        assert_eq!(kinds.len(), 9);
+        for kind in kinds {
+            assert_eq!(serde_json::to_value(kind).expect("serialises").as_str(), Some(kind.as_str()), "{kind:?}");
+        }
+    }
 
     #[test]
     fn layouts_render_as_a2ui_messages_of_their_version() {

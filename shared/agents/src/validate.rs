@@ -188,7 +188,9 @@ pub fn maya(input: &MayaInput, out: &Layout) -> Result<(), Code> {
 /// - each tool whose last call failed has that error in `errors`, exactly, and `errors` holds
 ///   nothing else (`tool_error_hidden`);
 /// - a tool is called again after an error only if that error was retryable, and at most once
-///   (`retry_invalid`).
+///   (`retry_invalid`);
+/// - every recorded result is a valid tool envelope (`invalid_envelope`): one that is not
+///   cannot be checked, so it refuses the answer rather than being left out of the checks.
 pub fn nova(answer: &crate::io::Answer, steps: &[crate::runtime::Step]) -> Result<(), Code> {
     use std::collections::HashMap;
 
@@ -200,12 +202,12 @@ pub fn nova(answer: &crate::io::Answer, steps: &[crate::runtime::Step]) -> Resul
     let calls: Vec<(&str, ToolEnvelope)> = steps
         .iter()
         .filter_map(|s| match (&s.event, &s.result) {
-            (LoadEvent::DataTool(name), Some(result)) => {
-                ToolEnvelope::from_value(result.clone()).ok().map(|e| (name.as_str(), e))
-            }
+            (LoadEvent::DataTool(name), Some(result)) => Some(
+                ToolEnvelope::from_value(result.clone()).map(|e| (name.as_str(), e)).map_err(|_| Code::InvalidEnvelope),
+            ),
             _ => None,
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let mut known: HashMap<&EvidenceId, EvidenceLevel> = HashMap::new();
     for (_, envelope) in &calls {
         for e in envelope.evidence() {
@@ -256,6 +258,35 @@ pub fn nova(answer: &crate::io::Answer, steps: &[crate::runtime::Step]) -> Resul
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn nova_refuses_an_answer_over_a_result_that_is_not_an_envelope() {
+        use harmonia_contracts::tool::Provenance;
+
+        use crate::io::Answer;
+        use crate::runtime::Step;
+        use crate::skills::LoadEvent;
+
+        let answer = Answer {
+            answer: "Nothing failed.".into(),
+            claims: Vec::new(),
+            no_data: false,
+            errors: Vec::new(),
+            provenance: Provenance::Mock,
+        };
+        let step = |result: serde_json::Value| Step {
+            event: LoadEvent::DataTool("get_operator_feed".into()),
+            ok: true,
+            evidence: Vec::new(),
+            result: Some(result),
+        };
+        let failed = json!({"status": "error", "data": null, "evidence": [], "error": {
+            "code": "dependency_unavailable", "category": "unavailable", "message": "down", "retryable": false}});
+        assert_eq!(nova(&answer, &[step(failed)]), Err(Code::ToolErrorHidden), "a valid envelope is checked");
+        assert_eq!(nova(&answer, &[step(json!({"error": "down"}))]), Err(Code::InvalidEnvelope), "not skipped");
+        let ok = json!({"status": "success", "data": {}, "error": null, "evidence": []});
+        assert_eq!(nova(&answer, &[step(ok)]), Ok(()));
+    }
 
     #[test]
     fn authority_claims_are_found_but_quotes_are_exempt() {

@@ -21,8 +21,24 @@ use crate::trace::TraceParent;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A pipeline stage: one Cloud Run function each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Stage {
     /// Accept and validate a source; create the job.
     Ingest,
@@ -61,26 +77,9 @@ impl Stage {
         Stage::Verify,
     ];
 
-    /// The snake_case name.
+    /// The snake_case name (the same as its serde name).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Stage::Ingest => "ingest",
-            Stage::Analyze => "analyze",
-            Stage::Strategize => "strategize",
-            Stage::Operator => "operator",
-            Stage::Plan => "plan",
-            Stage::Draft => "draft",
-            Stage::Review => "review",
-            Stage::Policy => "policy",
-            Stage::Publish => "publish",
-            Stage::Verify => "verify",
-        }
-    }
-}
-
-impl fmt::Display for Stage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 

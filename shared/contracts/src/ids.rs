@@ -18,11 +18,26 @@ pub const MAX_ID_LEN: usize = 128;
 /// The regular expression every identifier matches (also emitted in the JSON Schemas).
 pub const ID_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
 
+/// Whether `raw` is a valid identifier; a `const fn` so that [`IdLiteral`] checks literals
+/// while the program compiles. Only ASCII qualifies, so checking bytes is checking characters.
+pub const fn is_valid_id(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    if bytes.is_empty() || bytes.len() > MAX_ID_LEN || !bytes[0].is_ascii_alphanumeric() {
+        return false;
+    }
+    let mut i = 1;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if !(c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b':' | b'-')) {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 fn check_id(kind: &'static str, raw: &str) -> Result<(), Error> {
-    let mut chars = raw.chars();
-    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric());
-    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
-    if first_ok && rest_ok && raw.len() <= MAX_ID_LEN {
+    if is_valid_id(raw) {
         Ok(())
     } else {
         Err(Error::new(
@@ -31,6 +46,25 @@ fn check_id(kind: &'static str, raw: &str) -> Result<(), Error> {
                 "{kind} must be 1-128 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
             ),
         ))
+    }
+}
+
+/// An identifier written in the source, checked when the program compiles: build it in a
+/// `const` (`const { IdLiteral::new("public") }`) and an invalid literal is a compile error, so
+/// the id types' `from_literal` constructors need no runtime failure path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IdLiteral(&'static str);
+
+impl IdLiteral {
+    /// Check `raw`; evaluated in a `const` context, an invalid id fails compilation.
+    pub const fn new(raw: &'static str) -> Self {
+        assert!(is_valid_id(raw), "an id literal must be a valid identifier");
+        Self(raw)
+    }
+
+    /// The literal.
+    pub const fn as_str(self) -> &'static str {
+        self.0
     }
 }
 
@@ -45,6 +79,11 @@ macro_rules! id_type {
             /// A new, unique, time-ordered id.
             pub fn generate() -> Self {
                 Self(format!(concat!($prefix, "_{}"), uuid::Uuid::now_v7().simple()))
+            }
+
+            /// The id a checked literal names; infallible because [`IdLiteral`] was checked.
+            pub fn from_literal(literal: IdLiteral) -> Self {
+                Self(literal.as_str().to_owned())
             }
 
             /// The id as text.
@@ -179,6 +218,15 @@ mod tests {
         }
         assert!("ws-1.a:b_c".parse::<WorkspaceId>().is_ok());
         assert!("a".repeat(128).parse::<WorkspaceId>().is_ok());
+    }
+
+    #[test]
+    fn literals_are_checked_ids() {
+        const PUBLIC: IdLiteral = IdLiteral::new("public");
+        assert_eq!(WorkspaceId::from_literal(PUBLIC), "public".parse::<WorkspaceId>().expect("valid"));
+        assert!(!is_valid_id("not an id") && !is_valid_id("") && !is_valid_id(&"a".repeat(129)));
+        // Outside a const context an invalid literal panics; it never becomes some other id.
+        assert!(std::panic::catch_unwind(|| IdLiteral::new("not an id")).is_err());
     }
 
     #[test]

@@ -20,5 +20,8 @@ pub mod time;
 pub mod tool;
 pub mod trace;
 
+#[cfg(test)]
+mod names;
+
 pub use error::{AgentContractError, Category, Code, Error, ErrorBody};
 pub use roles::Role;

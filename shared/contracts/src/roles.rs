@@ -1,13 +1,27 @@
 //! The cast of agent roles (spec/agent-platform.md).
 
-use std::fmt;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One of the eight agent roles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Role {
     /// Coordinator: routes one bounded task to exactly one specialist.
     Harmonia,
@@ -34,21 +48,6 @@ impl Role {
 
     /// The lowercase name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Harmonia => "harmonia",
-            Role::Nimi => "nimi",
-            Role::Ryan => "ryan",
-            Role::Temi => "temi",
-            Role::Noni => "noni",
-            Role::Dara => "dara",
-            Role::Maya => "maya",
-            Role::Nova => "nova",
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }

@@ -28,11 +28,7 @@ pub struct ApprovalRecord {
 
 /// The id of a job's decision on `subject`.
 pub fn approval_id(job: &JobId, subject: ApprovalSubject) -> DocId {
-    let subject = match subject {
-        ApprovalSubject::Strategy => "strategy",
-        ApprovalSubject::Draft => "draft",
-    };
-    doc_id(format!("{job}.{subject}"))
+    doc_id(format!("{job}.{}", subject.as_str()))
 }
 
 /// The version a decision on `subject` must name right now, for a job in `status`.

@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use backon::{ExponentialBuilder, Retryable};
 use chrono::{DateTime, Utc};
 use firestore::gcloud_sdk::google::firestore::v1 as fs;
 use firestore::gcloud_sdk::prost_types::Timestamp;
@@ -31,7 +32,7 @@ use harmonia_store::{Collection, Direction, Document, Error, Query, Store, Write
 use crate::convert::{from_firestore_map, to_firestore_map};
 
 /// Optimistic commit attempts before reporting [`Error::Conflict`].
-const COMMIT_ATTEMPTS: u32 = 12;
+const COMMIT_ATTEMPTS: usize = 12;
 
 fn status_error(status: &Status) -> Error {
     match status.code() {
@@ -291,17 +292,20 @@ impl Store for FirestoreStore {
     #[tracing::instrument(name = "store.commit", level = "debug", skip_all, fields(db = "firestore", writes = writes.len()))]
     async fn commit(&self, workspace: &WorkspaceId, writes: Vec<Write>) -> Result<(), Error> {
         Write::validate_batch(&writes)?;
-        for attempt in 1..=COMMIT_ATTEMPTS {
-            match self.try_commit(workspace, &writes).await {
-                Err(Error::Conflict) if attempt < COMMIT_ATTEMPTS => {
-                    let jitter = u64::from(uuid::Uuid::new_v4().as_fields().1) % (10 * u64::from(attempt) + 1);
-                    tokio::time::sleep(Duration::from_millis(5 + jitter)).await;
-                }
-                other => return other,
-            }
-        }
-        Err(Error::Conflict)
+        // The try reads afresh each time, so a retry sees whatever change made the last one lose.
+        (|| self.try_commit(workspace, &writes)).retry(commit_backoff()).when(|e| matches!(e, Error::Conflict)).await
     }
+}
+
+/// Waits between lost commit races: 5 ms growing to at most 120 ms, each stretched by a random
+/// fraction so that racing writers do not collide again in lockstep; [`COMMIT_ATTEMPTS`] in all.
+fn commit_backoff() -> ExponentialBuilder {
+    ExponentialBuilder::new()
+        .with_min_delay(Duration::from_millis(5))
+        .with_max_delay(Duration::from_millis(120))
+        .with_factor(1.5)
+        .with_jitter()
+        .with_max_times(COMMIT_ATTEMPTS - 1)
 }
 
 #[cfg(test)]

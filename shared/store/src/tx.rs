@@ -2,6 +2,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
+use backon::{ExponentialBuilder, Retryable};
 use harmonia_contracts::ids::{DocId, WorkspaceId};
 use serde_json::{Map, Value};
 
@@ -96,23 +97,61 @@ impl<'a> Tx<'a> {
 }
 
 /// Run `attempt` until it does not fail with [`Error::Conflict`], at most `max_attempts`
-/// times, with a short jittered backoff between attempts. Each attempt must begin its own
-/// [`Tx`] and read afresh.
-pub async fn run_transaction<T, F, Fut>(max_attempts: u32, mut attempt: F) -> Result<T, Error>
+/// times, with a short jittered exponential backoff between attempts. Each attempt must begin
+/// its own [`Tx`] and read afresh. Any other error, and the last conflict, is returned as is.
+pub async fn run_transaction<T, F, Fut>(max_attempts: u32, attempt: F) -> Result<T, Error>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, Error>>,
 {
-    let mut n = 0;
-    loop {
-        n += 1;
-        match attempt().await {
-            Err(Error::Conflict) if n < max_attempts => {
-                let cap = 2u64.saturating_pow(n.min(6));
-                let jitter = u64::from(uuid::Uuid::new_v4().as_fields().1) % (cap * 5 + 1);
-                tokio::time::sleep(Duration::from_millis(1 + jitter)).await;
-            }
-            other => return other,
-        }
+    attempt.retry(conflict_backoff(max_attempts)).when(|e| matches!(e, Error::Conflict)).await
+}
+
+/// Waits between transaction attempts: 2 ms doubling to at most 320 ms, each stretched by a
+/// random fraction so that contending writers spread out instead of colliding again.
+/// `max_attempts` counts the first attempt; zero behaves as one.
+fn conflict_backoff(max_attempts: u32) -> ExponentialBuilder {
+    let retries = usize::try_from(max_attempts.saturating_sub(1)).unwrap_or(usize::MAX);
+    ExponentialBuilder::new()
+        .with_min_delay(Duration::from_millis(2))
+        .with_max_delay(Duration::from_millis(320))
+        .with_factor(2.0)
+        .with_jitter()
+        .with_max_times(retries)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    async fn count_attempts(max_attempts: u32, fail_with: fn(u32) -> Option<Error>) -> (Result<u32, Error>, u32) {
+        let calls = AtomicU32::new(0);
+        let result = run_transaction(max_attempts, || {
+            let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+            async move { fail_with(n).map_or(Ok(n), Err) }
+        })
+        .await;
+        (result, calls.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test]
+    async fn conflicts_are_retried_up_to_the_attempt_limit() {
+        let (result, calls) = count_attempts(4, |_| Some(Error::Conflict)).await;
+        assert!(matches!(result, Err(Error::Conflict)), "{result:?}");
+        assert_eq!(calls, 4);
+        let (result, calls) = count_attempts(4, |n| (n < 3).then_some(Error::Conflict)).await;
+        assert_eq!(result.ok(), Some(3));
+        assert_eq!(calls, 3);
+        let (_, calls) = count_attempts(0, |_| Some(Error::Conflict)).await;
+        assert_eq!(calls, 1, "zero attempts still runs once");
+    }
+
+    #[tokio::test]
+    async fn other_errors_are_not_retried() {
+        let (result, calls) = count_attempts(4, |_| Some(Error::PreconditionFailed)).await;
+        assert!(matches!(result, Err(Error::PreconditionFailed)), "{result:?}");
+        assert_eq!(calls, 1);
     }
 }

@@ -430,8 +430,7 @@ pub(super) fn maya(c: &Conversation<'_>) -> Result<Step, ModelError> {
             children.push(cid.clone());
             components.push(ComponentNode { id: cid, component: Component::Entity { entity: entity.clone() } });
         }
-        let title =
-            serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(|s| s.replace('_', " "))).unwrap_or_default();
+        let title = kind.as_str().replace('_', " ");
         let card = format!("card-{k}");
         cards.push(card.clone());
         components.push(ComponentNode { id: card, component: Component::Card { title, children } });

@@ -20,8 +20,22 @@ use crate::roles::Role;
 /// published -> verified
 /// any non-terminal -> failed
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum JobStatus {
     /// Source stored, analysis pending.
     Ingested,
@@ -64,6 +78,11 @@ pub enum JobStatus {
 }
 
 impl JobStatus {
+    /// The snake_case name (the same as its serde name).
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
     /// Whether nothing more happens to the job automatically.
     pub fn is_terminal(self) -> bool {
         matches!(

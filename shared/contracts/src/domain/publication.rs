@@ -6,13 +6,23 @@ use crate::error::Code;
 use crate::ids::{DraftId, JobId, OperatorId, PostId};
 
 /// What a human decision is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, strum::IntoStaticStr, strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ApprovalSubject {
     /// Ryan's strategy.
     Strategy,
     /// A reviewed, policy-passed draft.
     Draft,
+}
+
+impl ApprovalSubject {
+    /// The snake_case name (the same as its serde name).
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
 }
 
 /// A human decision.

@@ -5,8 +5,23 @@ use super::Timestamp;
 use crate::ids::WorkspaceId;
 
 /// A social platform Harmonia writes for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Platform {
     /// X: 280 weighted characters.
     X,
@@ -36,17 +51,9 @@ impl Platform {
         Platform::Tiktok,
     ];
 
-    /// The snake_case name.
+    /// The snake_case name (the same as its serde name).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Platform::X => "x",
-            Platform::Linkedin => "linkedin",
-            Platform::Instagram => "instagram",
-            Platform::Threads => "threads",
-            Platform::Bluesky => "bluesky",
-            Platform::Youtube => "youtube",
-            Platform::Tiktok => "tiktok",
-        }
+        self.into()
     }
 }
 

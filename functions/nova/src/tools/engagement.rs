@@ -1,0 +1,104 @@
+//! `get_engagement_insights`: this workspace's measured posts and per-platform takeaways.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use harmonia_contracts::domain::PostMetrics;
+use harmonia_contracts::ids::WorkspaceId;
+use harmonia_contracts::tool::Provenance;
+use harmonia_pipeline::records::POST_METRICS;
+use harmonia_store::Store;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::outcome::{Fail, Found, dataset, record};
+use super::read::{every, read, workspace};
+use super::{NovaTool, WORKSPACE_TIMEOUT};
+
+/// How many posts the answer lists (and cites individually).
+const LISTED: usize = 10;
+
+/// Measured posts of this workspace, most engaging first, and takeaways per platform.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GetEngagementInsights;
+
+/// `get_engagement_insights` takes no arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EngagementArgs {}
+
+#[async_trait]
+impl NovaTool for GetEngagementInsights {
+    const NAME: &'static str = "get_engagement_insights";
+    const DESCRIPTION: &'static str = "Measured posts of this workspace and takeaways.";
+    const DEADLINE: Duration = WORKSPACE_TIMEOUT;
+    type Args = EngagementArgs;
+
+    async fn run(&self, store: &dyn Store, ws: &WorkspaceId, _: EngagementArgs) -> Result<Found, Fail> {
+        read(Self::DEADLINE, || workspace(store, ws)).await?;
+        let mut posts = read(Self::DEADLINE, || metrics(store, ws)).await?;
+        posts.sort_by(|a, b| rate(b).total_cmp(&rate(a)));
+        let listed = &posts[..posts.len().min(LISTED)];
+        let mut evidence =
+            listed.iter().map(|m| record(&evidence_id(m), m.provenance)).collect::<Result<Vec<_>, _>>()?;
+        if !posts.is_empty() {
+            evidence.push(dataset("dataset-engagement", any_mock(&posts))?);
+        }
+        let items: Vec<Value> = listed.iter().map(item).collect();
+        Ok(Found::new([
+            ("posts", Value::Array(items)),
+            ("count", json!(posts.len())),
+            ("takeaways", Value::Array(takeaways(&posts))),
+        ])
+        .cite(evidence))
+    }
+}
+
+/// Every measured post of the workspace.
+pub(super) async fn metrics(store: &dyn Store, ws: &WorkspaceId) -> Result<Vec<PostMetrics>, Fail> {
+    every(store, ws, POST_METRICS).await
+}
+
+/// Interactions per impression (0 for a post nobody saw).
+pub(super) fn rate(m: &PostMetrics) -> f64 {
+    if m.impressions == 0 {
+        0.0
+    } else {
+        (m.reactions + m.comments + m.shares + m.clicks) as f64 / m.impressions as f64
+    }
+}
+
+/// Four decimals: enough to compare, short enough to quote.
+pub(super) fn round(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+pub(super) fn any_mock(posts: &[PostMetrics]) -> bool {
+    posts.iter().any(|m| m.provenance == Provenance::Mock)
+}
+
+fn evidence_id(m: &PostMetrics) -> String {
+    format!("metric-{}", m.post)
+}
+
+fn item(m: &PostMetrics) -> Value {
+    json!({"evidence_id": evidence_id(m), "platform": m.platform, "published_at": m.published_at,
+           "impressions": m.impressions, "engagement_rate": round(rate(m)), "provenance": m.provenance})
+}
+
+/// Mean engagement rate and post count per platform.
+fn takeaways(posts: &[PostMetrics]) -> Vec<Value> {
+    let mut by_platform: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for m in posts {
+        by_platform.entry(m.platform.as_str()).or_default().push(rate(m));
+    }
+    by_platform
+        .iter()
+        .map(|(platform, rates)| {
+            let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+            json!({"platform": platform, "posts": rates.len(), "mean_engagement_rate": round(mean)})
+        })
+        .collect()
+}

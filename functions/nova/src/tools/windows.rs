@@ -1,0 +1,91 @@
+//! `suggest_posting_windows`: UTC windows learnt from this workspace's measured posts.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{Datelike, Timelike};
+use harmonia_contracts::Code;
+use harmonia_contracts::domain::PostMetrics;
+use harmonia_contracts::ids::WorkspaceId;
+use harmonia_store::Store;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::engagement::{any_mock, metrics, rate, round};
+use super::outcome::{Fail, Found, dataset};
+use super::read::{read, workspace};
+use super::{MIN_HISTORY, NovaTool, WORKSPACE_TIMEOUT};
+
+/// How many windows the answer suggests.
+const SUGGESTED: usize = 3;
+
+/// UTC posting windows computed from measured history, with the basis.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SuggestPostingWindows;
+
+/// `suggest_posting_windows` takes no arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WindowsArgs {}
+
+/// One (platform, UTC weekday, UTC hour) slot with its measured posts.
+struct Slot {
+    platform: String,
+    weekday: u32,
+    hour: u32,
+    posts: usize,
+    mean_rate: f64,
+}
+
+#[async_trait]
+impl NovaTool for SuggestPostingWindows {
+    const NAME: &'static str = "suggest_posting_windows";
+    const DESCRIPTION: &'static str = "UTC posting windows computed from measured history, with the basis.";
+    const DEADLINE: Duration = WORKSPACE_TIMEOUT;
+    type Args = WindowsArgs;
+
+    async fn run(&self, store: &dyn Store, ws: &WorkspaceId, _: WindowsArgs) -> Result<Found, Fail> {
+        read(Self::DEADLINE, || workspace(store, ws)).await?;
+        let posts = read(Self::DEADLINE, || metrics(store, ws)).await?;
+        if posts.len() < MIN_HISTORY {
+            return Err(Fail::code(
+                Code::InsufficientHistory,
+                "There are fewer than 5 measured posts to learn posting windows from.",
+            ));
+        }
+        let windows: Vec<Value> = ranked(&posts).iter().take(SUGGESTED).map(window).collect();
+        let basis =
+            json!({"measured_posts": posts.len(), "method": "mean engagement rate by platform, UTC weekday and hour"});
+        Ok(Found::new([("count", json!(windows.len())), ("windows", Value::Array(windows)), ("basis", basis)])
+            .cite([dataset("dataset-engagement", any_mock(&posts))?]))
+    }
+}
+
+/// Slots by mean engagement rate, then by how many posts back them.
+fn ranked(posts: &[PostMetrics]) -> Vec<Slot> {
+    let mut slots: BTreeMap<(String, u32, u32), Vec<f64>> = BTreeMap::new();
+    for m in posts {
+        let t = m.published_at;
+        let key = (m.platform.as_str().to_owned(), t.weekday().num_days_from_monday(), t.hour());
+        slots.entry(key).or_default().push(rate(m));
+    }
+    let mut ranked: Vec<Slot> = slots
+        .into_iter()
+        .map(|((platform, weekday, hour), rates)| Slot {
+            platform,
+            weekday,
+            hour,
+            posts: rates.len(),
+            mean_rate: rates.iter().sum::<f64>() / rates.len() as f64,
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.mean_rate.total_cmp(&a.mean_rate).then(b.posts.cmp(&a.posts)));
+    ranked
+}
+
+fn window(s: &Slot) -> Value {
+    json!({"platform": s.platform, "weekday": s.weekday, "window": format!("{:02}:00-{:02}:00 UTC", s.hour, (s.hour + 1) % 24),
+           "basis": {"measured_posts": s.posts, "mean_engagement_rate": round(s.mean_rate)}})
+}
