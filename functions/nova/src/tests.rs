@@ -271,6 +271,11 @@ async fn limits_outside_one_to_ten_are_refused_not_clamped() {
         "invalid_request",
         "query is required"
     );
+    assert_eq!(
+        error(&call(s, &f.ws, &GetOperatorFeed, json!({"limit": 0})).await).0,
+        "invalid_request",
+        "a limit the tool does not declare is an unknown field, not out of range"
+    );
 }
 
 #[test]

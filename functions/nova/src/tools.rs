@@ -90,7 +90,7 @@ pub(crate) fn declaration<T: NovaTool>() -> FunctionDeclaration {
 
 /// Parse the arguments, run the tool and wrap the result in its envelope.
 async fn answer<T: NovaTool>(tool: &T, ctx: &ToolContext<'_>, args: &Value) -> Result<Value, ToolFailure> {
-    let result = match parse::<T::Args>(args) {
+    let result = match parse::<T>(args) {
         Ok(args) => tool.run(ctx.store, ctx.workspace, args).await,
         Err(refused) => Err(refused),
     };
@@ -98,15 +98,17 @@ async fn answer<T: NovaTool>(tool: &T, ctx: &ToolContext<'_>, args: &Value) -> R
 }
 
 /// Arguments as the declaration describes them. serde reports why a value was refused only
-/// as text, so the one refusal the contract types (a limit outside 1-10) is recognised from
-/// the value itself with the same [`Limit`] parser; any other mismatch is `invalid_request`.
-fn parse<A: DeserializeOwned>(args: &Value) -> Result<A, Fail> {
-    A::deserialize(args).map_err(|_| match args.get("limit") {
-        Some(n @ Value::Number(_)) if n.is_i64() || n.is_u64() => match Limit::deserialize(n) {
-            Err(_) => Fail::out_of_range(),
-            Ok(_) => Fail::invalid_arguments(),
-        },
-        _ => Fail::invalid_arguments(),
+/// as text, so the one refusal the contract types (a declared `limit` outside 1-10) is
+/// recognised from the value itself with the same [`Limit`] parser; any other mismatch,
+/// including a `limit` the tool does not declare, is `invalid_request`.
+fn parse<T: NovaTool>(args: &Value) -> Result<T::Args, Fail> {
+    T::Args::deserialize(args).map_err(|_| {
+        let limit = args.get("limit").filter(|n| n.is_i64() || n.is_u64());
+        let declared = || declaration::<T>().parameters["properties"].get("limit").is_some();
+        match limit {
+            Some(n) if Limit::deserialize(n).is_err() && declared() => Fail::out_of_range(),
+            _ => Fail::invalid_arguments(),
+        }
     })
 }
 
