@@ -17,7 +17,8 @@
 //! | `HARMONIA_GOOGLE_JWKS`, `HARMONIA_GOOGLE_AUDIENCE`, `HARMONIA_GOOGLE_PRINCIPALS` | — | Google-signed ID tokens: key set file, expected audience, email → identity file |
 //! | `HARMONIA_SKILLS_DIR` | the image's `/app/skills` | skills folder |
 //! | `HARMONIA_LOG` | `info` | log filter; `HARMONIA_LOG_FORMAT=json` for Cloud Logging |
-//! | `HARMONIA_OTLP_ENDPOINT` | unset | OTLP/HTTP collector for traces and metrics (off when unset) |
+//! | `HARMONIA_OTLP_ENDPOINT` | unset | OTLP/HTTP collector for metrics, and for spans unless `HARMONIA_TRACE_EXPORTER` says otherwise (off when unset) |
+//! | `HARMONIA_TRACE_EXPORTER` | `otlp` with an endpoint, else `none` | span exporter: `otlp`, `cloud_trace` (Cloud Trace's API in `GOOGLE_CLOUD_PROJECT`) or `none` |
 //! | `HARMONIA_STEP_LEASE_SECS` | `300` | how long a step's in-flight claim holds off duplicates (the longest ack deadline) |
 //! | `HARMONIA_FAULT_DELAY_MS` | `0` | resilience drills: push functions hold each delivery this long before the step runs |
 //! | `HARMONIA_FAULT_RESPONSE_HOLD_MS` | `0` | resilience drills: hold each HTTP response this long after the work is done |
@@ -207,13 +208,26 @@ pub async fn provision(
 }
 
 /// Log to stderr (human-readable, or Cloud Logging JSON with `HARMONIA_LOG_FORMAT=json`), and
-/// export traces and metrics over OTLP when `HARMONIA_OTLP_ENDPOINT` is set (off by default).
-pub fn init_telemetry(function: &str) -> harmonia_telemetry::Exporters {
-    let format =
-        harmonia_telemetry::Format::from_name(var("HARMONIA_LOG_FORMAT").as_deref(), var("GOOGLE_CLOUD_PROJECT"));
-    let otlp = var("HARMONIA_OTLP_ENDPOINT")
-        .map(|endpoint| harmonia_telemetry::Otlp { endpoint, service: format!("harmonia-{function}") });
-    harmonia_telemetry::init_with(format, &var("HARMONIA_LOG").unwrap_or_else(|| "info".into()), otlp)
+/// export spans to OTLP (`HARMONIA_OTLP_ENDPOINT`) or Cloud Trace as `HARMONIA_TRACE_EXPORTER`
+/// selects, and metrics to the OTLP endpoint. Off by default. An invalid selection or endpoint,
+/// or an exporter that cannot be built, is an error (logging is installed either way, so the
+/// caller can report it).
+pub async fn init_telemetry(function: &str) -> Result<harmonia_telemetry::Exporters, harmonia_telemetry::Error> {
+    let project = var("GOOGLE_CLOUD_PROJECT");
+    let format = harmonia_telemetry::Format::from_name(var("HARMONIA_LOG_FORMAT").as_deref(), project.clone());
+    let filter = var("HARMONIA_LOG").unwrap_or_else(|| "info".into());
+    let export = (|| {
+        let exporter = var(harmonia_telemetry::TRACE_EXPORTER_VAR).map(|v| v.parse()).transpose()?;
+        let otlp = var("HARMONIA_OTLP_ENDPOINT").map(|v| v.parse()).transpose()?;
+        harmonia_telemetry::Export::resolve(format!("harmonia-{function}"), exporter, otlp, project)
+    })();
+    match export {
+        Ok(export) => harmonia_telemetry::init_with(format, &filter, &export).await,
+        Err(e) => {
+            harmonia_telemetry::init(format, &filter);
+            Err(e)
+        }
+    }
 }
 
 /// Run a pipeline stage function until SIGTERM; this is a stage binary's whole `main`.
@@ -228,7 +242,13 @@ pub async fn run(
     tools: Vec<Arc<dyn Tool>>,
     app: impl FnOnce(Arc<Env>) -> Result<Router, Error>,
 ) -> std::process::ExitCode {
-    let _exporters = init_telemetry(function);
+    let _exporters = match init_telemetry(function).await {
+        Ok(exporters) => exporters,
+        Err(e) => {
+            tracing::error!(function, error = %e, "telemetry could not be configured");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     if !FUNCTIONS.contains(&function) {
         tracing::error!(function, "unknown function");
         return std::process::ExitCode::FAILURE;
