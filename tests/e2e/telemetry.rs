@@ -301,6 +301,17 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
     for name in ["process source.ingested", "invoke_agent nimi", "generate_content offline", "store.commit"] {
         assert!(in_trace.contains(&name), "a {name} span in the job's trace: {in_trace:?}");
     }
+    // The failing invocation's span says how it failed, by code only.
+    let failed_invocation = exported
+        .iter()
+        .find(|s| {
+            s.name == "invoke_agent ryan"
+                && s.attributes
+                    .iter()
+                    .any(|kv| kv.key.as_str() == "error.type" && kv.value.as_str() == "schema_violation")
+        })
+        .expect("the failing invocation's span carries its error code");
+    assert!(matches!(failed_invocation.status, opentelemetry::trace::Status::Error { .. }));
     let spans: Vec<String> = exported.iter().map(|s| format!("{s:?}")).collect();
     let metrics = format!("{:?}", captured.metrics.get_finished_metrics().expect("metrics"));
     assert!(

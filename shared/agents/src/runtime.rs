@@ -272,8 +272,7 @@ impl Runtime {
             harmonia.stage = %seed.stage,
             "error.type" = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
-            agent = %role,
-            stage = %seed.stage,
+            // The ids correlate log lines with the trace (Cloud Logging's trace field).
             trace_id = %seed.trace.trace_id(),
             span_id = tracing::field::Empty,
         );
@@ -400,7 +399,6 @@ impl Runtime {
             gen_ai.usage.output_tokens = tracing::field::Empty,
             "error.type" = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
-            model,
         );
         let clock = Instant::now();
         let result = self.model.generate(request).instrument(span.clone()).await;
@@ -412,9 +410,10 @@ impl Runtime {
                 (None, Some((u64::from(usage.input_tokens), u64::from(usage.output_tokens))))
             }
             Err(e) => {
-                span.record("error.type", model_error_type(e));
+                let error = model_error_type(e);
+                span.record("error.type", error);
                 span.record("otel.status_code", "ERROR");
-                (Some(model_error_type(e)), None)
+                (Some(error), None)
             }
         };
         genai::record(&genai::Operation {
@@ -584,15 +583,14 @@ impl Runtime {
                 };
                 // `tool` is a registered name here, never free model text.
                 let span = tracing::info_span!(
-                        "tool",
-                        otel.name = %format_args!("execute_tool {tool}"),
-                        gen_ai.operation.name = harmonia_telemetry::genai::EXECUTE_TOOL,
-                        gen_ai.tool.name = tool,
-                        "gen_ai.tool.type" = "function",
-                        "error.type" = tracing::field::Empty,
-                otel.status_code = tracing::field::Empty,
-                        tool,
-                    );
+                    "tool",
+                    otel.name = %format_args!("execute_tool {tool}"),
+                    gen_ai.operation.name = harmonia_telemetry::genai::EXECUTE_TOOL,
+                    gen_ai.tool.name = tool,
+                    "gen_ai.tool.type" = "function",
+                    "error.type" = tracing::field::Empty,
+                    otel.status_code = tracing::field::Empty,
+                );
                 let result = implementation.call(ctx, args).instrument(span.clone()).await;
                 if let Err(e) = &result {
                     span.record("error.type", tool_error_type(e));

@@ -38,7 +38,7 @@ pub(crate) fn created<P: EventPayload>(topic_prefix: &str, event: &mut StageEven
         "create",
         otel.name = %format_args!("create {}", P::TOPIC),
         otel.kind = "producer",
-        messaging.operation.type = "create",
+        "messaging.operation.type" = "create",
         messaging.operation.name = "create",
         messaging.destination.name = %format_args!("{topic_prefix}{}", P::TOPIC),
         harmonia.stage = %event.stage,
