@@ -455,3 +455,35 @@ async fn a_jobs_exported_spans_form_one_tree() {
         assert_eq!(span.parent_span_id, id("parent_span_id"), "{record}");
     }
 }
+
+/// A function started with a trace-export selection it cannot honour exits non-zero before
+/// serving, and its log names the variable to fix. (Each case fails before any network call.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_trace_export_selection_stops_start_up_naming_the_variable() {
+    let cases: [(&[(&str, &str)], &str); 4] = [
+        (&[("HARMONIA_TRACE_EXPORTER", "zipkin")], "HARMONIA_TRACE_EXPORTER must be otlp, cloud_trace or none"),
+        (&[("HARMONIA_TRACE_EXPORTER", "cloud_trace")], "GOOGLE_CLOUD_PROJECT"),
+        (&[("HARMONIA_TRACE_EXPORTER", "otlp")], "HARMONIA_OTLP_ENDPOINT"),
+        (&[("HARMONIA_OTLP_ENDPOINT", "collector:4318")], "HARMONIA_OTLP_ENDPOINT must be an absolute"),
+    ];
+    for (env, expected) in cases {
+        let mut command = tokio::process::Command::new(harmonia_e2e::FunctionProcess::binary("analyze"));
+        command
+            .env_remove("GOOGLE_CLOUD_PROJECT")
+            .env_remove("HARMONIA_OTLP_ENDPOINT")
+            .env_remove("HARMONIA_TRACE_EXPORTER")
+            .env("PORT", "0")
+            .env("HARMONIA_BIND", "127.0.0.1")
+            .kill_on_drop(true);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let output = tokio::time::timeout(Duration::from_secs(30), command.output())
+            .await
+            .expect("it stops at once")
+            .expect("it runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{env:?} must not start");
+        assert!(stderr.contains("telemetry could not be configured") && stderr.contains(expected), "{env:?}: {stderr}");
+    }
+}

@@ -218,7 +218,9 @@ pub async fn init_telemetry(function: &str) -> Result<harmonia_telemetry::Export
     let filter = var("HARMONIA_LOG").unwrap_or_else(|| "info".into());
     let export = (|| {
         let exporter = var(harmonia_telemetry::TRACE_EXPORTER_VAR).map(|v| v.parse()).transpose()?;
-        let otlp = var("HARMONIA_OTLP_ENDPOINT").map(|v| v.parse()).transpose()?;
+        let otlp = var("HARMONIA_OTLP_ENDPOINT")
+            .map(|v| harmonia_telemetry::OtlpEndpoint::from_var("HARMONIA_OTLP_ENDPOINT", &v))
+            .transpose()?;
         harmonia_telemetry::Export::resolve(format!("harmonia-{function}"), exporter, otlp, project)
     })();
     match export {

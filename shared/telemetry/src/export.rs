@@ -20,8 +20,11 @@ pub enum Error {
     #[error("{TRACE_EXPORTER_VAR} must be otlp, cloud_trace or none")]
     UnknownTraceExporter,
     /// The OTLP endpoint is not an absolute http or https URL.
-    #[error("the OTLP endpoint must be an absolute http:// or https:// URL")]
-    InvalidOtlpEndpoint,
+    #[error("{variable} must be an absolute http:// or https:// URL")]
+    InvalidOtlpEndpoint {
+        /// The variable it was read from.
+        variable: &'static str,
+    },
     /// OTLP span export was selected without an endpoint.
     #[error("{TRACE_EXPORTER_VAR}=otlp needs an OTLP endpoint (HARMONIA_OTLP_ENDPOINT)")]
     OtlpEndpointMissing,
@@ -42,6 +45,17 @@ pub enum Error {
 pub struct OtlpEndpoint(String);
 
 impl OtlpEndpoint {
+    /// Parse the value of `variable` (named in the error, so start-up says what to fix).
+    pub fn from_var(variable: &'static str, value: &str) -> Result<Self, Error> {
+        let invalid = || Error::InvalidOtlpEndpoint { variable };
+        let uri: http::Uri = value.parse().map_err(|_| invalid())?;
+        let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
+        if !scheme_ok || uri.authority().is_none() || uri.query().is_some() {
+            return Err(invalid());
+        }
+        Ok(Self(value.trim_end_matches('/').to_owned()))
+    }
+
     /// The base URL, without a trailing slash.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -49,18 +63,6 @@ impl OtlpEndpoint {
 
     fn signal(&self, signal: &str) -> String {
         format!("{}/v1/{signal}", self.0)
-    }
-}
-
-impl FromStr for OtlpEndpoint {
-    type Err = Error;
-    fn from_str(raw: &str) -> Result<Self, Error> {
-        let uri: http::Uri = raw.parse().map_err(|_| Error::InvalidOtlpEndpoint)?;
-        let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
-        if !scheme_ok || uri.authority().is_none() || uri.query().is_some() {
-            return Err(Error::InvalidOtlpEndpoint);
-        }
-        Ok(Self(raw.trim_end_matches('/').to_owned()))
     }
 }
 
@@ -242,7 +244,7 @@ mod tests {
     use super::*;
 
     fn endpoint() -> OtlpEndpoint {
-        "http://collector:4318/".parse().expect("endpoint")
+        OtlpEndpoint::from_var("X", "http://collector:4318/").expect("endpoint")
     }
 
     #[test]
@@ -250,7 +252,9 @@ mod tests {
         assert_eq!(endpoint().as_str(), "http://collector:4318");
         assert_eq!(endpoint().signal("traces"), "http://collector:4318/v1/traces");
         for bad in ["", "collector:4318", "ftp://collector", "/v1", "http://collector?x=1", "not a url"] {
-            assert!(matches!(bad.parse::<OtlpEndpoint>(), Err(Error::InvalidOtlpEndpoint)), "{bad}");
+            let error = OtlpEndpoint::from_var("OTEL_EXPORTER_OTLP_ENDPOINT", bad).expect_err(bad);
+            assert!(matches!(error, Error::InvalidOtlpEndpoint { variable: "OTEL_EXPORTER_OTLP_ENDPOINT" }), "{bad}");
+            assert!(error.to_string().starts_with("OTEL_EXPORTER_OTLP_ENDPOINT must be"));
         }
     }
 

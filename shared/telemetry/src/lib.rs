@@ -300,8 +300,8 @@ mod tests {
         use opentelemetry::metrics::MeterProvider as _;
         use opentelemetry::trace::TracerProvider as _;
         let (endpoint, seen) = receiver();
-        let export = Export::resolve("harmonia-test", None, Some(endpoint.parse().expect("endpoint")), None)
-            .expect("an endpoint selects OTLP");
+        let endpoint = OtlpEndpoint::from_var("HARMONIA_OTLP_ENDPOINT", &endpoint).expect("endpoint");
+        let export = Export::resolve("harmonia-test", None, Some(endpoint), None).expect("an endpoint selects OTLP");
         let exporters = providers(&export).await.expect("exporters configure");
         let (tracer, meter) = (exporters.tracer().expect("spans").clone(), exporters.meter().expect("metrics").clone());
         let otel = tracing_opentelemetry::layer().with_tracer(tracer.tracer("harmonia"));
