@@ -139,7 +139,7 @@ impl InvokeError {
 
 /// Count the invocation (`harmonia.agent.invocations`, by agent, stage and outcome code) and
 /// record its duration as a GenAI `invoke_agent` operation. Its tokens are recorded per model
-/// call (see [`Runtime::generate`]), where the conventions put them. The global meter provider
+/// call (see [`generate`]), where the conventions put them. The global meter provider
 /// is a no-op unless telemetry export is configured.
 fn record_metrics(activity: &ActivityRecord, provider: &str) {
     use opentelemetry::KeyValue;
@@ -162,7 +162,7 @@ fn record_metrics(activity: &ActivityRecord, provider: &str) {
         provider,
         model: &activity.model,
         agent: activity.agent.as_str(),
-        stage: activity.stage.as_str(),
+        stage: Some(activity.stage.as_str()),
         error,
         seconds: activity.duration_us as f64 / 1_000_000.0,
         tokens: None,
@@ -187,6 +187,58 @@ fn model_error_type(e: &crate::model::ModelError) -> &'static str {
         ModelError::Refused(_) => "refused",
         ModelError::Exhausted => "exhausted",
     }
+}
+
+/// One model call, in a GenAI client span (`generate_content {model}`) carrying its token
+/// counts, and recorded in the GenAI client metrics (labelled with `stage` when the call serves
+/// one). Never records the request or the answer.
+pub(crate) async fn generate(
+    model: &dyn Model,
+    request: &ModelRequest,
+    stage: Option<Stage>,
+) -> Result<crate::model::ModelResponse, crate::model::ModelError> {
+    use harmonia_telemetry::genai;
+    let (name, provider) = (model.name(), model.provider());
+    let span = tracing::info_span!(
+        "model.generate",
+        otel.name = %format_args!("{} {name}", genai::GENERATE_CONTENT),
+        otel.kind = "client",
+        gen_ai.operation.name = genai::GENERATE_CONTENT,
+        gen_ai.provider.name = provider,
+        gen_ai.request.model = name,
+        gen_ai.agent.name = %request.role,
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+        "error.type" = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+    );
+    let clock = Instant::now();
+    let result = model.generate(request).instrument(span.clone()).await;
+    let (error, tokens) = match &result {
+        Ok(response) => {
+            let usage = &response.usage;
+            span.record("gen_ai.usage.input_tokens", usage.input_tokens);
+            span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+            (None, Some((u64::from(usage.input_tokens), u64::from(usage.output_tokens))))
+        }
+        Err(e) => {
+            let error = model_error_type(e);
+            span.record("error.type", error);
+            span.record("otel.status_code", "ERROR");
+            (Some(error), None)
+        }
+    };
+    genai::record(&genai::Operation {
+        name: genai::GENERATE_CONTENT,
+        provider,
+        model: name,
+        agent: request.role.as_str(),
+        stage: stage.map(Stage::as_str),
+        error,
+        seconds: clock.elapsed().as_secs_f64(),
+        tokens,
+    });
+    result
 }
 
 /// The agent runtime.
@@ -378,57 +430,6 @@ impl Runtime {
         Ok(Invocation { state_delta, activity, steps })
     }
 
-    /// One model call, in a GenAI client span (`generate_content {model}`) carrying its token
-    /// counts, and recorded in the GenAI client metrics. Never records the request or answer.
-    async fn generate(
-        &self,
-        request: &ModelRequest,
-        seed: &InvocationSeed,
-    ) -> Result<crate::model::ModelResponse, crate::model::ModelError> {
-        use harmonia_telemetry::genai;
-        let (model, provider) = (self.model.name(), self.model.provider());
-        let span = tracing::info_span!(
-            "model.generate",
-            otel.name = %format_args!("{} {model}", genai::GENERATE_CONTENT),
-            otel.kind = "client",
-            gen_ai.operation.name = genai::GENERATE_CONTENT,
-            gen_ai.provider.name = provider,
-            gen_ai.request.model = model,
-            gen_ai.agent.name = %request.role,
-            gen_ai.usage.input_tokens = tracing::field::Empty,
-            gen_ai.usage.output_tokens = tracing::field::Empty,
-            "error.type" = tracing::field::Empty,
-            otel.status_code = tracing::field::Empty,
-        );
-        let clock = Instant::now();
-        let result = self.model.generate(request).instrument(span.clone()).await;
-        let (error, tokens) = match &result {
-            Ok(response) => {
-                let usage = &response.usage;
-                span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-                span.record("gen_ai.usage.output_tokens", usage.output_tokens);
-                (None, Some((u64::from(usage.input_tokens), u64::from(usage.output_tokens))))
-            }
-            Err(e) => {
-                let error = model_error_type(e);
-                span.record("error.type", error);
-                span.record("otel.status_code", "ERROR");
-                (Some(error), None)
-            }
-        };
-        genai::record(&genai::Operation {
-            name: genai::GENERATE_CONTENT,
-            provider,
-            model,
-            agent: request.role.as_str(),
-            stage: seed.stage.as_str(),
-            error,
-            seconds: clock.elapsed().as_secs_f64(),
-            tokens,
-        });
-        result
-    }
-
     fn declarations(&self, spec: &RoleSpec) -> Vec<FunctionDeclaration> {
         let mut out = Vec::new();
         if spec.skills != SkillRule::None {
@@ -472,7 +473,9 @@ impl Runtime {
         };
         let ctx = ToolContext { workspace: &seed.workspace, store: &*self.store, snapshot };
         for _ in 0..MAX_TURNS {
-            let response = self.generate(&request, seed).await.map_err(|_| contract(role, Code::ModelUnavailable))?;
+            let response = generate(&*self.model, &request, Some(seed.stage))
+                .await
+                .map_err(|_| contract(role, Code::ModelUnavailable))?;
             usage.input_tokens = usage.input_tokens.saturating_add(response.usage.input_tokens);
             usage.output_tokens = usage.output_tokens.saturating_add(response.usage.output_tokens);
             let calls: Vec<(String, Value)> = response

@@ -62,8 +62,8 @@ pub struct Operation<'a> {
     pub model: &'a str,
     /// `gen_ai.agent.name`.
     pub agent: &'a str,
-    /// The pipeline stage.
-    pub stage: &'a str,
+    /// The pipeline stage it served, if any (a grounded search's child call serves none).
+    pub stage: Option<&'a str>,
     /// The stable error code when it failed.
     pub error: Option<&'a str>,
     /// How long it took, in seconds.
@@ -105,8 +105,10 @@ pub fn record(operation: &Operation<'_>) {
         KeyValue::new(key::PROVIDER_NAME, operation.provider.to_owned()),
         KeyValue::new(key::REQUEST_MODEL, operation.model.to_owned()),
         KeyValue::new(key::AGENT_NAME, operation.agent.to_owned()),
-        KeyValue::new(key::STAGE, operation.stage.to_owned()),
     ];
+    if let Some(stage) = operation.stage {
+        labels.push(KeyValue::new(key::STAGE, stage.to_owned()));
+    }
     if let Some(code) = operation.error {
         labels.push(KeyValue::new(key::ERROR_TYPE, code.to_owned()));
     }
@@ -174,13 +176,15 @@ mod tests {
             provider: "harmonia.offline",
             model: "offline",
             agent: "nimi",
-            stage: "analyze",
+            stage: Some("analyze"),
             error: None,
             seconds: 0.25,
             tokens: Some((120, 30)),
         };
         record(&call);
         record(&Operation { name: INVOKE_AGENT, error: Some("schema_violation"), tokens: None, ..call });
+        // A grounded search's child call serves no stage: the label is absent, not empty.
+        record(&Operation { stage: None, seconds: 0.5, tokens: Some((7, 3)), ..call });
         provider.force_flush().expect("flush");
         let points = points(&exporter);
         let base = |op: &str| {
@@ -197,7 +201,11 @@ mod tests {
             l.sort();
             l
         };
+        let unstaged = |op: &str| base(op).into_iter().filter(|(k, _)| k != "harmonia.stage").collect::<Vec<_>>();
         let expect = [
+            (OPERATION_DURATION, "s", unstaged(GENERATE_CONTENT), 0.5),
+            (TOKEN_USAGE, "{token}", with(unstaged(GENERATE_CONTENT), "gen_ai.token.type", "input"), 7.0),
+            (TOKEN_USAGE, "{token}", with(unstaged(GENERATE_CONTENT), "gen_ai.token.type", "output"), 3.0),
             (OPERATION_DURATION, "s", base(GENERATE_CONTENT), 0.25),
             (OPERATION_DURATION, "s", with(base(INVOKE_AGENT), "error.type", "schema_violation"), 0.25),
             (TOKEN_USAGE, "{token}", with(base(GENERATE_CONTENT), "gen_ai.token.type", "input"), 120.0),
@@ -209,6 +217,6 @@ mod tests {
                 "{name} {labels:?} = {sum} in {points:?}"
             );
         }
-        assert_eq!(points.len(), 4, "nothing else was recorded: {points:?}");
+        assert_eq!(points.len(), 7, "nothing else was recorded: {points:?}");
     }
 }
