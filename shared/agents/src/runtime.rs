@@ -200,7 +200,7 @@ pub(crate) async fn generate(
     use harmonia_telemetry::genai;
     let (name, provider) = (model.name(), model.provider());
     let span = tracing::info_span!(
-        "model.generate",
+        "generate_content",
         otel.name = %format_args!("{} {name}", genai::GENERATE_CONTENT),
         otel.kind = "client",
         gen_ai.operation.name = genai::GENERATE_CONTENT,
@@ -315,7 +315,7 @@ impl Runtime {
         let role = seed.input.role();
         let model = self.model.name();
         let traced = tracing::info_span!(
-            "invoke",
+            "invoke_agent",
             otel.name = %format_args!("invoke_agent {role}"),
             gen_ai.operation.name = harmonia_telemetry::genai::INVOKE_AGENT,
             gen_ai.agent.name = %role,
@@ -586,7 +586,7 @@ impl Runtime {
                 };
                 // `tool` is a registered name here, never free model text.
                 let span = tracing::info_span!(
-                    "tool",
+                    "execute_tool",
                     otel.name = %format_args!("execute_tool {tool}"),
                     gen_ai.operation.name = harmonia_telemetry::genai::EXECUTE_TOOL,
                     gen_ai.tool.name = tool,

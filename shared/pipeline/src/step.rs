@@ -317,7 +317,7 @@ impl<S: Step> Handler for StageHandler<S> {
         // Exported as the messaging conventions name a consumer's span; its parent is the
         // event's exported `create` span.
         let span = tracing::info_span!(
-            "stage",
+            "process",
             otel.name = %format_args!("process {}", S::Payload::TOPIC),
             otel.kind = "consumer",
             "messaging.operation.type" = "process",
