@@ -216,20 +216,26 @@ pub async fn init_telemetry(function: &str) -> Result<harmonia_telemetry::Export
     let project = var("GOOGLE_CLOUD_PROJECT");
     let format = harmonia_telemetry::Format::from_name(var("HARMONIA_LOG_FORMAT").as_deref(), project.clone());
     let filter = var("HARMONIA_LOG").unwrap_or_else(|| "info".into());
-    let export = (|| {
-        let exporter = var(harmonia_telemetry::TRACE_EXPORTER_VAR).map(|v| v.parse()).transpose()?;
-        let otlp = var("HARMONIA_OTLP_ENDPOINT")
-            .map(|v| harmonia_telemetry::OtlpEndpoint::from_var("HARMONIA_OTLP_ENDPOINT", &v))
-            .transpose()?;
-        harmonia_telemetry::Export::resolve(format!("harmonia-{function}"), exporter, otlp, project)
-    })();
-    match export {
+    match export_settings(function, project) {
         Ok(export) => harmonia_telemetry::init_with(format, &filter, &export).await,
         Err(e) => {
             harmonia_telemetry::init(format, &filter);
             Err(e)
         }
     }
+}
+
+/// What `function` exports, from `HARMONIA_TRACE_EXPORTER` and `HARMONIA_OTLP_ENDPOINT` (and
+/// the project, for Cloud Trace).
+fn export_settings(
+    function: &str,
+    project: Option<String>,
+) -> Result<harmonia_telemetry::Export, harmonia_telemetry::Error> {
+    let exporter = var(harmonia_telemetry::TRACE_EXPORTER_VAR).map(|v| v.parse()).transpose()?;
+    let otlp = var("HARMONIA_OTLP_ENDPOINT")
+        .map(|v| harmonia_telemetry::OtlpEndpoint::from_var("HARMONIA_OTLP_ENDPOINT", &v))
+        .transpose()?;
+    harmonia_telemetry::Export::resolve(format!("harmonia-{function}"), exporter, otlp, project)
 }
 
 /// Run a pipeline stage function until SIGTERM; this is a stage binary's whole `main`.

@@ -134,7 +134,12 @@ pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest
         ApprovalSubject::Draft => "draft",
     };
     let verdict = if approved { "approved" } else { "rejected" };
-    let span = tracing::info_span!("decision", otel.name = %format_args!("decision {subject_name}"), job = %job_id, decision = verdict);
+    let span = tracing::info_span!(
+        "decision",
+        otel.name = %format_args!("decision {subject_name}"),
+        job = %job_id,
+        decision = verdict,
+    );
     let trace = crate::trace::origin(&span, job_trace.or(trace).as_ref());
     let mut next = Vec::new();
     if approved {

@@ -22,7 +22,7 @@ fn continue_from(span: &tracing::Span, parent: Option<&TraceParent>) {
 /// Start `span` as the origin of what follows — under `parent` when the work continues a trace
 /// (the caller's, or the job's), otherwise as a new root — and return the context events
 /// created under it continue. Without OpenTelemetry nothing is exported, and the context is
-/// `parent` or a new random root, as W3C trace context asks.
+/// `parent`, or a new random root.
 pub(crate) fn origin(span: &tracing::Span, parent: Option<&TraceParent>) -> TraceParent {
     continue_from(span, parent);
     context_of(span).unwrap_or_else(|| parent.cloned().unwrap_or_else(TraceParent::new_root))
