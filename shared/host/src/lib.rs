@@ -250,7 +250,7 @@ pub async fn run(
     tools: Vec<Arc<dyn Tool>>,
     app: impl FnOnce(Arc<Env>) -> Result<Router, Error>,
 ) -> std::process::ExitCode {
-    let _exporters = match init_telemetry(function).await {
+    let exporters = match init_telemetry(function).await {
         Ok(exporters) => exporters,
         Err(e) => {
             tracing::error!(function, error = %e, "telemetry could not be configured");
@@ -302,13 +302,15 @@ pub async fn run(
             .await
             .map_err(|_| Error::from_code(Code::Internal))
     };
-    match serve.await {
+    let code = match serve.await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(function, code = %e.code, message = %e.message, "stopped");
             std::process::ExitCode::FAILURE
         }
-    }
+    };
+    exporters.shutdown().await;
+    code
 }
 
 async fn shutdown() {

@@ -151,9 +151,9 @@ impl Export {
     }
 }
 
-/// The providers of an [`Export`], kept alive by the process; dropping flushes and shuts them
-/// down. Drop it on a multi-threaded tokio runtime (or outside one): the Cloud Trace
-/// processor's final export runs as a task while the dropping thread waits for it.
+/// The providers of an [`Export`], kept alive by the process. On a tokio runtime end them with
+/// [`shutdown`](Self::shutdown); dropping also flushes and shuts them down, but waits on the
+/// dropping thread.
 #[derive(Default)]
 pub struct Exporters {
     pub(crate) tracer: Option<SdkTracerProvider>,
@@ -169,6 +169,25 @@ impl Exporters {
     /// The meter provider, when metrics are exported.
     pub fn meter(&self) -> Option<&SdkMeterProvider> {
         self.meter.as_ref()
+    }
+
+    /// Flush and shut down, waiting off the runtime's workers: the Cloud Trace processor
+    /// exports its last batch as a task on this runtime, which a wait on the only worker (a
+    /// one-CPU Cloud Run instance has one) would starve.
+    pub async fn shutdown(mut self) {
+        let (tracer, meter) = (self.tracer.take(), self.meter.take());
+        let done = tokio::task::spawn_blocking(move || {
+            let traces = tracer.map(|t| t.shutdown());
+            let metrics = meter.map(|m| m.shutdown());
+            (traces, metrics)
+        })
+        .await;
+        match done {
+            Ok((Some(Err(e)), _)) => tracing::warn!(error = %e, "spans could not be flushed at shutdown"),
+            Ok((_, Some(Err(e)))) => tracing::warn!(error = %e, "metrics could not be flushed at shutdown"),
+            Ok(_) => {}
+            Err(_) => tracing::warn!("telemetry shutdown did not complete"),
+        }
     }
 }
 
@@ -286,6 +305,36 @@ mod tests {
         assert_eq!(both.metrics, Some(endpoint()));
         let alone = Export::resolve("f", Some(TraceExporter::CloudTrace), None, Some("demo".into())).expect("ok");
         assert_eq!(alone.metrics, None);
+    }
+
+    /// Keeps the names of the spans it exports (the SDK's in-memory exporter forgets them at
+    /// shutdown, which is what this test looks past).
+    #[derive(Clone, Debug, Default)]
+    struct Names(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl SpanExporter for Names {
+        async fn export(
+            &self,
+            batch: Vec<opentelemetry_sdk::trace::SpanData>,
+        ) -> opentelemetry_sdk::error::OTelSdkResult {
+            let mut names =
+                self.0.lock().map_err(|_| opentelemetry_sdk::error::OTelSdkError::InternalFailure("lock".into()))?;
+            names.extend(batch.into_iter().map(|s| s.name.into_owned()));
+            Ok(())
+        }
+    }
+
+    /// On a single-threaded runtime, where a blocking wait would starve the Cloud Trace
+    /// processor's export task, shutdown completes and the last batch is exported.
+    #[tokio::test(flavor = "current_thread")]
+    async fn shutdown_flushes_the_async_processor_on_a_single_worker() {
+        use opentelemetry::trace::{Tracer as _, TracerProvider as _};
+        let names = Names::default();
+        let tracer = cloud_trace_tracer(names.clone(), Resource::builder().build());
+        tracer.tracer("test").in_span("last", |_| {});
+        let exporters = Exporters { tracer: Some(tracer), meter: None };
+        tokio::time::timeout(std::time::Duration::from_secs(10), exporters.shutdown()).await.expect("no hang");
+        assert_eq!(*names.0.lock().expect("lock"), ["last"]);
     }
 
     #[test]
