@@ -259,6 +259,7 @@ pub async fn run(
     };
     if !FUNCTIONS.contains(&function) {
         tracing::error!(function, "unknown function");
+        exporters.shutdown().await;
         return std::process::ExitCode::FAILURE;
     }
     let serve = async {
