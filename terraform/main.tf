@@ -98,6 +98,13 @@ resource "google_project_iam_member" "firestore_user" {
   member   = "serviceAccount:${google_service_account.function[each.value].email}"
 }
 
+resource "google_project_iam_member" "trace_writer" {
+  for_each = var.trace_exporter == "cloud_trace" ? toset(local.functions) : toset([])
+  project  = var.project
+  role     = "roles/cloudtrace.agent"
+  member   = "serviceAccount:${google_service_account.function[each.value].email}"
+}
+
 resource "google_project_iam_member" "vertex_user" {
   for_each = toset(local.model_callers)
   project  = var.project
@@ -207,6 +214,10 @@ resource "google_cloud_run_v2_service" "function" {
       env {
         name  = "HARMONIA_OTLP_ENDPOINT"
         value = var.otlp_endpoint
+      }
+      env {
+        name  = "HARMONIA_TRACE_EXPORTER"
+        value = var.trace_exporter
       }
       dynamic "env" {
         for_each = contains(local.secret_readers, each.value) ? [1] : []

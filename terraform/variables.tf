@@ -50,6 +50,16 @@ variable "google_jwks_url" {
   default     = "https://www.googleapis.com/oauth2/v3/certs"
 }
 
+variable "trace_exporter" {
+  description = "Span exporter of the functions: \"otlp\" (to otlp_endpoint), \"cloud_trace\" (Cloud Trace's API, with the functions' service accounts) or \"none\". Empty: otlp when otlp_endpoint is set, otherwise none."
+  type        = string
+  default     = ""
+  validation {
+    condition     = contains(["", "otlp", "cloud_trace", "none"], var.trace_exporter)
+    error_message = "trace_exporter must be empty, otlp, cloud_trace or none."
+  }
+}
+
 variable "operator_principals" {
   description = "Operators allowed to call the operator, ingest and Nova functions: email => { operator, workspace }."
   type = map(object({

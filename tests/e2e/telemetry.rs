@@ -1,8 +1,13 @@
-//! The canary: distinctive markers are placed in a source transcript, a model response, a
-//! draft, the webhook signing secret and an operator credential. After a full pipeline run and
-//! one failing invocation, none of them appears in any log line (text and Cloud Logging JSON),
-//! exported span (names, attributes, events), metric label, activity record, failure record,
-//! dead letter or error body.
+//! Telemetry end to end, through the process-wide subscriber with in-memory exporters.
+//!
+//! - The canary: distinctive markers are placed in a source transcript, a model response, a
+//!   draft, the webhook signing secret and an operator credential. After a full pipeline run
+//!   and one failing invocation, none of them appears in any log line (text and Cloud Logging
+//!   JSON), exported span (names, attributes, events), metric label, activity record, failure
+//!   record, dead letter or error body.
+//! - One tree: a job's exported spans — its stages, agent invocations, model calls, tools, the
+//!   events between stages and both human decisions — form a single trace tree, named and
+//!   attributed by the OpenTelemetry GenAI and messaging conventions.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -54,6 +59,9 @@ impl Model for Canary {
     }
     fn provenance(&self) -> Provenance {
         self.0.provenance()
+    }
+    fn provider(&self) -> &'static str {
+        self.0.provider()
     }
     async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let task = request.turns.first().map(|t| format!("{:?}", t.parts)).unwrap_or_default();
@@ -296,9 +304,20 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
         .filter(|s| s.span_context.trace_id().to_string() == job_trace)
         .map(|s| s.name.as_ref())
         .collect();
-    for name in ["stage", "invoke", "model.generate", "store.commit"] {
+    for name in ["process source.ingested", "invoke_agent nimi", "generate_content offline", "store.commit"] {
         assert!(in_trace.contains(&name), "a {name} span in the job's trace: {in_trace:?}");
     }
+    // The failing invocation's span says how it failed, by code only.
+    let failed_invocation = exported
+        .iter()
+        .find(|s| {
+            s.name == "invoke_agent ryan"
+                && s.attributes
+                    .iter()
+                    .any(|kv| kv.key.as_str() == "error.type" && kv.value.as_str() == "schema_violation")
+        })
+        .expect("the failing invocation's span carries its error code");
+    assert!(matches!(failed_invocation.status, opentelemetry::trace::Status::Error { .. }));
     let spans: Vec<String> = exported.iter().map(|s| format!("{s:?}")).collect();
     let metrics = format!("{:?}", captured.metrics.get_finished_metrics().expect("metrics"));
     assert!(
@@ -329,5 +348,148 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
         for (place, content) in &places {
             assert!(!content.contains(marker), "{marker} leaked into a {place}");
         }
+    }
+}
+
+/// The value of `key` on `span`, as a string.
+fn attribute(span: &opentelemetry_sdk::trace::SpanData, key: &str) -> Option<String> {
+    span.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jobs_exported_spans_form_one_tree() {
+    use std::collections::{BTreeSet, HashMap};
+
+    use opentelemetry::trace::{SpanId, SpanKind};
+
+    let captured = capture().clone();
+    let dir = harmonia_testkit::temp_dir();
+    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let job = ingest(&local.env, &ws, source("(tree)"), None, None).await.expect("ingest");
+    // Both human gates are approved through `operator::decide`, as the CLI does.
+    let done = local.drive(&ws, &job.id, true, Duration::from_secs(60), |_| {}).await.expect("drive");
+    assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
+    local.settle(Duration::from_secs(30)).await.expect("settle");
+    captured.tracer.force_flush().expect("flush spans");
+
+    let activity: Vec<Value> = local
+        .env
+        .store
+        .query(&ws, ACTIVITY, &Query::all(1000))
+        .await
+        .expect("activity")
+        .into_iter()
+        .map(|d| Value::Object(d.data))
+        .filter(|a| a["job"] == json!(job.id.to_string()))
+        .collect();
+    let job_trace = activity.first().map(|a| a["trace_id"].as_str().unwrap_or_default().to_owned()).expect("activity");
+    assert!(activity.iter().all(|a| a["trace_id"] == json!(job_trace)), "one trace id for the whole job");
+
+    let all = captured.spans.get_finished_spans().expect("spans");
+    let spans: Vec<_> = all.iter().filter(|s| s.span_context.trace_id().to_string() == job_trace).collect();
+    let by_id: HashMap<SpanId, &opentelemetry_sdk::trace::SpanData> =
+        spans.iter().map(|s| (s.span_context.span_id(), *s)).collect();
+    assert_eq!(by_id.len(), spans.len(), "every span id is exported once");
+
+    // One tree: one root, and every other span's parent is an exported span of the trace.
+    let roots: Vec<&str> =
+        spans.iter().filter(|s| s.parent_span_id == SpanId::INVALID).map(|s| s.name.as_ref()).collect();
+    assert_eq!(roots, ["ingest"], "the job's only root is its ingest");
+    for span in &spans {
+        assert!(
+            span.parent_span_id == SpanId::INVALID || by_id.contains_key(&span.parent_span_id),
+            "{} has a parent that was never exported",
+            span.name
+        );
+    }
+
+    // Every stage is a consumer span whose parent is the producer span that created its event.
+    let mut stages = BTreeSet::new();
+    for span in spans.iter().filter(|s| s.span_kind == SpanKind::Consumer) {
+        let stage = attribute(span, "harmonia.stage").expect("a stage span names its stage");
+        let parent = by_id[&span.parent_span_id];
+        assert_eq!(parent.span_kind, SpanKind::Producer, "{} continues a created event", span.name);
+        let topic = span.name.strip_prefix("process ").expect("process {topic}");
+        assert_eq!(parent.name, format!("create {topic}"));
+        stages.insert(stage);
+    }
+    let expected: BTreeSet<String> =
+        harmonia_pipeline::registry::ROUTES.iter().map(|r| r.function.to_owned()).collect();
+    assert_eq!(stages, expected, "every stage of the job is in its trace");
+
+    // Both decisions continue the event that asked for them, and release theirs.
+    for subject in ["strategy", "draft"] {
+        let decision = spans.iter().find(|s| s.name == format!("decision {subject}")).expect("a decision span");
+        assert_eq!(by_id[&decision.parent_span_id].span_kind, SpanKind::Producer);
+        assert!(spans.iter().any(|s| s.parent_span_id == decision.span_context.span_id()), "it created an event");
+    }
+
+    // GenAI conventions: agents, model calls with their tokens, tools.
+    let named = |prefix: &'static str| spans.iter().filter(move |s| s.name.starts_with(prefix)).copied();
+    for invoke in named("invoke_agent ") {
+        let agent = attribute(invoke, "gen_ai.agent.name").expect("agent");
+        assert_eq!(invoke.name, format!("invoke_agent {agent}"));
+        assert_eq!(attribute(invoke, "gen_ai.operation.name").as_deref(), Some("invoke_agent"));
+        assert_eq!(attribute(invoke, "gen_ai.provider.name").as_deref(), Some("harmonia.offline"));
+        assert_eq!(attribute(invoke, "gen_ai.request.model").as_deref(), Some("offline"));
+    }
+    let calls: Vec<_> = named("generate_content ").collect();
+    assert!(!calls.is_empty());
+    for call in &calls {
+        assert_eq!(call.name, "generate_content offline");
+        assert_eq!(call.span_kind, SpanKind::Client);
+        assert_eq!(attribute(call, "gen_ai.operation.name").as_deref(), Some("generate_content"));
+        for usage in ["gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"] {
+            assert!(attribute(call, usage).is_some_and(|n| n.parse::<u64>().is_ok()), "{usage} on the model span");
+        }
+        assert!(by_id[&call.parent_span_id].name.starts_with("invoke_agent "), "a model call belongs to an agent");
+    }
+    let tools: Vec<_> = named("execute_tool ").collect();
+    assert!(!tools.is_empty(), "Temi reads its snapshot through tools");
+    for tool in tools {
+        let name = attribute(tool, "gen_ai.tool.name").expect("tool name");
+        assert_eq!(tool.name, format!("execute_tool {name}"));
+        assert_eq!(attribute(tool, "gen_ai.operation.name").as_deref(), Some("execute_tool"));
+    }
+
+    // Each activity record names its exported invocation span and that span's parent.
+    for record in &activity {
+        let id = |key: &str| record[key].as_str().and_then(|s| SpanId::from_hex(s).ok()).expect("span id");
+        let span = by_id.get(&id("span_id")).unwrap_or_else(|| panic!("activity {record} names an exported span"));
+        assert!(span.name.starts_with("invoke_agent "), "{}", span.name);
+        assert_eq!(span.parent_span_id, id("parent_span_id"), "{record}");
+    }
+}
+
+/// A function started with a trace-export selection it cannot honour exits non-zero before
+/// serving, and its log names the variable to fix. (Each case fails before any network call.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_trace_export_selection_stops_start_up_naming_the_variable() {
+    let cases: [(&[(&str, &str)], &str); 4] = [
+        (&[("HARMONIA_TRACE_EXPORTER", "zipkin")], "HARMONIA_TRACE_EXPORTER must be otlp, cloud_trace or none"),
+        (&[("HARMONIA_TRACE_EXPORTER", "cloud_trace")], "GOOGLE_CLOUD_PROJECT is required when"),
+        (&[("HARMONIA_TRACE_EXPORTER", "otlp")], "HARMONIA_TRACE_EXPORTER is otlp, which needs HARMONIA_OTLP_ENDPOINT"),
+        (&[("HARMONIA_OTLP_ENDPOINT", "collector:4318")], "HARMONIA_OTLP_ENDPOINT must be"),
+    ];
+    for (env, expected) in cases {
+        let mut command = tokio::process::Command::new(harmonia_e2e::FunctionProcess::binary("analyze"));
+        command
+            .env_remove("GOOGLE_CLOUD_PROJECT")
+            .env_remove("HARMONIA_OTLP_ENDPOINT")
+            .env_remove("HARMONIA_TRACE_EXPORTER")
+            .env("PORT", "0")
+            .env("HARMONIA_BIND", "127.0.0.1")
+            .kill_on_drop(true);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let output = tokio::time::timeout(Duration::from_secs(30), command.output())
+            .await
+            .expect("it stops at once")
+            .expect("it runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{env:?} must not start");
+        assert!(stderr.contains("invalid_config") && stderr.contains(expected), "{env:?}: {stderr}");
     }
 }

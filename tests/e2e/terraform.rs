@@ -13,6 +13,7 @@ use serde_json::Value;
 const ALLOWED_ROLES: &[&str] = &[
     "roles/datastore.user",
     "roles/aiplatform.user",
+    "roles/cloudtrace.agent",
     "roles/pubsub.publisher",
     "roles/pubsub.subscriber",
     "roles/secretmanager.secretAccessor",

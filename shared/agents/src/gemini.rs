@@ -303,6 +303,11 @@ impl Model for Gemini {
         Provenance::Live
     }
 
+    fn provider(&self) -> &'static str {
+        // Always Vertex AI's `generateContent` (a local endpoint stands in for it in tests).
+        "gcp.vertex_ai"
+    }
+
     async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let body = request_body(request);
         let url = self.config.url();

@@ -123,6 +123,9 @@ pub trait Model: Send + Sync {
     fn name(&self) -> &str;
     /// Provenance of everything this backend produces.
     fn provenance(&self) -> Provenance;
+    /// Who serves the model, as OpenTelemetry's `gen_ai.provider.name` (a well-known value
+    /// such as `gcp.vertex_ai`, or `harmonia.*` for Harmonia's own backends).
+    fn provider(&self) -> &'static str;
     /// One call.
     async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
 }

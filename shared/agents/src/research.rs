@@ -114,7 +114,9 @@ impl Tool for GroundedSearch {
             response_schema: json!({"type": "string"}),
             grounded_search: true,
         };
-        let response = self.model.generate(&request).await.map_err(|_| ToolFailure::Unavailable)?;
+        // The child call is a model call like any other in the trace and the metrics.
+        let response =
+            crate::runtime::generate(&*self.model, &request, None).await.map_err(|_| ToolFailure::Unavailable)?;
         let grounding = response.grounding.ok_or(ToolFailure::Unavailable)?;
         let sources: Vec<_> = grounding.sources.iter().filter(|(uri, _)| uri.starts_with("https://")).collect();
         if sources.is_empty() {

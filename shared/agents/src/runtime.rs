@@ -137,51 +137,108 @@ impl InvokeError {
     }
 }
 
-/// The runtime's metrics, reported to the global meter provider (a no-op unless telemetry
-/// export is configured). Labels are the agent, the stage and the outcome code: enum values only.
-struct Metrics {
-    invocations: opentelemetry::metrics::Counter<u64>,
-    duration_ms: opentelemetry::metrics::Histogram<f64>,
-    tokens: opentelemetry::metrics::Counter<u64>,
-}
-
-/// The instruments of the current global meter provider. Looked up per invocation (the SDK
-/// deduplicates them) so a provider installed after start-up is used.
-fn metrics() -> Metrics {
-    let meter = opentelemetry::global::meter("harmonia");
-    Metrics {
-        invocations: meter.u64_counter("harmonia.agent.invocations").with_description("Specialist invocations").build(),
-        duration_ms: meter
-            .f64_histogram("harmonia.agent.duration")
-            .with_unit("ms")
-            .with_description("Invocation wall time")
-            .build(),
-        tokens: meter.u64_counter("harmonia.agent.tokens").with_description("Model tokens").build(),
-    }
-}
-
-fn record_metrics(activity: &ActivityRecord) {
+/// Count the invocation (`harmonia.agent.invocations`, by agent, stage and outcome code) and
+/// record its duration as a GenAI `invoke_agent` operation. Its tokens are recorded per model
+/// call (see [`generate`]), where the conventions put them. The global meter provider
+/// is a no-op unless telemetry export is configured.
+fn record_metrics(activity: &ActivityRecord, provider: &str) {
     use opentelemetry::KeyValue;
-    let outcome = match activity.outcome {
-        ActivityOutcome::Success => "success",
-        ActivityOutcome::Failure { code } => code.as_str(),
+    let error = match activity.outcome {
+        ActivityOutcome::Success => None,
+        ActivityOutcome::Failure { code } => Some(code.as_str()),
     };
     let labels = [
         KeyValue::new("agent", activity.agent.as_str()),
         KeyValue::new("stage", activity.stage.as_str()),
-        KeyValue::new("outcome", outcome),
+        KeyValue::new("outcome", error.unwrap_or("success")),
     ];
-    let m = metrics();
-    m.invocations.add(1, &labels);
-    m.duration_ms.record(activity.duration_us as f64 / 1000.0, &labels[..2]);
-    m.tokens.add(
-        u64::from(activity.usage.input_tokens),
-        &[labels[0].clone(), labels[1].clone(), KeyValue::new("direction", "input")],
+    opentelemetry::global::meter("harmonia")
+        .u64_counter("harmonia.agent.invocations")
+        .with_description("Specialist invocations")
+        .build()
+        .add(1, &labels);
+    harmonia_telemetry::genai::record(&harmonia_telemetry::genai::Operation {
+        name: harmonia_telemetry::genai::INVOKE_AGENT,
+        provider,
+        model: &activity.model,
+        agent: activity.agent.as_str(),
+        stage: Some(activity.stage.as_str()),
+        error,
+        seconds: activity.duration_us as f64 / 1_000_000.0,
+        tokens: None,
+    });
+}
+
+/// A low-cardinality name for a failed tool call (`error.type`).
+fn tool_error_type(e: &ToolFailure) -> &'static str {
+    match e {
+        ToolFailure::SnapshotMismatch => "snapshot_mismatch",
+        ToolFailure::InvalidArguments => "invalid_request",
+        ToolFailure::Unavailable => "dependency_unavailable",
+    }
+}
+
+/// A low-cardinality name for a failed model call (`error.type`).
+fn model_error_type(e: &crate::model::ModelError) -> &'static str {
+    use crate::model::ModelError;
+    match e {
+        ModelError::Throttled => "throttled",
+        ModelError::Unavailable(_) => "unavailable",
+        ModelError::Refused(_) => "refused",
+        ModelError::Exhausted => "exhausted",
+    }
+}
+
+/// One model call, in a GenAI client span (`generate_content {model}`) carrying its token
+/// counts, and recorded in the GenAI client metrics (labelled with `stage` when the call serves
+/// one). Never records the request or the answer.
+pub(crate) async fn generate(
+    model: &dyn Model,
+    request: &ModelRequest,
+    stage: Option<Stage>,
+) -> Result<crate::model::ModelResponse, crate::model::ModelError> {
+    use harmonia_telemetry::genai;
+    let (name, provider) = (model.name(), model.provider());
+    let span = tracing::info_span!(
+        "generate_content",
+        otel.name = %format_args!("{} {name}", genai::GENERATE_CONTENT),
+        otel.kind = "client",
+        gen_ai.operation.name = genai::GENERATE_CONTENT,
+        gen_ai.provider.name = provider,
+        gen_ai.request.model = name,
+        gen_ai.agent.name = %request.role,
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+        "error.type" = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
     );
-    m.tokens.add(
-        u64::from(activity.usage.output_tokens),
-        &[labels[0].clone(), labels[1].clone(), KeyValue::new("direction", "output")],
-    );
+    let clock = Instant::now();
+    let result = model.generate(request).instrument(span.clone()).await;
+    let (error, tokens) = match &result {
+        Ok(response) => {
+            let usage = &response.usage;
+            span.record("gen_ai.usage.input_tokens", usage.input_tokens);
+            span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+            (None, Some((u64::from(usage.input_tokens), u64::from(usage.output_tokens))))
+        }
+        Err(e) => {
+            let error = model_error_type(e);
+            span.record("error.type", error);
+            span.record("otel.status_code", "ERROR");
+            (Some(error), None)
+        }
+    };
+    genai::record(&genai::Operation {
+        name: genai::GENERATE_CONTENT,
+        provider,
+        model: name,
+        agent: request.role.as_str(),
+        stage: stage.map(Stage::as_str),
+        error,
+        seconds: clock.elapsed().as_secs_f64(),
+        tokens,
+    });
+    result
 }
 
 /// The agent runtime.
@@ -256,17 +313,55 @@ impl Runtime {
     /// Run one invocation of the seed's role.
     pub async fn invoke(&self, seed: &InvocationSeed) -> Result<Invocation, InvokeError> {
         let role = seed.input.role();
-        let span = seed.trace.child();
-        let traced = tracing::info_span!("invoke", agent = %role, stage = %seed.stage, trace_id = %span.trace_id(), span_id = %span.span_id());
-        if tracing::Span::current().is_none() {
-            // Not under a stage's span (Nova, tests): join the caller's trace directly.
-            let t = &seed.trace;
-            harmonia_telemetry::continue_trace(&traced, &t.trace_id(), &t.span_id(), t.sampled());
+        let model = self.model.name();
+        let traced = tracing::info_span!(
+            "invoke_agent",
+            otel.name = %format_args!("invoke_agent {role}"),
+            gen_ai.operation.name = harmonia_telemetry::genai::INVOKE_AGENT,
+            gen_ai.agent.name = %role,
+            gen_ai.provider.name = self.model.provider(),
+            gen_ai.request.model = model,
+            harmonia.stage = %seed.stage,
+            "error.type" = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            // The ids correlate log lines with the trace (Cloud Logging's trace field).
+            trace_id = %seed.trace.trace_id(),
+            span_id = tracing::field::Empty,
+        );
+        let context =
+            |s: &tracing::Span| harmonia_telemetry::traceparent(s).and_then(|t| t.parse::<TraceParent>().ok());
+        // Under a stage's span the invocation is its child; otherwise (Nova, tests) it joins
+        // the caller's trace directly.
+        let parent = match context(&tracing::Span::current()) {
+            Some(stage) => stage,
+            None => {
+                let t = &seed.trace;
+                harmonia_telemetry::continue_trace(&traced, &t.trace_id(), &t.span_id(), t.sampled());
+                t.clone()
+            }
+        };
+        // The activity record carries the exported span's own ids and its parent's, so it
+        // points into the trace; without OpenTelemetry the ids are generated as before.
+        let span = context(&traced).unwrap_or_else(|| seed.trace.child());
+        traced.record("span_id", span.span_id());
+        let result = self.invoke_in(seed, span, &parent).instrument(traced.clone()).await;
+        if let Err(e) = &result {
+            let code = match e {
+                InvokeError::Contract(c) => c.code,
+                InvokeError::Store(s) => s.code(),
+            };
+            traced.record("error.type", code.as_str());
+            traced.record("otel.status_code", "ERROR");
         }
-        self.invoke_in(seed, span).instrument(traced).await
+        result
     }
 
-    async fn invoke_in(&self, seed: &InvocationSeed, span: TraceParent) -> Result<Invocation, InvokeError> {
+    async fn invoke_in(
+        &self,
+        seed: &InvocationSeed,
+        span: TraceParent,
+        parent: &TraceParent,
+    ) -> Result<Invocation, InvokeError> {
         let role = seed.input.role();
         let spec = spec(role);
         let started_at = Utc::now();
@@ -311,7 +406,7 @@ impl Runtime {
             },
             trace_id: span.trace(),
             span_id: span.span(),
-            parent_span_id: seed.trace.span(),
+            parent_span_id: parent.span(),
         };
         tracing::info!(
             workspace = %activity.tenant, job = %activity.job, agent = %activity.agent, stage = %activity.stage,
@@ -319,7 +414,7 @@ impl Runtime {
             output_tokens = activity.usage.output_tokens, outcome = ?activity.outcome, trace_id = %activity.trace_id,
             span_id = %activity.span_id, "specialist invocation"
         );
-        record_metrics(&activity);
+        record_metrics(&activity, self.model.provider());
         let mut writes = Vec::with_capacity(1 + tool_activity.len());
         for record in std::iter::once(&activity).chain(&tool_activity) {
             let id: DocId = format!("{}.{}", record.job, record.span_id).parse().unwrap_or_else(|_| DocId::generate());
@@ -378,10 +473,7 @@ impl Runtime {
         };
         let ctx = ToolContext { workspace: &seed.workspace, store: &*self.store, snapshot };
         for _ in 0..MAX_TURNS {
-            let response = self
-                .model
-                .generate(&request)
-                .instrument(tracing::info_span!("model.generate", model = self.model.name()))
+            let response = generate(&*self.model, &request, Some(seed.stage))
                 .await
                 .map_err(|_| contract(role, Code::ModelUnavailable))?;
             usage.input_tokens = usage.input_tokens.saturating_add(response.usage.input_tokens);
@@ -493,7 +585,20 @@ impl Runtime {
                     );
                 };
                 // `tool` is a registered name here, never free model text.
-                let result = implementation.call(ctx, args).instrument(tracing::info_span!("tool", tool)).await;
+                let span = tracing::info_span!(
+                    "execute_tool",
+                    otel.name = %format_args!("execute_tool {tool}"),
+                    gen_ai.operation.name = harmonia_telemetry::genai::EXECUTE_TOOL,
+                    gen_ai.tool.name = tool,
+                    "gen_ai.tool.type" = "function",
+                    "error.type" = tracing::field::Empty,
+                    otel.status_code = tracing::field::Empty,
+                );
+                let result = implementation.call(ctx, args).instrument(span.clone()).await;
+                if let Err(e) = &result {
+                    span.record("error.type", tool_error_type(e));
+                    span.record("otel.status_code", "ERROR");
+                }
                 let mut step = Step::new(LoadEvent::DataTool(tool.to_owned()), result.is_ok());
                 if let Ok(value) = &result {
                     step.evidence = evidence_of(value);

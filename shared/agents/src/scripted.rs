@@ -89,6 +89,10 @@ impl Model for ScriptedModel {
         Provenance::Mock
     }
 
+    fn provider(&self) -> &'static str {
+        "harmonia.scripted"
+    }
+
     async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         if let Ok(mut seen) = self.seen.lock() {
             seen.push(request.clone());

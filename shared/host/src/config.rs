@@ -148,6 +148,9 @@ pub struct Config {
     pub log_format: LogFormat,
     /// OTLP export, when an endpoint is configured.
     pub otlp: Option<OtlpExport>,
+    /// The span exporter (`HARMONIA_TRACE_EXPORTER`); unset: OTLP when an endpoint is set,
+    /// otherwise none.
+    pub trace_exporter: Option<harmonia_telemetry::TraceExporter>,
     /// How long a step's in-flight claim holds off duplicates (`HARMONIA_STEP_LEASE_SECS`).
     pub step_lease: Duration,
     /// Drills: hold each push delivery this long before the step runs (`HARMONIA_FAULT_DELAY_MS`).
@@ -284,6 +287,7 @@ impl Config {
             Some(_) => return Err(Error::new("HARMONIA_LOG_FORMAT", "must be text or json")),
         };
         let otlp = otlp_export(&vars)?;
+        let trace_exporter = trace_exporter(&vars, otlp.as_ref(), project.as_deref())?;
         let step_lease = match vars.parse::<u64>("HARMONIA_STEP_LEASE_SECS", "must be whole seconds from 1 to 600")? {
             None => Timing::CLOUD.model_ack_deadline,
             Some(secs) if (1..=MAX_STEP_LEASE_SECS).contains(&secs) => Duration::from_secs(secs),
@@ -303,11 +307,25 @@ impl Config {
             log_filter,
             log_format,
             otlp,
+            trace_exporter,
             step_lease,
             fault_delay: vars.millis("HARMONIA_FAULT_DELAY_MS")?,
             fault_response_hold: vars.millis("HARMONIA_FAULT_RESPONSE_HOLD_MS")?,
             fault_ready_file: vars.get("HARMONIA_FAULT_READY_FILE")?.map(PathBuf::from),
         })
+    }
+
+    /// What `function` exports: spans as [`Config::trace_exporter`] selects, metrics to the
+    /// OTLP collector, named `OTEL_SERVICE_NAME` or `harmonia-<function>`.
+    pub fn export(&self, function: &str) -> Result<harmonia_telemetry::Export, harmonia_telemetry::Error> {
+        let otlp = self
+            .otlp
+            .as_ref()
+            .map(|o| harmonia_telemetry::OtlpEndpoint::from_var("HARMONIA_OTLP_ENDPOINT", &o.endpoint))
+            .transpose()?;
+        let service =
+            self.otlp.as_ref().and_then(|o| o.service.clone()).unwrap_or_else(|| format!("harmonia-{function}"));
+        harmonia_telemetry::Export::resolve(service, self.trace_exporter, otlp, self.project.clone())
     }
 
     /// `GOOGLE_CLOUD_PROJECT`, which Firestore and Pub/Sub require.
@@ -331,6 +349,28 @@ fn google_tokens<F: Fn(&str) -> Option<OsString>>(vars: &Vars<F>) -> Result<Opti
         .map(PathBuf::from)
         .ok_or_else(|| Error::new("HARMONIA_GOOGLE_PRINCIPALS", "is required with HARMONIA_GOOGLE_AUDIENCE"))?;
     Ok(Some(GoogleTokens { jwks_url: jwks_url.unwrap_or_else(|| GOOGLE_JWKS_URL.to_owned()), audience, principals }))
+}
+
+/// `HARMONIA_TRACE_EXPORTER`, checked against what its selection needs: an OTLP endpoint, or
+/// the project Cloud Trace writes to.
+fn trace_exporter<F: Fn(&str) -> Option<OsString>>(
+    vars: &Vars<F>,
+    otlp: Option<&OtlpExport>,
+    project: Option<&str>,
+) -> Result<Option<harmonia_telemetry::TraceExporter>, Error> {
+    use harmonia_telemetry::TraceExporter;
+    let variable = harmonia_telemetry::TRACE_EXPORTER_VAR;
+    let Some(raw) = vars.get(variable)? else { return Ok(None) };
+    let exporter: TraceExporter = raw.parse().map_err(|_| Error::new(variable, "must be otlp, cloud_trace or none"))?;
+    match exporter {
+        TraceExporter::Otlp if otlp.is_none() => {
+            Err(Error::new(variable, "is otlp, which needs HARMONIA_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_ENDPOINT)"))
+        }
+        TraceExporter::CloudTrace if project.is_none() => {
+            Err(Error::new("GOOGLE_CLOUD_PROJECT", "is required when HARMONIA_TRACE_EXPORTER is cloud_trace"))
+        }
+        _ => Ok(Some(exporter)),
+    }
 }
 
 /// The collector's base URL from `HARMONIA_OTLP_ENDPOINT` and the standard `OTEL_EXPORTER_OTLP_*`

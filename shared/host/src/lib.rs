@@ -24,6 +24,7 @@
 //! | `HARMONIA_LOG` | `info` | log filter; `HARMONIA_LOG_FORMAT` `text` (default) or `json` for Cloud Logging |
 //! | `HARMONIA_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_ENDPOINT` | unset | OTLP/HTTP collector base URL for traces and metrics (off when unset; both set must agree) |
 //! | `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | unset | per-signal endpoints: `<base>/v1/traces` and `<base>/v1/metrics` of the same collector |
+//! | `HARMONIA_TRACE_EXPORTER` | `otlp` with an endpoint, else `none` | span exporter: `otlp`, `cloud_trace` (Cloud Trace's API in `GOOGLE_CLOUD_PROJECT`) or `none`; metrics always go to the OTLP collector |
 //! | `OTEL_SERVICE_NAME` | `harmonia-<function>` | `service.name` of exported data |
 //! | `HARMONIA_STEP_LEASE_SECS` | `300` | 1-600 s: how long a step's in-flight claim holds off duplicates (the longest ack deadline) |
 //! | `HARMONIA_FAULT_DELAY_MS` | `0` | resilience drills: push functions hold each delivery this long before the step runs |
@@ -205,19 +206,26 @@ pub async fn provision(
     Ok(n)
 }
 
-/// Log to stderr (human-readable, or Cloud Logging JSON), and export traces and metrics over
-/// OTLP when `config` names a collector (off by default).
-pub fn init_telemetry(function: &str, config: &Config) -> harmonia_telemetry::Exporters {
+/// Log to stderr (human-readable, or Cloud Logging JSON), and export spans to OTLP or Cloud
+/// Trace as `config` selects, and metrics to the OTLP collector; off by default. An exporter
+/// that cannot be built is an error (logging is installed either way, so the caller can report
+/// it).
+pub async fn init_telemetry(
+    function: &str,
+    config: &Config,
+) -> Result<harmonia_telemetry::Exporters, harmonia_telemetry::Error> {
     let format_name = match config.log_format {
         LogFormat::Text => None,
         LogFormat::Json => Some("json"),
     };
     let format = harmonia_telemetry::Format::from_name(format_name, config.project.clone());
-    let otlp = config.otlp.as_ref().map(|otlp| harmonia_telemetry::Otlp {
-        endpoint: otlp.endpoint.clone(),
-        service: otlp.service.clone().unwrap_or_else(|| format!("harmonia-{function}")),
-    });
-    harmonia_telemetry::init_with(format, &config.log_filter, otlp)
+    match config.export(function) {
+        Ok(export) => harmonia_telemetry::init_with(format, &config.log_filter, &export).await,
+        Err(e) => {
+            harmonia_telemetry::init(format, &config.log_filter);
+            Err(e)
+        }
+    }
 }
 
 /// Run a pipeline stage function until SIGTERM; this is a stage binary's whole `main`.
@@ -246,9 +254,16 @@ pub async fn run(
             return std::process::ExitCode::FAILURE;
         }
     };
-    let _exporters = init_telemetry(function, &config);
+    let exporters = match init_telemetry(function, &config).await {
+        Ok(exporters) => exporters,
+        Err(e) => {
+            tracing::error!(function, error = %e, "telemetry could not be configured");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     if !FUNCTIONS.contains(&function) {
         tracing::error!(function, "unknown function");
+        exporters.shutdown().await;
         return std::process::ExitCode::FAILURE;
     }
     let serve = async {
@@ -273,13 +288,15 @@ pub async fn run(
             .await
             .map_err(|_| Error::from_code(Code::Internal))
     };
-    match serve.await {
+    let code = match serve.await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(function, code = %e.code, message = %e.message, "stopped");
             std::process::ExitCode::FAILURE
         }
-    }
+    };
+    exporters.shutdown().await;
+    code
 }
 
 async fn shutdown() {

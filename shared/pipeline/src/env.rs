@@ -37,9 +37,13 @@ impl std::fmt::Debug for Env {
 }
 
 impl Env {
-    /// The bus message for a stage event.
+    /// The bus message for a stage event. The event is created in an exported
+    /// `create {topic}` span under the current span, whose context becomes its `traceparent`,
+    /// so the stage consuming it has an exported parent.
     pub fn message<P: EventPayload>(&self, event: &StageEvent<P>) -> Result<OutboundMessage, StepError> {
-        OutboundMessage::event(&self.topic_prefix, event).map_err(|_| StepError::Retry)
+        let mut event = event.clone();
+        crate::trace::created(&self.topic_prefix, &mut event);
+        OutboundMessage::event(&self.topic_prefix, &event).map_err(|_| StepError::Retry)
     }
 
     /// Publish messages in order.

@@ -12,7 +12,9 @@
 //! Layout: [`registry`] (stages, topics, subscriptions), [`records`] (collections and the
 //! stored records), [`env`] (backends a step uses), [`step`] (the completion protocol and the
 //! bus handler), [`steps`] (one module per stage), [`operator`] (human decisions and read
-//! views), [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources).
+//! views), [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources); `trace` makes
+//! a job's exported spans one tree (each event is created in an exported span the consuming
+//! stage continues).
 
 pub mod connector;
 pub mod env;
@@ -23,5 +25,6 @@ pub mod records;
 pub mod registry;
 pub mod step;
 pub mod steps;
+mod trace;
 
 pub use env::Env;

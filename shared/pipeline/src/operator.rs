@@ -123,26 +123,40 @@ pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest
         .flatten()
         .and_then(|m| m.next.first().and_then(|n| n.attributes.get("traceparent").cloned()))
         .and_then(|t| t.parse::<TraceParent>().ok());
-    let trace = job_trace.or(trace).unwrap_or_else(TraceParent::new_root);
+    // The decision is a span of the job's trace, under the exported span of the event that
+    // asked for it; the event it releases is created under it.
+    let subject_name = match subject {
+        ApprovalSubject::Strategy => "strategy",
+        ApprovalSubject::Draft => "draft",
+    };
+    let verdict = if approved { "approved" } else { "rejected" };
+    let span = tracing::info_span!(
+        "decision",
+        otel.name = %format_args!("decision {subject_name}"),
+        job = %job_id,
+        decision = verdict,
+    );
+    let trace = crate::trace::origin(&span, job_trace.or(trace).as_ref());
     let mut next = Vec::new();
     if approved {
-        let message = match subject {
-            ApprovalSubject::Strategy => env.message(&StageEvent::new(
-                workspace.clone(),
-                job_id.clone(),
-                Pass::FIRST,
-                &trace,
-                StrategyApproved { strategy_hash: current },
-            )),
-            ApprovalSubject::Draft => env.message(&StageEvent::new(
-                workspace.clone(),
-                job_id.clone(),
-                job.pass,
-                &trace,
-                DraftApproved { draft: draft_id_of(job_id, job.pass), content_hash: current },
-            )),
-        }
-        .map_err(|_| Error::from_code(Code::BusUnavailable))?;
+        let message = span
+            .in_scope(|| match subject {
+                ApprovalSubject::Strategy => env.message(&StageEvent::new(
+                    workspace.clone(),
+                    job_id.clone(),
+                    Pass::FIRST,
+                    &trace,
+                    StrategyApproved { strategy_hash: current },
+                )),
+                ApprovalSubject::Draft => env.message(&StageEvent::new(
+                    workspace.clone(),
+                    job_id.clone(),
+                    job.pass,
+                    &trace,
+                    DraftApproved { draft: draft_id_of(job_id, job.pass), content_hash: current },
+                )),
+            })
+            .map_err(|_| Error::from_code(Code::BusUnavailable))?;
         next.push(message);
     }
     let record = ApprovalRecord {

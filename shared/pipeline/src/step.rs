@@ -314,7 +314,21 @@ impl<S: Step> Handler for StageHandler<S> {
             tracing::warn!(subscription = %delivery.subscription, message_id = %delivery.message_id, "undecodable stage event; leaving it to the dead-letter policy");
             return Outcome::Nack;
         };
-        let span = tracing::info_span!("stage", stage = %S::STAGE, job = %event.job, pass = event.pass.get(), trace_id = %event.traceparent.trace_id());
+        // Exported as the messaging conventions name a consumer's span; its parent is the
+        // event's exported `create` span.
+        let span = tracing::info_span!(
+            "process",
+            otel.name = %format_args!("process {}", S::Payload::TOPIC),
+            otel.kind = "consumer",
+            "messaging.operation.type" = "process",
+            messaging.operation.name = "process",
+            messaging.destination.name = %format_args!("{}{}", self.env.topic_prefix, S::Payload::TOPIC),
+            messaging.destination.subscription.name = %delivery.subscription,
+            harmonia.stage = %S::STAGE,
+            job = %event.job,
+            pass = event.pass.get(),
+            trace_id = %event.traceparent.trace_id(),
+        );
         let t = &event.traceparent;
         harmonia_telemetry::continue_trace(&span, &t.trace_id(), &t.span_id(), t.sampled());
         self.handle_event(event).instrument(span).await

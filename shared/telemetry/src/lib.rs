@@ -1,7 +1,23 @@
-//! Logging for Harmonia. Events are structured (`tracing`) with ids, stages, codes and
-//! timings only — never prompts, model output, transcripts, drafts, credentials or provider
-//! bodies. [`subscriber`] builds the subscriber for a [`Format`] over any writer (e.g. [`Memory`]), so tests can
-//! read exactly what would have been logged; [`init`] installs it for a process.
+//! Logging and tracing for Harmonia. Events are structured (`tracing`) with ids, stages, codes
+//! and timings only — never prompts, model output, transcripts, drafts, credentials or
+//! provider bodies. [`subscriber`] builds the subscriber for a [`Format`] over any writer (e.g.
+//! [`Memory`]), so tests can read exactly what would have been logged; [`init`] installs it
+//! for a process, and [`init_with`] adds OpenTelemetry export.
+//!
+//! - [`export`]: what is exported where ([`Export`], resolved once at start-up) and the
+//!   providers (OTLP/HTTP, or Cloud Trace's own API for spans).
+//! - [`context`]: W3C trace context across process boundaries — continuing an event's trace,
+//!   and reading the context a span hands on.
+//! - [`genai`]: the OpenTelemetry GenAI conventions (attribute keys, the two client metrics).
+
+pub mod context;
+pub mod export;
+pub mod genai;
+
+pub use context::{continue_trace, traceparent};
+pub use export::{
+    CloudTrace, Error, Export, Exporters, OtlpEndpoint, TRACE_EXPORTER_VAR, TraceExporter, Traces, providers,
+};
 
 use tracing::Subscriber;
 use tracing_subscriber::fmt::MakeWriter;
@@ -169,94 +185,27 @@ pub fn init(format: Format, filter: &str) {
     let _ = tracing::subscriber::set_global_default(subscriber(format, filter, std::io::stderr));
 }
 
-/// Where OpenTelemetry traces and metrics go: an OTLP/HTTP endpoint (a collector that forwards
-/// to Cloud Trace and Cloud Monitoring). Off unless configured, so nothing calls out locally
-/// or in tests.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Otlp {
-    /// Base URL, e.g. `http://localhost:4318`.
-    pub endpoint: String,
-    /// `service.name` of the exported data (the function's name).
-    pub service: String,
-}
-
-/// Keeps the exporters alive; flushes and shuts them down when dropped.
-#[derive(Default)]
-pub struct Exporters {
-    tracer: Option<opentelemetry_sdk::trace::SdkTracerProvider>,
-    meter: Option<opentelemetry_sdk::metrics::SdkMeterProvider>,
-}
-
-impl Drop for Exporters {
-    fn drop(&mut self) {
-        if let Some(t) = self.tracer.take() {
-            let _ = t.shutdown();
-        }
-        if let Some(m) = self.meter.take() {
-            let _ = m.shutdown();
-        }
-    }
-}
-
-/// The OpenTelemetry providers exporting to `otlp`: spans in batches to `<endpoint>/v1/traces`,
-/// metrics periodically to `<endpoint>/v1/metrics`, both OTLP/HTTP protobuf.
-pub fn providers(
-    otlp: &Otlp,
-) -> Option<(opentelemetry_sdk::trace::SdkTracerProvider, opentelemetry_sdk::metrics::SdkMeterProvider)> {
-    use opentelemetry_otlp::WithExportConfig;
-    let resource = opentelemetry_sdk::Resource::builder().with_service_name(otlp.service.clone()).build();
-    let base = otlp.endpoint.trim_end_matches('/');
-    let spans =
-        opentelemetry_otlp::SpanExporter::builder().with_http().with_endpoint(format!("{base}/v1/traces")).build();
-    let metrics =
-        opentelemetry_otlp::MetricExporter::builder().with_http().with_endpoint(format!("{base}/v1/metrics")).build();
-    let (Ok(spans), Ok(metrics)) = (spans, metrics) else {
-        return None;
-    };
-    let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder()
-        .with_batch_exporter(spans)
-        .with_resource(resource.clone())
-        .build();
-    let meter = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
-        .with_periodic_exporter(metrics)
-        .with_resource(resource)
-        .build();
-    Some((tracer, meter))
-}
-
-/// Install logging and, when `otlp` is set, OpenTelemetry trace export (spans become Cloud
-/// Trace spans) and the global meter provider the runtime's metrics report to.
-pub fn init_with(format: Format, filter: &str, otlp: Option<Otlp>) -> Exporters {
+/// Install logging and the exporters `export` asks for: spans from every `tracing` span (named
+/// by its `otel.name` field when it has one) and the global meter provider the runtime's
+/// metrics report to. When an exporter cannot be built, logging alone is installed — so the
+/// caller can report the error — and the error is returned: a process configured to export
+/// must not run without it unnoticed.
+pub async fn init_with(format: Format, filter: &str, export: &Export) -> Result<Exporters, Error> {
     use opentelemetry::trace::TracerProvider as _;
 
-    let Some((tracer, meter)) = otlp.as_ref().and_then(providers) else {
-        let configured = otlp.is_some();
-        init(format, filter);
-        if configured {
-            tracing::warn!("OpenTelemetry export could not be configured; continuing with logs only");
+    let exporters = match providers(export).await {
+        Ok(exporters) => exporters,
+        Err(e) => {
+            init(format, filter);
+            return Err(e);
         }
-        return Exporters::default();
     };
-    opentelemetry::global::set_meter_provider(meter.clone());
-    let otel = tracing_opentelemetry::layer().with_tracer(tracer.tracer("harmonia")).boxed();
-    let _ = tracing::subscriber::set_global_default(compose(format, filter, std::io::stderr, Some(otel)));
-    Exporters { tracer: Some(tracer), meter: Some(meter) }
-}
-
-/// Make `span` continue a W3C trace received from elsewhere (an event's `traceparent`), so the
-/// spans exported for it join the job's trace. Ids are hex (32 and 16 digits); malformed ids or
-/// a subscriber without OpenTelemetry leave the span as it was.
-pub fn continue_trace(span: &tracing::Span, trace_id: &str, parent_span_id: &str, sampled: bool) {
-    use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
-    use tracing_opentelemetry::OpenTelemetrySpanExt;
-    let (Ok(trace), Ok(parent)) = (TraceId::from_hex(trace_id), SpanId::from_hex(parent_span_id)) else {
-        return;
-    };
-    let flags = if sampled { TraceFlags::SAMPLED } else { TraceFlags::default() };
-    let remote = SpanContext::new(trace, parent, flags, true, TraceState::default());
-    if remote.is_valid() {
-        let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(remote));
+    if let Some(meter) = exporters.meter() {
+        opentelemetry::global::set_meter_provider(meter.clone());
     }
+    let otel = exporters.tracer().map(|t| tracing_opentelemetry::layer().with_tracer(t.tracer("harmonia")).boxed());
+    let _ = tracing::subscriber::set_global_default(compose(format, filter, std::io::stderr, otel));
+    Ok(exporters)
 }
 
 #[cfg(test)]
@@ -351,8 +300,10 @@ mod tests {
         use opentelemetry::metrics::MeterProvider as _;
         use opentelemetry::trace::TracerProvider as _;
         let (endpoint, seen) = receiver();
-        let (tracer, meter) =
-            providers(&Otlp { endpoint, service: "harmonia-test".into() }).expect("exporters configure");
+        let endpoint = OtlpEndpoint::from_var("HARMONIA_OTLP_ENDPOINT", &endpoint).expect("endpoint");
+        let export = Export::resolve("harmonia-test", None, Some(endpoint), None).expect("an endpoint selects OTLP");
+        let exporters = providers(&export).await.expect("exporters configure");
+        let (tracer, meter) = (exporters.tracer().expect("spans").clone(), exporters.meter().expect("metrics").clone());
         let otel = tracing_opentelemetry::layer().with_tracer(tracer.tracer("harmonia"));
         let sub = Registry::default().with(otel);
         tracing::subscriber::with_default(sub, || {
@@ -371,6 +322,43 @@ mod tests {
         let seen = seen.lock().expect("lock").clone();
         assert!(seen.iter().any(|(p, n)| p == "/v1/traces" && *n > 0), "{seen:?}");
         assert!(seen.iter().any(|(p, n)| p == "/v1/metrics" && *n > 0), "{seen:?}");
-        let _ = (tracer.shutdown(), meter.shutdown());
+        drop(exporters);
+    }
+
+    /// The Cloud Trace path with its exporter swapped for an in-memory one. It proves the
+    /// wiring — spans recorded through `tracing` reach the exporter through the tokio batch
+    /// processor the gRPC exporter needs, named by `otel.name`, with their GenAI attributes, in
+    /// the continued trace. It does not exercise the crate's own gRPC call: that exporter's
+    /// endpoint is fixed to cloudtrace.googleapis.com and it connects when built, so no test
+    /// builds it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cloud_trace_wiring_exports_named_spans_through_the_async_batch_processor() {
+        use opentelemetry::trace::TracerProvider as _;
+        let spans = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+        let resource = opentelemetry_sdk::Resource::builder().with_service_name("harmonia-analyze").build();
+        let provider = export::cloud_trace_tracer(spans.clone(), resource);
+        let sub = Registry::default().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("harmonia")));
+        tracing::subscriber::with_default(sub, || {
+            let span = tracing::info_span!(
+                "invoke",
+                otel.name = "invoke_agent nimi",
+                gen_ai.operation.name = "invoke_agent",
+                gen_ai.agent.name = "nimi"
+            );
+            continue_trace(&span, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", true);
+            span.in_scope(|| tracing::info!("inside"));
+        });
+        let flushed = provider.clone();
+        tokio::task::spawn_blocking(move || flushed.force_flush()).await.expect("join").expect("flush");
+        let exported = spans.get_finished_spans().expect("spans");
+        assert_eq!(exported.len(), 1, "{exported:?}");
+        let span = &exported[0];
+        assert_eq!(span.name, "invoke_agent nimi");
+        assert_eq!(span.span_context.trace_id().to_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        let attribute =
+            |key: &str| span.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string());
+        assert_eq!(attribute("gen_ai.operation.name").as_deref(), Some("invoke_agent"));
+        assert_eq!(attribute("gen_ai.agent.name").as_deref(), Some("nimi"));
+        tokio::task::spawn_blocking(move || provider.shutdown()).await.expect("join").expect("shutdown");
     }
 }

@@ -126,6 +126,10 @@ impl Model for OfflineModel {
         Provenance::Mock
     }
 
+    fn provider(&self) -> &'static str {
+        "harmonia.offline"
+    }
+
     async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         if request.grounded_search {
             return Ok(grounded(request));

@@ -152,10 +152,21 @@ async fn invocations_are_counted_with_enum_labels_only() {
     rt.run_task(&f.seed(Stage::Analyze, RoleInput::Nimi(nimi_in))).await.expect("nimi");
     provider.force_flush().expect("flush");
     let exported = format!("{:?}", exporter.get_finished_metrics().expect("metrics"));
-    for name in ["harmonia.agent.invocations", "harmonia.agent.duration", "harmonia.agent.tokens"] {
+    for name in ["harmonia.agent.invocations", "gen_ai.client.operation.duration", "gen_ai.client.token.usage"] {
         assert!(exported.contains(name), "{name} exported");
     }
-    assert!(exported.contains("nimi") && exported.contains("analyze") && exported.contains("success"));
+    for replaced in ["harmonia.agent.duration", "harmonia.agent.tokens"] {
+        assert!(!exported.contains(replaced), "{replaced} is gone");
+    }
+    for label in ["nimi", "analyze", "success", "invoke_agent", "generate_content", "harmonia.offline", "offline"] {
+        assert!(exported.contains(&format!("{label:?}")), "{label} is a label value: {exported}");
+    }
+    for token_type in ["input", "output"] {
+        assert!(
+            exported.contains(&format!("gen_ai.token.type\"), value: String(Static({token_type:?}))")),
+            "{token_type}"
+        );
+    }
     // No label can carry content: nothing of the transcript appears in the export.
     for segment in &f.source.segments {
         assert!(!exported.contains(&segment.text), "transcript text in a metric");

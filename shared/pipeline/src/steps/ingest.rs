@@ -52,7 +52,9 @@ pub async fn ingest(
         updated_at: now,
         failure: None,
     };
-    let trace = trace.unwrap_or_else(TraceParent::new_root);
+    // The job's root span (or a child of the caller's); its first event is created under it.
+    let span = tracing::info_span!("ingest", otel.name = "ingest", job = %job.id);
+    let trace = crate::trace::origin(&span, trace.as_ref());
     let event = StageEvent::new(
         workspace.clone(),
         job.id.clone(),
@@ -60,7 +62,7 @@ pub async fn ingest(
         &trace,
         SourceIngested { source: source.id.clone() },
     );
-    let message = env.message(&event).map_err(|_| Error::from_code(Code::BusUnavailable))?;
+    let message = span.in_scope(|| env.message(&event)).map_err(|_| Error::from_code(Code::BusUnavailable))?;
     let marker = Marker {
         job: job.id.clone(),
         stage: Stage::Ingest,
