@@ -200,6 +200,23 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_held_response_is_sent_after_its_release_is_reported() {
+        let dir = harmonia_testkit::temp_dir();
+        let file = dir.path().join("ready");
+        let app = Router::new().route("/v1/sources", axum::routing::post(|| async { "created" }));
+        let app = hold_responses(app, Drill::new(Duration::from_secs(1), Some(file.clone())));
+        let request = axum::http::Request::post("/v1/sources").body(axum::body::Body::empty()).expect("request");
+        let reply = harmonia_testkit::oneshot(app, request).await;
+        assert_eq!(&reply.body[..], b"created");
+        let signals: Vec<(String, String)> = lines(&file)
+            .iter()
+            .map(|l| (l["signal"].as_str().expect("s").to_owned(), format!("{} {}", l["method"], l["path"])))
+            .collect();
+        let held = r#""POST" "/v1/sources""#.to_owned();
+        assert_eq!(signals, vec![("holding".to_owned(), held.clone()), ("released".to_owned(), held)]);
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn holds_are_numbered_and_a_response_names_its_request() {
         let dir = harmonia_testkit::temp_dir();
         let file = dir.path().join("ready");
