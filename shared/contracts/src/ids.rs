@@ -18,11 +18,35 @@ pub const MAX_ID_LEN: usize = 128;
 /// The regular expression every identifier matches (also emitted in the JSON Schemas).
 pub const ID_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
 
+fn id_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-')
+}
+
+fn is_valid_id(raw: &str) -> bool {
+    raw.chars().next().is_some_and(|c| c.is_ascii_alphanumeric()) && raw.chars().all(id_char) && raw.len() <= MAX_ID_LEN
+}
+
+/// `text` when it is a valid id; otherwise a readable prefix of it (unsafe characters replaced
+/// by `_`) joined to its SHA-256, which is valid, never longer than [`MAX_ID_LEN`], and the
+/// same for the same text.
+fn stable_id(text: &str) -> String {
+    use sha2::Digest as _;
+    if is_valid_id(text) {
+        return text.to_owned();
+    }
+    let digest = hex::encode(sha2::Sha256::digest(text.as_bytes()));
+    let room = MAX_ID_LEN - digest.len() - 1;
+    let readable: String = text
+        .chars()
+        .skip_while(|c| !c.is_ascii_alphanumeric())
+        .map(|c| if id_char(c) { c } else { '_' })
+        .take(room)
+        .collect();
+    if readable.is_empty() { digest } else { format!("{readable}.{digest}") }
+}
+
 fn check_id(kind: &'static str, raw: &str) -> Result<(), Error> {
-    let mut chars = raw.chars();
-    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric());
-    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
-    if first_ok && rest_ok && raw.len() <= MAX_ID_LEN {
+    if is_valid_id(raw) {
         Ok(())
     } else {
         Err(Error::new(
@@ -45,6 +69,14 @@ macro_rules! id_type {
             /// A new, unique, time-ordered id.
             pub fn generate() -> Self {
                 Self(format!(concat!($prefix, "_{}"), uuid::Uuid::now_v7().simple()))
+            }
+
+            /// The id naming `text`, for ids derived from other values: `text` itself when it
+            /// is a valid id, otherwise a readable prefix of it and its SHA-256. The same text
+            /// always gives the same id (idempotency survives an over-long id), and different
+            /// texts give different ids.
+            pub fn stable(text: &str) -> Self {
+                Self(stable_id(text))
             }
 
             /// The id as text.
@@ -179,6 +211,23 @@ mod tests {
         }
         assert!("ws-1.a:b_c".parse::<WorkspaceId>().is_ok());
         assert!("a".repeat(128).parse::<WorkspaceId>().is_ok());
+    }
+
+    #[test]
+    fn an_over_long_or_unsafe_text_gets_a_stable_valid_id() {
+        let long = format!("{}.analyze.1", "j".repeat(290));
+        let id = DocId::stable(&long);
+        assert_eq!(id, DocId::stable(&long), "the same text, the same id");
+        assert!(id.as_str().len() <= MAX_ID_LEN);
+        assert_eq!(id.as_str().parse::<DocId>().ok(), Some(id.clone()));
+        assert!(id.as_str().starts_with("jjjj"));
+        let other = format!("{}.analyze.2", "j".repeat(290));
+        assert_ne!(DocId::stable(&other), id, "texts sharing a prefix stay apart");
+        assert_eq!(DocId::stable("job-1.plan.1").as_str(), "job-1.plan.1", "a valid id is kept as it is");
+        for odd in ["", "../x", "é"] {
+            let id = DocId::stable(odd);
+            assert_eq!(id.as_str().parse::<DocId>().ok(), Some(id.clone()), "{odd}");
+        }
     }
 
     #[test]
