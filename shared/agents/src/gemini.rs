@@ -14,7 +14,7 @@ use harmonia_contracts::domain::TokenUsage;
 use harmonia_contracts::tool::Provenance;
 use serde_json::{Map, Value, json};
 
-use crate::model::{Grounding, Model, ModelError, ModelRequest, ModelResponse, Part, Speaker};
+use crate::model::{self, Grounding, Model, ModelRequest, ModelResponse, Part, Speaker};
 
 /// How requests are authenticated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,16 +88,16 @@ impl std::fmt::Debug for Gemini {
 
 impl Gemini {
     /// A client; with ADC, credentials are looked up now.
-    pub fn new(config: GeminiConfig) -> Result<Self, ModelError> {
+    pub fn new(config: GeminiConfig) -> Result<Self, model::Error> {
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
             .build()
-            .map_err(|_| ModelError::Unavailable("http client"))?;
+            .map_err(|_| model::Error::Unavailable("http client"))?;
         let credentials = match config.auth {
             Auth::ApplicationDefault => Some(
                 google_cloud_auth::credentials::Builder::default()
                     .build()
-                    .map_err(|_| ModelError::Unavailable("credentials"))?,
+                    .map_err(|_| model::Error::Unavailable("credentials"))?,
             ),
             Auth::None => None,
         };
@@ -111,13 +111,13 @@ impl Gemini {
         Ok(Self { config, http, credentials, name })
     }
 
-    async fn auth_headers(&self) -> Result<reqwest::header::HeaderMap, ModelError> {
+    async fn auth_headers(&self) -> Result<reqwest::header::HeaderMap, model::Error> {
         use google_cloud_auth::credentials::CacheableResource;
         match &self.credentials {
             None => Ok(reqwest::header::HeaderMap::new()),
             Some(c) => match c.headers(http::Extensions::new()).await {
                 Ok(CacheableResource::New { data, .. }) => Ok(data),
-                _ => Err(ModelError::Unavailable("credentials")),
+                _ => Err(model::Error::Unavailable("credentials")),
             },
         }
     }
@@ -177,28 +177,28 @@ fn count(v: &Value, key: &str) -> u32 {
 }
 
 /// Read a `generateContent` response body.
-pub fn parse_response(body: &Value) -> Result<ModelResponse, ModelError> {
+pub fn parse_response(body: &Value) -> Result<ModelResponse, model::Error> {
     let candidate = body
         .get("candidates")
         .and_then(Value::as_array)
         .and_then(|c| c.first())
-        .ok_or(ModelError::Refused("no candidates"))?;
+        .ok_or(model::Error::Refused("no candidates"))?;
     if matches!(
         candidate.get("finishReason").and_then(Value::as_str),
         Some("SAFETY" | "PROHIBITED_CONTENT" | "BLOCKLIST" | "SPII")
     ) {
-        return Err(ModelError::Refused("blocked"));
+        return Err(model::Error::Refused("blocked"));
     }
     let raw_parts = candidate
         .get("content")
         .and_then(|c| c.get("parts"))
         .and_then(Value::as_array)
-        .ok_or(ModelError::Refused("no content"))?;
+        .ok_or(model::Error::Refused("no content"))?;
     let mut parts = Vec::new();
     for p in raw_parts {
         if let Some(call) = p.get("functionCall") {
             let name =
-                call.get("name").and_then(Value::as_str).ok_or(ModelError::Refused("function call without name"))?;
+                call.get("name").and_then(Value::as_str).ok_or(model::Error::Refused("function call without name"))?;
             let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
             parts.push(Part::FunctionCall { name: name.to_owned(), args });
         } else if let Some(text) = p.get("text").and_then(Value::as_str) {
@@ -252,11 +252,11 @@ impl Model for Gemini {
         Provenance::Live
     }
 
-    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
         let body = request_body(request);
         let url = self.config.url();
         let attempts = self.config.max_attempts.max(1);
-        let mut last = ModelError::Unavailable("no attempt");
+        let mut last = model::Error::Unavailable("no attempt");
         for attempt in 1..=attempts {
             if attempt > 1 {
                 let factor = 2u32.saturating_pow(attempt - 2);
@@ -267,27 +267,27 @@ impl Model for Gemini {
             let response = match sent {
                 Ok(r) => r,
                 Err(e) if e.is_timeout() => {
-                    last = ModelError::Unavailable("timeout");
+                    last = model::Error::Unavailable("timeout");
                     continue;
                 }
                 Err(_) => {
-                    last = ModelError::Unavailable("connection");
+                    last = model::Error::Unavailable("connection");
                     continue;
                 }
             };
             let status = response.status();
             if status.as_u16() == 429 {
-                last = ModelError::Throttled;
+                last = model::Error::Throttled;
                 continue;
             }
             if status.is_server_error() {
-                last = ModelError::Unavailable("server error");
+                last = model::Error::Unavailable("server error");
                 continue;
             }
             if !status.is_success() {
-                return Err(ModelError::Refused("client error"));
+                return Err(model::Error::Refused("client error"));
             }
-            let value: Value = response.json().await.map_err(|_| ModelError::Refused("malformed response"))?;
+            let value: Value = response.json().await.map_err(|_| model::Error::Refused("malformed response"))?;
             return parse_response(&value);
         }
         Err(last)

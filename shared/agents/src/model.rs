@@ -101,7 +101,7 @@ pub struct ModelResponse {
 
 /// Why a model call failed. Never carries the provider's body.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ModelError {
+pub enum Error {
     /// Throttled (HTTP 429) after the allowed retries.
     #[error("model throttled")]
     Throttled,
@@ -124,5 +124,5 @@ pub trait Model: Send + Sync {
     /// Provenance of everything this backend produces.
     fn provenance(&self) -> Provenance;
     /// One call.
-    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, Error>;
 }

@@ -9,7 +9,7 @@ use chrono::Utc;
 use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord, Operation, TokenUsage};
 use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
-use harmonia_contracts::trace::TraceParent;
+use harmonia_contracts::trace::{SpanId, TraceParent};
 use harmonia_contracts::{AgentContractError, Code, Role};
 use harmonia_store::{Collection, Store, Write, WriteOp, encode};
 use serde::de::DeserializeOwned;
@@ -118,7 +118,7 @@ pub struct Invocation {
 
 /// Why an invocation did not produce an accepted output.
 #[derive(Debug, thiserror::Error)]
-pub enum InvokeError {
+pub enum Error {
     /// The specialist broke its contract (or the model was unavailable).
     #[error(transparent)]
     Contract(#[from] AgentContractError),
@@ -127,14 +127,20 @@ pub enum InvokeError {
     Store(#[from] harmonia_store::Error),
 }
 
-impl InvokeError {
+impl Error {
     /// The contract error, if that is what this is.
     pub fn contract(&self) -> Option<&AgentContractError> {
         match self {
-            InvokeError::Contract(e) => Some(e),
-            InvokeError::Store(_) => None,
+            Error::Contract(e) => Some(e),
+            Error::Store(_) => None,
         }
     }
+}
+
+/// The id of an activity record: `<job>.<span>`, or its stable shortening when a long job id
+/// makes that too long, so a record is never stored under a random id.
+pub fn activity_id(job: &JobId, span: &SpanId) -> DocId {
+    DocId::stable(&format!("{job}.{span}"))
 }
 
 /// The runtime's metrics, reported to the global meter provider (a no-op unless telemetry
@@ -233,7 +239,7 @@ impl Runtime {
     }
 
     /// Route `task` through Harmonia and check it reached its one expected specialist.
-    pub async fn route(&self, base: &InvocationSeed, task: io::Task) -> Result<Role, InvokeError> {
+    pub async fn route(&self, base: &InvocationSeed, task: io::Task) -> Result<Role, Error> {
         let seed = InvocationSeed {
             input: RoleInput::Harmonia(io::HarmoniaInput {
                 task,
@@ -247,14 +253,14 @@ impl Runtime {
     }
 
     /// Route the seed's task through Harmonia, then invoke the specialist.
-    pub async fn run_task(&self, seed: &InvocationSeed) -> Result<Invocation, InvokeError> {
+    pub async fn run_task(&self, seed: &InvocationSeed) -> Result<Invocation, Error> {
         let task = seed.input.task().ok_or_else(|| contract(Role::Harmonia, Code::RoutingMismatch))?;
         self.route(seed, task).await?;
         self.invoke(seed).await
     }
 
     /// Run one invocation of the seed's role.
-    pub async fn invoke(&self, seed: &InvocationSeed) -> Result<Invocation, InvokeError> {
+    pub async fn invoke(&self, seed: &InvocationSeed) -> Result<Invocation, Error> {
         let role = seed.input.role();
         let span = seed.trace.child();
         let traced = tracing::info_span!("invoke", agent = %role, stage = %seed.stage, trace_id = %span.trace_id(), span_id = %span.span_id());
@@ -266,7 +272,7 @@ impl Runtime {
         self.invoke_in(seed, span).instrument(traced).await
     }
 
-    async fn invoke_in(&self, seed: &InvocationSeed, span: TraceParent) -> Result<Invocation, InvokeError> {
+    async fn invoke_in(&self, seed: &InvocationSeed, span: TraceParent) -> Result<Invocation, Error> {
         let role = seed.input.role();
         let spec = spec(role);
         let started_at = Utc::now();
@@ -286,10 +292,10 @@ impl Runtime {
                 match session::append(store, &seed.workspace, &session_id, version, event).await {
                     // The caller gets the delta from the stored, read-only session.
                     Ok(stored) => Ok(StateDelta { role, values: stored.state() }),
-                    Err(e) => Err(InvokeError::Store(e)),
+                    Err(e) => Err(Error::Store(e)),
                 }
             }
-            Err(e) => Err(InvokeError::Contract(e)),
+            Err(e) => Err(Error::Contract(e)),
         };
         let deleted = session::delete(store, &seed.workspace, &session_id).await;
 
@@ -306,8 +312,8 @@ impl Runtime {
             usage,
             outcome: match &outcome {
                 Ok(_) => ActivityOutcome::Success,
-                Err(InvokeError::Contract(e)) => ActivityOutcome::Failure { code: e.code },
-                Err(InvokeError::Store(e)) => ActivityOutcome::Failure { code: e.code() },
+                Err(Error::Contract(e)) => ActivityOutcome::Failure { code: e.code },
+                Err(Error::Store(e)) => ActivityOutcome::Failure { code: e.code() },
             },
             trace_id: span.trace(),
             span_id: span.span(),
@@ -322,7 +328,7 @@ impl Runtime {
         record_metrics(&activity);
         let mut writes = Vec::with_capacity(1 + tool_activity.len());
         for record in std::iter::once(&activity).chain(&tool_activity) {
-            let id: DocId = format!("{}.{}", record.job, record.span_id).parse().unwrap_or_else(|_| DocId::generate());
+            let id = activity_id(&record.job, &record.span_id);
             writes.push(Write { collection: ACTIVITY, id, op: WriteOp::Create(encode(record)?) });
         }
         store.commit(&seed.workspace, writes).await?;
@@ -579,5 +585,20 @@ impl Runtime {
             RoleInput::Maya(input) => validate::maya(input, &typed(value)?),
             RoleInput::Nova(_) => validate::nova(&typed(value)?, steps),
         }
+    }
+}
+
+#[cfg(test)]
+mod activity_id_tests {
+    use super::*;
+
+    #[test]
+    fn an_activity_id_is_job_and_span_and_stays_stable_for_a_long_job_id() {
+        let span = TraceParent::new_root().span();
+        let job: JobId = "job-1".parse().expect("job");
+        assert_eq!(activity_id(&job, &span).as_str(), format!("job-1.{span}"));
+        let long: JobId = "j".repeat(128).parse().expect("job");
+        assert_eq!(activity_id(&long, &span), activity_id(&long, &span));
+        assert!(activity_id(&long, &span).as_str().len() <= harmonia_contracts::ids::MAX_ID_LEN);
     }
 }

@@ -42,7 +42,8 @@ use harmonia_bus_pubsub::{PubSubBus, PubSubConfig, push};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::Env;
 use harmonia_pipeline::connector::{Connector, Sandbox, Webhook};
-use harmonia_pipeline::registry::{FUNCTIONS, Timing};
+pub use harmonia_pipeline::registry::Function;
+use harmonia_pipeline::registry::Timing;
 use harmonia_pipeline::steps::handlers;
 use harmonia_store::Store;
 
@@ -142,25 +143,23 @@ pub fn credentials() -> Result<Arc<Credentials>, Error> {
     Ok(Arc::new(credentials))
 }
 
-/// The router of a pipeline stage function: `POST /push/<topic>` for each of its
-/// subscriptions, and `GET /healthz`.
-pub fn stage_router(function: &str, env: &Arc<Env>) -> Result<Router, Error> {
-    let mut router = Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
-    let mut any = false;
-    for (spec, handler) in handlers(env, Timing::CLOUD) {
-        let consumer = spec.name.as_str().rsplit('.').next().unwrap_or_default();
-        if consumer == function {
-            let topic = spec.topic.to_string();
-            let handler: Arc<dyn harmonia_bus::Handler> =
-                match var("HARMONIA_FAULT_DELAY_MS").and_then(|v| v.parse().ok()) {
-                    Some(ms) if ms > 0 => Arc::new(Delayed(handler, Duration::from_millis(ms))),
-                    _ => handler,
-                };
-            router = router.merge(push::router(&format!("/push/{topic}"), handler));
-            any = true;
-        }
+/// The router of a pipeline stage function (or the dead-letter recorder): `POST /push/<topic>`
+/// for each of its subscriptions, and `GET /healthz`.
+pub fn stage_router(function: Function, env: &Arc<Env>) -> Result<Router, Error> {
+    if !function.is_pushed() {
+        return Err(config_error("the function is not served by push subscriptions"));
     }
-    if any { Ok(router) } else { Err(config_error("unknown function")) }
+    let mut router = Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
+    for subscriber in handlers(env, Timing::CLOUD).into_iter().filter(|s| s.function == function) {
+        let topic = subscriber.spec.topic.to_string();
+        let handler: Arc<dyn harmonia_bus::Handler> = match var("HARMONIA_FAULT_DELAY_MS").and_then(|v| v.parse().ok())
+        {
+            Some(ms) if ms > 0 => Arc::new(Delayed(subscriber.handler, Duration::from_millis(ms))),
+            _ => subscriber.handler,
+        };
+        router = router.merge(push::router(&format!("/push/{topic}"), handler));
+    }
+    Ok(router)
 }
 
 /// Holds each delivery before handing it on (resilience drills: a window to kill a process
@@ -188,14 +187,15 @@ pub async fn provision(
     for topic in harmonia_pipeline::registry::topics(prefix) {
         bus.create_topic(&topic).await.map_err(bus_error)?;
     }
-    let mut specs: Vec<(&str, harmonia_bus::SubscriptionSpec)> =
-        harmonia_pipeline::registry::subscriptions(prefix, timing);
+    let mut specs = harmonia_pipeline::registry::subscriptions(prefix, timing);
     specs.extend(
-        harmonia_pipeline::registry::dead_letter_subscriptions(prefix, timing).into_iter().map(|s| ("deadletter", s)),
+        harmonia_pipeline::registry::dead_letter_subscriptions(prefix, timing)
+            .into_iter()
+            .map(|s| (Function::Deadletter, s)),
     );
     let mut n = 0;
     for (function, spec) in specs {
-        let base = endpoint(function).ok_or_else(|| config_error("a function has no push endpoint"))?;
+        let base = endpoint(function.as_str()).ok_or_else(|| config_error("a function has no push endpoint"))?;
         // Pub/Sub allows 5-100 attempts; the recorder's own subscription retries at the maximum.
         let spec = harmonia_bus::SubscriptionSpec { max_attempts: spec.max_attempts.clamp(5, 100), ..spec };
         bus.create_push_subscription(&spec, &format!("{}/push/{}", base.trim_end_matches('/'), spec.topic))
@@ -216,23 +216,20 @@ pub fn init_telemetry(function: &str) -> harmonia_telemetry::Exporters {
     harmonia_telemetry::init_with(format, &var("HARMONIA_LOG").unwrap_or_else(|| "info".into()), otlp)
 }
 
-/// Run a pipeline stage function until SIGTERM; this is a stage binary's whole `main`.
-pub async fn run_stage(function: &'static str) -> std::process::ExitCode {
+/// Run a pipeline stage function (or the dead-letter recorder) until SIGTERM; this is its
+/// binary's whole `main`.
+pub async fn run_stage(function: Function) -> std::process::ExitCode {
     run(function, Vec::new(), |env| stage_router(function, &env)).await
 }
 
 /// Run `function` with `tools` on its runtime and the router `app` builds, until SIGTERM or
 /// Ctrl-C.
 pub async fn run(
-    function: &'static str,
+    function: Function,
     tools: Vec<Arc<dyn Tool>>,
     app: impl FnOnce(Arc<Env>) -> Result<Router, Error>,
 ) -> std::process::ExitCode {
-    let _exporters = init_telemetry(function);
-    if !FUNCTIONS.contains(&function) {
-        tracing::error!(function, "unknown function");
-        return std::process::ExitCode::FAILURE;
-    }
+    let _exporters = init_telemetry(function.as_str());
     let serve = async {
         let env = env_from_environment(tools).await?;
         let mut app = app(env)?;
@@ -245,18 +242,7 @@ pub async fn run(
             app = app.layer(axum::middleware::from_fn(
                 move |request: axum::extract::Request, next: axum::middleware::Next| async move {
                     let response = next.run(request).await;
-                    if !matches!(
-                        function,
-                        "analyze"
-                            | "strategize"
-                            | "plan"
-                            | "draft"
-                            | "review"
-                            | "policy"
-                            | "publish"
-                            | "verify"
-                            | "deadletter"
-                    ) {
+                    if !function.is_pushed() {
                         tokio::time::sleep(hold).await;
                     }
                     response
@@ -268,7 +254,7 @@ pub async fn run(
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(ip, port))
             .await
             .map_err(|_| Error::new(Code::DependencyUnavailable, "the port is not available"))?;
-        tracing::info!(function, port, "serving");
+        tracing::info!(function = %function, port, "serving");
         axum::serve(listener, app)
             .with_graceful_shutdown(shutdown())
             .await
@@ -277,7 +263,7 @@ pub async fn run(
     match serve.await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            tracing::error!(function, code = %e.code, message = %e.message, "stopped");
+            tracing::error!(function = %function, code = %e.code, message = %e.message, "stopped");
             std::process::ExitCode::FAILURE
         }
     }

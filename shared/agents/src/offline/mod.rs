@@ -16,7 +16,7 @@ use harmonia_contracts::domain::TokenUsage;
 use harmonia_contracts::tool::Provenance;
 use serde_json::{Value, json};
 
-use crate::model::{Model, ModelError, ModelRequest, ModelResponse, Part, Speaker};
+use crate::model::{self, Model, ModelRequest, ModelResponse, Part, Speaker};
 
 /// The offline model.
 #[derive(Clone, Copy, Debug, Default)]
@@ -31,13 +31,13 @@ pub(crate) struct Conversation<'a> {
 }
 
 impl<'a> Conversation<'a> {
-    fn read(request: &'a ModelRequest) -> Result<Self, ModelError> {
-        let first = request.turns.first().ok_or(ModelError::Refused("empty conversation"))?;
+    fn read(request: &'a ModelRequest) -> Result<Self, model::Error> {
+        let first = request.turns.first().ok_or(model::Error::Refused("empty conversation"))?;
         let task = first
             .parts
             .iter()
             .find_map(|p| if let Part::Text(t) = p { serde_json::from_str(t).ok() } else { None })
-            .ok_or(ModelError::Refused("no task"))?;
+            .ok_or(model::Error::Refused("no task"))?;
         let results = request
             .turns
             .iter()
@@ -77,8 +77,8 @@ pub(crate) enum Step {
 pub(crate) fn script(
     calls: Vec<(&'static str, Value)>,
     conversation: &Conversation<'_>,
-    finish: impl FnOnce() -> Result<Value, ModelError>,
-) -> Result<Step, ModelError> {
+    finish: impl FnOnce() -> Result<Value, model::Error>,
+) -> Result<Step, model::Error> {
     match calls.into_iter().nth(conversation.done()) {
         Some((name, args)) => Ok(Step::Call(name, args)),
         None => finish().map(Step::Final),
@@ -126,7 +126,7 @@ impl Model for OfflineModel {
         Provenance::Mock
     }
 
-    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
         if request.grounded_search {
             return Ok(grounded(request));
         }

@@ -1,0 +1,161 @@
+//! Topic and subscription names, their timing, and the handler serving each subscription.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use harmonia_bus::{Handler, Name, SubscriptionSpec};
+use harmonia_contracts::event::TOPICS;
+
+use super::{Function, ROUTES};
+use crate::Env;
+use crate::steps::DeadLetterRecorder;
+
+/// Delivery attempts before a message is dead-lettered.
+pub const MAX_ATTEMPTS: u32 = 5;
+
+/// Retry timing and ack deadlines of the subscriptions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// First retry delay.
+    pub min_backoff: Duration,
+    /// Longest retry delay.
+    pub max_backoff: Duration,
+    /// How long a model-calling stage may hold a message before it is redelivered.
+    pub model_ack_deadline: Duration,
+    /// The same for the other stages.
+    pub ack_deadline: Duration,
+}
+
+impl Timing {
+    /// Pub/Sub in production: 10 s to 10 min backoff; 5 min for model stages, 1 min otherwise.
+    pub const CLOUD: Timing = Timing {
+        min_backoff: Duration::from_secs(10),
+        max_backoff: Duration::from_secs(600),
+        model_ack_deadline: Duration::from_secs(300),
+        ack_deadline: Duration::from_secs(60),
+    };
+    /// The embedded runner (offline model): quick retries, and a message held by a crashed
+    /// process comes back within 30 s.
+    pub const LOCAL: Timing = Timing {
+        min_backoff: Duration::from_millis(200),
+        max_backoff: Duration::from_secs(5),
+        model_ack_deadline: Duration::from_secs(30),
+        ack_deadline: Duration::from_secs(15),
+    };
+}
+
+fn name(text: String) -> Name {
+    // The prefix is validated where configuration is read, and the rest of every name is a
+    // registry constant; a test checks them all, so this cannot fail at run time.
+    text.parse().unwrap_or_else(|_| panic!("invalid registry name {text}"))
+}
+
+/// A topic's full name.
+pub fn topic(prefix: &str, topic: &str) -> Name {
+    name(format!("{prefix}{topic}"))
+}
+
+/// A topic's dead-letter topic.
+pub fn dead_letter_topic(prefix: &str, topic: &str) -> Name {
+    name(format!("{prefix}{topic}.dead-letter"))
+}
+
+/// Every topic: each stage topic and its dead-letter topic.
+pub fn topics(prefix: &str) -> Vec<Name> {
+    TOPICS.iter().flat_map(|(t, _)| [topic(prefix, t), dead_letter_topic(prefix, t)]).collect()
+}
+
+/// The pipeline's subscriptions, each with its function.
+pub fn subscriptions(prefix: &str, timing: Timing) -> Vec<(Function, SubscriptionSpec)> {
+    ROUTES
+        .iter()
+        .map(|r| {
+            let spec = SubscriptionSpec {
+                name: name(format!("{prefix}{}.{}", r.topic, r.function)),
+                topic: topic(prefix, r.topic),
+                max_attempts: MAX_ATTEMPTS,
+                dead_letter_topic: Some(dead_letter_topic(prefix, r.topic)),
+                ack_deadline: if r.calls_model { timing.model_ack_deadline } else { timing.ack_deadline },
+                min_backoff: timing.min_backoff,
+                max_backoff: timing.max_backoff,
+            };
+            (r.function, spec)
+        })
+        .collect()
+}
+
+/// The dead-letter recorder's subscriptions: one per dead-letter topic. Its own failures are
+/// retried without a further dead letter.
+pub fn dead_letter_subscriptions(prefix: &str, timing: Timing) -> Vec<SubscriptionSpec> {
+    TOPICS
+        .iter()
+        .map(|(t, _)| SubscriptionSpec {
+            name: name(format!("{prefix}{t}.dead-letter.{}", Function::Deadletter)),
+            topic: dead_letter_topic(prefix, t),
+            max_attempts: 100,
+            dead_letter_topic: None,
+            ack_deadline: timing.ack_deadline,
+            min_backoff: timing.min_backoff,
+            max_backoff: timing.max_backoff,
+        })
+        .collect()
+}
+
+/// One subscription with the function that owns it and the handler that serves it.
+pub struct Subscriber {
+    /// The function it belongs to.
+    pub function: Function,
+    /// The subscription.
+    pub spec: SubscriptionSpec,
+    /// What handles its deliveries.
+    pub handler: Arc<dyn Handler>,
+}
+
+/// Every subscription of the pipeline with the handler that serves it: each route's step,
+/// and the dead-letter recorder on every dead-letter topic.
+pub fn handlers(env: &Arc<Env>, timing: Timing) -> Vec<Subscriber> {
+    let routed = ROUTES
+        .iter()
+        .zip(subscriptions(&env.topic_prefix, timing))
+        .map(|(route, (function, spec))| Subscriber { function, spec, handler: route.handler(env.clone()) });
+    let recorder: Arc<dyn Handler> = Arc::new(DeadLetterRecorder::new(env.clone()));
+    let dead_letters = dead_letter_subscriptions(&env.topic_prefix, timing).into_iter().map(|spec| Subscriber {
+        function: Function::Deadletter,
+        spec,
+        handler: recorder.clone(),
+    });
+    routed.chain(dead_letters).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::consumers;
+
+    #[test]
+    fn registry_names_are_valid_and_every_route_is_a_known_topic() {
+        for prefix in ["", "harmonia-"] {
+            assert_eq!(topics(prefix).len(), TOPICS.len() * 2);
+            for (function, spec) in subscriptions(prefix, Timing::CLOUD) {
+                assert!(function.is_stage(), "{function}");
+                assert!(spec.name.as_str().ends_with(&format!(".{function}")));
+                assert!(topics(prefix).contains(&spec.topic));
+                assert!(spec.dead_letter_topic.as_ref().is_some_and(|d| topics(prefix).contains(d)));
+            }
+            assert_eq!(dead_letter_subscriptions(prefix, Timing::LOCAL).len(), TOPICS.len());
+        }
+        for r in ROUTES {
+            assert!(TOPICS.iter().any(|(t, _)| *t == r.topic), "{}", r.topic);
+            assert_eq!(r.function.as_str(), r.stage.as_str());
+        }
+    }
+
+    #[test]
+    fn a_topic_s_consumers_come_from_the_typed_routes() {
+        use harmonia_contracts::event::{EventPayload, ItemSelected, PolicyPassed, RevisionRequested, Stage};
+        assert_eq!(consumers(ItemSelected::TOPIC).collect::<Vec<_>>(), [Stage::Draft]);
+        assert_eq!(consumers(RevisionRequested::TOPIC).collect::<Vec<_>>(), [Stage::Draft]);
+        // A human gate: nothing consumes it.
+        assert_eq!(consumers(PolicyPassed::TOPIC).count(), 0);
+    }
+}
