@@ -15,4 +15,4 @@ pub use claim::acquire;
 pub use complete::{Completion, StageRef, complete, fail_job, marker, republish};
 pub use error::Error;
 pub use handler::{StageHandler, Step, stage_of};
-pub use next::next_message;
+pub use next::{next_event, next_event_in};

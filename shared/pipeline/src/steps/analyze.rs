@@ -8,7 +8,7 @@ use super::seed::seed;
 use crate::Env;
 use crate::records::{ANALYSES, AnalysisRecord, SOURCES, doc_id};
 use crate::registry::stage;
-use crate::step::{self, Completion, Step, complete, next_message};
+use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `analyze`: Harmonia routes to Nimi over the source, verified performance and eligible memory.
 #[derive(Clone, Copy, Debug, Default)]
@@ -30,7 +30,7 @@ impl Step for Analyze {
         let record = AnalysisRecord { job: event.job.clone(), analysis };
         let completion = Completion::new(JobStatus::Analyzed, event.pass)
             .write(ANALYSES, doc_id(&event.job), &record)?
-            .publish(next_message(env, event, event.pass, AnalysisCompleted { moments })?);
+            .publish(env.message(&next_event(event, AnalysisCompleted { moments }))?);
         complete::<Self>(env, event, completion).await
     }
 }

@@ -13,7 +13,7 @@ use crate::records::{
     ANALYSES, AnalysisRecord, DRAFTS, PLANS, PlanRecord, REVIEWS, STRATEGIES, StrategyRecord, doc_id,
 };
 use crate::registry::stage;
-use crate::step::{self, Completion, Step, complete, next_message};
+use crate::step::{self, Completion, Step, complete, next_event};
 
 /// The id of a job's draft for a pass: `draft-<job>-<pass>`, or its stable shortening when a
 /// long job id makes that too long, so a redelivery finds the same draft.
@@ -74,7 +74,7 @@ async fn write<S: Step<Stage = stage::Draft>>(
     let written = DraftWritten { draft: id.clone(), content_hash: draft.content_hash.clone() };
     let completion = Completion::new(JobStatus::Drafted, pass)
         .write(DRAFTS, doc_id(&id), &draft)?
-        .publish(next_message(env, event, pass, written)?);
+        .publish(env.message(&next_event(event, written))?);
     complete::<S>(env, event, completion).await
 }
 

@@ -12,7 +12,7 @@ use crate::records::{
     ANALYSES, AnalysisRecord, PLANNING_SNAPSHOTS, PLANS, PlanRecord, STRATEGIES, StrategyRecord, doc_id,
 };
 use crate::registry::stage;
-use crate::step::{self, Completion, Step, complete, next_message};
+use crate::step::{self, Completion, Step, complete, next_event};
 
 /// The selection rule: among items that depend on nothing, the lowest priority number, then
 /// the earliest window start, then the lowest sequence number, then the smallest id.
@@ -58,7 +58,7 @@ impl Step for PlanStep {
         let record = PlanRecord { job: event.job.clone(), plan, selected: selected.clone() };
         let completion = Completion::new(JobStatus::Planned, event.pass)
             .write(PLANS, doc_id(&event.job), &record)?
-            .publish(next_message(env, event, event.pass, ItemSelected { item: selected })?);
+            .publish(env.message(&next_event(event, ItemSelected { item: selected }))?);
         complete::<Self>(env, event, completion).await
     }
 }

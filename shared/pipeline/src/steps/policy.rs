@@ -14,7 +14,7 @@ use crate::Env;
 use crate::policy::{PolicyInput, check};
 use crate::records::{ANALYSES, AnalysisRecord, DRAFTS, POLICY_RESULTS, PUBLICATIONS, REVIEWS, WORKSPACES, doc_id};
 use crate::registry::stage;
-use crate::step::{self, Completion, Step, complete, next_message};
+use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `policy`: the deterministic rules over the exact draft version.
 #[derive(Clone, Copy, Debug, Default)]
@@ -41,7 +41,7 @@ impl Step for PolicyStep {
             PolicyOutcome::Passed => {
                 let passed = PolicyPassed { draft: draft.id.clone(), content_hash: draft.content_hash.clone() };
                 Completion::new(JobStatus::AwaitingDraftApproval, event.pass)
-                    .publish(next_message(env, event, event.pass, passed)?)
+                    .publish(env.message(&next_event(event, passed))?)
             }
             PolicyOutcome::Blocked => Completion::new(JobStatus::PolicyBlocked, event.pass),
         };

@@ -13,7 +13,7 @@ use crate::connector::{Outgoing, Sent};
 use crate::operator::{ApprovalRecord, approval_id};
 use crate::records::{APPROVALS, DRAFTS, JOBS, PUBLICATIONS, doc_id};
 use crate::registry::stage;
-use crate::step::{self, Completion, Step, complete, next_message};
+use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `publish`: claim (transaction) → call the connector once with the idempotency key →
 /// record the receipt. A claim found without a receipt means a previous attempt may have
@@ -148,6 +148,6 @@ async fn record(
     let published = PostPublished { draft: recorded.draft.clone(), platform: recorded.platform };
     let completion = Completion::new(status, event.pass)
         .write(PUBLICATIONS, id, &recorded)?
-        .publish(next_message(env, event, event.pass, published)?);
+        .publish(env.message(&next_event(event, published))?);
     complete::<Publish>(env, event, completion).await
 }

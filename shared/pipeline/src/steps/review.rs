@@ -10,7 +10,7 @@ use super::seed::seed;
 use crate::Env;
 use crate::records::{DRAFTS, REVIEWS, doc_id};
 use crate::registry::stage;
-use crate::step::{self, Completion, Step, complete, next_message};
+use crate::step::{self, Completion, Step, complete, next_event, next_event_in};
 
 /// `review`: Dara assesses the exact draft. `revise` on pass 1 sends it back to Noni once;
 /// `revise` on pass 2 parks the job for a human — there is no third pass.
@@ -50,14 +50,10 @@ impl Step for ReviewStep {
         };
         let draft_ref = draft.id.clone();
         let completion = match (review.verdict, draft.pass) {
-            (Verdict::Pass, pass) => Completion::new(JobStatus::Reviewed, pass).publish(next_message(
-                env,
-                event,
-                pass,
-                ReviewPassed { draft: draft_ref },
-            )?),
+            (Verdict::Pass, pass) => Completion::new(JobStatus::Reviewed, pass)
+                .publish(env.message(&next_event(event, ReviewPassed { draft: draft_ref }))?),
             (Verdict::Revise, Pass::FIRST) => Completion::new(JobStatus::RevisionRequested, Pass::REVISION)
-                .publish(next_message(env, event, Pass::REVISION, RevisionRequested { draft: draft_ref })?),
+                .publish(env.message(&next_event_in(event, Pass::REVISION, RevisionRequested { draft: draft_ref }))?),
             (Verdict::Revise, pass) => Completion::new(JobStatus::NeedsHuman, pass),
         };
         complete::<Self>(env, event, completion.write(REVIEWS, doc_id(&draft.id), &review)?).await

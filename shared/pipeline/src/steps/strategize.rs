@@ -8,7 +8,7 @@ use super::seed::seed;
 use crate::Env;
 use crate::records::{ANALYSES, AnalysisRecord, STRATEGIES, StrategyRecord, WORKSPACES, doc_id};
 use crate::registry::stage;
-use crate::step::{self, Completion, Step, complete, next_message};
+use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `strategize`: Harmonia routes to Ryan; the strategy then waits for a human.
 #[derive(Clone, Copy, Debug, Default)]
@@ -32,7 +32,7 @@ impl Step for Strategize {
         let stored = StrategyRecord { job: event.job.clone(), strategy, content_hash: hash.clone() };
         let completion = Completion::new(JobStatus::AwaitingStrategyApproval, event.pass)
             .write(STRATEGIES, doc_id(&event.job), &stored)?
-            .publish(next_message(env, event, event.pass, StrategyProposed { strategy_hash: hash })?);
+            .publish(env.message(&next_event(event, StrategyProposed { strategy_hash: hash }))?);
         complete::<Self>(env, event, completion).await
     }
 }

@@ -10,7 +10,7 @@ use crate::Env;
 use crate::connector::{Found, Outgoing};
 use crate::records::{PUBLICATIONS, doc_id};
 use crate::registry::stage;
-use crate::step::{self, Completion, Step, complete, next_message};
+use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `verify`: read back by the idempotency key and record the verification. When the receipt
 /// was unknown and read-back proves nothing was posted, the post is sent once more with the
@@ -62,7 +62,7 @@ impl Step for Verify {
         let verified = PostVerified { draft: recorded.draft.clone(), post };
         let completion = Completion::new(JobStatus::Verified, event.pass)
             .write(PUBLICATIONS, doc_id(&recorded.draft), &recorded)?
-            .publish(next_message(env, event, event.pass, verified)?);
+            .publish(env.message(&next_event(event, verified))?);
         complete::<Self>(env, event, completion).await
     }
 }
