@@ -12,23 +12,23 @@ use super::{Error, StageRef};
 use crate::Env;
 use crate::records::{RUNNING, Running, running_id};
 
-/// A claim this delivery holds.
+/// Proof that this delivery holds the claim (its owner token).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Claim {
+pub struct Token {
     owner: String,
 }
 
 /// Claim (job, stage, pass) for this delivery. `None` when another delivery holds a live
 /// claim: the caller nacks and the message returns after backoff, by when the step has
 /// usually completed and the marker answers it.
-pub async fn acquire(env: &Env, at: &StageRef<'_>) -> Result<Option<Claim>, Error> {
+pub async fn acquire(env: &Env, at: &StageRef<'_>) -> Result<Option<Token>, Error> {
     let id = running_id(at.job, at.stage, at.pass);
     let now = Utc::now();
     let owner = uuid::Uuid::new_v4().simple().to_string();
     let mine = Running { owner: owner.clone(), until: lease_until(now, env.step_lease) };
-    let claim = Claim { owner };
+    let token = Token { owner };
     match create_if_absent(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?).await? {
-        Created::New(_) => Ok(Some(claim)),
+        Created::New(_) => Ok(Some(token)),
         Created::Existing(doc) => {
             let held: Running = doc.decode()?;
             if held.until > now {
@@ -36,7 +36,7 @@ pub async fn acquire(env: &Env, at: &StageRef<'_>) -> Result<Option<Claim>, Erro
             }
             // The holder is gone (crashed, or its lease lapsed): take over at the version seen.
             match update(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?, doc.version).await {
-                Ok(_) => Ok(Some(claim)),
+                Ok(_) => Ok(Some(token)),
                 Err(harmonia_store::Error::PreconditionFailed) => Ok(None),
                 Err(e) => Err(e.into()),
             }
@@ -50,15 +50,15 @@ fn lease_until(now: DateTime<Utc>, lease: Duration) -> DateTime<Utc> {
     TimeDelta::from_std(lease).ok().and_then(|d| now.checked_add_signed(d)).unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
-/// Give up `claim` (a step that will be retried, or that no longer applies), unless another
-/// delivery has taken it over meanwhile.
-pub async fn release(env: &Env, at: &StageRef<'_>, claim: &Claim) -> Result<(), Error> {
+/// Give up the claim `token` proves (a step that will be retried, or that no longer applies),
+/// unless another delivery has taken it over meanwhile.
+pub async fn release(env: &Env, at: &StageRef<'_>, token: &Token) -> Result<(), Error> {
     let id = &running_id(at.job, at.stage, at.pass);
     let store = &*env.store;
     run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
         let mut tx = Tx::begin(store, at.workspace);
         let Some(doc) = tx.get(RUNNING, id).await? else { return Ok(()) };
-        if doc.decode::<Running>()?.owner != claim.owner {
+        if doc.decode::<Running>()?.owner != token.owner {
             return Ok(());
         }
         tx.delete(RUNNING, id);

@@ -65,14 +65,14 @@ impl<S: Step> StageHandler<S> {
         if let Some(settled) = settled(env, &at).await {
             return settled;
         }
-        let claim = match claim::acquire(env, &at).await {
-            Ok(Some(claim)) => claim,
+        let token = match claim::acquire(env, &at).await {
+            Ok(Some(token)) => token,
             Ok(None) | Err(_) => return Outcome::Nack,
         };
         // Completion deletes the claim with the marker's write, so a duplicate that looked
         // before the step completed can claim it after: look again, now that the claim is ours.
         if let Some(settled) = settled(env, &at).await {
-            release(env, &at, &claim).await;
+            release(env, &at, &token).await;
             return settled;
         }
         let outcome = match self.step.run(env, &event).await {
@@ -89,7 +89,7 @@ impl<S: Step> StageHandler<S> {
             }
         };
         // The step stopped without settling: let the next delivery claim it at once.
-        release(env, &at, &claim).await;
+        release(env, &at, &token).await;
         outcome
     }
 }
@@ -105,8 +105,8 @@ async fn settled(env: &Env, at: &StageRef<'_>) -> Option<Outcome> {
 }
 
 /// Give up a claim; one that cannot be released lapses with its lease.
-async fn release(env: &Env, at: &StageRef<'_>, claim: &claim::Claim) {
-    if claim::release(env, at, claim).await.is_err() {
+async fn release(env: &Env, at: &StageRef<'_>, token: &claim::Token) {
+    if claim::release(env, at, token).await.is_err() {
         tracing::warn!(job = %at.job, stage = %at.stage, "a step's claim could not be released; it lapses with its lease");
     }
 }
