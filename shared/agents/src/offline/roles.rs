@@ -11,7 +11,7 @@ use harmonia_contracts::tool::Provenance;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::{Conversation, Step, load_reference, load_skill, script};
+use super::engine::{Conversation, Step, load_reference, load_skill, script};
 use crate::io::{
     A2uiVersion, Component, ComponentNode, DaraInput, DraftOutput, HarmoniaInput, Layout, MayaInput, NimiInput,
     NoniInput, ReviewOutput, RyanInput, TemiInput,
