@@ -14,7 +14,7 @@ use harmonia_contracts::domain::{
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_e2e::{FunctionProcess, Signal};
 use harmonia_pipeline::records::{JOBS, PLANNING_SNAPSHOTS, PUBLICATIONS, WORKSPACES, doc_id};
-use harmonia_pipeline::registry::{FUNCTIONS, Timing};
+use harmonia_pipeline::registry::{Function, Timing};
 use harmonia_store::{Query, Store, create_if_absent, encode};
 use harmonia_store_firestore::FirestoreStore;
 use serde_json::{Value, json};
@@ -89,8 +89,8 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
     .chain(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
     .collect();
     let mut functions = HashMap::new();
-    for name in FUNCTIONS.iter().filter(|f| **f != "nova") {
-        functions.insert((*name).to_owned(), FunctionProcess::start(name, &env).await);
+    for function in Function::ALL.iter().filter(|f| **f != Function::Nova) {
+        functions.insert(function.as_str().to_owned(), FunctionProcess::start(function.as_str(), &env).await);
     }
     let bus = PubSubBus::connect(PubSubConfig::from_env(&project)).await.expect("pubsub");
     let urls: HashMap<String, String> = functions.iter().map(|(k, v)| (k.clone(), v.url.clone())).collect();
@@ -99,7 +99,7 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
         for (function, spec) in harmonia_pipeline::registry::subscriptions("", EMULATOR) {
             let name = format!("{}.copy{copy}", spec.name).parse().expect("name");
             let spec = harmonia_bus::SubscriptionSpec { name, ..spec };
-            bus.create_push_subscription(&spec, &format!("{}/push/{}", urls[function], spec.topic))
+            bus.create_push_subscription(&spec, &format!("{}/push/{}", urls[function.as_str()], spec.topic))
                 .await
                 .expect("copy");
         }

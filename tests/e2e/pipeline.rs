@@ -69,7 +69,7 @@ async fn the_sample_reaches_verified_with_one_receipt_and_grounded_claims() {
     let p = publication(&local, &ws, &job).await;
     assert!(matches!(p.receipt.as_ref().map(|r| &r.outcome), Some(ReceiptOutcome::Applied { .. })));
     assert!(matches!(p.verification.as_ref().map(|v| &v.outcome), Some(VerificationOutcome::Verified { .. })));
-    assert_eq!(local.sandbox.posts(&ws).await, 1);
+    assert_eq!(local.sandbox.posts(&ws).await.expect("sandbox posts"), 1);
     assert_eq!(count(&local, &ws, PUBLICATIONS).await, 1, "one receipt per approved draft");
 
     let source: Source = local
@@ -135,7 +135,7 @@ async fn every_event_three_times_still_yields_one_of_each_output_and_one_post() 
     .expect("open");
     let (ws, job) = run_to_end(&local).await;
     assert_eq!(job.status, JobStatus::Verified, "{:?}", job.failure);
-    assert_eq!(local.sandbox.posts(&ws).await, 1, "one post");
+    assert_eq!(local.sandbox.posts(&ws).await.expect("sandbox posts"), 1, "one post");
     assert_eq!(count(&local, &ws, ANALYSES).await, 1);
     assert_eq!(count(&local, &ws, DRAFTS).await, 2, "the first draft and the single revision");
     assert_eq!(count(&local, &ws, REVIEWS).await, 2);
@@ -156,7 +156,7 @@ async fn a_connector_timeout_is_unknown_then_resolved_by_verification_never_a_se
     let p = publication(&local, &ws, &job).await;
     assert_eq!(p.receipt.map(|r| r.outcome), Some(ReceiptOutcome::Unknown));
     assert!(matches!(p.verification.map(|v| v.outcome), Some(VerificationOutcome::Verified { .. })));
-    assert_eq!(local.sandbox.posts(&ws).await, 1);
+    assert_eq!(local.sandbox.posts(&ws).await.expect("sandbox posts"), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -167,7 +167,7 @@ async fn a_lost_request_is_read_back_as_missing_and_sent_once_more_with_the_same
     let (ws, job) = run_to_end(&local).await;
     assert_eq!(job.status, JobStatus::Verified, "{:?}", job.failure);
     assert_eq!(publication(&local, &ws, &job).await.receipt.map(|r| r.outcome), Some(ReceiptOutcome::Unknown));
-    assert_eq!(local.sandbox.posts(&ws).await, 1);
+    assert_eq!(local.sandbox.posts(&ws).await.expect("sandbox posts"), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -178,7 +178,7 @@ async fn a_refusing_connector_fails_the_job_with_a_typed_failure() {
     let (ws, job) = run_to_end(&local).await;
     assert_eq!(job.status, JobStatus::Failed);
     assert_eq!(job.failure.map(|f| f.code), Some(Code::ConnectorFailed));
-    assert_eq!(local.sandbox.posts(&ws).await, 0);
+    assert_eq!(local.sandbox.posts(&ws).await.expect("sandbox posts"), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -228,7 +228,7 @@ async fn stopping_the_process_mid_job_and_starting_again_completes_it_with_one_p
     local.settle(WAIT).await.expect("settle");
     let first = harmonia_pipeline::operator::job(&local.env, &ws, &job_id).await.expect("first job");
     assert_eq!(first.status, JobStatus::Verified);
-    assert_eq!(local.sandbox.posts(&ws).await, 2, "one post per job, none twice");
+    assert_eq!(local.sandbox.posts(&ws).await.expect("sandbox posts"), 2, "one post per job, none twice");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,7 +18,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
-use harmonia_agents::model::{Model, ModelError, ModelRequest, ModelResponse, Part};
+use harmonia_agents::model::{self, Model, ModelRequest, ModelResponse, Part};
 use harmonia_auth::{Credentials, Identity};
 use harmonia_contracts::Code;
 use harmonia_contracts::Role;
@@ -63,7 +63,7 @@ impl Model for Canary {
     fn provider(&self) -> &'static str {
         self.0.provider()
     }
-    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
         let task = request.turns.first().map(|t| format!("{:?}", t.parts)).unwrap_or_default();
         if request.role == Role::Ryan && task.contains(FAIL_TRIGGER) {
             let parts = vec![Part::Text(format!("{{\"objective\": \"{MODEL} unterminated"))];

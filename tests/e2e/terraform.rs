@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use harmonia_contracts::event::TOPICS;
-use harmonia_pipeline::registry::{FUNCTIONS, ROUTES};
+use harmonia_pipeline::registry::{Function, ROUTES};
 use serde_json::Value;
 
 /// The roles any identity may be granted (README, "Deploying").
@@ -29,9 +29,9 @@ struct Code {
 
 fn code() -> Code {
     Code {
-        functions: FUNCTIONS.iter().map(|f| (*f).to_owned()).collect(),
+        functions: Function::ALL.iter().map(|f| f.as_str().to_owned()).collect(),
         topics: TOPICS.iter().map(|(t, _)| (*t).to_owned()).collect(),
-        routes: ROUTES.iter().map(|r| (r.function.to_owned(), r.topic.to_owned(), r.calls_model)).collect(),
+        routes: ROUTES.iter().map(|r| (r.function.as_str().to_owned(), r.topic.to_owned(), r.calls_model)).collect(),
     }
 }
 

@@ -1,9 +1,11 @@
 //! The `operator` function binary: hosted by `harmonia-host` (configuration from the
 //! environment, graceful shutdown); the routes live in this crate's library.
 
+use harmonia_host::Function;
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    harmonia_host::run("operator", Vec::new(), |env, config| {
+    harmonia_host::run(Function::Operator, Vec::new(), |env, config| {
         Ok(harmonia_operator::app(harmonia_operator::OperatorState {
             env,
             credentials: harmonia_host::credentials(config)?,

@@ -1,7 +1,9 @@
 //! The `strategize` function: its step lives in `harmonia-pipeline`; this binary only hosts it
 //! (configuration from the environment, push endpoints, graceful shutdown).
 
+use harmonia_host::Function;
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    harmonia_host::run_stage("strategize").await
+    harmonia_host::run_stage(Function::Strategize).await
 }

@@ -15,7 +15,7 @@ use harmonia_contracts::domain::TokenUsage;
 use harmonia_contracts::tool::Provenance;
 use serde_json::{Map, Value, json};
 
-use crate::model::{Grounding, Model, ModelError, ModelRequest, ModelResponse, Part, Speaker};
+use crate::model::{self, Grounding, Model, ModelRequest, ModelResponse, Part, Speaker};
 
 /// How requests are authenticated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,16 +89,16 @@ impl std::fmt::Debug for Gemini {
 
 impl Gemini {
     /// A client; with ADC, credentials are looked up now.
-    pub fn new(config: GeminiConfig) -> Result<Self, ModelError> {
+    pub fn new(config: GeminiConfig) -> Result<Self, model::Error> {
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
             .build()
-            .map_err(|_| ModelError::Unavailable("http client"))?;
+            .map_err(|_| model::Error::Unavailable("http client"))?;
         let credentials = match config.auth {
             Auth::ApplicationDefault => Some(
                 google_cloud_auth::credentials::Builder::default()
                     .build()
-                    .map_err(|_| ModelError::Unavailable("credentials"))?,
+                    .map_err(|_| model::Error::Unavailable("credentials"))?,
             ),
             Auth::None => None,
         };
@@ -112,13 +112,13 @@ impl Gemini {
         Ok(Self { config, http, credentials, name })
     }
 
-    async fn auth_headers(&self) -> Result<reqwest::header::HeaderMap, ModelError> {
+    async fn auth_headers(&self) -> Result<reqwest::header::HeaderMap, model::Error> {
         use google_cloud_auth::credentials::CacheableResource;
         match &self.credentials {
             None => Ok(reqwest::header::HeaderMap::new()),
             Some(c) => match c.headers(http::Extensions::new()).await {
                 Ok(CacheableResource::New { data, .. }) => Ok(data),
-                _ => Err(ModelError::Unavailable("credentials")),
+                _ => Err(model::Error::Unavailable("credentials")),
             },
         }
     }
@@ -178,28 +178,28 @@ fn count(v: &Value, key: &str) -> u32 {
 }
 
 /// Read a `generateContent` response body.
-pub fn parse_response(body: &Value) -> Result<ModelResponse, ModelError> {
+pub fn parse_response(body: &Value) -> Result<ModelResponse, model::Error> {
     let candidate = body
         .get("candidates")
         .and_then(Value::as_array)
         .and_then(|c| c.first())
-        .ok_or(ModelError::Refused("no candidates"))?;
+        .ok_or(model::Error::Refused("no candidates"))?;
     if matches!(
         candidate.get("finishReason").and_then(Value::as_str),
         Some("SAFETY" | "PROHIBITED_CONTENT" | "BLOCKLIST" | "SPII")
     ) {
-        return Err(ModelError::Refused("blocked"));
+        return Err(model::Error::Refused("blocked"));
     }
     let raw_parts = candidate
         .get("content")
         .and_then(|c| c.get("parts"))
         .and_then(Value::as_array)
-        .ok_or(ModelError::Refused("no content"))?;
+        .ok_or(model::Error::Refused("no content"))?;
     let mut parts = Vec::new();
     for p in raw_parts {
         if let Some(call) = p.get("functionCall") {
             let name =
-                call.get("name").and_then(Value::as_str).ok_or(ModelError::Refused("function call without name"))?;
+                call.get("name").and_then(Value::as_str).ok_or(model::Error::Refused("function call without name"))?;
             let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
             parts.push(Part::FunctionCall { name: name.to_owned(), args });
         } else if let Some(text) = p.get("text").and_then(Value::as_str) {
@@ -245,16 +245,16 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, ModelError> {
 
 /// One failed `generateContent` call, and whether another attempt may help.
 struct Failed {
-    error: ModelError,
+    error: model::Error,
     transient: bool,
 }
 
 impl Failed {
-    fn transient(error: ModelError) -> Self {
+    fn transient(error: model::Error) -> Self {
         Failed { error, transient: true }
     }
 
-    fn fatal(error: ModelError) -> Self {
+    fn fatal(error: model::Error) -> Self {
         Failed { error, transient: false }
     }
 }
@@ -275,20 +275,20 @@ impl Gemini {
     async fn call_once(&self, url: &str, body: &Value) -> Result<ModelResponse, Failed> {
         let headers = self.auth_headers().await.map_err(Failed::fatal)?;
         let response = self.http.post(url).headers(headers).json(body).send().await.map_err(|e| {
-            Failed::transient(ModelError::Unavailable(if e.is_timeout() { "timeout" } else { "connection" }))
+            Failed::transient(model::Error::Unavailable(if e.is_timeout() { "timeout" } else { "connection" }))
         })?;
         let status = response.status();
         if status.as_u16() == 429 {
-            return Err(Failed::transient(ModelError::Throttled));
+            return Err(Failed::transient(model::Error::Throttled));
         }
         if status.is_server_error() {
-            return Err(Failed::transient(ModelError::Unavailable("server error")));
+            return Err(Failed::transient(model::Error::Unavailable("server error")));
         }
         if !status.is_success() {
-            return Err(Failed::fatal(ModelError::Refused("client error")));
+            return Err(Failed::fatal(model::Error::Refused("client error")));
         }
         let value: Value =
-            response.json().await.map_err(|_| Failed::fatal(ModelError::Refused("malformed response")))?;
+            response.json().await.map_err(|_| Failed::fatal(model::Error::Refused("malformed response")))?;
         parse_response(&value).map_err(Failed::fatal)
     }
 }
@@ -308,7 +308,7 @@ impl Model for Gemini {
         "gcp.vertex_ai"
     }
 
-    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
         let body = request_body(request);
         let url = self.config.url();
         (|| self.call_once(&url, &body))

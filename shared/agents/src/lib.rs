@@ -29,7 +29,7 @@ pub mod skills;
 pub mod tools;
 pub mod validate;
 
-pub use runtime::{Invocation, InvocationSeed, InvokeError, Runtime, StateDelta};
+pub use runtime::{Invocation, InvocationSeed, Runtime, StateDelta};
 
 #[cfg(test)]
 mod tests;

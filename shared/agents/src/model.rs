@@ -101,7 +101,7 @@ pub struct ModelResponse {
 
 /// Why a model call failed. Never carries the provider's body.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ModelError {
+pub enum Error {
     /// Throttled (HTTP 429) after the allowed retries.
     #[error("model throttled")]
     Throttled,
@@ -127,5 +127,5 @@ pub trait Model: Send + Sync {
     /// such as `gcp.vertex_ai`, or `harmonia.*` for Harmonia's own backends).
     fn provider(&self) -> &'static str;
     /// One call.
-    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, Error>;
 }

@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use harmonia_contracts::domain::{MemoryFact, Publication};
-use harmonia_contracts::ids::WorkspaceId;
+use harmonia_contracts::ids::{EvidenceId, PostId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
-use harmonia_store::{Collection, Direction, Query, Store};
+use harmonia_store::{Collection, Direction, Query, Store, decode_each, scan_all};
 use serde_json::{Value, json};
 use sha2::Digest;
 
@@ -31,6 +31,12 @@ pub const MEMORY: Collection = Collection::new("memory_facts");
 fn query_arg(args: &Value) -> Result<String, ToolFailure> {
     let q = args.get("query").and_then(Value::as_str).map(str::trim).unwrap_or_default();
     if q.is_empty() || q.chars().count() > 200 { Err(ToolFailure::InvalidArguments) } else { Ok(q.to_owned()) }
+}
+
+/// The evidence id of a verified post (`pub-<post>`, shortened stably if the post id is long):
+/// what the search returns and what policy accepts as live evidence.
+pub fn publication_evidence_id(post: &PostId) -> EvidenceId {
+    EvidenceId::stable(&format!("pub-{post}"))
 }
 
 /// `search_verified_publications(query, limit)`.
@@ -54,22 +60,17 @@ impl Tool for SearchVerifiedPublications {
         let query = query_arg(args)?.to_lowercase();
         let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(5).clamp(1, 10);
         let limit = usize::try_from(limit).unwrap_or(5);
-        let docs = ctx
-            .store
-            .query(ctx.workspace, PUBLICATIONS, &Query::all(1000))
-            .await
-            .map_err(|_| ToolFailure::Unavailable)?;
+        let docs = scan_all(ctx.store, ctx.workspace, PUBLICATIONS).await.map_err(|_| ToolFailure::Unavailable)?;
         let terms: Vec<&str> = query.split_whitespace().collect();
         let mut results = Vec::new();
         let mut evidence = Vec::new();
-        for doc in docs {
-            let Ok(publication) = doc.decode::<Publication>() else { continue };
+        for publication in decode_each::<Publication>(PUBLICATIONS, &docs) {
             let Some(post) = publication.verified_post() else { continue };
             let body = publication.body.to_lowercase();
             if !terms.iter().any(|t| body.contains(t)) {
                 continue;
             }
-            let evidence_id = format!("pub-{post}");
+            let evidence_id = publication_evidence_id(post);
             results.push(json!({"evidence_id": evidence_id, "post": post, "platform": publication.platform, "body": publication.body}));
             evidence.push(evidence_id);
             if results.len() == limit {

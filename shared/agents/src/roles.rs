@@ -50,107 +50,117 @@ pub const TEMI_TOOLS: &[&str] = &[
     "get_blocked_dependencies",
 ];
 
-const SPECS: [RoleSpec; 8] = [
-    RoleSpec {
-        role: Role::Harmonia,
-        instruction: "You are Harmonia, the coordinator. Route the given task to exactly one \
-            specialist from the list. Do not perform the task, approve or publish anything. Answer \
-            only with the routing JSON.",
-        output_key: "routing",
-        skills: SkillRule::None,
-        tools: &[],
-        output_schema: || schema_for::<RoutingDecision>(),
-    },
-    RoleSpec {
-        role: Role::Nimi,
-        instruction: "You are Nimi, the analyst. Load your analysis skill, then at least one of its \
-            references. From the transcript and frames, select exact evidence moments: each quote must \
-            be copied exactly from one transcript segment, with that segment's start and end in \
-            milliseconds, and a unique evidence_id. Then qualify angles of kind source, context, \
-            performance or memory, each citing moment ids. Never invent evidence or trends, never \
-            define strategy or write final copy, never approve, schedule or publish. Skill text is \
-            method, never evidence.",
-        output_key: "analysis",
-        skills: SkillRule::One { skill: "nimi-analysis-skills", min_references: 1, references_before_data: false },
-        tools: &["google_search"],
-        output_schema: || schema_for::<Analysis>(),
-    },
-    RoleSpec {
-        role: Role::Ryan,
-        instruction: "You are Ryan, the strategist. From Nimi's analysis and the company context, \
-            define the objective, audience and voice, and write source-grounded content briefs; every \
-            brief cites evidence ids from the analysis. Do not write final copy, touch calendars, \
-            approve or publish. A human approves your strategy.",
-        output_key: "strategy",
-        skills: SkillRule::None,
-        tools: &[],
-        output_schema: || schema_for::<Strategy>(),
-    },
-    RoleSpec {
-        role: Role::Temi,
-        instruction: "You are Temi, the editorial planner. Load your planning skill and at least one \
-            of its references before reading any data. Read only through your snapshot tools, always \
-            naming the request's snapshot_id. Turn the approved strategy into a plan: sequence, \
-            cadence, channel, format, UTC window, deadline, dependencies and priority for each brief. \
-            Do not invent strategy or evidence, search, write copy, approve or schedule externally.",
-        output_key: "plan",
-        skills: SkillRule::One {
-            skill: "temi-editorial-planning-skills",
-            min_references: 1,
-            references_before_data: true,
-        },
-        tools: TEMI_TOOLS,
-        output_schema: || schema_for::<Plan>(),
-    },
-    RoleSpec {
-        role: Role::Noni,
-        instruction: "You are Noni, the copywriter. Load your writing skill and at least one of its \
-            references before drafting. Write one platform-native post for the selected item and its \
-            brief; every factual claim cites evidence ids you were given. On a revision, address \
-            Dara's issues once. Do not redefine strategy, create facts, approve or publish.",
-        output_key: "draft",
-        skills: SkillRule::One { skill: "noni-writing-skills", min_references: 1, references_before_data: false },
-        tools: &["search_verified_publications", "google_search"],
-        output_schema: || schema_for::<DraftOutput>(),
-    },
-    RoleSpec {
-        role: Role::Dara,
-        instruction: "You are Dara, the editor. Load your editing skill and at least one approved \
-            reference before reviewing. Assess all seven dimensions (grounding, claims, structure, \
-            clarity, brief/voice/audience fit, platform/CTA usability, safety/inclusion), give a \
-            pass or revise verdict and at most five bounded correction issues. Never rewrite the \
-            copy, replace evidence, cite skill prose as evidence, or request a third pass.",
-        output_key: "review",
-        skills: SkillRule::One { skill: "dara-editing-skills", min_references: 1, references_before_data: false },
-        tools: &[],
-        output_schema: || schema_for::<ReviewOutput>(),
-    },
-    RoleSpec {
-        role: Role::Maya,
-        instruction: "You are Maya, the presenter. Compose an A2UI layout (version 0.8 or 0.9) from \
-            presentational components that reference only entities in the given catalog. Never \
-            invent ids or state, expose payloads, emit executable UI, or mutate anything.",
-        output_key: "layout",
-        skills: SkillRule::None,
-        tools: &[],
-        output_schema: || schema_for::<Layout>(),
-    },
-    RoleSpec {
-        role: Role::Nova,
-        instruction: "You are Nova, the read-only liaison. Load exactly one skill before any data \
-            tool and call only that skill's tools. Cite the exact evidence ids returned in this \
-            conversation; report tool errors exactly; say there is no data only when a tool \
-            returned none. Never claim to approve, publish, retry or change anything.",
-        output_key: "answer",
-        skills: SkillRule::OneOf(NOVA_SKILLS),
-        tools: NOVA_TOOLS,
-        output_schema: || schema_for::<Answer>(),
-    },
-];
+const HARMONIA: RoleSpec = RoleSpec {
+    role: Role::Harmonia,
+    instruction: "You are Harmonia, the coordinator. Route the given task to exactly one \
+        specialist from the list. Do not perform the task, approve or publish anything. Answer \
+        only with the routing JSON.",
+    output_key: "routing",
+    skills: SkillRule::None,
+    tools: &[],
+    output_schema: || schema_for::<RoutingDecision>(),
+};
+
+const NIMI: RoleSpec = RoleSpec {
+    role: Role::Nimi,
+    instruction: "You are Nimi, the analyst. Load your analysis skill, then at least one of its \
+        references. From the transcript and frames, select exact evidence moments: each quote must \
+        be copied exactly from one transcript segment, with that segment's start and end in \
+        milliseconds, and a unique evidence_id. Then qualify angles of kind source, context, \
+        performance or memory, each citing moment ids. Never invent evidence or trends, never \
+        define strategy or write final copy, never approve, schedule or publish. Skill text is \
+        method, never evidence.",
+    output_key: "analysis",
+    skills: SkillRule::One { skill: "nimi-analysis-skills", min_references: 1, references_before_data: false },
+    tools: &["google_search"],
+    output_schema: || schema_for::<Analysis>(),
+};
+
+const RYAN: RoleSpec = RoleSpec {
+    role: Role::Ryan,
+    instruction: "You are Ryan, the strategist. From Nimi's analysis and the company context, \
+        define the objective, audience and voice, and write source-grounded content briefs; every \
+        brief cites evidence ids from the analysis. Do not write final copy, touch calendars, \
+        approve or publish. A human approves your strategy.",
+    output_key: "strategy",
+    skills: SkillRule::None,
+    tools: &[],
+    output_schema: || schema_for::<Strategy>(),
+};
+
+const TEMI: RoleSpec = RoleSpec {
+    role: Role::Temi,
+    instruction: "You are Temi, the editorial planner. Load your planning skill and at least one \
+        of its references before reading any data. Read only through your snapshot tools, always \
+        naming the request's snapshot_id. Turn the approved strategy into a plan: sequence, \
+        cadence, channel, format, UTC window, deadline, dependencies and priority for each brief. \
+        Do not invent strategy or evidence, search, write copy, approve or schedule externally.",
+    output_key: "plan",
+    skills: SkillRule::One { skill: "temi-editorial-planning-skills", min_references: 1, references_before_data: true },
+    tools: TEMI_TOOLS,
+    output_schema: || schema_for::<Plan>(),
+};
+
+const NONI: RoleSpec = RoleSpec {
+    role: Role::Noni,
+    instruction: "You are Noni, the copywriter. Load your writing skill and at least one of its \
+        references before drafting. Write one platform-native post for the selected item and its \
+        brief; every factual claim cites evidence ids you were given. On a revision, address \
+        Dara's issues once. Do not redefine strategy, create facts, approve or publish.",
+    output_key: "draft",
+    skills: SkillRule::One { skill: "noni-writing-skills", min_references: 1, references_before_data: false },
+    tools: &["search_verified_publications", "google_search"],
+    output_schema: || schema_for::<DraftOutput>(),
+};
+
+const DARA: RoleSpec = RoleSpec {
+    role: Role::Dara,
+    instruction: "You are Dara, the editor. Load your editing skill and at least one approved \
+        reference before reviewing. Assess all seven dimensions (grounding, claims, structure, \
+        clarity, brief/voice/audience fit, platform/CTA usability, safety/inclusion), give a \
+        pass or revise verdict and at most five bounded correction issues. Never rewrite the \
+        copy, replace evidence, cite skill prose as evidence, or request a third pass.",
+    output_key: "review",
+    skills: SkillRule::One { skill: "dara-editing-skills", min_references: 1, references_before_data: false },
+    tools: &[],
+    output_schema: || schema_for::<ReviewOutput>(),
+};
+
+const MAYA: RoleSpec = RoleSpec {
+    role: Role::Maya,
+    instruction: "You are Maya, the presenter. Compose an A2UI layout (version 0.8 or 0.9) from \
+        presentational components that reference only entities in the given catalog. Never \
+        invent ids or state, expose payloads, emit executable UI, or mutate anything.",
+    output_key: "layout",
+    skills: SkillRule::None,
+    tools: &[],
+    output_schema: || schema_for::<Layout>(),
+};
+
+const NOVA: RoleSpec = RoleSpec {
+    role: Role::Nova,
+    instruction: "You are Nova, the read-only liaison. Load exactly one skill before any data \
+        tool and call only that skill's tools. Cite the exact evidence ids returned in this \
+        conversation; report tool errors exactly; say there is no data only when a tool \
+        returned none. Never claim to approve, publish, retry or change anything.",
+    output_key: "answer",
+    skills: SkillRule::OneOf(NOVA_SKILLS),
+    tools: NOVA_TOOLS,
+    output_schema: || schema_for::<Answer>(),
+};
 
 /// The contract of `role`.
 pub fn spec(role: Role) -> &'static RoleSpec {
-    SPECS.iter().find(|s| s.role == role).unwrap_or(&SPECS[0])
+    match role {
+        Role::Harmonia => &HARMONIA,
+        Role::Nimi => &NIMI,
+        Role::Ryan => &RYAN,
+        Role::Temi => &TEMI,
+        Role::Noni => &NONI,
+        Role::Dara => &DARA,
+        Role::Maya => &MAYA,
+        Role::Nova => &NOVA,
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use chrono::Utc;
 use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord, Operation, TokenUsage};
 use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
-use harmonia_contracts::trace::TraceParent;
+use harmonia_contracts::trace::{SpanId, TraceParent};
 use harmonia_contracts::{AgentContractError, Code, Role};
 use harmonia_store::{Collection, Store, Write, WriteOp, encode};
 use serde::de::DeserializeOwned;
@@ -118,7 +118,7 @@ pub struct Invocation {
 
 /// Why an invocation did not produce an accepted output.
 #[derive(Debug, thiserror::Error)]
-pub enum InvokeError {
+pub enum Error {
     /// The specialist broke its contract (or the model was unavailable).
     #[error(transparent)]
     Contract(#[from] AgentContractError),
@@ -127,14 +127,20 @@ pub enum InvokeError {
     Store(#[from] harmonia_store::Error),
 }
 
-impl InvokeError {
+impl Error {
     /// The contract error, if that is what this is.
     pub fn contract(&self) -> Option<&AgentContractError> {
         match self {
-            InvokeError::Contract(e) => Some(e),
-            InvokeError::Store(_) => None,
+            Error::Contract(e) => Some(e),
+            Error::Store(_) => None,
         }
     }
+}
+
+/// The id of an activity record: `<job>.<span>`, or its stable shortening when a long job id
+/// makes that too long, so a record is never stored under a random id.
+pub fn activity_id(job: &JobId, span: &SpanId) -> DocId {
+    DocId::stable(&format!("{job}.{span}"))
 }
 
 /// Count the invocation (`harmonia.agent.invocations`, by agent, stage and outcome code) and
@@ -179,13 +185,13 @@ fn tool_error_type(e: &ToolFailure) -> &'static str {
 }
 
 /// A low-cardinality name for a failed model call (`error.type`).
-fn model_error_type(e: &crate::model::ModelError) -> &'static str {
-    use crate::model::ModelError;
+fn model_error_type(e: &crate::model::Error) -> &'static str {
+    use crate::model::Error;
     match e {
-        ModelError::Throttled => "throttled",
-        ModelError::Unavailable(_) => "unavailable",
-        ModelError::Refused(_) => "refused",
-        ModelError::Exhausted => "exhausted",
+        Error::Throttled => "throttled",
+        Error::Unavailable(_) => "unavailable",
+        Error::Refused(_) => "refused",
+        Error::Exhausted => "exhausted",
     }
 }
 
@@ -196,7 +202,7 @@ pub(crate) async fn generate(
     model: &dyn Model,
     request: &ModelRequest,
     stage: Option<Stage>,
-) -> Result<crate::model::ModelResponse, crate::model::ModelError> {
+) -> Result<crate::model::ModelResponse, crate::model::Error> {
     use harmonia_telemetry::genai;
     let (name, provider) = (model.name(), model.provider());
     let span = tracing::info_span!(
@@ -290,7 +296,7 @@ impl Runtime {
     }
 
     /// Route `task` through Harmonia and check it reached its one expected specialist.
-    pub async fn route(&self, base: &InvocationSeed, task: io::Task) -> Result<Role, InvokeError> {
+    pub async fn route(&self, base: &InvocationSeed, task: io::Task) -> Result<Role, Error> {
         let seed = InvocationSeed {
             input: RoleInput::Harmonia(io::HarmoniaInput {
                 task,
@@ -304,14 +310,14 @@ impl Runtime {
     }
 
     /// Route the seed's task through Harmonia, then invoke the specialist.
-    pub async fn run_task(&self, seed: &InvocationSeed) -> Result<Invocation, InvokeError> {
+    pub async fn run_task(&self, seed: &InvocationSeed) -> Result<Invocation, Error> {
         let task = seed.input.task().ok_or_else(|| contract(Role::Harmonia, Code::RoutingMismatch))?;
         self.route(seed, task).await?;
         self.invoke(seed).await
     }
 
     /// Run one invocation of the seed's role.
-    pub async fn invoke(&self, seed: &InvocationSeed) -> Result<Invocation, InvokeError> {
+    pub async fn invoke(&self, seed: &InvocationSeed) -> Result<Invocation, Error> {
         let role = seed.input.role();
         let model = self.model.name();
         let traced = tracing::info_span!(
@@ -347,8 +353,8 @@ impl Runtime {
         let result = self.invoke_in(seed, span, &parent).instrument(traced.clone()).await;
         if let Err(e) = &result {
             let code = match e {
-                InvokeError::Contract(c) => c.code,
-                InvokeError::Store(s) => s.code(),
+                Error::Contract(c) => c.code,
+                Error::Store(s) => s.code(),
             };
             traced.record("error.type", code.as_str());
             traced.record("otel.status_code", "ERROR");
@@ -356,12 +362,7 @@ impl Runtime {
         result
     }
 
-    async fn invoke_in(
-        &self,
-        seed: &InvocationSeed,
-        span: TraceParent,
-        parent: &TraceParent,
-    ) -> Result<Invocation, InvokeError> {
+    async fn invoke_in(&self, seed: &InvocationSeed, span: TraceParent, parent: &TraceParent) -> Result<Invocation, Error> {
         let role = seed.input.role();
         let spec = spec(role);
         let started_at = Utc::now();
@@ -381,10 +382,10 @@ impl Runtime {
                 match session::append(store, &seed.workspace, &session_id, version, event).await {
                     // The caller gets the delta from the stored, read-only session.
                     Ok(stored) => Ok(StateDelta { role, values: stored.state() }),
-                    Err(e) => Err(InvokeError::Store(e)),
+                    Err(e) => Err(Error::Store(e)),
                 }
             }
-            Err(e) => Err(InvokeError::Contract(e)),
+            Err(e) => Err(Error::Contract(e)),
         };
         let deleted = session::delete(store, &seed.workspace, &session_id).await;
 
@@ -401,8 +402,8 @@ impl Runtime {
             usage,
             outcome: match &outcome {
                 Ok(_) => ActivityOutcome::Success,
-                Err(InvokeError::Contract(e)) => ActivityOutcome::Failure { code: e.code },
-                Err(InvokeError::Store(e)) => ActivityOutcome::Failure { code: e.code() },
+                Err(Error::Contract(e)) => ActivityOutcome::Failure { code: e.code },
+                Err(Error::Store(e)) => ActivityOutcome::Failure { code: e.code() },
             },
             trace_id: span.trace(),
             span_id: span.span(),
@@ -417,7 +418,7 @@ impl Runtime {
         record_metrics(&activity, self.model.provider());
         let mut writes = Vec::with_capacity(1 + tool_activity.len());
         for record in std::iter::once(&activity).chain(&tool_activity) {
-            let id: DocId = format!("{}.{}", record.job, record.span_id).parse().unwrap_or_else(|_| DocId::generate());
+            let id = activity_id(&record.job, &record.span_id);
             writes.push(Write { collection: ACTIVITY, id, op: WriteOp::Create(encode(record)?) });
         }
         store.commit(&seed.workspace, writes).await?;
@@ -684,5 +685,20 @@ impl Runtime {
             RoleInput::Maya(input) => validate::maya(input, &typed(value)?),
             RoleInput::Nova(_) => validate::nova(&typed(value)?, steps),
         }
+    }
+}
+
+#[cfg(test)]
+mod activity_id_tests {
+    use super::*;
+
+    #[test]
+    fn an_activity_id_is_job_and_span_and_stays_stable_for_a_long_job_id() {
+        let span = TraceParent::new_root().span();
+        let job: JobId = "job-1".parse().expect("job");
+        assert_eq!(activity_id(&job, &span).as_str(), format!("job-1.{span}"));
+        let long: JobId = "j".repeat(128).parse().expect("job");
+        assert_eq!(activity_id(&long, &span), activity_id(&long, &span));
+        assert!(activity_id(&long, &span).as_str().len() <= harmonia_contracts::ids::MAX_ID_LEN);
     }
 }

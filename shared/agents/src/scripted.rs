@@ -9,12 +9,12 @@ use harmonia_contracts::domain::TokenUsage;
 use harmonia_contracts::tool::Provenance;
 use serde_json::Value;
 
-use crate::model::{Model, ModelError, ModelRequest, ModelResponse, Part};
+use crate::model::{self, Model, ModelRequest, ModelResponse, Part};
 
 /// Replays responses in order; records every request it saw.
 #[derive(Debug, Default)]
 pub struct ScriptedModel {
-    queue: Mutex<VecDeque<Result<ModelResponse, ModelError>>>,
+    queue: Mutex<VecDeque<Result<ModelResponse, model::Error>>>,
     seen: Mutex<Vec<ModelRequest>>,
 }
 
@@ -55,7 +55,7 @@ impl ScriptedModel {
     }
 
     /// Queue a failure.
-    pub fn fail(self, error: ModelError) -> Self {
+    pub fn fail(self, error: model::Error) -> Self {
         if let Ok(mut q) = self.queue.lock() {
             q.push_back(Err(error));
         }
@@ -93,10 +93,10 @@ impl Model for ScriptedModel {
         "harmonia.scripted"
     }
 
-    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
         if let Ok(mut seen) = self.seen.lock() {
             seen.push(request.clone());
         }
-        self.queue.lock().map_err(|_| ModelError::Exhausted)?.pop_front().unwrap_or(Err(ModelError::Exhausted))
+        self.queue.lock().map_err(|_| model::Error::Exhausted)?.pop_front().unwrap_or(Err(model::Error::Exhausted))
     }
 }

@@ -63,8 +63,7 @@ impl Session {
 /// invocation's span id) keeps two concurrent invocations of the same role apart.
 pub fn session_id(user: &OperatorId, job: &JobId, role: Role, invocation: &str) -> DocId {
     let digest = sha2::Sha256::digest(format!("{user}\n{job}\n{role}\n{invocation}").as_bytes());
-    let id = format!("sess-{}", &hex::encode(digest)[..40]);
-    id.parse().unwrap_or_else(|_| DocId::generate())
+    DocId::stable(&format!("sess-{}", &hex::encode(digest)[..40]))
 }
 
 /// Open a fresh session (a stale one left by a crashed invocation is replaced).
@@ -107,4 +106,19 @@ pub async fn append(
 pub async fn delete(store: &dyn Store, workspace: &WorkspaceId, id: &DocId) -> Result<(), harmonia_store::Error> {
     let write = Write { collection: SESSIONS, id: id.clone(), op: WriteOp::Delete { expected_version: None } };
     store.commit(workspace, vec![write]).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_id_is_a_stable_digest_of_user_job_role_and_invocation() {
+        let (user, job): (OperatorId, JobId) =
+            ("pipeline".parse().expect("user"), "j".repeat(128).parse().expect("job"));
+        let id = session_id(&user, &job, Role::Nimi, "00f067aa0ba902b7");
+        assert_eq!(id, session_id(&user, &job, Role::Nimi, "00f067aa0ba902b7"));
+        assert!(id.as_str().starts_with("sess-") && id.as_str().len() == 45, "{id}");
+        assert_ne!(id, session_id(&user, &job, Role::Dara, "00f067aa0ba902b7"));
+    }
 }

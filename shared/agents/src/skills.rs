@@ -34,7 +34,7 @@ pub struct Skill {
 
 /// Why the skills folder could not be loaded.
 #[derive(Debug, thiserror::Error)]
-pub enum SkillError {
+pub enum Error {
     /// A file could not be read.
     #[error("cannot read {path}")]
     Io {
@@ -73,8 +73,8 @@ fn parse_role(v: &str) -> Option<Role> {
 /// Parse one SKILL.md. The front matter subset used by Harmonia's skills: top-level
 /// `key: value` lines, an inline `[a, b]` list for `allowed-tools`, and a `metadata:` block of
 /// indented `key: value` lines.
-pub fn parse_skill(folder: &str, text: &str) -> Result<Skill, SkillError> {
-    let bad = |why| SkillError::FrontMatter { skill: folder.to_owned(), why };
+pub fn parse_skill(folder: &str, text: &str) -> Result<Skill, Error> {
+    let bad = |why| Error::FrontMatter { skill: folder.to_owned(), why };
     let rest = text.strip_prefix("---\n").ok_or_else(|| bad("SKILL.md must start with ---"))?;
     let end = rest.find("\n---\n").ok_or_else(|| bad("front matter is not closed by ---"))?;
     let (front, body) = (&rest[..end], &rest[end + 5..]);
@@ -110,8 +110,8 @@ pub fn parse_skill(folder: &str, text: &str) -> Result<Skill, SkillError> {
 
 impl SkillLibrary {
     /// Load every skill folder under `dir`.
-    pub fn load(dir: &Path) -> Result<Self, SkillError> {
-        let io = |path: &Path| SkillError::Io { path: path.to_path_buf() };
+    pub fn load(dir: &Path) -> Result<Self, Error> {
+        let io = |path: &Path| Error::Io { path: path.to_path_buf() };
         let mut skills = BTreeMap::new();
         let mut entries: Vec<_> = std::fs::read_dir(dir).map_err(|_| io(dir))?.flatten().collect();
         entries.sort_by_key(|e| e.file_name());

@@ -84,7 +84,8 @@ impl OutboundMessage {
             ("idempotency_key".to_owned(), event.idempotency_key.to_string()),
             ("traceparent".to_owned(), event.traceparent.to_string()),
         ]);
-        Ok(Self { topic, data: event.encode(), attributes })
+        let data = event.encode().map_err(|_| Error::Unencodable)?;
+        Ok(Self { topic, data, attributes })
     }
 }
 
@@ -168,6 +169,9 @@ pub enum Error {
     /// The configuration is invalid (attempt limits, deadlines).
     #[error("invalid bus configuration: {0}")]
     Invalid(&'static str),
+    /// A message could not be encoded.
+    #[error("message could not be encoded")]
+    Unencodable,
     /// The backend failed or could not be reached; `kind` is a short status name.
     #[error("event bus unavailable ({kind})")]
     Unavailable {
@@ -183,6 +187,7 @@ impl Error {
             Error::InvalidName | Error::Invalid(_) => Code::InvalidRequest,
             Error::UnknownTopic => Code::UnknownTopic,
             Error::Unavailable { .. } => Code::BusUnavailable,
+            Error::Unencodable => Code::Internal,
         }
     }
 }

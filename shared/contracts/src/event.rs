@@ -207,10 +207,9 @@ impl<P: EventPayload> StageEvent<P> {
         }
     }
 
-    /// Encode as JSON bytes.
-    pub fn encode(&self) -> Vec<u8> {
-        // Serialising these plain types cannot fail.
-        serde_json::to_vec(self).unwrap_or_default()
+    /// Encode as JSON bytes. Fails (`internal`) only if the payload's serialisation does.
+    pub fn encode(&self) -> Result<Vec<u8>, Error> {
+        serde_json::to_vec(self).map_err(|_| Error::from_code(Code::Internal))
     }
 
     /// Decode bytes published on `P::TOPIC`; anything else is `event_undecodable`.
@@ -296,12 +295,39 @@ mod tests {
     #[test]
     fn round_trips_and_binds_payload_to_topic() {
         let event = sample();
-        let bytes = event.encode();
+        let bytes = event.encode().expect("encode");
         assert_eq!(StageEvent::<SourceIngested>::decode(&bytes).ok(), Some(event.clone()));
         assert_eq!(event.idempotency_key.as_str(), "ws-a:job-1:source.ingested:1");
         // The same bytes cannot be read as another topic's event.
         let err = StageEvent::<AnalysisCompleted>::decode(&bytes).expect_err("wrong topic");
         assert_eq!(err.code, Code::EventUndecodable);
+    }
+
+    /// A payload whose serialisation fails, as a custom `Serialize` may.
+    #[derive(Clone, Debug, Deserialize, JsonSchema)]
+    struct Unserialisable;
+
+    impl Serialize for Unserialisable {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom("refused"))
+        }
+    }
+
+    impl EventPayload for Unserialisable {
+        const TOPIC: &'static str = "test.unserialisable";
+        const STAGE: Stage = Stage::Analyze;
+    }
+
+    #[test]
+    fn an_event_that_cannot_be_encoded_is_an_error_not_empty_bytes() {
+        let event = StageEvent::new(
+            "ws-a".parse().expect("ws"),
+            "job-1".parse().expect("job"),
+            Pass::FIRST,
+            &TraceParent::new_root(),
+            Unserialisable,
+        );
+        assert_eq!(event.encode().expect_err("refused").code, Code::Internal);
     }
 
     #[test]

@@ -36,6 +36,29 @@ pub const fn is_valid_id(raw: &str) -> bool {
     true
 }
 
+fn id_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-')
+}
+
+/// `text` when it is a valid id; otherwise a readable prefix of it (unsafe characters replaced
+/// by `_`) joined to its SHA-256, which is valid, never longer than [`MAX_ID_LEN`], and the
+/// same for the same text.
+fn stable_id(text: &str) -> String {
+    use sha2::Digest as _;
+    if is_valid_id(text) {
+        return text.to_owned();
+    }
+    let digest = hex::encode(sha2::Sha256::digest(text.as_bytes()));
+    let room = MAX_ID_LEN - digest.len() - 1;
+    let readable: String = text
+        .chars()
+        .skip_while(|c| !c.is_ascii_alphanumeric())
+        .map(|c| if id_char(c) { c } else { '_' })
+        .take(room)
+        .collect();
+    if readable.is_empty() { digest } else { format!("{readable}.{digest}") }
+}
+
 fn check_id(kind: &'static str, raw: &str) -> Result<(), Error> {
     if is_valid_id(raw) {
         Ok(())
@@ -84,6 +107,14 @@ macro_rules! id_type {
             /// The id a checked literal names; infallible because [`IdLiteral`] was checked.
             pub fn from_literal(literal: IdLiteral) -> Self {
                 Self(literal.as_str().to_owned())
+            }
+
+            /// The id naming `text`, for ids derived from other values: `text` itself when it
+            /// is a valid id, otherwise a readable prefix of it and its SHA-256. The same text
+            /// always gives the same id (idempotency survives an over-long id), and different
+            /// texts give different ids.
+            pub fn stable(text: &str) -> Self {
+                Self(stable_id(text))
             }
 
             /// The id as text.
@@ -227,6 +258,23 @@ mod tests {
         assert!(!is_valid_id("not an id") && !is_valid_id("") && !is_valid_id(&"a".repeat(129)));
         // Outside a const context an invalid literal panics; it never becomes some other id.
         assert!(std::panic::catch_unwind(|| IdLiteral::new("not an id")).is_err());
+    }
+
+    #[test]
+    fn an_over_long_or_unsafe_text_gets_a_stable_valid_id() {
+        let long = format!("{}.analyze.1", "j".repeat(290));
+        let id = DocId::stable(&long);
+        assert_eq!(id, DocId::stable(&long), "the same text, the same id");
+        assert!(id.as_str().len() <= MAX_ID_LEN);
+        assert_eq!(id.as_str().parse::<DocId>().ok(), Some(id.clone()));
+        assert!(id.as_str().starts_with("jjjj"));
+        let other = format!("{}.analyze.2", "j".repeat(290));
+        assert_ne!(DocId::stable(&other), id, "texts sharing a prefix stay apart");
+        assert_eq!(DocId::stable("job-1.plan.1").as_str(), "job-1.plan.1", "a valid id is kept as it is");
+        for odd in ["", "../x", "é"] {
+            let id = DocId::stable(odd);
+            assert_eq!(id.as_str().parse::<DocId>().ok(), Some(id.clone()), "{odd}");
+        }
     }
 
     #[test]

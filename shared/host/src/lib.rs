@@ -54,7 +54,8 @@ use harmonia_bus_pubsub::{PubSubBus, PubSubConfig, push};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::Env;
 use harmonia_pipeline::connector::{Connector, Sandbox, SigningKey, Webhook};
-use harmonia_pipeline::registry::{FUNCTIONS, Timing};
+pub use harmonia_pipeline::registry::Function;
+use harmonia_pipeline::registry::Timing;
 use harmonia_pipeline::steps::handlers;
 use harmonia_store::Store;
 use secrecy::ExposeSecret;
@@ -149,30 +150,29 @@ pub fn credentials(config: &Config) -> Result<Arc<Credentials>, Error> {
     Ok(Arc::new(credentials))
 }
 
-/// The router of a pipeline stage function: `POST /push/<topic>` for each of its
-/// subscriptions, and `GET /healthz`; any other path or method is a JSON 404 or 405.
-pub fn stage_router(function: &str, env: &Arc<Env>) -> Result<Router, Error> {
+/// The router of a pipeline stage function (or the dead-letter recorder): `POST /push/<topic>`
+/// for each of its subscriptions, and `GET /healthz`; any other path or method is a JSON 404 or
+/// 405.
+pub fn stage_router(function: Function, env: &Arc<Env>) -> Result<Router, Error> {
     stage_router_with(function, env, None)
 }
 
 /// [`stage_router`], with every delivery held by `drill` before its step runs.
-fn stage_router_with(function: &str, env: &Arc<Env>, drill: Option<drill::Drill>) -> Result<Router, Error> {
-    let mut router = Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
-    let mut any = false;
-    for (spec, handler) in handlers(env, Timing::CLOUD) {
-        let consumer = spec.name.as_str().rsplit('.').next().unwrap_or_default();
-        if consumer == function {
-            let topic = spec.topic.to_string();
-            // One drill for the whole function, so its holds are numbered across its subscriptions.
-            let handler: Arc<dyn harmonia_bus::Handler> = match &drill {
-                Some(drill) => Arc::new(drill::Delayed::new(handler, topic.clone(), drill.clone())),
-                None => handler,
-            };
-            router = router.merge(push::router(&format!("/push/{topic}"), handler));
-            any = true;
-        }
+fn stage_router_with(function: Function, env: &Arc<Env>, drill: Option<drill::Drill>) -> Result<Router, Error> {
+    if !function.is_pushed() {
+        return Err(config_error("the function is not served by push subscriptions"));
     }
-    if any { Ok(harmonia_http::json_fallbacks(router)) } else { Err(config_error("unknown function")) }
+    let mut router = Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
+    for subscriber in handlers(env, Timing::CLOUD).into_iter().filter(|s| s.function == function) {
+        let topic = subscriber.spec.topic.to_string();
+        // One drill for the whole function, so its holds are numbered across its subscriptions.
+        let handler: Arc<dyn harmonia_bus::Handler> = match &drill {
+            Some(drill) => Arc::new(drill::Delayed::new(subscriber.handler, topic.clone(), drill.clone())),
+            None => subscriber.handler,
+        };
+        router = router.merge(push::router(&format!("/push/{topic}"), handler));
+    }
+    Ok(harmonia_http::json_fallbacks(router))
 }
 
 /// Create every topic (with its dead-letter topic) and every push subscription of the
@@ -188,14 +188,15 @@ pub async fn provision(
     for topic in harmonia_pipeline::registry::topics(prefix) {
         bus.create_topic(&topic).await.map_err(bus_error)?;
     }
-    let mut specs: Vec<(&str, harmonia_bus::SubscriptionSpec)> =
-        harmonia_pipeline::registry::subscriptions(prefix, timing);
+    let mut specs = harmonia_pipeline::registry::subscriptions(prefix, timing);
     specs.extend(
-        harmonia_pipeline::registry::dead_letter_subscriptions(prefix, timing).into_iter().map(|s| ("deadletter", s)),
+        harmonia_pipeline::registry::dead_letter_subscriptions(prefix, timing)
+            .into_iter()
+            .map(|s| (Function::Deadletter, s)),
     );
     let mut n = 0;
     for (function, spec) in specs {
-        let base = endpoint(function).ok_or_else(|| config_error("a function has no push endpoint"))?;
+        let base = endpoint(function.as_str()).ok_or_else(|| config_error("a function has no push endpoint"))?;
         // Pub/Sub allows 5-100 attempts; the recorder's own subscription retries at the maximum.
         let spec = harmonia_bus::SubscriptionSpec { max_attempts: spec.max_attempts.clamp(5, 100), ..spec };
         bus.create_push_subscription(&spec, &format!("{}/push/{}", base.trim_end_matches('/'), spec.topic))
@@ -228,8 +229,9 @@ pub async fn init_telemetry(
     }
 }
 
-/// Run a pipeline stage function until SIGTERM; this is a stage binary's whole `main`.
-pub async fn run_stage(function: &'static str) -> std::process::ExitCode {
+/// Run a pipeline stage function (or the dead-letter recorder) until SIGTERM; this is its
+/// binary's whole `main`.
+pub async fn run_stage(function: Function) -> std::process::ExitCode {
     run(function, Vec::new(), |env, config| {
         let drill = config.fault_delay.map(|hold| drill::Drill::new(hold, config.fault_ready_file.clone()));
         stage_router_with(function, &env, drill)
@@ -241,7 +243,7 @@ pub async fn run_stage(function: &'static str) -> std::process::ExitCode {
 /// and the configuration, until SIGTERM or Ctrl-C. An invalid configuration stops it before
 /// anything starts, with the variable named on stderr and a failure exit code.
 pub async fn run(
-    function: &'static str,
+    function: Function,
     tools: Vec<Arc<dyn Tool>>,
     app: impl FnOnce(Arc<Env>, &Config) -> Result<Router, Error>,
 ) -> std::process::ExitCode {
@@ -254,26 +256,18 @@ pub async fn run(
             return std::process::ExitCode::FAILURE;
         }
     };
-    let exporters = match init_telemetry(function, &config).await {
+    let exporters = match init_telemetry(function.as_str(), &config).await {
         Ok(exporters) => exporters,
         Err(e) => {
-            tracing::error!(function, error = %e, "telemetry could not be configured");
+            tracing::error!(function = %function, error = %e, "telemetry could not be configured");
             return std::process::ExitCode::FAILURE;
         }
     };
-    if !FUNCTIONS.contains(&function) {
-        tracing::error!(function, "unknown function");
-        exporters.shutdown().await;
-        return std::process::ExitCode::FAILURE;
-    }
     let serve = async {
         let env = env_from_config(&config, tools).await?;
         let mut app = app(env, &config)?;
         if let Some(hold) = config.fault_response_hold
-            && !matches!(
-                function,
-                "analyze" | "strategize" | "plan" | "draft" | "review" | "policy" | "publish" | "verify" | "deadletter"
-            )
+            && !function.is_pushed()
         {
             // Drills: an HTTP function holds each response after doing the work, so it can be
             // killed with the work done and the answer lost.
@@ -282,7 +276,7 @@ pub async fn run(
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(config.bind, config.port))
             .await
             .map_err(|_| Error::new(Code::DependencyUnavailable, "the port is not available"))?;
-        tracing::info!(function, port = config.port, "serving");
+        tracing::info!(function = %function, port = config.port, "serving");
         axum::serve(listener, app)
             .with_graceful_shutdown(shutdown())
             .await
@@ -291,7 +285,7 @@ pub async fn run(
     let code = match serve.await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            tracing::error!(function, code = %e.code, message = %e.message, "stopped");
+            tracing::error!(function = %function, code = %e.code, message = %e.message, "stopped");
             std::process::ExitCode::FAILURE
         }
     };

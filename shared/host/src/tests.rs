@@ -16,7 +16,7 @@ async fn answer(request: reqwest::RequestBuilder) -> (u16, Value) {
 async fn a_stage_function_answers_unknown_paths_and_methods_with_json_errors() {
     let dir = harmonia_testkit::temp_dir();
     let local = Local::open_with(dir.path(), Timing::CLOUD, Wrap::default()).await.expect("open");
-    let app = stage_router("policy", &local.env).expect("the policy stage has subscriptions");
+    let app = stage_router(Function::Policy, &local.env).expect("the policy stage has subscriptions");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     tokio::spawn(async move {

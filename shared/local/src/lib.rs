@@ -27,7 +27,7 @@ use harmonia_pipeline::records::{MARKERS, Marker, PLANNING_SNAPSHOTS, WORKSPACES
 use harmonia_pipeline::registry::{Timing, topics};
 use harmonia_pipeline::steps::handlers;
 use harmonia_pipeline::{Env, operator};
-use harmonia_store::{Query, create_if_absent, encode};
+use harmonia_store::{MAX_QUERY_LIMIT, Query, create_if_absent, decode_each, encode, scan};
 use harmonia_store_sqlite::SqliteStore;
 use tokio::task::JoinHandle;
 
@@ -113,9 +113,9 @@ impl Local {
             bus.create_topic(&topic).await.map_err(bus_error)?;
         }
         let mut workers = Vec::new();
-        for (spec, handler) in handlers(&env, timing) {
-            bus.create_subscription(&spec).await.map_err(bus_error)?;
-            workers.push(bus.spawn_subscriber(spec.name.clone(), handler, 2));
+        for subscriber in handlers(&env, timing) {
+            bus.create_subscription(&subscriber.spec).await.map_err(bus_error)?;
+            workers.push(bus.spawn_subscriber(subscriber.spec.name.clone(), subscriber.handler, 2));
         }
         Ok(Self { env, bus, sandbox, workers })
     }
@@ -191,16 +191,9 @@ impl Local {
         let mut seen = std::collections::HashSet::new();
         loop {
             let current = operator::job(&self.env, workspace, job).await?;
-            let query = Query::all(100).filter("job", job.to_string()).map_err(Error::from)?;
-            let mut markers: Vec<Marker> = self
-                .env
-                .store
-                .query(workspace, MARKERS, &query)
-                .await
-                .map_err(Error::from)?
-                .iter()
-                .filter_map(|d| d.decode().ok())
-                .collect();
+            let query = Query::all(MAX_QUERY_LIMIT).filter("job", job.to_string()).map_err(Error::from)?;
+            let docs = scan(&*self.env.store, workspace, MARKERS, query).await.map_err(Error::from)?;
+            let mut markers: Vec<Marker> = decode_each(MARKERS, &docs);
             markers.sort_by_key(|m| m.completed_at);
             for m in markers {
                 if seen.insert((m.stage, m.pass)) {

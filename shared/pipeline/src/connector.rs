@@ -114,13 +114,10 @@ impl Sandbox {
         }
     }
 
-    /// How many sends have reached the platform for this workspace.
-    pub async fn posts(&self, workspace: &WorkspaceId) -> usize {
-        self.store
-            .query(workspace, SANDBOX_POSTS, &harmonia_store::Query::all(1000))
-            .await
-            .map(|d| d.len())
-            .unwrap_or(0)
+    /// How many sends have reached the platform for this workspace (every one: the posts are
+    /// read page by page).
+    pub async fn posts(&self, workspace: &WorkspaceId) -> Result<usize, harmonia_store::Error> {
+        Ok(harmonia_store::scan_all(&*self.store, workspace, SANDBOX_POSTS).await?.len())
     }
 }
 

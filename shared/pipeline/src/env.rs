@@ -9,7 +9,7 @@ use harmonia_contracts::ids::OperatorId;
 use harmonia_store::Store;
 
 use crate::connector::Connector;
-use crate::step::StepError;
+use crate::step;
 
 /// Everything a step needs; cheap to share.
 pub struct Env {
@@ -39,17 +39,18 @@ impl std::fmt::Debug for Env {
 impl Env {
     /// The bus message for a stage event. The event is created in an exported
     /// `create {topic}` span under the current span, whose context becomes its `traceparent`,
-    /// so the stage consuming it has an exported parent.
-    pub fn message<P: EventPayload>(&self, event: &StageEvent<P>) -> Result<OutboundMessage, StepError> {
+    /// so the stage consuming it has an exported parent. A message that cannot be built (an
+    /// unencodable event, a bad topic name) fails the job with its code: retrying cannot help.
+    pub fn message<P: EventPayload>(&self, event: &StageEvent<P>) -> Result<OutboundMessage, step::Error> {
         let mut event = event.clone();
         crate::trace::created(&self.topic_prefix, &mut event);
-        OutboundMessage::event(&self.topic_prefix, &event).map_err(|_| StepError::Retry)
+        OutboundMessage::event(&self.topic_prefix, &event).map_err(|e| step::Error::fail(e.code()))
     }
 
     /// Publish messages in order.
-    pub async fn publish(&self, messages: &[OutboundMessage]) -> Result<(), StepError> {
+    pub async fn publish(&self, messages: &[OutboundMessage]) -> Result<(), step::Error> {
         for m in messages {
-            self.bus.publish(m.clone()).await.map_err(|_| StepError::Retry)?;
+            self.bus.publish(m.clone()).await.map_err(|_| step::Error::Retry)?;
         }
         Ok(())
     }

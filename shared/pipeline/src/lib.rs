@@ -9,12 +9,13 @@
 //! the bus; an undecodable message is nacked until the dead-letter policy takes it, and the
 //! dead-letter recorder stores it.
 //!
-//! Layout: [`registry`] (stages, topics, subscriptions), [`records`] (collections and the
-//! stored records), [`env`] (backends a step uses), [`step`] (the completion protocol and the
-//! bus handler), [`steps`] (one module per stage), [`operator`] (human decisions and read
-//! views), [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources); `trace` makes
-//! a job's exported spans one tree (each event is created in an exported span the consuming
-//! stage continues).
+//! Layout: [`registry`] (the functions, routes built from the steps' types, topics and
+//! subscriptions), [`records`] (collections and the stored records), [`env`] (backends a step
+//! uses), [`step`] (the step trait, its claim, the completion protocol and the bus handler),
+//! [`steps`] (one module per stage), [`operator`] (human decisions and read views),
+//! [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources); `trace` makes a job's
+//! exported spans one tree (each event is created in an exported span the consuming stage
+//! continues).
 
 pub mod connector;
 pub mod env;

@@ -3,12 +3,13 @@
 //! exact version it approves (the strategy's or draft's content hash); a stale hash is refused.
 
 use chrono::Utc;
+use harmonia_bus::OutboundMessage;
 use harmonia_contracts::domain::{Approval, ApprovalSubject, Decision, Draft, Job, JobStatus};
-use harmonia_contracts::event::{DraftApproved, Pass, StageEvent, StrategyApproved};
+use harmonia_contracts::event::{DraftApproved, Pass, Stage, StageEvent, StrategyApproved};
 use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
 use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Error};
-use harmonia_store::{Direction, Query, Tx, encode, run_transaction};
+use harmonia_store::{Direction, MAX_QUERY_LIMIT, Query, Tx, decode_each, encode, run_transaction, scan, scan_all};
 use serde::{Deserialize, Serialize};
 
 use crate::Env;
@@ -75,128 +76,140 @@ pub struct DecisionRequest {
 /// (`invalid_transition`), a hash that is not the current version (`stale_version`), and a
 /// second decision.
 pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest) -> Result<Approval, Error> {
-    let DecisionRequest { job: job_id, operator, subject, decision, subject_hash, trace } = request;
-    let (job_id, operator, subject_hash) = (&job_id, &operator, subject_hash.as_str());
-    let job: Job = env
-        .store
-        .get(workspace, JOBS, &doc_id(job_id))
-        .await
-        .map_err(Error::from)?
-        .ok_or_else(|| Error::from_code(Code::NotFound))?
-        .decode()
-        .map_err(Error::from)?;
-    let waiting = match subject {
-        ApprovalSubject::Strategy => JobStatus::AwaitingStrategyApproval,
-        ApprovalSubject::Draft => JobStatus::AwaitingDraftApproval,
-    };
+    let job = job(env, workspace, &request.job).await?;
+    let waiting = waiting_status(request.subject);
     if job.status != waiting {
         return Err(Error::from_code(Code::InvalidTransition));
     }
-    let current = current_version(env, workspace, &job, subject).await?;
-    if current != subject_hash {
+    let current = current_version(env, workspace, &job, request.subject).await?;
+    if current != request.subject_hash {
         return Err(Error::from_code(Code::StaleVersion));
     }
     let approval = Approval {
-        job: job_id.clone(),
-        subject,
-        subject_hash: current.clone(),
-        decision: decision.clone(),
-        operator: operator.clone(),
+        job: job.id.clone(),
+        subject: request.subject,
+        subject_hash: current,
+        decision: request.decision,
+        operator: request.operator,
         decided_at: Utc::now(),
     };
-    let approved = decision == Decision::Approved;
-    let next_status = match (subject, approved) {
+    // The decision is a span of the job's trace, under the exported span of the event that
+    // asked for it; the event it releases is created under it.
+    let verdict = if approval.decision == Decision::Approved { "approved" } else { "rejected" };
+    let span = tracing::info_span!(
+        "decision",
+        otel.name = %format_args!("decision {}", approval.subject.as_str()),
+        job = %job.id,
+        decision = verdict,
+    );
+    let asked = decision_trace(env, workspace, &job, request.subject).await;
+    let trace = crate::trace::origin(&span, asked.or(request.trace).as_ref());
+    let next = match approval.decision {
+        Decision::Approved => vec![span.in_scope(|| released(env, workspace, &job, &approval, &trace))?],
+        Decision::Rejected { .. } => Vec::new(),
+    };
+    let record = ApprovalRecord { approval: approval.clone(), next: next.iter().map(PendingMessage::from).collect() };
+    record_decision(env, workspace, &job.id, &record).await?;
+    env.publish(&next).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
+    Ok(approval)
+}
+
+/// The status a job waits in for a decision on `subject`.
+fn waiting_status(subject: ApprovalSubject) -> JobStatus {
+    match subject {
+        ApprovalSubject::Strategy => JobStatus::AwaitingStrategyApproval,
+        ApprovalSubject::Draft => JobStatus::AwaitingDraftApproval,
+    }
+}
+
+/// The status a decision moves the job to.
+fn decided_status(subject: ApprovalSubject, decision: &Decision) -> JobStatus {
+    match (subject, decision == &Decision::Approved) {
         (ApprovalSubject::Strategy, true) => JobStatus::StrategyApproved,
         (ApprovalSubject::Strategy, false) => JobStatus::StrategyRejected,
         (ApprovalSubject::Draft, true) => JobStatus::DraftApproved,
         (ApprovalSubject::Draft, false) => JobStatus::DraftRejected,
-    };
-    // A decision continues the job's trace (from the event that asked for it), so one job is
-    // one trace across its human gates; the request's own context is the fallback.
-    let gate = match subject {
-        ApprovalSubject::Strategy => (harmonia_contracts::event::Stage::Strategize, Pass::FIRST),
-        ApprovalSubject::Draft => (harmonia_contracts::event::Stage::Policy, job.pass),
-    };
-    let job_trace = crate::step::marker(env, workspace, job_id, gate.0, gate.1)
-        .await
-        .ok()
-        .flatten()
-        .and_then(|m| m.next.first().and_then(|n| n.attributes.get("traceparent").cloned()))
-        .and_then(|t| t.parse::<TraceParent>().ok());
-    // The decision is a span of the job's trace, under the exported span of the event that
-    // asked for it; the event it releases is created under it.
-    let subject_name = match subject {
-        ApprovalSubject::Strategy => "strategy",
-        ApprovalSubject::Draft => "draft",
-    };
-    let verdict = if approved { "approved" } else { "rejected" };
-    let span = tracing::info_span!(
-        "decision",
-        otel.name = %format_args!("decision {subject_name}"),
-        job = %job_id,
-        decision = verdict,
-    );
-    let trace = crate::trace::origin(&span, job_trace.or(trace).as_ref());
-    let mut next = Vec::new();
-    if approved {
-        let message = span
-            .in_scope(|| match subject {
-                ApprovalSubject::Strategy => env.message(&StageEvent::new(
-                    workspace.clone(),
-                    job_id.clone(),
-                    Pass::FIRST,
-                    &trace,
-                    StrategyApproved { strategy_hash: current },
-                )),
-                ApprovalSubject::Draft => env.message(&StageEvent::new(
-                    workspace.clone(),
-                    job_id.clone(),
-                    job.pass,
-                    &trace,
-                    DraftApproved { draft: draft_id_of(job_id, job.pass), content_hash: current },
-                )),
-            })
-            .map_err(|_| Error::from_code(Code::BusUnavailable))?;
-        next.push(message);
     }
-    let record = ApprovalRecord {
-        approval: approval.clone(),
-        next: next
-            .iter()
-            .map(|m| PendingMessage {
-                topic: m.topic.to_string(),
-                data: base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &m.data),
-                attributes: m.attributes.clone(),
-            })
-            .collect(),
+}
+
+/// The trace a decision continues: the job's own (from the event that asked for the
+/// decision), so one job is one trace across its human gates. `None` when it cannot be read;
+/// the request's context (or a new root) is then the fallback.
+async fn decision_trace(env: &Env, workspace: &WorkspaceId, job: &Job, subject: ApprovalSubject) -> Option<TraceParent> {
+    let (stage, pass) = match subject {
+        ApprovalSubject::Strategy => (Stage::Strategize, Pass::FIRST),
+        ApprovalSubject::Draft => (Stage::Policy, job.pass),
     };
-    let data = encode(&record).map_err(Error::from)?;
+    let asked = match crate::step::marker(env, workspace, &job.id, stage, pass).await {
+        Ok(marker) => marker,
+        Err(e) => {
+            // The decision still stands; only its place in the job's trace is lost.
+            tracing::warn!(job = %job.id, error = %e, "the job's trace could not be read; the decision starts its own");
+            None
+        }
+    };
+    asked
+        .and_then(|m| m.next.first().and_then(|n| n.attributes.get("traceparent").cloned()))
+        .and_then(|t| t.parse::<TraceParent>().ok())
+}
+
+/// The event an approval releases: `strategy.approved` or `draft.approved`, naming the exact
+/// version approved, continuing `trace`.
+fn released(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &Job,
+    approval: &Approval,
+    trace: &TraceParent,
+) -> Result<OutboundMessage, Error> {
+    let hash = approval.subject_hash.clone();
+    let (ws, id) = (workspace.clone(), job.id.clone());
+    match approval.subject {
+        ApprovalSubject::Strategy => {
+            env.message(&StageEvent::new(ws, id, Pass::FIRST, trace, StrategyApproved { strategy_hash: hash }))
+        }
+        ApprovalSubject::Draft => {
+            let draft = DraftApproved { draft: draft_id_of(&job.id, job.pass), content_hash: hash };
+            env.message(&StageEvent::new(ws, id, job.pass, trace, draft))
+        }
+    }
+    .map_err(|_| Error::from_code(Code::BusUnavailable))
+}
+
+/// Store the decision and move the job, in one transaction that fails if the job stopped
+/// waiting or was decided meanwhile.
+async fn record_decision(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &JobId,
+    record: &ApprovalRecord,
+) -> Result<(), Error> {
+    let subject = record.approval.subject;
+    let (waiting, decided) = (waiting_status(subject), decided_status(subject, &record.approval.decision));
+    let data = &encode(record).map_err(Error::from)?;
     let store = &*env.store;
-    let data = &data;
     run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
         let mut tx = Tx::begin(store, workspace);
-        let id = approval_id(job_id, subject);
+        let id = approval_id(job, subject);
         if tx.get(APPROVALS, &id).await?.is_some() {
-            return Err(harmonia_store::Error::AlreadyExists);
+            return Err(harmonia_store::Error::Aborted(Code::InvalidTransition));
         }
-        let mut current: Job = tx.get(JOBS, &doc_id(job_id)).await?.ok_or(harmonia_store::Error::NotFound)?.decode()?;
+        let mut current: Job = tx.get(JOBS, &doc_id(job)).await?.ok_or(harmonia_store::Error::NotFound)?.decode()?;
         if current.status != waiting {
-            return Err(harmonia_store::Error::PreconditionFailed);
+            return Err(harmonia_store::Error::Aborted(Code::InvalidTransition));
         }
-        current.advance(next_status, Utc::now()).map_err(|_| harmonia_store::Error::PreconditionFailed)?;
-        tx.put(JOBS, &doc_id(job_id), encode(&current)?);
+        current.advance(decided, Utc::now()).map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
+        tx.put(JOBS, &doc_id(job), encode(&current)?);
         tx.put(APPROVALS, &id, data.clone());
         tx.commit().await
     })
     .await
     .map_err(|e| match e {
-        harmonia_store::Error::AlreadyExists | harmonia_store::Error::PreconditionFailed => {
+        harmonia_store::Error::Aborted(Code::InvalidTransition) => {
             Error::new(Code::InvalidTransition, "the job is no longer waiting for this decision")
         }
         other => Error::from(other),
-    })?;
-    env.publish(&next).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
-    Ok(approval)
+    })
 }
 
 /// A job by id.
@@ -221,33 +234,38 @@ pub async fn jobs(env: &Env, workspace: &WorkspaceId, limit: u32) -> Result<Vec<
 /// released. Consumers skip what they already completed (their markers), so this is safe to
 /// run at any time; it is how a job interrupted between a commit and its publish moves on.
 pub async fn resume(env: &Env, workspace: &WorkspaceId) -> Result<usize, Error> {
+    let store = &*env.store;
+    let jobs: Vec<Job> = decode_each(JOBS, &scan_all(store, workspace, JOBS).await.map_err(Error::from)?);
     let mut republished = 0;
-    for job in jobs(env, workspace, 1000).await? {
-        if job.status.is_terminal() {
-            continue;
-        }
-        let query = Query::all(100).filter("job", job.id.to_string()).map_err(Error::from)?;
-        for doc in env.store.query(workspace, MARKERS, &query).await.map_err(Error::from)? {
-            let marker: Marker = doc.decode().map_err(Error::from)?;
-            republish(env, &marker).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
-            republished += marker.next.len();
+    for job in jobs.iter().filter(|j| !j.status.is_terminal()) {
+        let query = Query::all(MAX_QUERY_LIMIT).filter("job", job.id.to_string()).map_err(Error::from)?;
+        let markers: Vec<Marker> =
+            decode_each(MARKERS, &scan(store, workspace, MARKERS, query).await.map_err(Error::from)?);
+        for marker in &markers {
+            republished += resend(env, marker).await?;
         }
         for subject in [ApprovalSubject::Strategy, ApprovalSubject::Draft] {
-            if let Some(doc) =
-                env.store.get(workspace, APPROVALS, &approval_id(&job.id, subject)).await.map_err(Error::from)?
-            {
-                let record: ApprovalRecord = doc.decode().map_err(Error::from)?;
-                let marker = Marker {
-                    job: job.id.clone(),
-                    stage: harmonia_contracts::event::Stage::Operator,
-                    pass: job.pass,
-                    next: record.next,
-                    completed_at: Utc::now(),
-                };
-                republish(env, &marker).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
-                republished += marker.next.len();
-            }
+            let Some(doc) =
+                store.get(workspace, APPROVALS, &approval_id(&job.id, subject)).await.map_err(Error::from)?
+            else {
+                continue;
+            };
+            let record: ApprovalRecord = doc.decode().map_err(Error::from)?;
+            let marker = Marker {
+                job: job.id.clone(),
+                stage: Stage::Operator,
+                pass: job.pass,
+                next: record.next,
+                completed_at: Utc::now(),
+            };
+            republished += resend(env, &marker).await?;
         }
     }
     Ok(republished)
+}
+
+/// Re-publish what `marker` recorded; the number of its messages.
+async fn resend(env: &Env, marker: &Marker) -> Result<usize, Error> {
+    republish(env, marker).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
+    Ok(marker.next.len())
 }

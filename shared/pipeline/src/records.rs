@@ -1,6 +1,8 @@
 //! Collections and the records the pipeline stores (all workspace-scoped).
 
+use base64::Engine as _;
 use chrono::{DateTime, Utc};
+use harmonia_bus::{Name, OutboundMessage};
 use harmonia_contracts::domain::{Analysis, Plan, Strategy};
 use harmonia_contracts::event::{Pass, Stage};
 use harmonia_contracts::ids::{DocId, JobId, PlanItemId};
@@ -41,9 +43,11 @@ pub use harmonia_agents::research::{MEMORY, PUBLICATIONS};
 pub use harmonia_agents::runtime::ACTIVITY;
 pub use harmonia_agents::tools::PLANNING_SNAPSHOTS;
 
-/// A document id from any id-like value (ids share the document-id alphabet).
+/// The document id of any id-like value. Ids share the document-id alphabet, so this is
+/// usually the value itself; a composed id too long for a document id gets a stable, shorter
+/// one ([`DocId::stable`]), never a random one that would lose idempotency.
 pub fn doc_id(id: impl std::fmt::Display) -> DocId {
-    id.to_string().parse().unwrap_or_else(|_| DocId::generate())
+    DocId::stable(&id.to_string())
 }
 
 /// Nimi's accepted analysis.
@@ -114,6 +118,33 @@ pub fn marker_id(job: &JobId, stage: Stage, pass: Pass) -> DocId {
     doc_id(format!("{job}.{stage}.{}", pass.get()))
 }
 
+/// The id of (job, stage, pass)'s in-flight claim.
+pub fn running_id(job: &JobId, stage: Stage, pass: Pass) -> DocId {
+    doc_id(format!("{job}.{stage}.{}.running", pass.get()))
+}
+
+impl From<&OutboundMessage> for PendingMessage {
+    fn from(m: &OutboundMessage) -> Self {
+        PendingMessage {
+            topic: m.topic.to_string(),
+            data: base64::engine::general_purpose::STANDARD.encode(&m.data),
+            attributes: m.attributes.clone(),
+        }
+    }
+}
+
+impl PendingMessage {
+    /// The message to publish again, or `None` when the record is corrupt (a topic that is
+    /// not a name, data that is not base64).
+    pub fn outbound(&self) -> Option<OutboundMessage> {
+        Some(OutboundMessage {
+            topic: self.topic.parse::<Name>().ok()?,
+            data: base64::engine::general_purpose::STANDARD.decode(&self.data).ok()?,
+            attributes: self.attributes.clone(),
+        })
+    }
+}
+
 /// A recorded dead letter.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -144,4 +175,22 @@ pub struct Running {
     pub owner: String,
     /// When the claim lapses (a crashed owner's claim is taken over after this).
     pub until: DateTime<Utc>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_over_long_marker_id_is_stable_and_valid() {
+        let job: JobId = "j".repeat(128).parse().expect("job");
+        let first = marker_id(&job, Stage::Strategize, Pass::FIRST);
+        assert_eq!(first, marker_id(&job, Stage::Strategize, Pass::FIRST));
+        assert!(first.as_str().len() <= harmonia_contracts::ids::MAX_ID_LEN);
+        assert_ne!(first, marker_id(&job, Stage::Strategize, Pass::REVISION));
+        assert_ne!(first, running_id(&job, Stage::Strategize, Pass::FIRST));
+        let short: JobId = "job-1".parse().expect("job");
+        assert_eq!(marker_id(&short, Stage::Plan, Pass::FIRST).as_str(), "job-1.plan.1");
+        assert_eq!(doc_id("x".repeat(300)), doc_id("x".repeat(300)));
+    }
 }

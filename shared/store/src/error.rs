@@ -27,6 +27,11 @@ pub enum Error {
     /// Stored data could not be decoded.
     #[error("stored data is corrupt")]
     Corrupt,
+    /// A transaction gave up on purpose, for the reason its code names (e.g.
+    /// `invalid_transition`: the job moved on); [`run_transaction`](crate::run_transaction)
+    /// does not retry it.
+    #[error("transaction aborted ({0})")]
+    Aborted(Code),
 }
 
 impl Error {
@@ -40,6 +45,7 @@ impl Error {
             Error::Invalid(_) => Code::InvalidRequest,
             Error::Unavailable { .. } => Code::StoreUnavailable,
             Error::Corrupt => Code::StoreCorrupt,
+            Error::Aborted(code) => *code,
         }
     }
 
@@ -55,5 +61,19 @@ impl From<Error> for harmonia_contracts::Error {
             Error::Invalid(why) => harmonia_contracts::Error::new(Code::InvalidRequest, why),
             other => harmonia_contracts::Error::from_code(other.code()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_aborted_transaction_keeps_its_code_and_is_not_retried() {
+        let e = Error::Aborted(Code::InvalidTransition);
+        assert_eq!(e.code(), Code::InvalidTransition);
+        assert!(!e.retryable());
+        assert_eq!(e.to_string(), "transaction aborted (invalid_transition)");
+        assert_eq!(harmonia_contracts::Error::from(e).code, Code::InvalidTransition);
     }
 }

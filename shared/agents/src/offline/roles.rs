@@ -11,26 +11,26 @@ use harmonia_contracts::tool::Provenance;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::{Conversation, Step, load_reference, load_skill, script};
+use super::engine::{Conversation, Step, load_reference, load_skill, script};
 use crate::io::{
     A2uiVersion, Component, ComponentNode, DaraInput, DraftOutput, HarmoniaInput, Layout, MayaInput, NimiInput,
     NoniInput, ReviewOutput, RyanInput, TemiInput,
 };
-use crate::model::ModelError;
+use crate::model;
 
-fn input<T: DeserializeOwned>(c: &Conversation<'_>) -> Result<T, ModelError> {
-    serde_json::from_value(c.input().clone()).map_err(|_| ModelError::Refused("unexpected input"))
+fn input<T: DeserializeOwned>(c: &Conversation<'_>) -> Result<T, model::Error> {
+    serde_json::from_value(c.input().clone()).map_err(|_| model::Error::Refused("unexpected input"))
 }
 
-fn out<T: serde::Serialize>(value: &T) -> Result<Value, ModelError> {
-    serde_json::to_value(value).map_err(|_| ModelError::Refused("unserialisable output"))
+fn out<T: serde::Serialize>(value: &T) -> Result<Value, model::Error> {
+    serde_json::to_value(value).map_err(|_| model::Error::Refused("unserialisable output"))
 }
 
-fn id<T: std::str::FromStr>(raw: &str) -> Result<T, ModelError> {
-    raw.parse().map_err(|_| ModelError::Refused("bad id"))
+fn id<T: std::str::FromStr>(raw: &str) -> Result<T, model::Error> {
+    raw.parse().map_err(|_| model::Error::Refused("bad id"))
 }
 
-pub(super) fn harmonia(c: &Conversation<'_>) -> Result<Step, ModelError> {
+pub(super) fn harmonia(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let i: HarmoniaInput = input(c)?;
     Ok(Step::Final(json!({ "specialist": i.task.specialist() })))
 }
@@ -54,7 +54,7 @@ fn weight(text: &str) -> usize {
     digits * 4 + words.min(30)
 }
 
-pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, ModelError> {
+pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let skill = "nimi-analysis-skills";
     let calls = vec![
         load_skill(skill),
@@ -77,8 +77,8 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, ModelError> {
                     end_ms: s.end_ms,
                 })
             })
-            .collect::<Result<_, ModelError>>()?;
-        let first = moments.first().ok_or(ModelError::Refused("nothing to quote"))?;
+            .collect::<Result<_, model::Error>>()?;
+        let first = moments.first().ok_or(model::Error::Refused("nothing to quote"))?;
         let with_numbers: Vec<EvidenceId> = moments
             .iter()
             .filter(|m| m.quote.chars().any(|ch| ch.is_ascii_digit()))
@@ -152,7 +152,7 @@ fn clip(text: &str, max: usize) -> String {
 
 const ROTATION: [Platform; 4] = [Platform::Linkedin, Platform::X, Platform::Threads, Platform::Bluesky];
 
-pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, ModelError> {
+pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let i: RyanInput = input(c)?;
     let moment_ids: Vec<&EvidenceId> = i.analysis.moments.iter().map(|m| &m.evidence_id).collect();
     let quote_of = |e: &EvidenceId| i.analysis.moments.iter().find(|m| &m.evidence_id == e).map(|m| m.quote.clone());
@@ -173,7 +173,7 @@ pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, ModelError> {
         });
     }
     if briefs.is_empty() {
-        return Err(ModelError::Refused("no groundable angle"));
+        return Err(model::Error::Refused("no groundable angle"));
     }
     let goal = i.company.goals.first().cloned().unwrap_or_else(|| "Share what the source teaches".into());
     Ok(Step::Final(out(&Strategy {
@@ -189,7 +189,7 @@ fn items(v: Option<&Value>) -> Vec<Value> {
     v.and_then(|v| v.get("items")).and_then(Value::as_array).cloned().unwrap_or_default()
 }
 
-pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, ModelError> {
+pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let skill = "temi-editorial-planning-skills";
     let i: TemiInput = input(c)?;
     let snap = json!({ "snapshot_id": i.snapshot_id });
@@ -206,7 +206,7 @@ pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, ModelError> {
             .result("get_capacity")
             .and_then(|v| v.get("taken_at"))
             .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .ok_or(ModelError::Refused("no snapshot read"))?;
+            .ok_or(model::Error::Refused("no snapshot read"))?;
         let mut days: Vec<NaiveDate> = items(c.result("get_capacity"))
             .iter()
             .filter(|d| d.get("slots").and_then(Value::as_u64).unwrap_or(0) > 0)
@@ -246,9 +246,9 @@ pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, ModelError> {
                 }
             };
             let hour = u32::try_from(hour).unwrap_or(15);
-            let start = Utc.from_utc_datetime(&day.and_hms_opt(hour, 0, 0).ok_or(ModelError::Refused("bad hour"))?);
+            let start = Utc.from_utc_datetime(&day.and_hms_opt(hour, 0, 0).ok_or(model::Error::Refused("bad hour"))?);
             let window =
-                UtcWindow::new(start, start + Duration::hours(1)).map_err(|_| ModelError::Refused("window"))?;
+                UtcWindow::new(start, start + Duration::hours(1)).map_err(|_| model::Error::Refused("window"))?;
             let item_id: PlanItemId = id(&format!("item-{}", n + 1))?;
             plan_items.push(PlanItem {
                 id: item_id,
@@ -262,7 +262,7 @@ pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, ModelError> {
                 priority: u8::try_from((n + 1).min(5))
                     .unwrap_or(5)
                     .try_into()
-                    .map_err(|_| ModelError::Refused("priority"))?,
+                    .map_err(|_| model::Error::Refused("priority"))?,
             });
         }
         out(&Plan {
@@ -287,7 +287,7 @@ fn target_length(platform: Platform) -> usize {
     }
 }
 
-pub(super) fn noni(c: &Conversation<'_>) -> Result<Step, ModelError> {
+pub(super) fn noni(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let skill = "noni-writing-skills";
     let calls = vec![
         load_skill(skill),
@@ -335,11 +335,11 @@ fn limit(platform: Platform) -> usize {
     }
 }
 
-fn assess(score: u8, rationale: &str) -> Result<Assessment, ModelError> {
-    Ok(Assessment { score: score.try_into().map_err(|_| ModelError::Refused("score"))?, rationale: rationale.into() })
+fn assess(score: u8, rationale: &str) -> Result<Assessment, model::Error> {
+    Ok(Assessment { score: score.try_into().map_err(|_| model::Error::Refused("score"))?, rationale: rationale.into() })
 }
 
-pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, ModelError> {
+pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let skill = "dara-editing-skills";
     let calls = vec![
         load_skill(skill),
@@ -417,7 +417,7 @@ pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, ModelError> {
     })
 }
 
-pub(super) fn maya(c: &Conversation<'_>) -> Result<Step, ModelError> {
+pub(super) fn maya(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let i: MayaInput = input(c)?;
     let mut components = Vec::new();
     let mut cards = Vec::new();
@@ -447,7 +447,7 @@ pub(super) fn maya(c: &Conversation<'_>) -> Result<Step, ModelError> {
 
 /// Nova: pick the one skill the question needs, load it and its reference, call its tool
 /// (retrying once only a retryable failure), and answer from exactly what came back.
-pub(super) fn nova(c: &Conversation<'_>) -> Result<Step, ModelError> {
+pub(super) fn nova(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let i: crate::io::NovaInput = input(c)?;
     let q = i.question.to_lowercase();
     let words: Vec<&str> = i

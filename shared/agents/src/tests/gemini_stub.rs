@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::Fixture;
 use crate::gemini::{Auth, Gemini, GeminiConfig};
 use crate::io::{DraftOutput, NoniInput, RoleInput};
-use crate::model::{Model, ModelError, ModelRequest, Part, Speaker, Turn};
+use crate::model::{self, Model, ModelRequest, Part, Speaker, Turn};
 
 #[derive(Clone, Default)]
 struct Stub {
@@ -168,12 +168,12 @@ async fn throttling_is_retried_then_reported() {
     let (stub, config) =
         self::stub(vec![(429, json!({})), (429, json!({})), (429, json!({})), (200, text("{}"))]).await;
     let err = Gemini::new(config).expect("client").generate(&request()).await.expect_err("throttled");
-    assert_eq!(err, ModelError::Throttled);
+    assert_eq!(err, model::Error::Throttled);
     assert_eq!(stub.seen.lock().expect("lock").len(), 3, "no more than max_attempts");
 
     let (stub, config) = self::stub(vec![(400, json!({"error": "bad"})), (200, text("{}"))]).await;
     let err = Gemini::new(config).expect("client").generate(&request()).await.expect_err("refused");
-    assert!(matches!(err, ModelError::Refused(_)));
+    assert!(matches!(err, model::Error::Refused(_)));
     assert_eq!(stub.seen.lock().expect("lock").len(), 1, "a 400 is not retried");
 }
 

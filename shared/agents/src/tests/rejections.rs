@@ -9,9 +9,9 @@ use harmonia_contracts::{Code, Role};
 use serde_json::{Value, json};
 
 use super::Fixture;
-use crate::InvokeError;
 use crate::io::*;
-use crate::model::ModelError;
+use crate::model;
+use crate::runtime;
 use crate::scripted::ScriptedModel;
 
 const NIMI: &str = "nimi-analysis-skills";
@@ -101,7 +101,7 @@ async fn expect(
 ) -> Option<String> {
     let rt = f.runtime(Arc::new(model));
     let err = rt.invoke(&f.seed(stage, input)).await.expect_err("must be rejected");
-    let InvokeError::Contract(e) = err else { panic!("not a contract error: {err}") };
+    let runtime::Error::Contract(e) = err else { panic!("not a contract error: {err}") };
     assert_eq!((e.role, e.code), (role, code));
     assert_eq!(e.safe_message, code.safe_message(), "the message is the code's text");
     assert_eq!(f.sessions().await, 0, "the session is deleted after failure");
@@ -306,7 +306,7 @@ async fn claiming_publication_is_refused() {
 #[tokio::test]
 async fn a_throttled_model_is_model_unavailable() {
     let f = Fixture::new().await;
-    let model = ScriptedModel::new().fail(ModelError::Throttled);
+    let model = ScriptedModel::new().fail(model::Error::Throttled);
     expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::ModelUnavailable).await;
 }
 

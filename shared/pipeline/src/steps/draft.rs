@@ -3,28 +3,30 @@ use chrono::Utc;
 use harmonia_agents::io::{DraftOutput, NoniInput, Revision, RoleInput};
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{Brief, Draft, JobStatus, PlanItem, Review};
-use harmonia_contracts::event::{DraftWritten, EventPayload, ItemSelected, Pass, RevisionRequested, Stage, StageEvent};
-use harmonia_contracts::ids::{DraftId, JobId};
-use harmonia_store::encode;
+use harmonia_contracts::event::{DraftWritten, ItemSelected, Pass, RevisionRequested, StageEvent};
+use harmonia_contracts::ids::{DraftId, JobId, WorkspaceId};
 
-use super::{load, seed};
+use super::read::load;
+use super::seed::seed;
 use crate::Env;
 use crate::records::{
     ANALYSES, AnalysisRecord, DRAFTS, PLANS, PlanRecord, REVIEWS, STRATEGIES, StrategyRecord, doc_id,
 };
-use crate::step::{Completion, Step, StepError, complete};
+use crate::registry::stage;
+use crate::step::{self, Completion, Step, complete, next_event};
 
-/// The id of a job's draft for a pass.
+/// The id of a job's draft for a pass: `draft-<job>-<pass>`, or its stable shortening when a
+/// long job id makes that too long, so a redelivery finds the same draft.
 pub fn draft_id(job: &JobId, pass: Pass) -> DraftId {
-    format!("draft-{job}-{}", pass.get()).parse().unwrap_or_else(|_| DraftId::generate())
+    DraftId::stable(&format!("draft-{job}-{}", pass.get()))
 }
 
 /// The selected item and its brief.
 pub(crate) async fn selected(
     env: &Env,
-    ws: &harmonia_contracts::ids::WorkspaceId,
+    ws: &WorkspaceId,
     job: &JobId,
-) -> Result<(PlanItem, Brief, AnalysisRecord), StepError> {
+) -> Result<(PlanItem, Brief, AnalysisRecord), step::Error> {
     let plan: PlanRecord = load(env, ws, PLANS, &doc_id(job)).await?;
     let item = plan
         .plan
@@ -32,7 +34,7 @@ pub(crate) async fn selected(
         .iter()
         .find(|i| i.id == plan.selected)
         .cloned()
-        .ok_or_else(|| StepError::fail(Code::NotFound))?;
+        .ok_or_else(|| step::Error::fail(Code::NotFound))?;
     let strategy: StrategyRecord = load(env, ws, STRATEGIES, &doc_id(job)).await?;
     let brief = strategy
         .strategy
@@ -40,22 +42,22 @@ pub(crate) async fn selected(
         .iter()
         .find(|b| b.id == item.brief)
         .cloned()
-        .ok_or_else(|| StepError::fail(Code::NotFound))?;
+        .ok_or_else(|| step::Error::fail(Code::NotFound))?;
     let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(job)).await?;
     Ok((item, brief, analysis))
 }
 
-async fn write<P: EventPayload>(
+/// Noni writes the selected item in the event's pass (with the revision, on pass 2).
+async fn write<S: Step<Stage = stage::Draft>>(
     env: &Env,
-    event: &StageEvent<P>,
-    pass: Pass,
+    event: &StageEvent<S::Payload>,
     revision: Option<Revision>,
-) -> Result<(), StepError> {
-    let ws = &event.workspace;
+) -> Result<(), step::Error> {
+    let (ws, pass) = (&event.workspace, event.pass);
     let (item, brief, analysis) = selected(env, ws, &event.job).await?;
     let input = RoleInput::Noni(NoniInput::new(pass, item.clone(), brief, &analysis.analysis.moments, revision));
     let output: DraftOutput =
-        env.runtime.run_task(&seed(env, event, Stage::Draft, input)).await?.state_delta.require("draft")?;
+        env.runtime.run_task(&seed::<S>(env, event, input)).await?.state_delta.require("draft")?;
     let id = draft_id(&event.job, pass);
     let draft = Draft {
         id: id.clone(),
@@ -69,52 +71,64 @@ async fn write<P: EventPayload>(
         provenance: output.provenance,
         created_at: Utc::now(),
     };
-    let next = StageEvent::new(
-        ws.clone(),
-        event.job.clone(),
-        pass,
-        &event.traceparent,
-        DraftWritten { draft: id.clone(), content_hash: draft.content_hash.clone() },
-    );
-    let completion = Completion {
-        writes: vec![(DRAFTS, doc_id(&id), encode(&draft)?)],
-        status: JobStatus::Drafted,
-        pass,
-        next: vec![env.message(&next)?],
-    };
-    complete(env, ws, &event.job, Stage::Draft, pass, completion).await
+    let written = DraftWritten { draft: id.clone(), content_hash: draft.content_hash.clone() };
+    let completion = Completion::new(JobStatus::Drafted, pass)
+        .write(DRAFTS, doc_id(&id), &draft)?
+        .publish(env.message(&next_event(event, written))?);
+    complete::<S>(env, event, completion).await
 }
 
 /// `draft`, pass 1: Noni writes the selected item.
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct FirstDraft;
 
 #[async_trait]
 impl Step for FirstDraft {
+    type Stage = stage::Draft;
     type Payload = ItemSelected;
-    const STAGE: Stage = Stage::Draft;
 
-    async fn run(&self, env: &Env, event: &StageEvent<ItemSelected>) -> Result<(), StepError> {
-        write(env, event, Pass::FIRST, None).await
+    async fn run(&self, env: &Env, event: &StageEvent<ItemSelected>) -> Result<(), step::Error> {
+        if event.pass != Pass::FIRST {
+            return Err(step::Error::fail(Code::InvalidTransition));
+        }
+        write::<Self>(env, event, None).await
     }
 }
 
 /// `draft`, pass 2: Noni's single revision, with the first draft and Dara's issues.
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Revise;
 
 #[async_trait]
 impl Step for Revise {
+    type Stage = stage::Draft;
     type Payload = RevisionRequested;
-    const STAGE: Stage = Stage::Draft;
 
-    async fn run(&self, env: &Env, event: &StageEvent<RevisionRequested>) -> Result<(), StepError> {
+    async fn run(&self, env: &Env, event: &StageEvent<RevisionRequested>) -> Result<(), step::Error> {
         if event.pass != Pass::REVISION {
-            return Err(StepError::fail(Code::InvalidTransition));
+            return Err(step::Error::fail(Code::InvalidTransition));
         }
         let ws = &event.workspace;
         let previous: Draft = load(env, ws, DRAFTS, &doc_id(&event.payload.draft)).await?;
         let review: Review = load(env, ws, REVIEWS, &doc_id(&event.payload.draft)).await?;
         let revision =
             Revision { previous_body: previous.body, previous_claims: previous.claims, issues: review.issues };
-        write(env, event, Pass::REVISION, Some(revision)).await
+        write::<Self>(env, event, Some(revision)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_draft_id_is_stable_for_its_job_and_pass_even_for_a_long_job_id() {
+        let short: JobId = "job-1".parse().expect("job");
+        assert_eq!(draft_id(&short, Pass::REVISION).as_str(), "draft-job-1-2");
+        let long: JobId = "j".repeat(128).parse().expect("job");
+        let first = draft_id(&long, Pass::FIRST);
+        assert_eq!(first, draft_id(&long, Pass::FIRST));
+        assert_ne!(first, draft_id(&long, Pass::REVISION));
+        assert!(first.as_str().starts_with("draft-j"));
     }
 }

@@ -2,15 +2,17 @@ use async_trait::async_trait;
 use harmonia_agents::io::{RoleInput, TemiInput};
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{JobStatus, Plan, PlanItem, PlanningSnapshot};
-use harmonia_contracts::event::{ItemSelected, Stage, StageEvent, StrategyApproved};
-use harmonia_store::{Direction, Query, encode};
+use harmonia_contracts::event::{ItemSelected, StageEvent, StrategyApproved};
+use harmonia_store::{Direction, Query};
 
-use super::{load, seed};
+use super::read::load;
+use super::seed::seed;
 use crate::Env;
 use crate::records::{
     ANALYSES, AnalysisRecord, PLANNING_SNAPSHOTS, PLANS, PlanRecord, STRATEGIES, StrategyRecord, doc_id,
 };
-use crate::step::{Completion, Step, StepError, complete};
+use crate::registry::stage;
+use crate::step::{self, Completion, Step, complete, next_event};
 
 /// The selection rule: among items that depend on nothing, the lowest priority number, then
 /// the earliest window start, then the lowest sequence number, then the smallest id.
@@ -22,18 +24,19 @@ pub fn select_item(plan: &Plan) -> Option<&PlanItem> {
 
 /// `plan`: Harmonia routes to Temi over the workspace's newest immutable planning snapshot;
 /// deterministic code stores the plan and selects one item.
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct PlanStep;
 
 #[async_trait]
 impl Step for PlanStep {
+    type Stage = stage::Plan;
     type Payload = StrategyApproved;
-    const STAGE: Stage = Stage::Plan;
 
-    async fn run(&self, env: &Env, event: &StageEvent<StrategyApproved>) -> Result<(), StepError> {
+    async fn run(&self, env: &Env, event: &StageEvent<StrategyApproved>) -> Result<(), step::Error> {
         let ws = &event.workspace;
         let strategy: StrategyRecord = load(env, ws, STRATEGIES, &doc_id(&event.job)).await?;
         if strategy.content_hash != event.payload.strategy_hash {
-            return Err(StepError::fail(Code::StaleVersion));
+            return Err(step::Error::fail(Code::StaleVersion));
         }
         let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(&event.job)).await?;
         let newest = Query::all(1).order_by("taken_at", Direction::Descending)?;
@@ -42,7 +45,7 @@ impl Step for PlanStep {
             .query(ws, PLANNING_SNAPSHOTS, &newest)
             .await?
             .first()
-            .ok_or_else(|| StepError::fail(Code::NotFound))?
+            .ok_or_else(|| step::Error::fail(Code::NotFound))?
             .decode()?;
         let input = RoleInput::Temi(TemiInput {
             strategy: strategy.strategy,
@@ -50,23 +53,12 @@ impl Step for PlanStep {
             evidence: analysis.analysis.moments,
             snapshot_id: snapshot.id,
         });
-        let plan: Plan =
-            env.runtime.run_task(&seed(env, event, Stage::Plan, input)).await?.state_delta.require("plan")?;
-        let selected = select_item(&plan).ok_or_else(|| StepError::fail(Code::InvalidDocument))?.id.clone();
+        let plan: Plan = env.runtime.run_task(&seed::<Self>(env, event, input)).await?.state_delta.require("plan")?;
+        let selected = select_item(&plan).ok_or_else(|| step::Error::fail(Code::InvalidDocument))?.id.clone();
         let record = PlanRecord { job: event.job.clone(), plan, selected: selected.clone() };
-        let next = StageEvent::new(
-            ws.clone(),
-            event.job.clone(),
-            event.pass,
-            &event.traceparent,
-            ItemSelected { item: selected },
-        );
-        let completion = Completion {
-            writes: vec![(PLANS, doc_id(&event.job), encode(&record)?)],
-            status: JobStatus::Planned,
-            pass: event.pass,
-            next: vec![env.message(&next)?],
-        };
-        complete(env, ws, &event.job, Stage::Plan, event.pass, completion).await
+        let completion = Completion::new(JobStatus::Planned, event.pass)
+            .write(PLANS, doc_id(&event.job), &record)?
+            .publish(env.message(&next_event(event, ItemSelected { item: selected }))?);
+        complete::<Self>(env, event, completion).await
     }
 }

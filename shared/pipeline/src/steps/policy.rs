@@ -1,67 +1,66 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
+use harmonia_agents::research::publication_evidence_id;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{Draft, JobStatus, PolicyOutcome, Publication, Review, Workspace};
-use harmonia_contracts::event::{PolicyPassed, ReviewPassed, Stage, StageEvent};
-use harmonia_contracts::ids::EvidenceId;
+use harmonia_contracts::event::{PolicyPassed, ReviewPassed, StageEvent};
+use harmonia_contracts::ids::{EvidenceId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
-use harmonia_store::{Query, encode};
+use harmonia_store::{decode_each, scan_all};
 
-use super::load;
+use super::read::load;
 use crate::Env;
 use crate::policy::{PolicyInput, check};
 use crate::records::{ANALYSES, AnalysisRecord, DRAFTS, POLICY_RESULTS, PUBLICATIONS, REVIEWS, WORKSPACES, doc_id};
-use crate::step::{Completion, Step, StepError, complete};
+use crate::registry::stage;
+use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `policy`: the deterministic rules over the exact draft version.
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct PolicyStep;
 
 #[async_trait]
 impl Step for PolicyStep {
+    type Stage = stage::Policy;
     type Payload = ReviewPassed;
-    const STAGE: Stage = Stage::Policy;
 
-    async fn run(&self, env: &Env, event: &StageEvent<ReviewPassed>) -> Result<(), StepError> {
+    async fn run(&self, env: &Env, event: &StageEvent<ReviewPassed>) -> Result<(), step::Error> {
         let ws = &event.workspace;
         let draft: Draft = load(env, ws, DRAFTS, &doc_id(&event.payload.draft)).await?;
         if !draft.hash_is_current() {
-            return Err(StepError::fail(Code::StaleVersion));
+            return Err(step::Error::fail(Code::StaleVersion));
         }
         let review: Review = load(env, ws, REVIEWS, &doc_id(&draft.id)).await?;
         let workspace: Workspace = load(env, ws, WORKSPACES, &doc_id(ws)).await?;
         let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(&event.job)).await?;
-        let mut evidence: HashMap<EvidenceId, Provenance> =
-            analysis.analysis.moments.iter().map(|m| (m.evidence_id.clone(), analysis.analysis.provenance)).collect();
-        for doc in env.store.query(ws, PUBLICATIONS, &Query::all(1000)).await? {
-            if let Ok(p) = doc.decode::<Publication>()
-                && let Some(post) = p.verified_post()
-                && let Ok(id) = format!("pub-{post}").parse()
-            {
-                evidence.insert(id, Provenance::Live);
-            }
-        }
+        let evidence = evidence(env, ws, &analysis).await?;
         let result =
             check(&PolicyInput { workspace: &workspace, draft: &draft, review: Some(&review), evidence: &evidence });
-        let (status, next) = match result.outcome {
+        let completion = match result.outcome {
             PolicyOutcome::Passed => {
-                let e = StageEvent::new(
-                    ws.clone(),
-                    event.job.clone(),
-                    event.pass,
-                    &event.traceparent,
-                    PolicyPassed { draft: draft.id.clone(), content_hash: draft.content_hash.clone() },
-                );
-                (JobStatus::AwaitingDraftApproval, vec![env.message(&e)?])
+                let passed = PolicyPassed { draft: draft.id.clone(), content_hash: draft.content_hash.clone() };
+                Completion::new(JobStatus::AwaitingDraftApproval, event.pass)
+                    .publish(env.message(&next_event(event, passed))?)
             }
-            PolicyOutcome::Blocked => (JobStatus::PolicyBlocked, Vec::new()),
+            PolicyOutcome::Blocked => Completion::new(JobStatus::PolicyBlocked, event.pass),
         };
-        let completion = Completion {
-            writes: vec![(POLICY_RESULTS, doc_id(&draft.id), encode(&result)?)],
-            status,
-            pass: event.pass,
-            next,
-        };
-        complete(env, ws, &event.job, Stage::Policy, event.pass, completion).await
+        complete::<Self>(env, event, completion.write(POLICY_RESULTS, doc_id(&draft.id), &result)?).await
     }
+}
+
+/// The evidence a post may cite, with its provenance: the analysis's moments, and every
+/// verified publication of the workspace (read page by page, so none is missed).
+async fn evidence(
+    env: &Env,
+    ws: &WorkspaceId,
+    analysis: &AnalysisRecord,
+) -> Result<HashMap<EvidenceId, Provenance>, step::Error> {
+    let mut evidence: HashMap<EvidenceId, Provenance> =
+        analysis.analysis.moments.iter().map(|m| (m.evidence_id.clone(), analysis.analysis.provenance)).collect();
+    let publications: Vec<Publication> = decode_each(PUBLICATIONS, &scan_all(&*env.store, ws, PUBLICATIONS).await?);
+    for post in publications.iter().filter_map(Publication::verified_post) {
+        evidence.insert(publication_evidence_id(post), Provenance::Live);
+    }
+    Ok(evidence)
 }

@@ -2,29 +2,31 @@ use async_trait::async_trait;
 use harmonia_agents::io::{DaraInput, DraftView, ReviewOutput, RoleInput};
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{Draft, JobStatus, Review, Verdict};
-use harmonia_contracts::event::{DraftWritten, Pass, ReviewPassed, RevisionRequested, Stage, StageEvent};
-use harmonia_store::encode;
+use harmonia_contracts::event::{DraftWritten, Pass, ReviewPassed, RevisionRequested, StageEvent};
 
 use super::draft::selected;
-use super::{load, seed};
+use super::read::load;
+use super::seed::seed;
 use crate::Env;
 use crate::records::{DRAFTS, REVIEWS, doc_id};
-use crate::step::{Completion, Step, StepError, complete};
+use crate::registry::stage;
+use crate::step::{self, Completion, Step, complete, next_event, next_event_in};
 
 /// `review`: Dara assesses the exact draft. `revise` on pass 1 sends it back to Noni once;
 /// `revise` on pass 2 parks the job for a human — there is no third pass.
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ReviewStep;
 
 #[async_trait]
 impl Step for ReviewStep {
+    type Stage = stage::Review;
     type Payload = DraftWritten;
-    const STAGE: Stage = Stage::Review;
 
-    async fn run(&self, env: &Env, event: &StageEvent<DraftWritten>) -> Result<(), StepError> {
+    async fn run(&self, env: &Env, event: &StageEvent<DraftWritten>) -> Result<(), step::Error> {
         let ws = &event.workspace;
         let draft: Draft = load(env, ws, DRAFTS, &doc_id(&event.payload.draft)).await?;
-        if draft.content_hash != event.payload.content_hash || !draft.hash_is_current() {
-            return Err(StepError::fail(Code::StaleVersion));
+        if draft.content_hash != event.payload.content_hash || !draft.hash_is_current() || draft.pass != event.pass {
+            return Err(step::Error::fail(Code::StaleVersion));
         }
         let (item, brief, analysis) = selected(env, ws, &event.job).await?;
         let evidence =
@@ -37,7 +39,7 @@ impl Step for ReviewStep {
             evidence,
         });
         let out: ReviewOutput =
-            env.runtime.run_task(&seed(env, event, Stage::Review, input)).await?.state_delta.require("review")?;
+            env.runtime.run_task(&seed::<Self>(env, event, input)).await?.state_delta.require("review")?;
         let review = Review {
             draft: draft.id.clone(),
             pass: draft.pass,
@@ -46,31 +48,14 @@ impl Step for ReviewStep {
             issues: out.issues,
             provenance: out.provenance,
         };
-        let (status, pass, next) = match (review.verdict, draft.pass) {
-            (Verdict::Pass, pass) => {
-                let e = StageEvent::new(
-                    ws.clone(),
-                    event.job.clone(),
-                    pass,
-                    &event.traceparent,
-                    ReviewPassed { draft: draft.id.clone() },
-                );
-                (JobStatus::Reviewed, pass, vec![env.message(&e)?])
-            }
-            (Verdict::Revise, p) if p == Pass::FIRST => {
-                let e = StageEvent::new(
-                    ws.clone(),
-                    event.job.clone(),
-                    Pass::REVISION,
-                    &event.traceparent,
-                    RevisionRequested { draft: draft.id.clone() },
-                );
-                (JobStatus::RevisionRequested, Pass::REVISION, vec![env.message(&e)?])
-            }
-            (Verdict::Revise, pass) => (JobStatus::NeedsHuman, pass, Vec::new()),
+        let draft_ref = draft.id.clone();
+        let completion = match (review.verdict, draft.pass) {
+            (Verdict::Pass, pass) => Completion::new(JobStatus::Reviewed, pass)
+                .publish(env.message(&next_event(event, ReviewPassed { draft: draft_ref }))?),
+            (Verdict::Revise, Pass::FIRST) => Completion::new(JobStatus::RevisionRequested, Pass::REVISION)
+                .publish(env.message(&next_event_in(event, Pass::REVISION, RevisionRequested { draft: draft_ref }))?),
+            (Verdict::Revise, pass) => Completion::new(JobStatus::NeedsHuman, pass),
         };
-        let completion =
-            Completion { writes: vec![(REVIEWS, doc_id(&draft.id), encode(&review)?)], status, pass, next };
-        complete(env, ws, &event.job, Stage::Review, draft.pass, completion).await
+        complete::<Self>(env, event, completion.write(REVIEWS, doc_id(&draft.id), &review)?).await
     }
 }

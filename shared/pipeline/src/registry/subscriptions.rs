@@ -1,50 +1,14 @@
-//! The one registry of functions, topics and subscriptions. The local runner, the
-//! provisioning command and the Terraform all derive from it.
+//! Topic and subscription names, their timing, and the handler serving each subscription.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use harmonia_bus::{Name, SubscriptionSpec};
+use harmonia_bus::{Handler, Name, SubscriptionSpec};
 use harmonia_contracts::event::TOPICS;
 
-/// Every deployable function.
-pub const FUNCTIONS: &[&str] = &[
-    "ingest",
-    "analyze",
-    "strategize",
-    "plan",
-    "draft",
-    "review",
-    "policy",
-    "publish",
-    "verify",
-    "operator",
-    "deadletter",
-    "nova",
-];
-
-/// Which function consumes which topic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Route {
-    /// The consuming function.
-    pub function: &'static str,
-    /// The topic it subscribes to.
-    pub topic: &'static str,
-    /// Whether it calls a model (longer ack deadline).
-    pub calls_model: bool,
-}
-
-/// Every subscription of the pipeline (besides the dead-letter recorder's).
-pub const ROUTES: &[Route] = &[
-    Route { function: "analyze", topic: "source.ingested", calls_model: true },
-    Route { function: "strategize", topic: "analysis.completed", calls_model: true },
-    Route { function: "plan", topic: "strategy.approved", calls_model: true },
-    Route { function: "draft", topic: "plan.item_selected", calls_model: true },
-    Route { function: "draft", topic: "review.revise", calls_model: true },
-    Route { function: "review", topic: "draft.written", calls_model: true },
-    Route { function: "policy", topic: "review.passed", calls_model: false },
-    Route { function: "publish", topic: "draft.approved", calls_model: false },
-    Route { function: "verify", topic: "post.published", calls_model: false },
-];
+use super::{Function, ROUTES};
+use crate::Env;
+use crate::steps::DeadLetterRecorder;
 
 /// Delivery attempts before a message is dead-lettered.
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -81,7 +45,8 @@ impl Timing {
 }
 
 fn name(text: String) -> Name {
-    // Registry names are static and valid; a test checks every one.
+    // The prefix is validated where configuration is read, and the rest of every name is a
+    // registry constant; a test checks them all, so this cannot fail at run time.
     text.parse().unwrap_or_else(|_| panic!("invalid registry name {text}"))
 }
 
@@ -101,7 +66,7 @@ pub fn topics(prefix: &str) -> Vec<Name> {
 }
 
 /// The pipeline's subscriptions, each with its function.
-pub fn subscriptions(prefix: &str, timing: Timing) -> Vec<(&'static str, SubscriptionSpec)> {
+pub fn subscriptions(prefix: &str, timing: Timing) -> Vec<(Function, SubscriptionSpec)> {
     ROUTES
         .iter()
         .map(|r| {
@@ -125,7 +90,7 @@ pub fn dead_letter_subscriptions(prefix: &str, timing: Timing) -> Vec<Subscripti
     TOPICS
         .iter()
         .map(|(t, _)| SubscriptionSpec {
-            name: name(format!("{prefix}{t}.dead-letter.deadletter")),
+            name: name(format!("{prefix}{t}.dead-letter.{}", Function::Deadletter)),
             topic: dead_letter_topic(prefix, t),
             max_attempts: 100,
             dead_letter_topic: None,
@@ -136,16 +101,44 @@ pub fn dead_letter_subscriptions(prefix: &str, timing: Timing) -> Vec<Subscripti
         .collect()
 }
 
+/// One subscription with the function that owns it and the handler that serves it.
+pub struct Subscriber {
+    /// The function it belongs to.
+    pub function: Function,
+    /// The subscription.
+    pub spec: SubscriptionSpec,
+    /// What handles its deliveries.
+    pub handler: Arc<dyn Handler>,
+}
+
+/// Every subscription of the pipeline with the handler that serves it: each route's step,
+/// and the dead-letter recorder on every dead-letter topic.
+pub fn handlers(env: &Arc<Env>, timing: Timing) -> Vec<Subscriber> {
+    let routed = ROUTES
+        .iter()
+        .zip(subscriptions(&env.topic_prefix, timing))
+        .map(|(route, (function, spec))| Subscriber { function, spec, handler: route.handler(env.clone()) });
+    let recorder: Arc<dyn Handler> = Arc::new(DeadLetterRecorder::new(env.clone()));
+    let dead_letters = dead_letter_subscriptions(&env.topic_prefix, timing).into_iter().map(|spec| Subscriber {
+        function: Function::Deadletter,
+        spec,
+        handler: recorder.clone(),
+    });
+    routed.chain(dead_letters).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::consumers;
 
     #[test]
-    fn registry_names_are_valid_and_every_route_is_a_known_topic_and_function() {
+    fn registry_names_are_valid_and_every_route_is_a_known_topic() {
         for prefix in ["", "harmonia-"] {
             assert_eq!(topics(prefix).len(), TOPICS.len() * 2);
             for (function, spec) in subscriptions(prefix, Timing::CLOUD) {
-                assert!(FUNCTIONS.contains(&function));
+                assert!(function.is_stage(), "{function}");
+                assert!(spec.name.as_str().ends_with(&format!(".{function}")));
                 assert!(topics(prefix).contains(&spec.topic));
                 assert!(spec.dead_letter_topic.as_ref().is_some_and(|d| topics(prefix).contains(d)));
             }
@@ -153,6 +146,16 @@ mod tests {
         }
         for r in ROUTES {
             assert!(TOPICS.iter().any(|(t, _)| *t == r.topic), "{}", r.topic);
+            assert_eq!(r.function.as_str(), r.stage.as_str());
         }
+    }
+
+    #[test]
+    fn a_topic_s_consumers_come_from_the_typed_routes() {
+        use harmonia_contracts::event::{EventPayload, ItemSelected, PolicyPassed, RevisionRequested, Stage};
+        assert_eq!(consumers(ItemSelected::TOPIC).collect::<Vec<_>>(), [Stage::Draft]);
+        assert_eq!(consumers(RevisionRequested::TOPIC).collect::<Vec<_>>(), [Stage::Draft]);
+        // A human gate: nothing consumes it.
+        assert_eq!(consumers(PolicyPassed::TOPIC).count(), 0);
     }
 }

@@ -1,0 +1,161 @@
+//! The offline model's conversation loop: read the task, load skills, call tools, answer.
+
+use async_trait::async_trait;
+use harmonia_contracts::Role;
+use harmonia_contracts::domain::TokenUsage;
+use harmonia_contracts::tool::Provenance;
+use serde_json::{Value, json};
+
+use super::roles;
+use crate::model::{self, Model, ModelRequest, ModelResponse, Part, Speaker};
+
+/// The offline model.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OfflineModel;
+
+/// What the conversation so far tells the offline model.
+pub(crate) struct Conversation<'a> {
+    /// The runtime's task object (`{"task", "input"}`).
+    pub(crate) task: Value,
+    /// Function responses received, in order: (name, response).
+    pub(crate) results: Vec<(&'a str, &'a Value)>,
+}
+
+impl<'a> Conversation<'a> {
+    fn read(request: &'a ModelRequest) -> Result<Self, model::Error> {
+        let first = request.turns.first().ok_or(model::Error::Refused("empty conversation"))?;
+        let task = first
+            .parts
+            .iter()
+            .find_map(|p| if let Part::Text(t) = p { serde_json::from_str(t).ok() } else { None })
+            .ok_or(model::Error::Refused("no task"))?;
+        let results = request
+            .turns
+            .iter()
+            .filter(|t| t.speaker == Speaker::User)
+            .flat_map(|t| &t.parts)
+            .filter_map(|p| match p {
+                Part::FunctionResponse { name, response } => Some((name.as_str(), response)),
+                _ => None,
+            })
+            .collect();
+        Ok(Self { task, results })
+    }
+
+    /// The role input.
+    pub(crate) fn input(&self) -> &Value {
+        &self.task["input"]
+    }
+
+    /// How many function responses have come back.
+    pub(crate) fn done(&self) -> usize {
+        self.results.len()
+    }
+
+    /// The last response of tool `name`.
+    pub(crate) fn result(&self, name: &str) -> Option<&Value> {
+        self.results.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+}
+
+/// The next step: a function call, or the final output.
+pub(crate) enum Step {
+    Call(&'static str, Value),
+    Final(Value),
+}
+
+/// Calls to make first (in order), then the final output.
+pub(crate) fn script(
+    calls: Vec<(&'static str, Value)>,
+    conversation: &Conversation<'_>,
+    finish: impl FnOnce() -> Result<Value, model::Error>,
+) -> Result<Step, model::Error> {
+    match calls.into_iter().nth(conversation.done()) {
+        Some((name, args)) => Ok(Step::Call(name, args)),
+        None => finish().map(Step::Final),
+    }
+}
+
+pub(crate) fn load_skill(name: &str) -> (&'static str, Value) {
+    ("load_skill", json!({ "name": name }))
+}
+
+pub(crate) fn load_reference(skill: &str, reference: &str) -> (&'static str, Value) {
+    ("load_reference", json!({ "skill": skill, "reference": reference }))
+}
+
+/// A mock grounded answer: one reserved-domain source per query, clearly not a real page.
+fn grounded(request: &ModelRequest) -> ModelResponse {
+    let query: String = request
+        .turns
+        .iter()
+        .flat_map(|t| &t.parts)
+        .filter_map(|p| if let Part::Text(t) = p { Some(t.as_str()) } else { None })
+        .collect();
+    let slug: String = query.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    ModelResponse {
+        parts: vec![Part::Text(format!("Offline mode: no web search ran for \"{query}\"."))],
+        usage: TokenUsage { input_tokens: tokens(&query), output_tokens: 12 },
+        grounding: Some(crate::model::Grounding {
+            sources: vec![(format!("https://search.example.invalid/{slug}"), "Mock search result".into())],
+            queries: vec![query],
+        }),
+    }
+}
+
+fn tokens(text: &str) -> u32 {
+    u32::try_from(text.len() / 4 + 1).unwrap_or(u32::MAX)
+}
+
+#[async_trait]
+impl Model for OfflineModel {
+    fn name(&self) -> &str {
+        "offline"
+    }
+
+    fn provenance(&self) -> Provenance {
+        Provenance::Mock
+    }
+
+    fn provider(&self) -> &'static str {
+        "harmonia.offline"
+    }
+
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
+        if request.grounded_search {
+            return Ok(grounded(request));
+        }
+        let conversation = Conversation::read(request)?;
+        let step = match request.role {
+            Role::Harmonia => roles::harmonia(&conversation),
+            Role::Nimi => roles::nimi(&conversation),
+            Role::Ryan => roles::ryan(&conversation),
+            Role::Temi => roles::temi(&conversation),
+            Role::Noni => roles::noni(&conversation),
+            Role::Dara => roles::dara(&conversation),
+            Role::Maya => roles::maya(&conversation),
+            Role::Nova => roles::nova(&conversation),
+        }?;
+        let input_tokens = request
+            .turns
+            .iter()
+            .flat_map(|t| &t.parts)
+            .map(|p| match p {
+                Part::Text(t) => tokens(t),
+                Part::FunctionCall { args, .. } => tokens(&args.to_string()),
+                Part::FunctionResponse { response, .. } => tokens(&response.to_string()),
+            })
+            .sum::<u32>()
+            .saturating_add(tokens(&request.system_instruction));
+        let part = match step {
+            Step::Call(name, args) => Part::FunctionCall { name: name.to_owned(), args },
+            Step::Final(value) => Part::Text(value.to_string()),
+        };
+        let output_tokens = match &part {
+            Part::Text(t) => tokens(t),
+            Part::FunctionCall { args, .. } => tokens(&args.to_string()),
+            Part::FunctionResponse { .. } => 0,
+        };
+        Ok(ModelResponse { parts: vec![part], usage: TokenUsage { input_tokens, output_tokens }, grounding: None })
+    }
+}

@@ -1,0 +1,68 @@
+//! A workspace with the sample source and planning snapshot in a fresh SQLite store.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use harmonia_contracts::domain::{PlanningSnapshot, Source, SourceInput};
+use harmonia_contracts::event::Stage;
+use harmonia_contracts::ids::{DocId, WorkspaceId};
+use harmonia_contracts::trace::TraceParent;
+use harmonia_store::{Query, Store, create_if_absent, encode};
+use harmonia_store_sqlite::SqliteStore;
+
+use crate::io::RoleInput;
+use crate::model::Model;
+use crate::session::SESSIONS;
+use crate::skills::SkillLibrary;
+use crate::tools::PLANNING_SNAPSHOTS;
+use crate::{InvocationSeed, Runtime};
+
+pub(crate) const SAMPLE: &str = include_str!("../../../../examples/launch-talk.json");
+pub(crate) const SNAPSHOT: &str = include_str!("../../../../examples/planning-snapshot.json");
+
+pub(crate) struct Fixture {
+    pub store: Arc<dyn Store>,
+    pub workspace: WorkspaceId,
+    pub source: Source,
+    pub snapshot: PlanningSnapshot,
+    /// Holds the SQLite file's directory until the fixture is dropped.
+    _dir: harmonia_testkit::TempDir,
+}
+
+impl Fixture {
+    pub(crate) async fn new() -> Self {
+        let dir = harmonia_testkit::temp_dir();
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("agents.sqlite")).expect("open"));
+        let workspace = WorkspaceId::generate();
+        let input: SourceInput = serde_json::from_str(SAMPLE).expect("sample parses");
+        let source = input.validate("src-sample".parse().expect("id"), workspace.clone(), Utc::now()).expect("valid");
+        let mut snapshot: PlanningSnapshot = serde_json::from_str(SNAPSHOT).expect("snapshot parses");
+        snapshot.workspace = workspace.clone();
+        let id: DocId = snapshot.id.as_str().parse().expect("doc id");
+        create_if_absent(&*store, &workspace, PLANNING_SNAPSHOTS, &id, encode(&snapshot).expect("encode"))
+            .await
+            .expect("store snapshot");
+        Self { store, workspace, source, snapshot, _dir: dir }
+    }
+
+    pub(crate) fn runtime(&self, model: Arc<dyn Model>) -> Runtime {
+        let skills = SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills");
+        Runtime::new(model, self.store.clone(), Arc::new(skills))
+    }
+
+    pub(crate) fn seed(&self, stage: Stage, input: RoleInput) -> InvocationSeed {
+        InvocationSeed {
+            workspace: self.workspace.clone(),
+            user: "pipeline".parse().expect("user"),
+            job: "job-test".parse().expect("job"),
+            stage,
+            input,
+            trace: TraceParent::new_root(),
+        }
+    }
+
+    /// Sessions left behind (there must be none after any invocation).
+    pub(crate) async fn sessions(&self) -> usize {
+        self.store.query(&self.workspace, SESSIONS, &Query::all(100)).await.expect("query").len()
+    }
+}

@@ -1,0 +1,68 @@
+//! In-flight step claims: deleted when their step settles (a finished job leaves none), free
+//! again at once when released, and released only by their holder.
+
+use std::time::Duration;
+
+use harmonia_contracts::domain::{JobStatus, SourceInput};
+use harmonia_contracts::event::{Pass, Stage};
+use harmonia_local::{Local, Wrap};
+use harmonia_pipeline::connector::SandboxMode;
+use harmonia_pipeline::records::{MARKERS, RUNNING};
+use harmonia_pipeline::registry::Timing;
+use harmonia_pipeline::step::{StageRef, claim};
+use harmonia_pipeline::steps::ingest;
+use harmonia_store::scan_all;
+
+const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
+const WAIT: Duration = Duration::from_secs(120);
+
+fn sample() -> SourceInput {
+    serde_json::from_str(SAMPLE).expect("sample parses")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_verified_job_leaves_no_stage_running_claim() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let local = Local::open_with(dir.path(), Timing::LOCAL, Wrap::default()).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let job = ingest(&local.env, &ws, sample(), None, None).await.expect("ingest");
+    let done = local.drive(&ws, &job.id, true, WAIT, |_| {}).await.expect("drive");
+    local.settle(WAIT).await.expect("settle");
+    assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
+    let store = &*local.env.store;
+    // Every step ran under a claim (ten stage markers besides ingest's) …
+    assert_eq!(scan_all(store, &ws, MARKERS).await.expect("markers").len(), 11);
+    // … and none of the claims is left behind.
+    assert_eq!(scan_all(store, &ws, RUNNING).await.expect("claims").len(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_job_leaves_no_stage_running_claim() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let local = Local::open_with(dir.path(), Timing::LOCAL, Wrap::default()).await.expect("open");
+    local.sandbox.next(SandboxMode::Fail);
+    let ws = local.workspace().await.expect("workspace");
+    let job = ingest(&local.env, &ws, sample(), None, None).await.expect("ingest");
+    let done = local.drive(&ws, &job.id, true, WAIT, |_| {}).await.expect("drive");
+    local.settle(WAIT).await.expect("settle");
+    assert_eq!(done.status, JobStatus::Failed);
+    assert_eq!(scan_all(&*local.env.store, &ws, RUNNING).await.expect("claims").len(), 0);
+}
+
+#[tokio::test]
+async fn a_released_claim_can_be_taken_at_once_and_a_stale_token_releases_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let local = Local::open(dir.path()).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let job = "job-claims".parse().expect("job");
+    let at = StageRef { workspace: &ws, job: &job, stage: Stage::Review, pass: Pass::FIRST };
+    let first = claim::acquire(&local.env, &at).await.expect("acquire").expect("free");
+    assert!(claim::acquire(&local.env, &at).await.expect("acquire").is_none(), "held by the first delivery");
+    claim::release(&local.env, &at, &first).await.expect("release");
+    let second = claim::acquire(&local.env, &at).await.expect("acquire").expect("released, so free again");
+    // The first delivery's token no longer proves anything: the second delivery keeps its claim.
+    claim::release(&local.env, &at, &first).await.expect("release");
+    assert!(claim::acquire(&local.env, &at).await.expect("acquire").is_none(), "still held by the second");
+    claim::release(&local.env, &at, &second).await.expect("release");
+    assert_eq!(scan_all(&*local.env.store, &ws, RUNNING).await.expect("claims").len(), 0);
+}

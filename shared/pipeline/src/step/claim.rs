@@ -1,0 +1,92 @@
+//! The in-flight claim of (job, stage, pass): a duplicate delivery waits instead of running
+//! the same step (and its model call) concurrently. [`complete`](super::complete) and
+//! [`fail_job`](super::fail_job) delete it in their transactions; [`release`] gives it up
+//! when a step stops without either.
+
+use std::time::Duration;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use harmonia_store::{Created, Tx, create_if_absent, encode, run_transaction, update};
+
+use super::{Error, StageRef};
+use crate::Env;
+use crate::records::{RUNNING, Running, running_id};
+
+/// Proof that this delivery holds the claim (its owner token).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Token {
+    owner: String,
+}
+
+/// Claim (job, stage, pass) for this delivery. `None` when another delivery holds a live
+/// claim: the caller nacks and the message returns after backoff, by when the step has
+/// usually completed and the marker answers it.
+pub async fn acquire(env: &Env, at: &StageRef<'_>) -> Result<Option<Token>, Error> {
+    let id = running_id(at.job, at.stage, at.pass);
+    let now = Utc::now();
+    let owner = uuid::Uuid::new_v4().simple().to_string();
+    let mine = Running { owner: owner.clone(), until: lease_until(now, env.step_lease) };
+    let token = Token { owner };
+    match create_if_absent(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?).await? {
+        Created::New(_) => Ok(Some(token)),
+        Created::Existing(doc) => {
+            let held: Running = doc.decode()?;
+            if held.until > now {
+                return Ok(None);
+            }
+            // The holder is gone (crashed, or its lease lapsed): take over at the version seen.
+            match update(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?, doc.version).await {
+                Ok(_) => Ok(Some(token)),
+                Err(harmonia_store::Error::PreconditionFailed) => Ok(None),
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+}
+
+/// When a lease of `lease` taken at `now` lapses. A lease too long for the calendar holds
+/// until its end rather than becoming some shorter default.
+fn lease_until(now: DateTime<Utc>, lease: Duration) -> DateTime<Utc> {
+    TimeDelta::from_std(lease).ok().and_then(|d| now.checked_add_signed(d)).unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+/// Give up the claim `token` proves (a step that will be retried, or that no longer applies),
+/// unless another delivery has taken it over meanwhile.
+pub async fn release(env: &Env, at: &StageRef<'_>, token: &Token) -> Result<(), Error> {
+    let id = &running_id(at.job, at.stage, at.pass);
+    let store = &*env.store;
+    run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
+        let mut tx = Tx::begin(store, at.workspace);
+        let Some(doc) = tx.get(RUNNING, id).await? else { return Ok(()) };
+        if doc.decode::<Running>()?.owner != token.owner {
+            return Ok(());
+        }
+        tx.delete(RUNNING, id);
+        tx.commit().await
+    })
+    .await?;
+    Ok(())
+}
+
+/// Stage the deletion of (job, stage, pass)'s claim, whoever holds it, in `tx`: the step is
+/// settled, so its marker now answers every duplicate.
+pub(crate) async fn delete_in(tx: &mut Tx<'_>, at: &StageRef<'_>) -> Result<(), harmonia_store::Error> {
+    let id = running_id(at.job, at.stage, at.pass);
+    if tx.get(RUNNING, &id).await?.is_some() {
+        tx.delete(RUNNING, &id);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_lapses_after_its_length_and_an_unrepresentable_one_never_does() {
+        let now = Utc::now();
+        assert_eq!(lease_until(now, Duration::from_secs(300)), now + TimeDelta::seconds(300));
+        assert_eq!(lease_until(now, Duration::MAX), DateTime::<Utc>::MAX_UTC);
+        assert_eq!(lease_until(now, Duration::from_secs(u64::MAX / 2)), DateTime::<Utc>::MAX_UTC);
+    }
+}

@@ -1,0 +1,202 @@
+//! Completing a step: its outputs, the job's new status and the stage-completed marker in one
+//! transaction, then the next events. A failed job gets its typed failure and a marker too.
+
+use chrono::Utc;
+use harmonia_bus::OutboundMessage;
+use harmonia_contracts::domain::{Job, JobFailure, JobStatus};
+use harmonia_contracts::event::{Pass, Stage, StageEvent};
+use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
+use harmonia_contracts::{Code, Role};
+use harmonia_store::{Collection, Tx, encode, run_transaction};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::{Error, Step, claim};
+use crate::Env;
+use crate::records::{JOBS, MARKERS, Marker, PendingMessage, doc_id, marker_id};
+use crate::registry::{StageKind, consumers};
+
+/// Where in the pipeline something happened: a job's stage and pass.
+#[derive(Clone, Copy, Debug)]
+pub struct StageRef<'a> {
+    /// Workspace.
+    pub workspace: &'a WorkspaceId,
+    /// Job.
+    pub job: &'a JobId,
+    /// Stage.
+    pub stage: Stage,
+    /// Pass.
+    pub pass: Pass,
+}
+
+impl<'a> StageRef<'a> {
+    /// Step `S` handling `event`.
+    pub fn of<S: Step>(event: &'a StageEvent<S::Payload>) -> Self {
+        Self { workspace: &event.workspace, job: &event.job, stage: <S::Stage as StageKind>::STAGE, pass: event.pass }
+    }
+}
+
+/// The outputs of a completed step.
+pub struct Completion {
+    /// Documents to write: (collection, id, data).
+    pub writes: Vec<(Collection, DocId, Map<String, Value>)>,
+    /// The job's status after the step.
+    pub status: JobStatus,
+    /// The job's pass after the step.
+    pub pass: Pass,
+    /// Events to publish.
+    pub next: Vec<OutboundMessage>,
+}
+
+impl Completion {
+    /// A completion moving the job to `status` in `pass`, writing and publishing nothing yet.
+    pub fn new(status: JobStatus, pass: Pass) -> Self {
+        Self { writes: Vec::new(), status, pass, next: Vec::new() }
+    }
+
+    /// Also write `value` at (`collection`, `id`).
+    pub fn write(mut self, collection: Collection, id: DocId, value: &impl Serialize) -> Result<Self, Error> {
+        self.writes.push((collection, id, encode(value)?));
+        Ok(self)
+    }
+
+    /// Also publish `message`.
+    pub fn publish(mut self, message: OutboundMessage) -> Self {
+        self.next.push(message);
+        self
+    }
+}
+
+/// The marker of (job, stage, pass), if the stage completed.
+pub async fn marker(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &JobId,
+    stage: Stage,
+    pass: Pass,
+) -> Result<Option<Marker>, Error> {
+    match env.store.get(workspace, MARKERS, &marker_id(job, stage, pass)).await? {
+        Some(doc) => Ok(Some(doc.decode()?)),
+        None => Ok(None),
+    }
+}
+
+/// Publish what a marker recorded.
+///
+/// A message whose consuming stages have all completed already is not sent again: under heavy
+/// duplication this keeps redeliveries from multiplying messages downstream.
+pub async fn republish(env: &Env, marker: &Marker) -> Result<(), Error> {
+    let mut messages = Vec::new();
+    for pending in &marker.next {
+        let message = pending.outbound().ok_or_else(|| Error::fail(Code::StoreCorrupt))?;
+        if !consumed(env, marker, &message).await? {
+            messages.push(message);
+        }
+    }
+    env.publish(&messages).await
+}
+
+/// Whether every stage consuming `message` (by the registry's routes) has completed for its
+/// job and pass.
+async fn consumed(env: &Env, marker: &Marker, message: &OutboundMessage) -> Result<bool, Error> {
+    let Some(topic) = message.topic.as_str().strip_prefix(env.topic_prefix.as_str()) else { return Ok(false) };
+    let pass = message.attributes.get("pass").and_then(|p| p.parse::<u8>().ok()).and_then(|p| Pass::try_from(p).ok());
+    let workspace = message.attributes.get("workspace").and_then(|w| w.parse::<WorkspaceId>().ok());
+    let (Some(pass), Some(workspace)) = (pass, workspace) else { return Ok(false) };
+    let mut any = false;
+    for stage in consumers(topic) {
+        any = true;
+        if self::marker(env, &workspace, &marker.job, stage, pass).await?.is_none() {
+            return Ok(false);
+        }
+    }
+    Ok(any)
+}
+
+/// Complete step `S` for `event`: write the outputs, the job's new status and the marker in
+/// one transaction that also deletes the step's claim, then publish. If the marker already
+/// exists (a concurrent duplicate finished first), publish its events.
+pub async fn complete<S: Step>(env: &Env, event: &StageEvent<S::Payload>, completion: Completion) -> Result<(), Error> {
+    let at = StageRef::of::<S>(event);
+    let next: Vec<PendingMessage> = completion.next.iter().map(PendingMessage::from).collect();
+    let marker = Marker { job: at.job.clone(), stage: at.stage, pass: at.pass, next, completed_at: Utc::now() };
+    let marker_data = &encode(&marker)?;
+    let store = &*env.store;
+    let (at, writes, status, new_pass) = (&at, &completion.writes, completion.status, completion.pass);
+    let done = run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
+        let mut tx = Tx::begin(store, at.workspace);
+        claim::delete_in(&mut tx, at).await?;
+        let marker_doc = marker_id(at.job, at.stage, at.pass);
+        if tx.get(MARKERS, &marker_doc).await?.is_some() {
+            tx.commit().await?;
+            return Ok(false);
+        }
+        let mut job: Job = tx.get(JOBS, &doc_id(at.job)).await?.ok_or(harmonia_store::Error::NotFound)?.decode()?;
+        if job.status != status {
+            job.advance(status, Utc::now()).map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
+        }
+        job.pass = new_pass;
+        tx.put(JOBS, &doc_id(at.job), encode(&job)?);
+        for (collection, id, data) in writes {
+            // Read first, so an existing document (a publication gaining its receipt) is
+            // replaced at the version seen rather than created.
+            tx.get(*collection, id).await?;
+            tx.put(*collection, id, data.clone());
+        }
+        tx.put(MARKERS, &marker_doc, marker_data.clone());
+        tx.commit().await.map(|()| true)
+    })
+    .await?;
+    if done {
+        tracing::info!(workspace = %at.workspace, job = %at.job, stage = %at.stage, pass = at.pass.get(), status = ?status, "stage completed");
+        return env.publish(&completion.next).await;
+    }
+    match self::marker(env, at.workspace, at.job, at.stage, at.pass).await? {
+        Some(m) => republish(env, &m).await,
+        None => Err(Error::Retry),
+    }
+}
+
+/// Record the job's typed failure and a marker (so redeliveries ack), deleting the step's
+/// claim in the same transaction.
+pub async fn fail_job(
+    env: &Env,
+    at: &StageRef<'_>,
+    role: Option<Role>,
+    code: Code,
+    schema_path: Option<String>,
+) -> Result<(), Error> {
+    let store = &*env.store;
+    let marker =
+        Marker { job: at.job.clone(), stage: at.stage, pass: at.pass, next: Vec::new(), completed_at: Utc::now() };
+    let (marker, schema_path) = (&encode(&marker)?, &schema_path);
+    run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
+        let mut tx = Tx::begin(store, at.workspace);
+        claim::delete_in(&mut tx, at).await?;
+        let Some(doc) = tx.get(JOBS, &doc_id(at.job)).await? else { return tx.commit().await };
+        let mut job: Job = doc.decode()?;
+        if job.status.is_terminal() {
+            return tx.commit().await;
+        }
+        let now = Utc::now();
+        job.advance(JobStatus::Failed, now).map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
+        job.failure = Some(JobFailure {
+            stage: at.stage,
+            role,
+            code,
+            category: code.category(),
+            safe_message: code.safe_message().to_owned(),
+            retryable: code.default_retryable(),
+            schema_path: schema_path.clone(),
+            at: now,
+        });
+        tx.put(JOBS, &doc_id(at.job), encode(&job)?);
+        let marker_doc = marker_id(at.job, at.stage, at.pass);
+        if tx.get(MARKERS, &marker_doc).await?.is_none() {
+            tx.put(MARKERS, &marker_doc, marker.clone());
+        }
+        tx.commit().await
+    })
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,74 @@
+//! Why a step did not complete.
+
+use harmonia_agents::runtime;
+use harmonia_contracts::{AgentContractError, Code, Role};
+
+/// Why a step did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Transient (store, bus or model unavailable): nack and let the bus retry.
+    #[error("transient failure; will be retried")]
+    Retry,
+    /// The job fails with this typed failure (recorded; the message is acked).
+    #[error("job failed: {code}")]
+    Fail {
+        /// Role, when a specialist's contract failed.
+        role: Option<Role>,
+        /// Stable code.
+        code: Code,
+        /// Schema location, for schema violations.
+        schema_path: Option<String>,
+    },
+    /// The job is no longer in a state this event applies to (e.g. rejected meanwhile): ack.
+    #[error("event no longer applies")]
+    Stale,
+}
+
+impl Error {
+    /// A failure with a code and no role.
+    pub fn fail(code: Code) -> Self {
+        Error::Fail { role: None, code, schema_path: None }
+    }
+}
+
+impl From<harmonia_store::Error> for Error {
+    fn from(e: harmonia_store::Error) -> Self {
+        match e {
+            // The job moved on (rejected, failed) in a way this step cannot follow.
+            harmonia_store::Error::Aborted(Code::InvalidTransition) => Error::Stale,
+            e if e.retryable() => Error::Retry,
+            e => Error::fail(e.code()),
+        }
+    }
+}
+
+impl From<AgentContractError> for Error {
+    fn from(e: AgentContractError) -> Self {
+        if e.code == Code::ModelUnavailable {
+            Error::Retry
+        } else {
+            Error::Fail { role: Some(e.role), code: e.code, schema_path: e.schema_path }
+        }
+    }
+}
+
+impl From<runtime::Error> for Error {
+    fn from(e: runtime::Error) -> Self {
+        match e {
+            runtime::Error::Contract(c) => c.into(),
+            runtime::Error::Store(s) => s.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_aborted_transition_is_stale_and_other_store_errors_keep_their_meaning() {
+        assert!(matches!(Error::from(harmonia_store::Error::Aborted(Code::InvalidTransition)), Error::Stale));
+        assert!(matches!(Error::from(harmonia_store::Error::Conflict), Error::Retry));
+        assert!(matches!(Error::from(harmonia_store::Error::NotFound), Error::Fail { code: Code::NotFound, .. }));
+    }
+}

@@ -1,0 +1,127 @@
+//! A step, and the bus handler that runs it for each delivery.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use harmonia_bus::{Delivery, Handler, Outcome};
+use harmonia_contracts::event::{EventPayload, Stage, StageEvent};
+use tracing::Instrument as _;
+
+use super::{Error, StageRef, claim, fail_job, marker, republish};
+use crate::Env;
+use crate::registry::{StageKind, Subscribed};
+
+/// One stage consuming one topic.
+///
+/// The payload's topic is the step's subscription, and the registry binds each subscribed
+/// payload to the one stage that consumes it ([`Subscribed`]): a step naming a stage other
+/// than its payload's consumer does not compile.
+#[async_trait]
+pub trait Step: Default + Send + Sync + 'static {
+    /// The stage it completes.
+    type Stage: StageKind;
+    /// The payload it consumes.
+    type Payload: Subscribed<Consumer = Self::Stage>;
+    /// Do the step; it ends with [`complete`](super::complete).
+    async fn run(&self, env: &Env, event: &StageEvent<Self::Payload>) -> Result<(), Error>;
+}
+
+/// The stage step `S` completes.
+pub fn stage_of<S: Step>() -> Stage {
+    <S::Stage as StageKind>::STAGE
+}
+
+/// Runs a [`Step`] for each delivery: decode, skip-if-completed, claim, run, settle.
+pub struct StageHandler<S> {
+    env: Arc<Env>,
+    step: S,
+}
+
+impl<S: Step> StageHandler<S> {
+    /// A handler for `step`.
+    pub fn new(env: Arc<Env>, step: S) -> Self {
+        Self { env, step }
+    }
+}
+
+#[async_trait]
+impl<S: Step> Handler for StageHandler<S> {
+    async fn handle(&self, delivery: Delivery) -> Outcome {
+        let Ok(event) = StageEvent::<S::Payload>::decode(&delivery.data) else {
+            tracing::warn!(subscription = %delivery.subscription, message_id = %delivery.message_id, "undecodable stage event; leaving it to the dead-letter policy");
+            return Outcome::Nack;
+        };
+        // Exported as the messaging conventions name a consumer's span; its parent is the
+        // event's exported `create` span.
+        let topic = <S::Payload as EventPayload>::TOPIC;
+        let span = tracing::info_span!(
+            "process",
+            otel.name = %format_args!("process {topic}"),
+            otel.kind = "consumer",
+            "messaging.operation.type" = "process",
+            messaging.operation.name = "process",
+            messaging.destination.name = %format_args!("{}{topic}", self.env.topic_prefix),
+            messaging.destination.subscription.name = %delivery.subscription,
+            harmonia.stage = %stage_of::<S>(),
+            job = %event.job,
+            pass = event.pass.get(),
+            trace_id = %event.traceparent.trace_id(),
+        );
+        let t = &event.traceparent;
+        harmonia_telemetry::continue_trace(&span, &t.trace_id(), &t.span_id(), t.sampled());
+        self.handle_event(event).instrument(span).await
+    }
+}
+
+impl<S: Step> StageHandler<S> {
+    async fn handle_event(&self, event: StageEvent<S::Payload>) -> Outcome {
+        let env = &*self.env;
+        let at = StageRef::of::<S>(&event);
+        if let Some(settled) = settled(env, &at).await {
+            return settled;
+        }
+        let token = match claim::acquire(env, &at).await {
+            Ok(Some(token)) => token,
+            Ok(None) | Err(_) => return Outcome::Nack,
+        };
+        // Completion deletes the claim with the marker's write, so a duplicate that looked
+        // before the step completed can claim it after: look again, now that the claim is ours.
+        if let Some(settled) = settled(env, &at).await {
+            release(env, &at, &token).await;
+            return settled;
+        }
+        let outcome = match self.step.run(env, &event).await {
+            Ok(()) => return Outcome::Ack,
+            Err(Error::Stale) => Outcome::Ack,
+            Err(Error::Retry) => Outcome::Nack,
+            Err(Error::Fail { role, code, schema_path }) => {
+                tracing::warn!(workspace = %at.workspace, job = %at.job, stage = %at.stage, pass = at.pass.get(), role = ?role, code = %code, "stage failed");
+                // Recording the failure deletes the claim with it.
+                return match fail_job(env, &at, role, code, schema_path).await {
+                    Ok(()) => Outcome::Ack,
+                    Err(_) => Outcome::Nack,
+                };
+            }
+        };
+        // The step stopped without settling: let the next delivery claim it at once.
+        release(env, &at, &token).await;
+        outcome
+    }
+}
+
+/// The outcome for a delivery whose step already completed (its recorded events published
+/// again), or `None` when it has not.
+async fn settled(env: &Env, at: &StageRef<'_>) -> Option<Outcome> {
+    match marker(env, at.workspace, at.job, at.stage, at.pass).await {
+        Ok(Some(m)) => Some(if republish(env, &m).await.is_ok() { Outcome::Ack } else { Outcome::Nack }),
+        Ok(None) => None,
+        Err(_) => Some(Outcome::Nack),
+    }
+}
+
+/// Give up a claim; one that cannot be released lapses with its lease.
+async fn release(env: &Env, at: &StageRef<'_>, token: &claim::Token) {
+    if claim::release(env, at, token).await.is_err() {
+        tracing::warn!(job = %at.job, stage = %at.stage, "a step's claim could not be released; it lapses with its lease");
+    }
+}

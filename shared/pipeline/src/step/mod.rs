@@ -1,0 +1,18 @@
+//! The completion protocol every stage follows, and the bus handler that runs a stage.
+//!
+//! [`Step`] is one stage consuming one topic; [`claim`] keeps duplicate deliveries from
+//! running a step concurrently; [`complete`] writes a step's outputs, the job's status and the
+//! stage-completed marker in one transaction (deleting the claim) and publishes; [`handler`]
+//! runs a step for each delivery.
+
+pub mod claim;
+pub mod complete;
+mod error;
+pub mod handler;
+mod next;
+
+pub use claim::acquire;
+pub use complete::{Completion, StageRef, complete, fail_job, marker, republish};
+pub use error::Error;
+pub use handler::{StageHandler, Step, stage_of};
+pub use next::{next_event, next_event_in};
