@@ -4,7 +4,7 @@
 use harmonia_agents::io::{Answer, NovaInput, RoleInput};
 use harmonia_agents::runtime::Step;
 use harmonia_agents::skills::LoadEvent;
-use harmonia_agents::{InvocationSeed, InvokeError, Runtime};
+use harmonia_agents::{InvocationSeed, Runtime, runtime};
 use harmonia_auth::Identity;
 use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::JobId;
@@ -73,10 +73,10 @@ fn seed(who: &Identity, question: &str, trace: TraceParent) -> InvocationSeed {
 }
 
 /// Why the runtime refused: the contract's code, or the state store's.
-fn refusal(e: InvokeError) -> Error {
+fn refusal(e: runtime::Error) -> Error {
     match e {
-        InvokeError::Contract(c) => Error::from_code(c.code),
-        InvokeError::Store(s) => Error::from(s),
+        runtime::Error::Contract(c) => Error::from_code(c.code),
+        runtime::Error::Store(s) => Error::from(s),
     }
 }
 

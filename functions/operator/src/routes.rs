@@ -81,16 +81,18 @@ async fn activity(State(state): State<OperatorState>, Caller(who): Caller, RawQu
     }
     let job = job.ok_or_else(|| Error::new(Code::InvalidRequest, "the job parameter is required"))?;
     operator::job(&state.env, &who.workspace, &job).await?;
-    let query = harmonia_store::Query::all(1000)
+    // Every record of the job (a scan misses none), in the order the invocations started.
+    let query = harmonia_store::Query::all(harmonia_store::MAX_QUERY_LIMIT)
         .filter("job", job.to_string())
-        .and_then(|q| q.order_by("started_at", harmonia_store::Direction::Ascending))
         .map_err(Error::from)?;
-    let docs = state
-        .env
-        .store
-        .query(&who.workspace, harmonia_pipeline::records::ACTIVITY, &query)
+    let mut docs = harmonia_store::scan(&*state.env.store, &who.workspace, harmonia_pipeline::records::ACTIVITY, query)
         .await
         .map_err(Error::from)?;
+    docs.sort_by(|a, b| {
+        let started =
+            |d: &harmonia_store::Document| d.data.get("started_at").and_then(Value::as_str).map(str::to_owned);
+        started(a).cmp(&started(b)).then_with(|| a.id.cmp(&b.id))
+    });
     let start = usize::try_from(page * limit).unwrap_or(usize::MAX);
     let records: Vec<Value> =
         docs.iter().skip(start).take(limit as usize).map(|d| Value::Object(d.data.clone())).collect();

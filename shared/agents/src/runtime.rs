@@ -362,7 +362,12 @@ impl Runtime {
         result
     }
 
-    async fn invoke_in(&self, seed: &InvocationSeed, span: TraceParent, parent: &TraceParent) -> Result<Invocation, Error> {
+    async fn invoke_in(
+        &self,
+        seed: &InvocationSeed,
+        span: TraceParent,
+        parent: &TraceParent,
+    ) -> Result<Invocation, Error> {
         let role = seed.input.role();
         let spec = spec(role);
         let started_at = Utc::now();

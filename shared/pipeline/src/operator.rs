@@ -135,7 +135,12 @@ fn decided_status(subject: ApprovalSubject, decision: &Decision) -> JobStatus {
 /// The trace a decision continues: the job's own (from the event that asked for the
 /// decision), so one job is one trace across its human gates. `None` when it cannot be read;
 /// the request's context (or a new root) is then the fallback.
-async fn decision_trace(env: &Env, workspace: &WorkspaceId, job: &Job, subject: ApprovalSubject) -> Option<TraceParent> {
+async fn decision_trace(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &Job,
+    subject: ApprovalSubject,
+) -> Option<TraceParent> {
     let (stage, pass) = match subject {
         ApprovalSubject::Strategy => (Stage::Strategize, Pass::FIRST),
         ApprovalSubject::Draft => (Stage::Policy, job.pass),

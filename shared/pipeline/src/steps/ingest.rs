@@ -36,8 +36,13 @@ pub async fn ingest(
     // The job's root span (or a child of the caller's); its first event is created under it.
     let span = tracing::info_span!("ingest", otel.name = "ingest", job = %job.id);
     let trace = crate::trace::origin(&span, trace.as_ref());
-    let event =
-        StageEvent::new(workspace.clone(), job.id.clone(), Pass::FIRST, &trace, SourceIngested { source: source.id.clone() });
+    let event = StageEvent::new(
+        workspace.clone(),
+        job.id.clone(),
+        Pass::FIRST,
+        &trace,
+        SourceIngested { source: source.id.clone() },
+    );
     let message = span.in_scope(|| env.message(&event)).map_err(|_| Error::from_code(Code::BusUnavailable))?;
     match store_new_job(env, &source, &job, &message, now).await? {
         Some(first) => {
