@@ -25,7 +25,7 @@ pub const MAX_PUSH_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 /// Why a push body was refused.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PushError {
+pub enum Error {
     /// Not JSON, or missing the `message`/`subscription` shape.
     #[error("not a Pub/Sub push request")]
     NotAPushRequest,
@@ -39,26 +39,26 @@ fn field<'a>(obj: &'a serde_json::Map<String, Value>, camel: &str, snake: &str) 
 }
 
 /// Decode a push request body into a [`Delivery`].
-pub fn decode(body: &[u8]) -> Result<Delivery, PushError> {
-    let root: Value = serde_json::from_slice(body).map_err(|_| PushError::NotAPushRequest)?;
-    let message = root.get("message").and_then(Value::as_object).ok_or(PushError::NotAPushRequest)?;
-    let subscription = root.get("subscription").and_then(Value::as_str).ok_or(PushError::NotAPushRequest)?;
+pub fn decode(body: &[u8]) -> Result<Delivery, Error> {
+    let root: Value = serde_json::from_slice(body).map_err(|_| Error::NotAPushRequest)?;
+    let message = root.get("message").and_then(Value::as_object).ok_or(Error::NotAPushRequest)?;
+    let subscription = root.get("subscription").and_then(Value::as_str).ok_or(Error::NotAPushRequest)?;
     // `projects/p/subscriptions/name` -> `name`
     let subscription: Name =
-        subscription.rsplit('/').next().unwrap_or_default().parse().map_err(|_| PushError::NotAPushRequest)?;
+        subscription.rsplit('/').next().unwrap_or_default().parse().map_err(|_| Error::NotAPushRequest)?;
     let message_id =
-        field(message, "messageId", "message_id").and_then(Value::as_str).ok_or(PushError::NotAPushRequest)?.to_owned();
+        field(message, "messageId", "message_id").and_then(Value::as_str).ok_or(Error::NotAPushRequest)?.to_owned();
     let data = match field(message, "data", "data").and_then(Value::as_str) {
-        Some(text) => base64::engine::general_purpose::STANDARD.decode(text).map_err(|_| PushError::BadData)?,
+        Some(text) => base64::engine::general_purpose::STANDARD.decode(text).map_err(|_| Error::BadData)?,
         None => Vec::new(),
     };
     let attributes: BTreeMap<String, String> = match field(message, "attributes", "attributes") {
         Some(Value::Object(map)) => map
             .iter()
-            .map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())).ok_or(PushError::NotAPushRequest))
+            .map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())).ok_or(Error::NotAPushRequest))
             .collect::<Result<_, _>>()?,
         None | Some(Value::Null) => BTreeMap::new(),
-        Some(_) => return Err(PushError::NotAPushRequest),
+        Some(_) => return Err(Error::NotAPushRequest),
     };
     let published_at = field(message, "publishTime", "publish_time")
         .and_then(Value::as_str)
@@ -66,7 +66,7 @@ pub fn decode(body: &[u8]) -> Result<Delivery, PushError> {
         .map(|t| t.with_timezone(&Utc))
         .unwrap_or_else(Utc::now);
     // Pub/Sub reports the attempt only with a dead-letter policy (the emulator never does).
-    let attempt = field(root.as_object().ok_or(PushError::NotAPushRequest)?, "deliveryAttempt", "delivery_attempt")
+    let attempt = field(root.as_object().ok_or(Error::NotAPushRequest)?, "deliveryAttempt", "delivery_attempt")
         .and_then(Value::as_u64)
         .and_then(|n| u32::try_from(n).ok())
         .filter(|n| *n >= 1);
@@ -117,11 +117,11 @@ mod tests {
 
     #[test]
     fn refuses_what_is_not_a_push() {
-        assert_eq!(decode(b"\xff\xfe").err(), Some(PushError::NotAPushRequest));
-        assert_eq!(decode(b"{}").err(), Some(PushError::NotAPushRequest));
+        assert_eq!(decode(b"\xff\xfe").err(), Some(Error::NotAPushRequest));
+        assert_eq!(decode(b"{}").err(), Some(Error::NotAPushRequest));
         let bad = json!({"message": {"data": "***", "messageId": "1"}, "subscription": "projects/p/subscriptions/s-1"});
-        assert_eq!(decode(bad.to_string().as_bytes()).err(), Some(PushError::BadData));
+        assert_eq!(decode(bad.to_string().as_bytes()).err(), Some(Error::BadData));
         let attrs = json!({"message": {"messageId": "1", "attributes": {"n": 1}}, "subscription": "projects/p/subscriptions/s-1"});
-        assert_eq!(decode(attrs.to_string().as_bytes()).err(), Some(PushError::NotAPushRequest));
+        assert_eq!(decode(attrs.to_string().as_bytes()).err(), Some(Error::NotAPushRequest));
     }
 }
