@@ -15,11 +15,13 @@ echo "==> cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 echo "==> cargo deny (licenses, bans, sources)"
-# Installed into target/ by this script (pinned, so every run checks with the same rules), once.
-deny="$root/target/tools/bin/cargo-deny"
+# Built by this script into the user's cache (pinned, so every run checks with the same rules),
+# once per machine: a fresh clone reuses it.
+deny_root="${XDG_CACHE_HOME:-$HOME/.cache}/harmonia/tools/cargo-deny-0.20.2"
+deny="$deny_root/bin/cargo-deny"
 if [ ! -x "$deny" ]; then
-  echo "cargo-deny is not installed: building it into target/tools (once; a few minutes)"
-  cargo install --quiet --locked cargo-deny --version 0.20.2 --root "$root/target/tools"
+  echo "cargo-deny is not installed: building it into $deny_root (once per machine; a few minutes)"
+  cargo install --quiet --locked cargo-deny --version 0.20.2 --root "$deny_root"
 fi
 "$deny" check --hide-inclusion-graph licenses bans sources
 
