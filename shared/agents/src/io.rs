@@ -266,10 +266,9 @@ pub struct ReviewOutput {
 }
 
 /// Kinds of entity Maya may reference.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, strum::IntoStaticStr, strum::EnumIter,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::EnumIter)]
 #[strum(serialize_all = "snake_case")]
 pub enum EntityKind {
     /// A job.

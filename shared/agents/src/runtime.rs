@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord, Operation, TokenUsage};
 use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
@@ -247,6 +247,20 @@ pub(crate) async fn generate(
     result
 }
 
+/// When a piece of work began: the wall-clock time for its record, and a monotonic clock for
+/// its duration.
+#[derive(Clone, Copy)]
+struct Began {
+    at: DateTime<Utc>,
+    clock: Instant,
+}
+
+impl Began {
+    fn now() -> Self {
+        Self { at: Utc::now(), clock: Instant::now() }
+    }
+}
+
 /// The agent runtime.
 pub struct Runtime {
     model: Arc<dyn Model>,
@@ -370,8 +384,7 @@ impl Runtime {
     ) -> Result<Invocation, Error> {
         let role = seed.input.role();
         let spec = spec(role);
-        let started_at = Utc::now();
-        let clock = Instant::now();
+        let began = Began::now();
         let store = &*self.store;
         let (session_id, version) =
             session::open(store, &seed.workspace, &seed.user, &seed.job, role, &span.span_id()).await?;
@@ -394,26 +407,13 @@ impl Runtime {
         };
         let deleted = session::delete(store, &seed.workspace, &session_id).await;
 
-        let activity = ActivityRecord {
-            tenant: seed.workspace.clone(),
-            job: seed.job.clone(),
-            operation: if role == Role::Harmonia { Operation::Route } else { Operation::Invoke },
-            agent: role,
-            stage: seed.stage,
-            model: self.model.name().to_owned(),
-            started_at,
-            ended_at: Utc::now(),
-            duration_us: u64::try_from(clock.elapsed().as_micros()).unwrap_or(u64::MAX),
-            usage,
-            outcome: match &outcome {
-                Ok(_) => ActivityOutcome::Success,
-                Err(Error::Contract(e)) => ActivityOutcome::Failure { code: e.code },
-                Err(Error::Store(e)) => ActivityOutcome::Failure { code: e.code() },
-            },
-            trace_id: span.trace(),
-            span_id: span.span(),
-            parent_span_id: parent.span(),
+        let operation = if role == Role::Harmonia { Operation::Route } else { Operation::Invoke };
+        let recorded = match &outcome {
+            Ok(_) => ActivityOutcome::Success,
+            Err(Error::Contract(e)) => ActivityOutcome::Failure { code: e.code },
+            Err(Error::Store(e)) => ActivityOutcome::Failure { code: e.code() },
         };
+        let activity = ActivityRecord { usage, ..self.activity(seed, operation, began, &span, parent, recorded) };
         tracing::info!(
             workspace = %activity.tenant, job = %activity.job, agent = %activity.agent, stage = %activity.stage,
             model = %activity.model, duration_us = activity.duration_us, input_tokens = activity.usage.input_tokens,
@@ -434,6 +434,35 @@ impl Runtime {
             return Err(contract(role, Code::MissingOutputKey).into());
         }
         Ok(Invocation { state_delta, activity, steps })
+    }
+
+    /// The record of `operation` for the seed's role: begun at `began`, ending now, under `span`
+    /// (a child of `parent`), with no tokens counted.
+    fn activity(
+        &self,
+        seed: &InvocationSeed,
+        operation: Operation,
+        began: Began,
+        span: &TraceParent,
+        parent: &TraceParent,
+        outcome: ActivityOutcome,
+    ) -> ActivityRecord {
+        ActivityRecord {
+            tenant: seed.workspace.clone(),
+            job: seed.job.clone(),
+            operation,
+            agent: seed.input.role(),
+            stage: seed.stage,
+            model: self.model.name().to_owned(),
+            started_at: began.at,
+            ended_at: Utc::now(),
+            duration_us: u64::try_from(began.clock.elapsed().as_micros()).unwrap_or(u64::MAX),
+            usage: TokenUsage::default(),
+            outcome,
+            trace_id: span.trace(),
+            span_id: span.span(),
+            parent_span_id: parent.span(),
+        }
     }
 
     fn declarations(&self, spec: &RoleSpec) -> Vec<FunctionDeclaration> {
@@ -502,7 +531,7 @@ impl Runtime {
             }
             let mut responses = Vec::with_capacity(calls.len());
             for (name, args) in calls {
-                let (started_at, clock) = (Utc::now(), Instant::now());
+                let began = Began::now();
                 let response = self.call(spec, &ctx, steps, &name, &args).await?;
                 // Nova's tool calls are projected too, under the invocation's real span.
                 if role == Role::Nova && steps.last().is_some_and(|s| matches!(s.event, LoadEvent::DataTool(_))) {
@@ -510,26 +539,11 @@ impl Runtime {
                         .get("error")
                         .and_then(|e| e.get("code"))
                         .and_then(|c| serde_json::from_value(c.clone()).ok());
-                    let child = span.child();
-                    tool_activity.push(ActivityRecord {
-                        tenant: seed.workspace.clone(),
-                        job: seed.job.clone(),
-                        operation: Operation::ToolCall,
-                        agent: role,
-                        stage: seed.stage,
-                        model: self.model.name().to_owned(),
-                        started_at,
-                        ended_at: Utc::now(),
-                        duration_us: u64::try_from(clock.elapsed().as_micros()).unwrap_or(u64::MAX),
-                        usage: TokenUsage::default(),
-                        outcome: match code {
-                            Some(code) => ActivityOutcome::Failure { code },
-                            None => ActivityOutcome::Success,
-                        },
-                        trace_id: child.trace(),
-                        span_id: child.span(),
-                        parent_span_id: span.span(),
-                    });
+                    let outcome = match code {
+                        Some(code) => ActivityOutcome::Failure { code },
+                        None => ActivityOutcome::Success,
+                    };
+                    tool_activity.push(self.activity(seed, Operation::ToolCall, began, &span.child(), span, outcome));
                 }
                 responses.push(Part::FunctionResponse { name, response });
             }

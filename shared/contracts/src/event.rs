@@ -21,23 +21,9 @@ use crate::trace::TraceParent;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A pipeline stage: one Cloud Run function each.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    JsonSchema,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumIter,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumIter)]
 #[strum(serialize_all = "snake_case")]
 pub enum Stage {
     /// Accept and validate a source; create the job.

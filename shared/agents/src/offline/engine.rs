@@ -76,12 +76,11 @@ pub(crate) fn script(
     }
 }
 
-pub(crate) fn load_skill(name: &str) -> (&'static str, Value) {
-    ("load_skill", json!({ "name": name }))
-}
-
-pub(crate) fn load_reference(skill: &str, reference: &str) -> (&'static str, Value) {
-    ("load_reference", json!({ "skill": skill, "reference": reference }))
+/// The calls that load `skill` and then each of its `references`, in order.
+pub(crate) fn load_skill(skill: &str, references: &[&str]) -> Vec<(&'static str, Value)> {
+    let references =
+        references.iter().map(|reference| ("load_reference", json!({ "skill": skill, "reference": reference })));
+    std::iter::once(("load_skill", json!({ "name": skill }))).chain(references).collect()
 }
 
 /// A mock grounded answer: one reserved-domain source per query, clearly not a real page.

@@ -11,7 +11,7 @@ use harmonia_contracts::tool::Provenance;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::engine::{Conversation, Step, load_reference, load_skill, script};
+use super::engine::{Conversation, Step, load_skill, script};
 use crate::io::{
     A2uiVersion, Component, ComponentNode, DaraInput, DraftOutput, HarmoniaInput, Layout, MayaInput, NimiInput,
     NoniInput, ReviewOutput, RyanInput, TemiInput,
@@ -56,11 +56,7 @@ fn weight(text: &str) -> usize {
 
 pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let skill = "nimi-analysis-skills";
-    let calls = vec![
-        load_skill(skill),
-        load_reference(skill, "exact-evidence-moments.md"),
-        load_reference(skill, "source-and-context-angles.md"),
-    ];
+    let calls = load_skill(skill, &["exact-evidence-moments.md", "source-and-context-angles.md"]);
     script(calls, c, || {
         let i: NimiInput = input(c)?;
         let mut ranked: Vec<_> = i.source.segments.iter().filter(|s| weight(&s.text) > 0).collect();
@@ -193,14 +189,12 @@ pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let skill = "temi-editorial-planning-skills";
     let i: TemiInput = input(c)?;
     let snap = json!({ "snapshot_id": i.snapshot_id });
-    let calls = vec![
-        load_skill(skill),
-        load_reference(skill, "sequencing.md"),
-        load_reference(skill, "windows-and-deadlines.md"),
+    let mut calls = load_skill(skill, &["sequencing.md", "windows-and-deadlines.md"]);
+    calls.extend([
         ("get_capacity", snap.clone()),
         ("get_posting_window_observations", snap.clone()),
         ("get_calendar_projection", snap),
-    ];
+    ]);
     script(calls, c, || {
         let taken_at: DateTime<Utc> = c
             .result("get_capacity")
@@ -289,11 +283,7 @@ fn target_length(platform: Platform) -> usize {
 
 pub(super) fn noni(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let skill = "noni-writing-skills";
-    let calls = vec![
-        load_skill(skill),
-        load_reference(skill, "hooks-and-introductions.md"),
-        load_reference(skill, "convincing-content.md"),
-    ];
+    let calls = load_skill(skill, &["hooks-and-introductions.md", "convincing-content.md"]);
     script(calls, c, || {
         let i: NoniInput = input(c)?;
         let platform = i.item.channel;
@@ -341,12 +331,7 @@ fn assess(score: u8, rationale: &str) -> Result<Assessment, model::Error> {
 
 pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let skill = "dara-editing-skills";
-    let calls = vec![
-        load_skill(skill),
-        load_reference(skill, "editorial-triage.md"),
-        load_reference(skill, "grounding-and-claims.md"),
-        load_reference(skill, "platform-cta-usability.md"),
-    ];
+    let calls = load_skill(skill, &["editorial-triage.md", "grounding-and-claims.md", "platform-cta-usability.md"]);
     script(calls, c, || {
         let i: DaraInput = input(c)?;
         let body = &i.draft.body;

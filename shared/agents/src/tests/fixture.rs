@@ -9,6 +9,7 @@ use harmonia_contracts::ids::{DocId, WorkspaceId};
 use harmonia_contracts::trace::TraceParent;
 use harmonia_store::{Query, Store, create_if_absent, encode};
 use harmonia_store_sqlite::SqliteStore;
+use serde::de::DeserializeOwned;
 
 use crate::io::RoleInput;
 use crate::model::Model;
@@ -59,6 +60,18 @@ impl Fixture {
             input,
             trace: TraceParent::new_root(),
         }
+    }
+
+    /// Runs one task on `rt` and reads `key` from its state delta.
+    pub(crate) async fn output<T: DeserializeOwned>(
+        &self,
+        rt: &Runtime,
+        stage: Stage,
+        input: RoleInput,
+        key: &str,
+    ) -> T {
+        let invocation = rt.run_task(&self.seed(stage, input)).await.unwrap_or_else(|e| panic!("{key}: {e:?}"));
+        invocation.state_delta.require(key).unwrap_or_else(|e| panic!("{key} key: {e:?}"))
     }
 
     /// Sessions left behind (there must be none after any invocation).

@@ -65,6 +65,17 @@ fn call(name: &str, args: Value) -> Value {
            "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110}})
 }
 
+/// A stub whose model loads Noni's skill and its persuasion reference, then answers `last`.
+async fn noni_stub(last: Value) -> (Stub, GeminiConfig) {
+    let skill = "noni-writing-skills";
+    stub(vec![
+        (200, call("load_skill", json!({"name": skill}))),
+        (200, call("load_reference", json!({"skill": skill, "reference": "persuasion.md"}))),
+        (200, last),
+    ])
+    .await
+}
+
 fn noni(f: &Fixture) -> RoleInput {
     let _ = f;
     let moment = harmonia_contracts::domain::Moment {
@@ -88,12 +99,10 @@ fn noni(f: &Fixture) -> RoleInput {
 #[tokio::test]
 async fn function_call_round_trip_through_the_runtime() {
     let f = Fixture::new().await;
-    let skill = "noni-writing-skills";
-    let (stub, config) = stub(vec![
-        (200, call("load_skill", json!({"name": skill}))),
-        (200, call("load_reference", json!({"skill": skill, "reference": "persuasion.md"}))),
-        (200, text(&json!({"body": "Rangers lost none of them.", "claims": [{"text": "none lost", "evidence": ["m-54100"]}]}).to_string())),
-    ])
+    let (stub, config) = noni_stub(text(
+        &json!({"body": "Rangers lost none of them.", "claims": [{"text": "none lost", "evidence": ["m-54100"]}]})
+            .to_string(),
+    ))
     .await;
     let rt = f.runtime(Arc::new(Gemini::new(config).expect("client")));
     let inv = rt.invoke(&f.seed(Stage::Draft, noni(&f))).await.expect("accepted");
@@ -128,13 +137,7 @@ async fn function_call_round_trip_through_the_runtime() {
 #[tokio::test]
 async fn a_malformed_json_answer_is_a_schema_violation() {
     let f = Fixture::new().await;
-    let skill = "noni-writing-skills";
-    let (_stub, config) = stub(vec![
-        (200, call("load_skill", json!({"name": skill}))),
-        (200, call("load_reference", json!({"skill": skill, "reference": "persuasion.md"}))),
-        (200, text("{\"body\": \"unterminated")),
-    ])
-    .await;
+    let (_stub, config) = noni_stub(text("{\"body\": \"unterminated")).await;
     let rt = f.runtime(Arc::new(Gemini::new(config).expect("client")));
     let err = rt.invoke(&f.seed(Stage::Draft, noni(&f))).await.expect_err("rejected");
     let e = err.contract().expect("contract");

@@ -37,13 +37,7 @@ async fn offline_model_runs_every_role_on_the_sample() {
         goals: vec!["Show how offline-first tools help field teams".into()],
     };
     let ryan_in = RyanInput::new(analysis.clone(), company, Vec::new(), Vec::new());
-    let strategy: Strategy = rt
-        .run_task(&f.seed(Stage::Strategize, RoleInput::Ryan(ryan_in)))
-        .await
-        .expect("ryan")
-        .state_delta
-        .require("strategy")
-        .expect("strategy key");
+    let strategy: Strategy = f.output(&rt, Stage::Strategize, RoleInput::Ryan(ryan_in), "strategy").await;
     assert!(!strategy.briefs.is_empty());
 
     // Temi reads the snapshot through its tools, after its references.
@@ -67,13 +61,7 @@ async fn offline_model_runs_every_role_on_the_sample() {
     let item = plan.items[0].clone();
     let brief = strategy.briefs.iter().find(|b| b.id == item.brief).cloned().expect("brief");
     let noni_in = NoniInput::new(Pass::FIRST, item.clone(), brief.clone(), &analysis.moments, None);
-    let first: DraftOutput = rt
-        .run_task(&f.seed(Stage::Draft, RoleInput::Noni(noni_in.clone())))
-        .await
-        .expect("noni")
-        .state_delta
-        .require("draft")
-        .expect("draft key");
+    let first: DraftOutput = f.output(&rt, Stage::Draft, RoleInput::Noni(noni_in.clone()), "draft").await;
     assert!(!first.claims.is_empty());
     let dara_in = |pass, d: &DraftOutput| DaraInput {
         pass,
@@ -82,31 +70,15 @@ async fn offline_model_runs_every_role_on_the_sample() {
         brief: brief.clone(),
         evidence: noni_in.evidence.clone(),
     };
-    let review: ReviewOutput = rt
-        .run_task(&f.seed(Stage::Review, RoleInput::Dara(dara_in(Pass::FIRST, &first))))
-        .await
-        .expect("dara")
-        .state_delta
-        .require("review")
-        .expect("review key");
+    let review: ReviewOutput =
+        f.output(&rt, Stage::Review, RoleInput::Dara(dara_in(Pass::FIRST, &first)), "review").await;
     assert_eq!(review.verdict, Verdict::Revise);
     let revision =
         Revision { previous_body: first.body.clone(), previous_claims: first.claims.clone(), issues: review.issues };
     let noni_in2 = NoniInput::new(Pass::REVISION, item.clone(), brief.clone(), &analysis.moments, Some(revision));
-    let second: DraftOutput = rt
-        .run_task(&f.seed(Stage::Draft, RoleInput::Noni(noni_in2)))
-        .await
-        .expect("noni revision")
-        .state_delta
-        .require("draft")
-        .expect("draft key");
-    let final_review: ReviewOutput = rt
-        .run_task(&f.seed(Stage::Review, RoleInput::Dara(dara_in(Pass::REVISION, &second))))
-        .await
-        .expect("dara 2")
-        .state_delta
-        .require("review")
-        .expect("review key");
+    let second: DraftOutput = f.output(&rt, Stage::Draft, RoleInput::Noni(noni_in2), "draft").await;
+    let final_review: ReviewOutput =
+        f.output(&rt, Stage::Review, RoleInput::Dara(dara_in(Pass::REVISION, &second)), "review").await;
     assert_eq!(final_review.verdict, Verdict::Pass);
     let limit = if item.channel == Platform::X { 280 } else { 3000 };
     assert!(second.body.chars().count() <= limit);
@@ -119,13 +91,8 @@ async fn offline_model_runs_every_role_on_the_sample() {
         EntityRef { kind: EntityKind::Draft, id: "draft-1".into() },
         EntityRef { kind: EntityKind::Review, id: "review-1".into() },
     ];
-    let layout: Layout = rt
-        .run_task(&f.seed(Stage::Operator, RoleInput::Maya(MayaInput { catalog, view: "job_view".into() })))
-        .await
-        .expect("maya")
-        .state_delta
-        .require("layout")
-        .expect("layout key");
+    let layout: Layout =
+        f.output(&rt, Stage::Operator, RoleInput::Maya(MayaInput { catalog, view: "job_view".into() }), "layout").await;
     assert_eq!(layout.version, A2uiVersion::V08);
 
     // Every session is gone; one activity record per invocation (8 specialist runs + 8 routes).

@@ -20,21 +20,9 @@ use crate::roles::Role;
 /// published -> verified
 /// any non-terminal -> failed
 /// ```
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    JsonSchema,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumIter,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::Display, strum::EnumIter)]
 #[strum(serialize_all = "snake_case")]
 pub enum JobStatus {
     /// Source stored, analysis pending.
@@ -193,30 +181,10 @@ impl Job {
 
 #[cfg(test)]
 mod tests {
+    use strum::IntoEnumIterator;
+
     use super::JobStatus::*;
     use super::*;
-
-    const ALL: [JobStatus; 19] = [
-        Ingested,
-        Analyzed,
-        AwaitingStrategyApproval,
-        StrategyApproved,
-        Planned,
-        Drafted,
-        RevisionRequested,
-        Reviewed,
-        AwaitingDraftApproval,
-        DraftApproved,
-        Publishing,
-        PublishUnknown,
-        Published,
-        Verified,
-        StrategyRejected,
-        DraftRejected,
-        PolicyBlocked,
-        NeedsHuman,
-        Failed,
-    ];
 
     #[test]
     fn happy_path_with_one_revision_is_allowed() {
@@ -244,8 +212,8 @@ mod tests {
 
     #[test]
     fn terminal_states_go_nowhere_and_skips_are_refused() {
-        for from in ALL.into_iter().filter(|s| s.is_terminal()) {
-            for to in ALL {
+        for from in JobStatus::iter().filter(|s| s.is_terminal()) {
+            for to in JobStatus::iter() {
                 assert!(!from.can_become(to), "{from:?} -> {to:?}");
             }
         }

@@ -6,10 +6,9 @@ use crate::error::Code;
 use crate::ids::{DraftId, JobId, OperatorId, PostId};
 
 /// What a human decision is about.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, strum::IntoStaticStr, strum::EnumIter,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::EnumIter)]
 #[strum(serialize_all = "snake_case")]
 pub enum ApprovalSubject {
     /// Ryan's strategy.

@@ -48,6 +48,12 @@ fn rules(ws: &Workspace, d: &Draft, review: Option<&Review>, ev: &HashMap<Eviden
         .collect()
 }
 
+/// The rules broken by a development workspace's mock draft of `body` whose one claim cites `m-1`.
+fn development_rules(platform: Platform, body: &str) -> Vec<PolicyRule> {
+    let d = draft(platform, body, &["m-1"], Provenance::Mock);
+    rules(&workspace(WorkspaceMode::Development), &d, None, &evidence(true))
+}
+
 #[test]
 fn a_clean_draft_passes() {
     let ws = workspace(WorkspaceMode::Production);
@@ -69,19 +75,14 @@ fn x_weighted_length_counts_urls_emoji_and_cjk() {
     assert_eq!(x_weighted_length("日本"), 4);
     assert_eq!(x_weighted_length("👍🏽"), 2, "one emoji grapheme with a modifier counts 2");
     assert_eq!(x_weighted_length("e\u{301}"), 1, "NFC composes e + acute into one character");
-    let ws = workspace(WorkspaceMode::Development);
     let at_limit = "a".repeat(280);
-    assert!(rules(&ws, &draft(Platform::X, &at_limit, &["m-1"], Provenance::Mock), None, &evidence(true)).is_empty());
+    assert!(development_rules(Platform::X, &at_limit).is_empty());
     let over = format!("{} 日", "a".repeat(278));
-    assert_eq!(
-        rules(&ws, &draft(Platform::X, &over, &["m-1"], Provenance::Mock), None, &evidence(true)),
-        [PolicyRule::PlatformLength]
-    );
+    assert_eq!(development_rules(Platform::X, &over), [PolicyRule::PlatformLength]);
 }
 
 #[test]
 fn every_platform_limit() {
-    let ws = workspace(WorkspaceMode::Development);
     for (platform, limit) in [
         (Platform::Linkedin, 3000),
         (Platform::Instagram, 2200),
@@ -89,33 +90,24 @@ fn every_platform_limit() {
         (Platform::Youtube, 5000),
         (Platform::Tiktok, 2200),
     ] {
-        let ok = draft(platform, &"b".repeat(limit), &["m-1"], Provenance::Mock);
-        assert!(rules(&ws, &ok, None, &evidence(true)).is_empty(), "{platform:?} at limit");
-        let over = draft(platform, &"b".repeat(limit + 1), &["m-1"], Provenance::Mock);
-        assert_eq!(rules(&ws, &over, None, &evidence(true)), [PolicyRule::PlatformLength], "{platform:?}");
+        assert!(development_rules(platform, &"b".repeat(limit)).is_empty(), "{platform:?} at limit");
+        assert_eq!(development_rules(platform, &"b".repeat(limit + 1)), [PolicyRule::PlatformLength], "{platform:?}");
     }
 }
 
 #[test]
 fn bluesky_counts_graphemes() {
-    let ws = workspace(WorkspaceMode::Development);
     let family = "👨‍👩‍👧"; // one grapheme, several scalars
-    let ok = draft(Platform::Bluesky, &family.repeat(300), &["m-1"], Provenance::Mock);
-    assert!(rules(&ws, &ok, None, &evidence(true)).is_empty());
-    let over = draft(Platform::Bluesky, &family.repeat(301), &["m-1"], Provenance::Mock);
-    assert_eq!(rules(&ws, &over, None, &evidence(true)), [PolicyRule::PlatformLength]);
+    assert!(development_rules(Platform::Bluesky, &family.repeat(300)).is_empty());
+    assert_eq!(development_rules(Platform::Bluesky, &family.repeat(301)), [PolicyRule::PlatformLength]);
 }
 
 #[test]
 fn threads_allows_five_links() {
-    let ws = workspace(WorkspaceMode::Development);
     let five = (0..5).map(|n| format!("https://example.com/{n}")).collect::<Vec<_>>().join(" ");
-    assert!(rules(&ws, &draft(Platform::Threads, &five, &["m-1"], Provenance::Mock), None, &evidence(true)).is_empty());
+    assert!(development_rules(Platform::Threads, &five).is_empty());
     let six = format!("{five} https://example.com/6");
-    assert_eq!(
-        rules(&ws, &draft(Platform::Threads, &six, &["m-1"], Provenance::Mock), None, &evidence(true)),
-        [PolicyRule::LinkCount]
-    );
+    assert_eq!(development_rules(Platform::Threads, &six), [PolicyRule::LinkCount]);
 }
 
 #[test]
@@ -154,19 +146,11 @@ fn banned_phrases_match_case_insensitively_and_say_which_without_quoting() {
 
 #[test]
 fn links_must_be_on_the_allow_list() {
-    let ws = workspace(WorkspaceMode::Development);
     for ok in ["https://example.com", "https://video.example.com/x?y=1", "http://EXAMPLE.com:8080/a"] {
-        assert!(
-            rules(&ws, &draft(Platform::Linkedin, ok, &["m-1"], Provenance::Mock), None, &evidence(true)).is_empty(),
-            "{ok}"
-        );
+        assert!(development_rules(Platform::Linkedin, ok).is_empty(), "{ok}");
     }
     for bad in ["https://example.com.evil.net/", "https://notexample.com", "https://user@evil.org/"] {
-        assert_eq!(
-            rules(&ws, &draft(Platform::Linkedin, bad, &["m-1"], Provenance::Mock), None, &evidence(true)),
-            [PolicyRule::LinkAllowList],
-            "{bad}"
-        );
+        assert_eq!(development_rules(Platform::Linkedin, bad), [PolicyRule::LinkAllowList], "{bad}");
     }
 }
 

@@ -1,24 +1,14 @@
 //! The deployable functions, by name.
 
 use harmonia_contracts::event::Stage;
+use strum::{Display, EnumString, IntoStaticStr, VariantArray};
 
 /// Every deployable function: one Cloud Run service each, and one binary under `functions/`.
 ///
 /// The names (`analyze`, `deadletter`, …) are the services', the binaries' and the
 /// subscriptions' suffixes; Terraform's copy is checked against [`Function::ALL`].
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Display, EnumString, IntoStaticStr, VariantArray,
 )]
 #[strum(serialize_all = "snake_case")]
 pub enum Function {
@@ -50,7 +40,7 @@ pub enum Function {
 
 impl Function {
     /// Every function, in pipeline order.
-    pub const ALL: &'static [Function] = <Function as strum::VariantArray>::VARIANTS;
+    pub const ALL: &'static [Function] = <Function as VariantArray>::VARIANTS;
 
     /// The name (the service's, the binary's and the subscriptions' suffix).
     pub fn as_str(self) -> &'static str {

@@ -3,7 +3,7 @@ use chrono::Utc;
 use harmonia_agents::io::{DraftOutput, NoniInput, Revision, RoleInput};
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{Brief, Draft, JobStatus, PlanItem, Review};
-use harmonia_contracts::event::{DraftWritten, ItemSelected, Pass, RevisionRequested, StageEvent};
+use harmonia_contracts::event::{DraftWritten, EventPayload, ItemSelected, Pass, RevisionRequested, StageEvent};
 use harmonia_contracts::ids::{DraftId, JobId, WorkspaceId};
 
 use super::read::load;
@@ -28,23 +28,16 @@ pub(crate) async fn selected(
     job: &JobId,
 ) -> Result<(PlanItem, Brief, AnalysisRecord), step::Error> {
     let plan: PlanRecord = load(env, ws, PLANS, &doc_id(job)).await?;
-    let item = plan
-        .plan
-        .items
-        .iter()
-        .find(|i| i.id == plan.selected)
-        .cloned()
-        .ok_or_else(|| step::Error::fail(Code::NotFound))?;
+    let item = found(plan.plan.items.iter().find(|i| i.id == plan.selected))?;
     let strategy: StrategyRecord = load(env, ws, STRATEGIES, &doc_id(job)).await?;
-    let brief = strategy
-        .strategy
-        .briefs
-        .iter()
-        .find(|b| b.id == item.brief)
-        .cloned()
-        .ok_or_else(|| step::Error::fail(Code::NotFound))?;
+    let brief = found(strategy.strategy.briefs.iter().find(|b| b.id == item.brief))?;
     let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(job)).await?;
     Ok((item, brief, analysis))
+}
+
+/// An entry a stored record must hold; a missing one fails the step as not found.
+fn found<T: Clone>(entry: Option<&T>) -> Result<T, step::Error> {
+    entry.cloned().ok_or_else(|| step::Error::fail(Code::NotFound))
 }
 
 /// Noni writes the selected item in the event's pass (with the revision, on pass 2).
@@ -78,6 +71,11 @@ async fn write<S: Step<Stage = stage::Draft>>(
     complete::<S>(env, event, completion).await
 }
 
+/// Refuses an event for the other pass: each draft step handles exactly one.
+fn require_pass<P: EventPayload>(event: &StageEvent<P>, pass: Pass) -> Result<(), step::Error> {
+    if event.pass == pass { Ok(()) } else { Err(step::Error::fail(Code::InvalidTransition)) }
+}
+
 /// `draft`, pass 1: Noni writes the selected item.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct FirstDraft;
@@ -88,9 +86,7 @@ impl Step for FirstDraft {
     type Payload = ItemSelected;
 
     async fn run(&self, env: &Env, event: &StageEvent<ItemSelected>) -> Result<(), step::Error> {
-        if event.pass != Pass::FIRST {
-            return Err(step::Error::fail(Code::InvalidTransition));
-        }
+        require_pass(event, Pass::FIRST)?;
         write::<Self>(env, event, None).await
     }
 }
@@ -105,9 +101,7 @@ impl Step for Revise {
     type Payload = RevisionRequested;
 
     async fn run(&self, env: &Env, event: &StageEvent<RevisionRequested>) -> Result<(), step::Error> {
-        if event.pass != Pass::REVISION {
-            return Err(step::Error::fail(Code::InvalidTransition));
-        }
+        require_pass(event, Pass::REVISION)?;
         let ws = &event.workspace;
         let previous: Draft = load(env, ws, DRAFTS, &doc_id(&event.payload.draft)).await?;
         let review: Review = load(env, ws, REVIEWS, &doc_id(&event.payload.draft)).await?;
