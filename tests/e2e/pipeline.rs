@@ -10,7 +10,7 @@ use harmonia_contracts::Code;
 use harmonia_contracts::domain::{
     Job, JobStatus, Publication, ReceiptOutcome, Source, SourceInput, VerificationOutcome,
 };
-use harmonia_contracts::ids::WorkspaceId;
+use harmonia_contracts::ids::{DocId, WorkspaceId};
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::connector::SandboxMode;
 use harmonia_pipeline::formats::{Format, parse};
@@ -20,6 +20,7 @@ use harmonia_pipeline::records::{
 use harmonia_pipeline::registry::Timing;
 use harmonia_pipeline::steps::{draft_id_of, ingest};
 use harmonia_store::{Collection, Query};
+use serde::de::DeserializeOwned;
 
 use harmonia_testkit::samples::LAUNCH_TALK as SAMPLE;
 const WAIT: Duration = Duration::from_secs(120);
@@ -40,16 +41,14 @@ async fn count(local: &Local, ws: &WorkspaceId, collection: Collection) -> usize
     local.env.store.query(ws, collection, &Query::all(1000)).await.expect("query").len()
 }
 
+/// The document `id` of `collection` in `ws`, which must be stored and decode as a `T`.
+async fn stored<T: DeserializeOwned>(local: &Local, ws: &WorkspaceId, collection: Collection, id: &DocId) -> T {
+    let doc = local.env.store.get(ws, collection, id).await.expect("get");
+    doc.unwrap_or_else(|| panic!("{id} is stored")).decode().expect("decode")
+}
+
 async fn publication(local: &Local, ws: &WorkspaceId, job: &Job) -> Publication {
-    local
-        .env
-        .store
-        .get(ws, PUBLICATIONS, &doc_id(draft_id_of(&job.id, job.pass)))
-        .await
-        .expect("get")
-        .expect("a publication")
-        .decode()
-        .expect("decode")
+    stored(local, ws, PUBLICATIONS, &doc_id(draft_id_of(&job.id, job.pass))).await
 }
 
 async fn run_to_end(local: &Local) -> (WorkspaceId, Job) {
@@ -72,33 +71,9 @@ async fn the_sample_reaches_verified_with_one_receipt_and_grounded_claims() {
     assert_eq!(local.sandbox.posts(&ws).await.expect("sandbox posts"), 1);
     assert_eq!(count(&local, &ws, PUBLICATIONS).await, 1, "one receipt per approved draft");
 
-    let source: Source = local
-        .env
-        .store
-        .get(&ws, SOURCES, &doc_id(&job.source))
-        .await
-        .expect("get")
-        .expect("source")
-        .decode()
-        .expect("decode");
-    let analysis: AnalysisRecord = local
-        .env
-        .store
-        .get(&ws, ANALYSES, &doc_id(&job.id))
-        .await
-        .expect("get")
-        .expect("analysis")
-        .decode()
-        .expect("decode");
-    let draft: harmonia_contracts::domain::Draft = local
-        .env
-        .store
-        .get(&ws, DRAFTS, &doc_id(&p.draft))
-        .await
-        .expect("get")
-        .expect("draft")
-        .decode()
-        .expect("decode");
+    let source: Source = stored(&local, &ws, SOURCES, &doc_id(&job.source)).await;
+    let analysis: AnalysisRecord = stored(&local, &ws, ANALYSES, &doc_id(&job.id)).await;
+    let draft: harmonia_contracts::domain::Draft = stored(&local, &ws, DRAFTS, &doc_id(&p.draft)).await;
     assert!(!draft.claims.is_empty());
     for claim in &draft.claims {
         for id in &claim.evidence {
