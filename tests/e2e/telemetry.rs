@@ -23,14 +23,14 @@ use harmonia_auth::{Credentials, Identity};
 use harmonia_contracts::Code;
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{Job, JobStatus, SourceInput};
-use harmonia_contracts::ids::JobId;
+use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::connector::{SigningKey, Webhook};
 use harmonia_pipeline::records::{ACTIVITY, DEAD_LETTERS, JOBS};
 use harmonia_pipeline::registry::Timing;
 use harmonia_pipeline::steps::ingest;
-use harmonia_store::Query;
+use harmonia_store::{Collection, Query, Store};
 use harmonia_testkit::{Spawned, spawn_app};
 use serde_json::{Value, json};
 use tracing_subscriber::layer::SubscriberExt;
@@ -123,6 +123,12 @@ async fn decide(
     body: &Value,
 ) -> reqwest::Response {
     http.post(format!("{api}/v1/jobs/{job}/decisions")).bearer_auth(credential).json(body).send().await.expect("decide")
+}
+
+/// Every stored document of `collection` in `ws`, as JSON text.
+async fn texts(store: &dyn Store, ws: &WorkspaceId, collection: Collection) -> Vec<String> {
+    let docs = store.query(ws, collection, &Query::all(1000)).await.expect("query");
+    docs.iter().map(|d| Value::Object(d.data.clone()).to_string()).collect()
 }
 
 fn source(marker: &str) -> SourceInput {
@@ -251,13 +257,7 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
 
     let store = &*local.env.store;
     let all = Query::all(1000);
-    let activity: Vec<String> = store
-        .query(&ws, ACTIVITY, &all)
-        .await
-        .expect("query")
-        .iter()
-        .map(|d| Value::Object(d.data.clone()).to_string())
-        .collect();
+    let activity = texts(store, &ws, ACTIVITY).await;
     let failures: Vec<String> = store
         .query(&ws, JOBS, &all)
         .await
@@ -266,13 +266,7 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
         .filter_map(|d| d.decode::<Job>().ok())
         .filter_map(|j| j.failure.map(|f| serde_json::to_string(&f).unwrap_or_default()))
         .collect();
-    let letters: Vec<String> = store
-        .query(&ws, DEAD_LETTERS, &all)
-        .await
-        .expect("query")
-        .iter()
-        .map(|d| Value::Object(d.data.clone()).to_string())
-        .collect();
+    let letters = texts(store, &ws, DEAD_LETTERS).await;
     let (text, json_lines) = (text_logs.text(), json_logs.text());
     captured.tracer.force_flush().expect("flush spans");
     captured.meter.force_flush().expect("flush metrics");
