@@ -23,7 +23,6 @@ impl NovaTool for GetEngagementInsights {
     type Args = NoArgs;
 
     async fn run(&self, reads: Reads<'_>, _: NoArgs) -> Result<Found, Fail> {
-        reads.workspace().await?;
         let mut posts = metrics(reads).await?;
         posts.sort_by(|a, b| rate(b).total_cmp(&rate(a)));
         let listed = &posts[..posts.len().min(LISTED)];
@@ -42,8 +41,9 @@ impl NovaTool for GetEngagementInsights {
     }
 }
 
-/// Every measured post of the workspace.
+/// Every measured post of the caller's workspace, once the caller may read it.
 pub(super) async fn metrics(reads: Reads<'_>) -> Result<Vec<PostMetrics>, Fail> {
+    reads.workspace().await?;
     reads.every(POST_METRICS).await
 }
 

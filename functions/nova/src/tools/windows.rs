@@ -33,7 +33,6 @@ impl NovaTool for SuggestPostingWindows {
     type Args = NoArgs;
 
     async fn run(&self, reads: Reads<'_>, _: NoArgs) -> Result<Found, Fail> {
-        reads.workspace().await?;
         let posts = metrics(reads).await?;
         if posts.len() < MIN_HISTORY {
             return Err(Fail::code(
