@@ -10,13 +10,13 @@
 //!
 //! A tool is a [`NovaTool`]: a name, a description and a schemars-derived argument type with
 //! `deny_unknown_fields`; it reads through `read::Reads`, which gives each read its deadline
-//! and retry. The declaration the model sees is generated from that
-//! type, so it cannot drift from what the tool accepts.
+//! and retry. The declaration the model sees is generated from the argument type, so it
+//! cannot drift from what the tool accepts.
 //!
 //! Layout: [`limit`] (the `Limit` newtype), `outcome` (failures, evidence and the envelope),
-//! `read` (the scoped reads, their deadline and the one retry), then one module per tool family: `trends`
-//! (`fetch_trend_signals`, `search_trend_signals`), `engagement`, `feed`, `job_status`,
-//! `windows`.
+//! `read` (the scoped reads, their deadline and the one retry), then one module per tool
+//! family: `trends` (`fetch_trend_signals`, `search_trend_signals`), `engagement`, `feed`,
+//! `job_status`, `windows`.
 
 mod engagement;
 mod feed;

@@ -35,6 +35,8 @@ impl NovaTool for GetJobStatus {
     async fn run(&self, reads: Reads<'_>, args: JobStatusArgs) -> Result<Found, Fail> {
         let id: JobId = args.job_id.parse().map_err(|_| Fail::code(Code::InvalidId, "The job id is malformed."))?;
         reads.workspace().await?;
+        // Read in the caller's workspace only: another workspace's job is indistinguishable
+        // from a missing one, so nothing leaks about its existence.
         let job: Job = reads
             .get(JOBS, &doc_id(&id))
             .await?
