@@ -10,7 +10,7 @@ use harmonia_contracts::Code;
 use harmonia_contracts::domain::{
     Job, JobStatus, Publication, ReceiptOutcome, Source, SourceInput, VerificationOutcome,
 };
-use harmonia_contracts::ids::WorkspaceId;
+use harmonia_contracts::ids::{DocId, WorkspaceId};
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::connector::SandboxMode;
 use harmonia_pipeline::formats::{Format, parse};
@@ -20,7 +20,9 @@ use harmonia_pipeline::records::{
 use harmonia_pipeline::registry::Timing;
 use harmonia_pipeline::steps::{draft_id_of, ingest};
 use harmonia_store::{Collection, Query};
+use serde::de::DeserializeOwned;
 
+use harmonia_testkit::TempDir;
 use harmonia_testkit::samples::LAUNCH_TALK as SAMPLE;
 const WAIT: Duration = Duration::from_secs(120);
 
@@ -40,16 +42,24 @@ async fn count(local: &Local, ws: &WorkspaceId, collection: Collection) -> usize
     local.env.store.query(ws, collection, &Query::all(1000)).await.expect("query").len()
 }
 
+/// The document `id` of `collection` in `ws`, which must be stored and decode as a `T`.
+async fn stored<T: DeserializeOwned>(local: &Local, ws: &WorkspaceId, collection: Collection, id: &DocId) -> T {
+    let doc = local.env.store.get(ws, collection, id).await.expect("get");
+    doc.unwrap_or_else(|| panic!("{id} is stored")).decode().expect("decode")
+}
+
 async fn publication(local: &Local, ws: &WorkspaceId, job: &Job) -> Publication {
-    local
-        .env
-        .store
-        .get(ws, PUBLICATIONS, &doc_id(draft_id_of(&job.id, job.pass)))
-        .await
-        .expect("get")
-        .expect("a publication")
-        .decode()
-        .expect("decode")
+    stored(local, ws, PUBLICATIONS, &doc_id(draft_id_of(&job.id, job.pass))).await
+}
+
+/// The sample run to its end on a fresh embedded deployment whose sandbox connector answers
+/// its first post as `mode`; the directory guard holds the deployment's files.
+async fn run_with(mode: SandboxMode) -> (TempDir, Local, WorkspaceId, Job) {
+    let dir = harmonia_testkit::temp_dir();
+    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
+    local.sandbox.next(mode);
+    let (ws, job) = run_to_end(&local).await;
+    (dir, local, ws, job)
 }
 
 async fn run_to_end(local: &Local) -> (WorkspaceId, Job) {
@@ -72,33 +82,9 @@ async fn the_sample_reaches_verified_with_one_receipt_and_grounded_claims() {
     assert_eq!(local.sandbox.posts(&ws).await.expect("sandbox posts"), 1);
     assert_eq!(count(&local, &ws, PUBLICATIONS).await, 1, "one receipt per approved draft");
 
-    let source: Source = local
-        .env
-        .store
-        .get(&ws, SOURCES, &doc_id(&job.source))
-        .await
-        .expect("get")
-        .expect("source")
-        .decode()
-        .expect("decode");
-    let analysis: AnalysisRecord = local
-        .env
-        .store
-        .get(&ws, ANALYSES, &doc_id(&job.id))
-        .await
-        .expect("get")
-        .expect("analysis")
-        .decode()
-        .expect("decode");
-    let draft: harmonia_contracts::domain::Draft = local
-        .env
-        .store
-        .get(&ws, DRAFTS, &doc_id(&p.draft))
-        .await
-        .expect("get")
-        .expect("draft")
-        .decode()
-        .expect("decode");
+    let source: Source = stored(&local, &ws, SOURCES, &doc_id(&job.source)).await;
+    let analysis: AnalysisRecord = stored(&local, &ws, ANALYSES, &doc_id(&job.id)).await;
+    let draft: harmonia_contracts::domain::Draft = stored(&local, &ws, DRAFTS, &doc_id(&p.draft)).await;
     assert!(!draft.claims.is_empty());
     for claim in &draft.claims {
         for id in &claim.evidence {
@@ -148,10 +134,7 @@ async fn every_event_three_times_still_yields_one_of_each_output_and_one_post() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_connector_timeout_is_unknown_then_resolved_by_verification_never_a_second_post() {
-    let dir = harmonia_testkit::temp_dir();
-    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
-    local.sandbox.next(SandboxMode::TimeOut);
-    let (ws, job) = run_to_end(&local).await;
+    let (_dir, local, ws, job) = run_with(SandboxMode::TimeOut).await;
     assert_eq!(job.status, JobStatus::Verified, "{:?}", job.failure);
     let p = publication(&local, &ws, &job).await;
     assert_eq!(p.receipt.map(|r| r.outcome), Some(ReceiptOutcome::Unknown));
@@ -161,10 +144,7 @@ async fn a_connector_timeout_is_unknown_then_resolved_by_verification_never_a_se
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_lost_request_is_read_back_as_missing_and_sent_once_more_with_the_same_key() {
-    let dir = harmonia_testkit::temp_dir();
-    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
-    local.sandbox.next(SandboxMode::Drop);
-    let (ws, job) = run_to_end(&local).await;
+    let (_dir, local, ws, job) = run_with(SandboxMode::Drop).await;
     assert_eq!(job.status, JobStatus::Verified, "{:?}", job.failure);
     assert_eq!(publication(&local, &ws, &job).await.receipt.map(|r| r.outcome), Some(ReceiptOutcome::Unknown));
     assert_eq!(local.sandbox.posts(&ws).await.expect("sandbox posts"), 1);
@@ -172,10 +152,7 @@ async fn a_lost_request_is_read_back_as_missing_and_sent_once_more_with_the_same
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_refusing_connector_fails_the_job_with_a_typed_failure() {
-    let dir = harmonia_testkit::temp_dir();
-    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
-    local.sandbox.next(SandboxMode::Fail);
-    let (ws, job) = run_to_end(&local).await;
+    let (_dir, local, ws, job) = run_with(SandboxMode::Fail).await;
     assert_eq!(job.status, JobStatus::Failed);
     assert_eq!(job.failure.map(|f| f.code), Some(Code::ConnectorFailed));
     assert_eq!(local.sandbox.posts(&ws).await.expect("sandbox posts"), 0);

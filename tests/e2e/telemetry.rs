@@ -23,13 +23,15 @@ use harmonia_auth::{Credentials, Identity};
 use harmonia_contracts::Code;
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{Job, JobStatus, SourceInput};
+use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::connector::{SigningKey, Webhook};
 use harmonia_pipeline::records::{ACTIVITY, DEAD_LETTERS, JOBS};
 use harmonia_pipeline::registry::Timing;
 use harmonia_pipeline::steps::ingest;
-use harmonia_store::Query;
+use harmonia_store::{Collection, Query, Store};
+use harmonia_testkit::{Spawned, spawn_app};
 use serde_json::{Value, json};
 use tracing_subscriber::layer::SubscriberExt;
 
@@ -112,13 +114,21 @@ async fn lookup(State(p): State<Platform>, Path(key): Path<String>) -> (StatusCo
     }
 }
 
-async fn serve(app: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    url
+/// `POST /v1/jobs/{job}/decisions` with `body` to the operator API at `api`, as `credential`.
+async fn decide(
+    http: &reqwest::Client,
+    api: &Spawned,
+    job: &JobId,
+    credential: &str,
+    body: &Value,
+) -> reqwest::Response {
+    http.post(format!("{api}/v1/jobs/{job}/decisions")).bearer_auth(credential).json(body).send().await.expect("decide")
+}
+
+/// Every stored document of `collection` in `ws`, as JSON text.
+async fn texts(store: &dyn Store, ws: &WorkspaceId, collection: Collection) -> Vec<String> {
+    let docs = store.query(ws, collection, &Query::all(1000)).await.expect("query");
+    docs.iter().map(|d| Value::Object(d.data.clone()).to_string()).collect()
 }
 
 fn source(marker: &str) -> SourceInput {
@@ -174,7 +184,7 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
     let (text_logs, json_logs) = (captured.text.clone(), captured.json.clone());
 
     let platform = Platform::default();
-    let hook_url = serve(
+    let hook_url = spawn_app(
         axum::Router::new()
             .route("/hook", post(receive))
             .route("/hook/{key}", get(lookup))
@@ -197,7 +207,7 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
     let ws = local.workspace().await.expect("workspace");
     let mut credentials = Credentials::default();
     credentials.insert(CREDENTIAL, Identity { operator: "ana".parse().expect("op"), workspace: ws.clone() });
-    let api = serve(harmonia_operator::app(harmonia_operator::OperatorState {
+    let api = spawn_app(harmonia_operator::app(harmonia_operator::OperatorState {
         env: local.env.clone(),
         credentials: Arc::new(credentials),
     }))
@@ -220,22 +230,10 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
             .await
             .expect("json");
         let body = json!({"subject": subject, "decision": "approve", "version": view["awaiting_version"]});
-        let bad = http
-            .post(format!("{api}/v1/jobs/{}/decisions", job.id))
-            .bearer_auth(BAD_CREDENTIAL)
-            .json(&body)
-            .send()
-            .await
-            .expect("bad");
+        let bad = decide(&http, &api, &job.id, BAD_CREDENTIAL, &body).await;
         assert_eq!(bad.status().as_u16(), 401);
         error_bodies.push(bad.text().await.expect("body"));
-        let ok = http
-            .post(format!("{api}/v1/jobs/{}/decisions", job.id))
-            .bearer_auth(CREDENTIAL)
-            .json(&body)
-            .send()
-            .await
-            .expect("ok");
+        let ok = decide(&http, &api, &job.id, CREDENTIAL, &body).await;
         assert_eq!(ok.status().as_u16(), 200);
     }
     let done = local.drive(&ws, &job.id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
@@ -251,26 +249,15 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
     let failed = local.drive(&ws, &failing.id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
     assert_eq!(failed.status, JobStatus::Failed);
     assert_eq!(failed.failure.as_ref().map(|f| (f.code, f.role)), Some((Code::SchemaViolation, Some(Role::Ryan))));
-    let stale = http
-        .post(format!("{api}/v1/jobs/{}/decisions", failing.id))
-        .bearer_auth(CREDENTIAL)
-        .json(&json!({"subject": "strategy", "decision": "approve", "version": TRANSCRIPT}))
-        .send()
-        .await
-        .expect("stale");
+    let stale_body = json!({"subject": "strategy", "decision": "approve", "version": TRANSCRIPT});
+    let stale = decide(&http, &api, &failing.id, CREDENTIAL, &stale_body).await;
     assert_eq!(stale.status().as_u16(), 409);
     error_bodies.push(stale.text().await.expect("body"));
     local.settle(Duration::from_secs(30)).await.expect("settle");
 
     let store = &*local.env.store;
     let all = Query::all(1000);
-    let activity: Vec<String> = store
-        .query(&ws, ACTIVITY, &all)
-        .await
-        .expect("query")
-        .iter()
-        .map(|d| Value::Object(d.data.clone()).to_string())
-        .collect();
+    let activity = texts(store, &ws, ACTIVITY).await;
     let failures: Vec<String> = store
         .query(&ws, JOBS, &all)
         .await
@@ -279,13 +266,7 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
         .filter_map(|d| d.decode::<Job>().ok())
         .filter_map(|j| j.failure.map(|f| serde_json::to_string(&f).unwrap_or_default()))
         .collect();
-    let letters: Vec<String> = store
-        .query(&ws, DEAD_LETTERS, &all)
-        .await
-        .expect("query")
-        .iter()
-        .map(|d| Value::Object(d.data.clone()).to_string())
-        .collect();
+    let letters = texts(store, &ws, DEAD_LETTERS).await;
     let (text, json_lines) = (text_logs.text(), json_logs.text());
     captured.tracer.force_flush().expect("flush spans");
     captured.meter.force_flush().expect("flush metrics");

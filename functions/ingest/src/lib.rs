@@ -24,12 +24,12 @@ use serde_json::{Value, json};
 /// Largest request body: a 4 MiB source, JSON-escaped, with its envelope.
 pub const MAX_BODY_BYTES: usize = 9 * 1024 * 1024;
 
-/// What the ingest routes share.
+/// What the ingest routes share; the operator API serves with the same state.
 #[derive(Clone)]
 pub struct IngestState {
     /// The backends.
     pub env: Arc<Env>,
-    /// Who may submit.
+    /// Who may call.
     pub credentials: Arc<Credentials>,
 }
 

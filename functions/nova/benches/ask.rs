@@ -59,11 +59,8 @@ async fn main() {
     let mut credentials = Credentials::default();
     let token = credentials.issue(Identity { operator: "bench".parse().expect("op"), workspace: ws });
     let state = NovaState { runtime: Arc::new(runtime), credentials: Arc::new(credentials) };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}/v1/ask", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app(state)).await;
-    });
+    let server = harmonia_testkit::spawn_app(app(state)).await;
+    let url = format!("{server}/v1/ask");
 
     let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("client");
     let start = Instant::now();

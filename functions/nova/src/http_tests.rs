@@ -8,11 +8,12 @@ use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_auth::Identity;
 use harmonia_store_sqlite::SqliteStore;
-use serde_json::{Value, json};
+use harmonia_testkit::{Spawned, error_code, send, spawn_app};
+use serde_json::json;
 
 use super::*;
 
-async fn serve() -> (String, String, tempfile::TempDir) {
+async fn serve() -> (Spawned, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = Arc::new(SqliteStore::open(dir.path().join("nova.db")).expect("store"));
     let skills = SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills");
@@ -21,34 +22,20 @@ async fn serve() -> (String, String, tempfile::TempDir) {
     let token =
         credentials.issue(Identity { operator: "ana".parse().expect("op"), workspace: "ws".parse().expect("ws") });
     let state = NovaState { runtime: Arc::new(runtime), credentials: Arc::new(credentials) };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app(state)).await;
-    });
+    let base = spawn_app(app(state)).await;
     (base, token, dir)
-}
-
-async fn answer(request: reqwest::RequestBuilder) -> (u16, Value) {
-    let response = request.send().await.expect("request");
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
-
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_paths_methods_callers_and_bodies_answer_json_errors() {
     let (base, token, _dir) = serve().await;
     let http = reqwest::Client::new();
-    let (s, v) = answer(http.get(format!("{base}/nope"))).await;
-    assert_eq!((s, code(&v)), (404, "unknown_route"));
-    let (s, v) = answer(http.get(format!("{base}/v1/ask"))).await;
-    assert_eq!((s, code(&v)), (405, "method_not_allowed"));
-    let (s, v) = answer(http.post(format!("{base}/v1/ask")).json(&json!({"question": "q"}))).await;
-    assert_eq!((s, code(&v)), (401, "unauthenticated"));
-    let (s, v) = answer(http.post(format!("{base}/v1/ask")).bearer_auth(&token).body("{\"question\":")).await;
-    assert_eq!((s, code(&v)), (400, "invalid_request"), "no axum text body: {v}");
+    let (s, v) = send(http.get(format!("{base}/nope"))).await;
+    assert_eq!((s, error_code(&v)), (404, "unknown_route"));
+    let (s, v) = send(http.get(format!("{base}/v1/ask"))).await;
+    assert_eq!((s, error_code(&v)), (405, "method_not_allowed"));
+    let (s, v) = send(http.post(format!("{base}/v1/ask")).json(&json!({"question": "q"}))).await;
+    assert_eq!((s, error_code(&v)), (401, "unauthenticated"));
+    let (s, v) = send(http.post(format!("{base}/v1/ask")).bearer_auth(&token).body("{\"question\":")).await;
+    assert_eq!((s, error_code(&v)), (400, "invalid_request"), "no axum text body: {v}");
 }

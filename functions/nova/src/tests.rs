@@ -519,11 +519,7 @@ async fn the_http_function_authenticates_scopes_and_limits() {
         runtime: Arc::new(runtime(f.store.clone(), Arc::new(OfflineModel))),
         credentials: Arc::new(credentials),
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app(state)).await;
-    });
+    let base = harmonia_testkit::spawn_app(app(state)).await;
     let http = reqwest::Client::new();
     let post = |body: String, auth: bool| {
         let mut r = http.post(format!("{base}/v1/ask")).header("content-type", "application/json").body(body);

@@ -8,14 +8,15 @@
 //! workspace tools) and one retry of a transient failure; every workspace read is scoped to
 //! the caller's workspace.
 //!
-//! A tool is a [`NovaTool`]: a name, a description, a deadline and a schemars-derived argument
-//! type with `deny_unknown_fields`. The declaration the model sees is generated from that
-//! type, so it cannot drift from what the tool accepts.
+//! A tool is a [`NovaTool`]: a name, a description and a schemars-derived argument type with
+//! `deny_unknown_fields`; it reads through `read::Reads`, which gives each read its deadline
+//! and retry. The declaration the model sees is generated from the argument type, so it
+//! cannot drift from what the tool accepts.
 //!
 //! Layout: [`limit`] (the `Limit` newtype), `outcome` (failures, evidence and the envelope),
-//! `read` (deadline and the one retry), then one module per tool family: `trends`
-//! (`fetch_trend_signals`, `search_trend_signals`), `engagement`, `feed`, `job_status`,
-//! `windows`.
+//! `read` (the scoped reads, their deadline and the one retry), then one module per tool
+//! family: `trends` (`fetch_trend_signals`, `search_trend_signals`), `engagement`, `feed`,
+//! `job_status`, `windows`.
 
 mod engagement;
 mod feed;
@@ -26,29 +27,29 @@ mod read;
 mod trends;
 mod windows;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use harmonia_agents::model::FunctionDeclaration;
 use harmonia_agents::tools::{Tool, ToolContext, ToolFailure};
-use harmonia_contracts::ids::WorkspaceId;
-use harmonia_store::Store;
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use engagement::{EngagementArgs, GetEngagementInsights};
-pub use feed::{FeedArgs, GetOperatorFeed};
+pub use engagement::GetEngagementInsights;
+pub use feed::GetOperatorFeed;
 pub use job_status::{GetJobStatus, JobStatusArgs};
 pub use limit::Limit;
 pub use trends::MAX_QUERY_CHARS;
 pub use trends::{FetchArgs, FetchTrendSignals, SearchArgs, SearchTrendSignals};
-pub use windows::{SuggestPostingWindows, WindowsArgs};
+pub use windows::SuggestPostingWindows;
 
 use outcome::{Fail, Found};
+use read::Reads;
 
 /// Deadline of the public trend tools.
 pub const TREND_TIMEOUT: Duration = Duration::from_secs(20);
@@ -58,20 +59,23 @@ pub const WORKSPACE_TIMEOUT: Duration = Duration::from_secs(30);
 pub const MIN_HISTORY: usize = 5;
 
 /// One of Nova's tools, typed: the runtime's [`Tool`] is implemented for each from this.
-#[async_trait]
 pub(crate) trait NovaTool: Send + Sync {
     /// The name the model calls.
     const NAME: &'static str;
     /// What the model is told the tool does.
     const DESCRIPTION: &'static str;
-    /// How long one read may take.
-    const DEADLINE: Duration;
     /// The arguments; their JSON Schema is the declaration's `parameters`.
     type Args: DeserializeOwned + JsonSchema + Send;
 
     /// Answer a call whose arguments already parsed.
-    async fn run(&self, store: &dyn Store, workspace: &WorkspaceId, args: Self::Args) -> Result<Found, Fail>;
+    fn run(&self, reads: Reads<'_>, args: Self::Args) -> impl Future<Output = Result<Found, Fail>> + Send;
 }
+
+/// The arguments of a tool that takes none (`get_engagement_insights`, `get_operator_feed`,
+/// `suggest_posting_windows`): an empty object, and nothing else.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
 
 /// The declaration of `T`, generated from its argument type. Subschemas are inlined and the
 /// root's `$schema`, `title` and `description` dropped: function-calling APIs take a plain
@@ -91,7 +95,7 @@ pub(crate) fn declaration<T: NovaTool>() -> FunctionDeclaration {
 /// Parse the arguments, run the tool and wrap the result in its envelope.
 async fn answer<T: NovaTool>(tool: &T, ctx: &ToolContext<'_>, args: &Value) -> Result<Value, ToolFailure> {
     let result = match parse::<T>(args) {
-        Ok(args) => tool.run(ctx.store, ctx.workspace, args).await,
+        Ok(args) => tool.run(Reads::new(ctx.store, ctx.workspace), args).await,
         Err(refused) => Err(refused),
     };
     outcome::envelope(T::NAME, result)

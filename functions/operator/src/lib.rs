@@ -23,35 +23,12 @@
 mod routes;
 mod view;
 
-use std::sync::Arc;
-
-use axum::extract::FromRef;
-use harmonia_pipeline::Env;
-
 pub use harmonia_auth::{Credentials, Identity};
+/// What the routes share: the backends and who may call. It is the ingest function's state,
+/// since the operator API serves the ingest function's `submit` handler too.
+pub use harmonia_ingest::IngestState as OperatorState;
 pub use harmonia_ingest::MAX_BODY_BYTES;
 pub use routes::app;
-
-/// What the routes share.
-#[derive(Clone)]
-pub struct OperatorState {
-    /// The backends.
-    pub env: Arc<Env>,
-    /// Who may call.
-    pub credentials: Arc<Credentials>,
-}
-
-impl FromRef<OperatorState> for Arc<Env> {
-    fn from_ref(state: &OperatorState) -> Self {
-        state.env.clone()
-    }
-}
-
-impl FromRef<OperatorState> for Arc<Credentials> {
-    fn from_ref(state: &OperatorState) -> Self {
-        state.credentials.clone()
-    }
-}
 
 #[cfg(test)]
 mod tests;

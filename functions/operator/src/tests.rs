@@ -7,6 +7,7 @@ use harmonia_contracts::domain::JobStatus;
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::registry::Timing;
+use harmonia_testkit::{Spawned, error_code, send, spawn_app};
 use serde_json::{Value, json};
 
 use super::*;
@@ -20,7 +21,8 @@ const FAST: Timing = Timing {
 };
 
 struct Api {
-    base: String,
+    /// The operator API, served until the test ends.
+    server: Spawned,
     token: String,
     other: String,
     http: reqwest::Client,
@@ -39,12 +41,7 @@ async fn api() -> Api {
     let other = credentials
         .issue(Identity { operator: "eve".parse().expect("op"), workspace: "other-ws".parse().expect("ws") });
     let app = app(OperatorState { env: local.env.clone(), credentials: Arc::new(credentials) });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    Api { base, token, other, http: reqwest::Client::new(), local, ws, _dir: dir }
+    Api { server: spawn_app(app).await, token, other, http: reqwest::Client::new(), local, ws, _dir: dir }
 }
 
 impl Api {
@@ -55,37 +52,38 @@ impl Api {
         token: Option<&str>,
         body: Option<Value>,
     ) -> (u16, Value) {
-        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        let mut req = self.http.request(method, format!("{}{path}", self.server));
         if let Some(t) = token {
             req = req.bearer_auth(t);
         }
         if let Some(b) = body {
             req = req.json(&b);
         }
-        let resp = req.send().await.expect("request");
-        let status = resp.status().as_u16();
-        (status, resp.json().await.unwrap_or(Value::Null))
+        send(req).await
     }
-}
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("")
+    /// `GET path` as the workspace's operator.
+    async fn get(&self, path: &str) -> (u16, Value) {
+        self.call(reqwest::Method::GET, path, Some(&self.token), None).await
+    }
+
+    /// `POST path` with a JSON `body` as the workspace's operator.
+    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        self.call(reqwest::Method::POST, path, Some(&self.token), Some(body)).await
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn decisions_and_views_through_the_api() {
     let api = api().await;
     let get = reqwest::Method::GET;
-    let post = reqwest::Method::POST;
 
     let (s, v) = api.call(get.clone(), "/v1/jobs", None, None).await;
-    assert_eq!((s, code(&v)), (401, "unauthenticated"));
+    assert_eq!((s, error_code(&v)), (401, "unauthenticated"));
     let (s, v) = api.call(get.clone(), "/v1/jobs", Some("hop_wrong"), None).await;
-    assert_eq!((s, code(&v)), (401, "unauthenticated"));
+    assert_eq!((s, error_code(&v)), (401, "unauthenticated"));
 
-    let (s, v) = api
-        .call(post.clone(), "/v1/sources", Some(&api.token), Some(json!({"format": "json", "content": SAMPLE})))
-        .await;
+    let (s, v) = api.post("/v1/sources", json!({"format": "json", "content": SAMPLE})).await;
     assert_eq!(s, 201, "{v}");
     let job = v["job"]["id"].as_str().expect("job id").to_owned();
 
@@ -93,103 +91,57 @@ async fn decisions_and_views_through_the_api() {
     let job_id = job.parse().expect("id");
     let waiting = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
     assert_eq!(waiting.status, JobStatus::AwaitingStrategyApproval);
-    let (s, v) = api.call(get.clone(), &format!("/v1/jobs/{job}"), Some(&api.token), None).await;
+    let (s, v) = api.get(&format!("/v1/jobs/{job}")).await;
     assert_eq!(s, 200);
     let version = v["awaiting_version"].as_str().expect("version").to_owned();
 
     // Another workspace cannot see it, nor decide on it: no existence leak.
     let (s, v) = api.call(get.clone(), &format!("/v1/jobs/{job}"), Some(&api.other), None).await;
-    assert_eq!((s, code(&v)), (404, "not_found"));
+    assert_eq!((s, error_code(&v)), (404, "not_found"));
 
     let path = format!("/v1/jobs/{job}/decisions");
-    let (s, v) = api
-        .call(
-            post.clone(),
-            &path,
-            Some(&api.token),
-            Some(json!({"subject": "strategy", "decision": "approve", "version": "0000"})),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (409, "stale_version"));
-    let (s, v) = api
-        .call(
-            post.clone(),
-            &path,
-            Some(&api.token),
-            Some(json!({"subject": "strategy", "decision": "approve", "version": version, "extra": 1})),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (400, "invalid_request"));
-    let (s, v) = api
-        .call(
-            post.clone(),
-            &path,
-            Some(&api.token),
-            Some(json!({"subject": "draft", "decision": "approve", "version": version})),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (409, "invalid_transition"));
-    let (s, v) = api
-        .call(
-            post.clone(),
-            &path,
-            Some(&api.token),
-            Some(json!({"subject": "strategy", "decision": "approve", "version": version})),
-        )
-        .await;
+    let (s, v) = api.post(&path, json!({"subject": "strategy", "decision": "approve", "version": "0000"})).await;
+    assert_eq!((s, error_code(&v)), (409, "stale_version"));
+    let (s, v) =
+        api.post(&path, json!({"subject": "strategy", "decision": "approve", "version": version, "extra": 1})).await;
+    assert_eq!((s, error_code(&v)), (400, "invalid_request"));
+    let (s, v) = api.post(&path, json!({"subject": "draft", "decision": "approve", "version": version})).await;
+    assert_eq!((s, error_code(&v)), (409, "invalid_transition"));
+    let (s, v) = api.post(&path, json!({"subject": "strategy", "decision": "approve", "version": version})).await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["approval"]["operator"], "ana");
-    let (s, _) = api
-        .call(
-            post.clone(),
-            &path,
-            Some(&api.token),
-            Some(json!({"subject": "strategy", "decision": "approve", "version": version})),
-        )
-        .await;
+    let (s, _) = api.post(&path, json!({"subject": "strategy", "decision": "approve", "version": version})).await;
     assert_eq!(s, 409, "a second decision is refused");
 
     let waiting = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
     assert_eq!(waiting.status, JobStatus::AwaitingDraftApproval);
-    let (_, v) = api.call(get.clone(), &format!("/v1/jobs/{job}"), Some(&api.token), None).await;
+    let (_, v) = api.get(&format!("/v1/jobs/{job}")).await;
     let draft_version = v["awaiting_version"].as_str().expect("version").to_owned();
     let (s, v) = api
-        .call(
-            post.clone(),
-            &path,
-            Some(&api.token),
-            Some(json!({"subject": "draft", "decision": "reject", "version": draft_version, "reason": ""})),
-        )
+        .post(&path, json!({"subject": "draft", "decision": "reject", "version": draft_version, "reason": ""}))
         .await;
-    assert_eq!((s, code(&v)), (400, "invalid_request"));
-    let (s, _) = api
-        .call(
-            post.clone(),
-            &path,
-            Some(&api.token),
-            Some(json!({"subject": "draft", "decision": "approve", "version": draft_version})),
-        )
-        .await;
+    assert_eq!((s, error_code(&v)), (400, "invalid_request"));
+    let (s, _) = api.post(&path, json!({"subject": "draft", "decision": "approve", "version": draft_version})).await;
     assert_eq!(s, 200);
     let done = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
     assert_eq!(done.status, JobStatus::Verified);
 
     // The Agent activity view: every invocation of the job, one trace, paginated.
-    let (s, v) = api.call(get.clone(), &format!("/v1/activity?job={job}&limit=5"), Some(&api.token), None).await;
+    let (s, v) = api.get(&format!("/v1/activity?job={job}&limit=5")).await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["activity"].as_array().map(Vec::len), Some(5));
     assert_eq!(v["next_page"], 1);
-    let (_, all) = api.call(get.clone(), &format!("/v1/activity?job={job}&limit=200"), Some(&api.token), None).await;
+    let (_, all) = api.get(&format!("/v1/activity?job={job}&limit=200")).await;
     let traces: std::collections::BTreeSet<&str> =
         all["activity"].as_array().expect("records").iter().filter_map(|r| r["trace_id"].as_str()).collect();
     assert_eq!(traces.len(), 1, "one job is one trace, across both human gates");
     let (s, v) = api.call(get.clone(), &format!("/v1/activity?job={job}"), Some(&api.other), None).await;
-    assert_eq!((s, code(&v)), (404, "not_found"));
-    let (s, v) = api.call(get.clone(), "/v1/activity?job=x&color=red", Some(&api.token), None).await;
-    assert_eq!((s, code(&v)), (400, "invalid_request"));
+    assert_eq!((s, error_code(&v)), (404, "not_found"));
+    let (s, v) = api.get("/v1/activity?job=x&color=red").await;
+    assert_eq!((s, error_code(&v)), (400, "invalid_request"));
 
     // The job view: an A2UI layout whose every entity reference is hydrated by the host.
-    let (s, v) = api.call(get.clone(), &format!("/v1/jobs/{job}/view"), Some(&api.token), None).await;
+    let (s, v) = api.get(&format!("/v1/jobs/{job}/view")).await;
     assert_eq!(s, 200, "{v}");
     let messages = v["layout"].as_array().expect("messages");
     assert!(messages[0].get("surfaceUpdate").is_some() || messages[0].get("createSurface").is_some());
@@ -209,10 +161,9 @@ async fn decisions_and_views_through_the_api() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_and_oversized_requests_get_typed_4xx() {
     let api = api().await;
-    let post = reqwest::Method::POST;
     let resp = api
         .http
-        .post(format!("{}/v1/sources", api.base))
+        .post(format!("{}/v1/sources", api.server))
         .bearer_auth(&api.token)
         .header("content-type", "application/json")
         .body("{not json")
@@ -220,28 +171,14 @@ async fn malformed_and_oversized_requests_get_typed_4xx() {
         .await
         .expect("send");
     assert_eq!(resp.status().as_u16(), 400);
-    let (s, v) = api
-        .call(
-            post.clone(),
-            "/v1/sources",
-            Some(&api.token),
-            Some(json!({"format": "json", "content": "{\"title\":\"x\"}"})),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (400, "source_malformed"));
-    let (s, v) = api
-        .call(
-            post.clone(),
-            "/v1/sources",
-            Some(&api.token),
-            Some(json!({"format": "srt", "content": "1\n00:00:02,000 --> 00:00:01,000\nx\n"})),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (400, "source_invalid_timing"));
-    let huge = "a".repeat(MAX_BODY_BYTES + 10);
+    let (s, v) = api.post("/v1/sources", json!({"format": "json", "content": "{\"title\":\"x\"}"})).await;
+    assert_eq!((s, error_code(&v)), (400, "source_malformed"));
     let (s, v) =
-        api.call(post, "/v1/sources", Some(&api.token), Some(json!({"format": "json", "content": huge}))).await;
-    assert_eq!((s, code(&v)), (413, "payload_too_large"));
+        api.post("/v1/sources", json!({"format": "srt", "content": "1\n00:00:02,000 --> 00:00:01,000\nx\n"})).await;
+    assert_eq!((s, error_code(&v)), (400, "source_invalid_timing"));
+    let huge = "a".repeat(MAX_BODY_BYTES + 10);
+    let (s, v) = api.post("/v1/sources", json!({"format": "json", "content": huge})).await;
+    assert_eq!((s, error_code(&v)), (413, "payload_too_large"));
     assert_eq!(
         harmonia_pipeline::operator::jobs(&api.local.env, &api.ws, 10).await.expect("jobs").len(),
         0,
@@ -253,10 +190,10 @@ async fn malformed_and_oversized_requests_get_typed_4xx() {
 async fn unknown_paths_and_methods_answer_json_errors() {
     let api = api().await;
     let (s, v) = api.call(reqwest::Method::GET, "/nope", None, None).await;
-    assert_eq!((s, code(&v)), (404, "unknown_route"));
+    assert_eq!((s, error_code(&v)), (404, "unknown_route"));
     assert_eq!(v["error"]["category"], "not_found");
     let (s, v) = api.call(reqwest::Method::DELETE, "/v1/jobs", Some(&api.token), None).await;
-    assert_eq!((s, code(&v)), (405, "method_not_allowed"));
-    let (s, v) = api.call(reqwest::Method::GET, "/v1/sources", Some(&api.token), None).await;
-    assert_eq!((s, code(&v)), (405, "method_not_allowed"), "the ingest handler's route answers alike");
+    assert_eq!((s, error_code(&v)), (405, "method_not_allowed"));
+    let (s, v) = api.get("/v1/sources").await;
+    assert_eq!((s, error_code(&v)), (405, "method_not_allowed"), "the ingest handler's route answers alike");
 }

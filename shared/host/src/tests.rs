@@ -2,34 +2,24 @@
 
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::registry::Timing;
-use serde_json::Value;
+use harmonia_testkit::{send, spawn_app};
 
 use super::*;
-
-async fn answer(request: reqwest::RequestBuilder) -> (u16, Value) {
-    let response = request.send().await.expect("request");
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stage_function_answers_unknown_paths_and_methods_with_json_errors() {
     let dir = harmonia_testkit::temp_dir();
     let local = Local::open_with(dir.path(), Timing::CLOUD, Wrap::default()).await.expect("open");
     let app = stage_router(Function::Policy, &local.env).expect("the policy stage has subscriptions");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let base = spawn_app(app).await;
     let http = reqwest::Client::new();
-    let (status, body) = answer(http.get(format!("{base}/nope"))).await;
+    let (status, body) = send(http.get(format!("{base}/nope"))).await;
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("unknown_route")));
-    let (status, body) = answer(http.get(format!("{base}/push/nope"))).await;
+    let (status, body) = send(http.get(format!("{base}/push/nope"))).await;
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("unknown_route")));
     // The push endpoint itself (policy consumes `review.passed`) takes POST only.
-    let (status, body) = answer(http.get(format!("{base}/push/review.passed"))).await;
+    let (status, body) = send(http.get(format!("{base}/push/review.passed"))).await;
     assert_eq!((status, body["error"]["code"].as_str()), (405, Some("method_not_allowed")));
-    let (status, body) = answer(http.delete(format!("{base}/healthz"))).await;
+    let (status, body) = send(http.delete(format!("{base}/healthz"))).await;
     assert_eq!((status, body["error"]["code"].as_str()), (405, Some("method_not_allowed")));
 }

@@ -6,6 +6,7 @@ use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use harmonia_auth::{Credentials, Identity};
+use harmonia_testkit::{Spawned, error_code, send, spawn_app};
 use serde_json::{Value, json};
 
 use harmonia_contracts::ids::JobId;
@@ -37,7 +38,7 @@ async fn trace(Trace(parent): Trace) -> String {
     parent.trace_id()
 }
 
-async fn serve() -> (String, String) {
+async fn serve() -> (Spawned, String) {
     let mut credentials = Credentials::default();
     let token =
         credentials.issue(Identity { operator: "ana".parse().expect("op"), workspace: "ws".parse().expect("ws") });
@@ -50,36 +51,22 @@ async fn serve() -> (String, String) {
     )
     .layer(DefaultBodyLimit::max(64))
     .with_state(State(Arc::new(credentials)));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let base = spawn_app(app).await;
     (base, token)
-}
-
-async fn answer(request: reqwest::RequestBuilder) -> (u16, Value) {
-    let response = request.send().await.expect("request");
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
-
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("")
 }
 
 #[tokio::test]
 async fn unknown_paths_and_methods_answer_json_errors() {
     let (base, _) = serve().await;
     let http = reqwest::Client::new();
-    let (status, body) = answer(http.get(format!("{base}/nope"))).await;
-    assert_eq!((status, code(&body)), (404, "unknown_route"));
+    let (status, body) = send(http.get(format!("{base}/nope"))).await;
+    assert_eq!((status, error_code(&body)), (404, "unknown_route"));
     assert_eq!(body["error"]["category"], "not_found");
     assert_eq!(body["error"]["retryable"], false);
     let response = http.delete(format!("{base}/who")).send().await.expect("request");
     let allow = response.headers().get("allow").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let (status, body) = (response.status().as_u16(), response.json::<Value>().await.expect("json"));
-    assert_eq!((status, code(&body)), (405, "method_not_allowed"));
+    assert_eq!((status, error_code(&body)), (405, "method_not_allowed"));
     assert_eq!(allow.as_deref(), Some("GET,HEAD"), "the 405 still says which methods the path takes");
 }
 
@@ -87,15 +74,15 @@ async fn unknown_paths_and_methods_answer_json_errors() {
 async fn the_caller_comes_from_the_bearer_credential() {
     let (base, token) = serve().await;
     let http = reqwest::Client::new();
-    let (status, body) = answer(http.get(format!("{base}/who")).bearer_auth(&token)).await;
+    let (status, body) = send(http.get(format!("{base}/who")).bearer_auth(&token)).await;
     assert_eq!((status, body), (200, json!({"operator": "ana", "workspace": "ws"})));
     for request in [
         http.get(format!("{base}/who")),
         http.get(format!("{base}/who")).bearer_auth("hop_nope"),
         http.get(format!("{base}/who")).header("authorization", format!("Basic {token}")),
     ] {
-        let (status, body) = answer(request).await;
-        assert_eq!((status, code(&body)), (401, "unauthenticated"));
+        let (status, body) = send(request).await;
+        assert_eq!((status, error_code(&body)), (401, "unauthenticated"));
     }
 }
 
@@ -104,7 +91,7 @@ async fn refused_bodies_are_typed_codes() {
     let (base, token) = serve().await;
     let http = reqwest::Client::new();
     let url = format!("{base}/echo");
-    let (status, body) = answer(http.post(&url).bearer_auth(&token).json(&json!({"a": 1}))).await;
+    let (status, body) = send(http.post(&url).bearer_auth(&token).json(&json!({"a": 1}))).await;
     assert_eq!((status, body), (200, json!({"a": 1})));
     let cases = [
         (http.post(&url).bearer_auth(&token).body("{\"a\":"), 400, "invalid_request"),
@@ -116,12 +103,12 @@ async fn refused_bodies_are_typed_codes() {
         (http.post(&url).bearer_auth(&token).json(&json!({"a": "x".repeat(100)})), 413, "payload_too_large"),
     ];
     for (request, want_status, want_code) in cases {
-        let (status, body) = answer(request).await;
-        assert_eq!((status, code(&body)), (want_status, want_code), "{body}");
+        let (status, body) = send(request).await;
+        assert_eq!((status, error_code(&body)), (want_status, want_code), "{body}");
         assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
     }
-    let (status, body) = answer(http.post(&url).json(&json!({"a": 1}))).await;
-    assert_eq!((status, code(&body)), (401, "unauthenticated"), "authentication comes before the body");
+    let (status, body) = send(http.post(&url).json(&json!({"a": 1}))).await;
+    assert_eq!((status, error_code(&body)), (401, "unauthenticated"), "authentication comes before the body");
 }
 
 #[tokio::test]
@@ -143,8 +130,8 @@ async fn path_ids_are_parsed_or_refused_with_their_code() {
     let http = reqwest::Client::new();
     let ok = http.get(format!("{base}/jobs/job-1")).send().await.expect("request");
     assert_eq!((ok.status().as_u16(), ok.text().await.expect("text")), (200, "job-1".to_owned()));
-    let (status, body) = answer(http.get(format!("{base}/jobs/%20bad%20id"))).await;
-    assert_eq!((status, code(&body)), (400, "invalid_id"));
-    let (status, body) = answer(http.get(format!("{base}/jobs/%FF"))).await;
-    assert_eq!((status, code(&body)), (400, "invalid_request"), "not UTF-8: still the JSON shape");
+    let (status, body) = send(http.get(format!("{base}/jobs/%20bad%20id"))).await;
+    assert_eq!((status, error_code(&body)), (400, "invalid_id"));
+    let (status, body) = send(http.get(format!("{base}/jobs/%FF"))).await;
+    assert_eq!((status, error_code(&body)), (400, "invalid_request"), "not UTF-8: still the JSON shape");
 }

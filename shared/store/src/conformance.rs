@@ -110,29 +110,24 @@ pub async fn update_missing_is_not_found(store: Arc<dyn Store>) {
 pub async fn multi_document_commit_is_all_or_nothing(store: Arc<dyn Store>) {
     let w = ws();
     create_if_absent(&*store, &w, THINGS, &id("x"), obj(json!({"n": 1}))).await.expect("create");
-    let writes = vec![
-        Write { collection: OTHERS, id: id("new"), op: WriteOp::Create(obj(json!({"n": 1}))) },
-        Write {
-            collection: THINGS,
-            id: id("x"),
-            op: WriteOp::Update { data: obj(json!({"n": 2})), expected_version: 9 },
-        },
-    ];
-    let r = store.commit(&w, writes).await;
+    // Create `new` in OTHERS and update `x` in THINGS, expecting `x` at `version`.
+    let writes = |version| {
+        vec![
+            Write { collection: OTHERS, id: id("new"), op: WriteOp::Create(obj(json!({"n": 1}))) },
+            Write {
+                collection: THINGS,
+                id: id("x"),
+                op: WriteOp::Update { data: obj(json!({"n": 2})), expected_version: version },
+            },
+        ]
+    };
+    let r = store.commit(&w, writes(9)).await;
     assert!(matches!(r, Err(Error::PreconditionFailed)), "{r:?}");
     assert!(store.get(&w, OTHERS, &id("new")).await.expect("get").is_none(), "partial commit");
     let x = store.get(&w, THINGS, &id("x")).await.expect("get").expect("x");
     assert_eq!((x.version, x.data), (1, obj(json!({"n": 1}))));
 
-    let writes = vec![
-        Write { collection: OTHERS, id: id("new"), op: WriteOp::Create(obj(json!({"n": 1}))) },
-        Write {
-            collection: THINGS,
-            id: id("x"),
-            op: WriteOp::Update { data: obj(json!({"n": 2})), expected_version: 1 },
-        },
-    ];
-    store.commit(&w, writes).await.expect("commit");
+    store.commit(&w, writes(1)).await.expect("commit");
     assert!(store.get(&w, OTHERS, &id("new")).await.expect("get").is_some());
     assert_eq!(store.get(&w, THINGS, &id("x")).await.expect("get").map(|d| d.version), Some(2));
 }

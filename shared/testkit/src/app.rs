@@ -22,7 +22,7 @@ pub struct Spawned {
 impl Spawned {
     /// `http://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.to_string()
     }
 
     /// Stop accepting, let in-flight requests finish, and wait for the server to end.
@@ -33,6 +33,13 @@ impl Spawned {
         if let Some(task) = self.task.take() {
             task.await.expect("the server task ended cleanly");
         }
+    }
+}
+
+/// Its base URL, so that a test can write `format!("{server}/path")`.
+impl std::fmt::Display for Spawned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "http://{}", self.addr)
     }
 }
 

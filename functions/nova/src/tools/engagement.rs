@@ -1,21 +1,14 @@
 //! `get_engagement_insights`: this workspace's measured posts and per-platform takeaways.
 
-use std::collections::BTreeMap;
-use std::time::Duration;
-
-use async_trait::async_trait;
 use harmonia_contracts::domain::PostMetrics;
-use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::tool::Provenance;
 use harmonia_pipeline::records::POST_METRICS;
-use harmonia_store::Store;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 use super::outcome::{Fail, Found, dataset, record};
-use super::read::{every, read, workspace};
-use super::{NovaTool, WORKSPACE_TIMEOUT};
+use super::read::Reads;
+use super::{NoArgs, NovaTool};
 
 /// How many posts the answer lists (and cites individually).
 const LISTED: usize = 10;
@@ -24,21 +17,13 @@ const LISTED: usize = 10;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GetEngagementInsights;
 
-/// `get_engagement_insights` takes no arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EngagementArgs {}
-
-#[async_trait]
 impl NovaTool for GetEngagementInsights {
     const NAME: &'static str = "get_engagement_insights";
     const DESCRIPTION: &'static str = "Measured posts of this workspace and takeaways.";
-    const DEADLINE: Duration = WORKSPACE_TIMEOUT;
-    type Args = EngagementArgs;
+    type Args = NoArgs;
 
-    async fn run(&self, store: &dyn Store, ws: &WorkspaceId, _: EngagementArgs) -> Result<Found, Fail> {
-        read(Self::DEADLINE, || workspace(store, ws)).await?;
-        let mut posts = read(Self::DEADLINE, || metrics(store, ws)).await?;
+    async fn run(&self, reads: Reads<'_>, _: NoArgs) -> Result<Found, Fail> {
+        let mut posts = metrics(reads).await?;
         posts.sort_by(|a, b| rate(b).total_cmp(&rate(a)));
         let listed = &posts[..posts.len().min(LISTED)];
         let mut evidence =
@@ -56,9 +41,10 @@ impl NovaTool for GetEngagementInsights {
     }
 }
 
-/// Every measured post of the workspace.
-pub(super) async fn metrics(store: &dyn Store, ws: &WorkspaceId) -> Result<Vec<PostMetrics>, Fail> {
-    every(store, ws, POST_METRICS).await
+/// Every measured post of the caller's workspace, once the caller may read it.
+pub(super) async fn metrics(reads: Reads<'_>) -> Result<Vec<PostMetrics>, Fail> {
+    reads.workspace().await?;
+    reads.every(POST_METRICS).await
 }
 
 /// Interactions per impression (0 for a post nobody saw).

@@ -1,42 +1,28 @@
 //! `get_operator_feed`: what waits for the operator, job health, goals and recent posts.
 
-use std::collections::BTreeMap;
-use std::time::Duration;
-
-use async_trait::async_trait;
 use harmonia_contracts::domain::{Job, JobStatus, Publication};
-use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::tool::{Evidence, Provenance};
 use harmonia_pipeline::records::{JOBS, PUBLICATIONS};
-use harmonia_store::Store;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 use super::outcome::{Fail, Found, dataset, record};
-use super::read::{every, read, workspace};
-use super::{NovaTool, WORKSPACE_TIMEOUT};
+use super::read::Reads;
+use super::{NoArgs, NovaTool};
 
 /// Pending items, job health, goals and recent posts of this workspace.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GetOperatorFeed;
 
-/// `get_operator_feed` takes no arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FeedArgs {}
-
-#[async_trait]
 impl NovaTool for GetOperatorFeed {
     const NAME: &'static str = "get_operator_feed";
     const DESCRIPTION: &'static str = "Pending items, job health, goals and recent posts of this workspace.";
-    const DEADLINE: Duration = WORKSPACE_TIMEOUT;
-    type Args = FeedArgs;
+    type Args = NoArgs;
 
-    async fn run(&self, store: &dyn Store, ws: &WorkspaceId, _: FeedArgs) -> Result<Found, Fail> {
-        let w = read(Self::DEADLINE, || workspace(store, ws)).await?;
-        let jobs: Vec<Job> = read(Self::DEADLINE, || every(store, ws, JOBS)).await?;
-        let publications: Vec<Publication> = read(Self::DEADLINE, || every(store, ws, PUBLICATIONS)).await?;
+    async fn run(&self, reads: Reads<'_>, _: NoArgs) -> Result<Found, Fail> {
+        let w = reads.workspace().await?;
+        let jobs: Vec<Job> = reads.every(JOBS).await?;
+        let publications: Vec<Publication> = reads.every(PUBLICATIONS).await?;
         let (pending, mut evidence) = pending(&jobs)?;
         if !jobs.is_empty() {
             evidence.push(dataset("dataset-jobs", false)?);

@@ -1,21 +1,17 @@
 //! `get_job_status`: a redacted status summary of one job of this workspace.
 
-use std::time::Duration;
-
-use async_trait::async_trait;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::Job;
-use harmonia_contracts::ids::{JobId, WorkspaceId};
+use harmonia_contracts::ids::JobId;
 use harmonia_contracts::tool::Provenance;
 use harmonia_pipeline::records::{JOBS, doc_id};
-use harmonia_store::Store;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::NovaTool;
 use super::outcome::{Fail, Found, record};
-use super::read::{read, workspace};
-use super::{NovaTool, WORKSPACE_TIMEOUT};
+use super::read::Reads;
 
 /// A redacted status summary of one job of this workspace.
 #[derive(Clone, Copy, Debug, Default)]
@@ -31,32 +27,24 @@ pub struct JobStatusArgs {
     pub job_id: String,
 }
 
-#[async_trait]
 impl NovaTool for GetJobStatus {
     const NAME: &'static str = "get_job_status";
     const DESCRIPTION: &'static str = "A redacted status summary of one job of this workspace.";
-    const DEADLINE: Duration = WORKSPACE_TIMEOUT;
     type Args = JobStatusArgs;
 
-    async fn run(&self, store: &dyn Store, ws: &WorkspaceId, args: JobStatusArgs) -> Result<Found, Fail> {
+    async fn run(&self, reads: Reads<'_>, args: JobStatusArgs) -> Result<Found, Fail> {
         let id: JobId = args.job_id.parse().map_err(|_| Fail::code(Code::InvalidId, "The job id is malformed."))?;
-        read(Self::DEADLINE, || workspace(store, ws)).await?;
-        let job = read(Self::DEADLINE, || find(store, ws, &id)).await?;
+        reads.workspace().await?;
+        // Read in the caller's workspace only: another workspace's job is indistinguishable
+        // from a missing one, so nothing leaks about its existence.
+        let job: Job = reads
+            .get(JOBS, &doc_id(&id))
+            .await?
+            .ok_or_else(|| Fail::code(Code::NotFound, "No job with that id exists in this workspace."))?;
         let evidence_id = format!("job-{}", job.id);
         let evidence = record(&evidence_id, Provenance::Live)?;
         Ok(Found::new([("job", summary(&job, &evidence_id)), ("count", json!(1))]).cite([evidence]))
     }
-}
-
-/// The job, if it is this workspace's: another workspace's job is indistinguishable from a
-/// missing one, so nothing leaks about its existence.
-async fn find(store: &dyn Store, ws: &WorkspaceId, id: &JobId) -> Result<Job, Fail> {
-    store
-        .get(ws, JOBS, &doc_id(id))
-        .await?
-        .ok_or_else(|| Fail::code(Code::NotFound, "No job with that id exists in this workspace."))?
-        .decode()
-        .map_err(|_| Fail::unavailable(false))
 }
 
 /// Status, pass, times and the failure's stage and code; nothing of the content.

@@ -1,22 +1,73 @@
-//! Reads under a deadline, with the contract's one retry of a transient failure.
+//! A tool call's reads: each under the deadline of what it reads, with the contract's one
+//! retry of a transient failure, and every workspace read scoped to the caller's workspace.
 
 use std::future::Future;
 use std::time::Duration;
 
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::Workspace;
-use harmonia_contracts::ids::WorkspaceId;
+use harmonia_contracts::ids::{DocId, WorkspaceId};
 use harmonia_pipeline::records::{WORKSPACES, doc_id};
 use harmonia_store::{Collection, Store, decode_each, scan_all};
 use serde::de::DeserializeOwned;
 
 use super::outcome::Fail;
+use super::{TREND_TIMEOUT, WORKSPACE_TIMEOUT};
+use crate::data::public;
+
+/// What one tool call may read: the store, as the caller's workspace or the public dataset.
+/// The deadline follows what is read (the public trend data or the workspace), so a tool
+/// states only which reads it makes.
+#[derive(Clone, Copy)]
+pub(crate) struct Reads<'a> {
+    store: &'a dyn Store,
+    ws: &'a WorkspaceId,
+}
+
+impl<'a> Reads<'a> {
+    pub(crate) fn new(store: &'a dyn Store, ws: &'a WorkspaceId) -> Self {
+        Self { store, ws }
+    }
+
+    /// The caller's workspace record; a caller without one may not read anything.
+    pub(crate) async fn workspace(&self) -> Result<Workspace, Fail> {
+        read(WORKSPACE_TIMEOUT, || async {
+            match self.store.get(self.ws, WORKSPACES, &doc_id(self.ws)).await? {
+                Some(doc) => doc.decode().map_err(|_| Fail::unavailable(false)),
+                None => Err(Fail::code(Code::Authorization, "The caller is not allowed to read this workspace.")),
+            }
+        })
+        .await
+    }
+
+    /// One document of `collection` in the caller's workspace, if it exists there.
+    pub(crate) async fn get<T: DeserializeOwned>(&self, collection: Collection, id: &DocId) -> Result<Option<T>, Fail> {
+        read(WORKSPACE_TIMEOUT, || async {
+            match self.store.get(self.ws, collection, id).await? {
+                Some(doc) => doc.decode().map(Some).map_err(|_| Fail::unavailable(false)),
+                None => Ok(None),
+            }
+        })
+        .await
+    }
+
+    /// Every decodable document of `collection` in the caller's workspace.
+    pub(crate) async fn every<T: DeserializeOwned>(&self, collection: Collection) -> Result<Vec<T>, Fail> {
+        read(WORKSPACE_TIMEOUT, || every(self.store, self.ws, collection)).await
+    }
+
+    /// Every decodable document of `collection` in the public dataset.
+    pub(crate) async fn public<T: DeserializeOwned>(&self, collection: Collection) -> Result<Vec<T>, Fail> {
+        let public = public();
+        read(TREND_TIMEOUT, || every(self.store, &public, collection)).await
+    }
+}
 
 /// Run `read` under `deadline`; a transient failure or a timeout is retried once.
 ///
 /// This stays one explicit second call rather than a backoff policy: the tool contract fixes
 /// exactly one immediate retry, and Nova's validator checks retries against that count.
-pub(crate) async fn read<T, F, Fut>(deadline: Duration, mut read: F) -> Result<T, Fail>
+async fn read<T, F, Fut>(deadline: Duration, mut read: F) -> Result<T, Fail>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, Fail>>,
@@ -31,17 +82,9 @@ async fn attempt<T>(deadline: Duration, read: impl Future<Output = Result<T, Fai
     tokio::time::timeout(deadline, read).await.map_err(|_elapsed| Fail::unavailable(true))?
 }
 
-/// The caller's workspace record; a caller without one may not read anything.
-pub(crate) async fn workspace(store: &dyn Store, ws: &WorkspaceId) -> Result<Workspace, Fail> {
-    match store.get(ws, WORKSPACES, &doc_id(ws)).await? {
-        Some(doc) => doc.decode().map_err(|_| Fail::unavailable(false)),
-        None => Err(Fail::code(Code::Authorization, "The caller is not allowed to read this workspace.")),
-    }
-}
-
 /// Every decodable document of `collection` in `ws`, page by page so that none is cut off; an
 /// undecodable one is logged and counted by [`decode_each`], and the rest still answer.
-pub(crate) async fn every<T: DeserializeOwned>(
+async fn every<T: DeserializeOwned>(
     store: &dyn Store,
     ws: &WorkspaceId,
     collection: Collection,

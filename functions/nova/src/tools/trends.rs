@@ -1,21 +1,16 @@
 //! `fetch_trend_signals` and `search_trend_signals`: the public trend-signal dataset.
 
-use std::time::Duration;
-
-use async_trait::async_trait;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::TrendSignal;
-use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::tool::Provenance;
-use harmonia_store::Store;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::outcome::{Fail, Found, dataset, record};
-use super::read::{every, read};
-use super::{Limit, NovaTool, TREND_TIMEOUT};
-use crate::data::{TREND_SIGNALS, public};
+use super::read::Reads;
+use super::{Limit, NovaTool};
+use crate::data::TREND_SIGNALS;
 
 /// Longest search query, in characters.
 pub const MAX_QUERY_CHARS: usize = 200;
@@ -33,15 +28,13 @@ pub struct FetchArgs {
     pub limit: Limit,
 }
 
-#[async_trait]
 impl NovaTool for FetchTrendSignals {
     const NAME: &'static str = "fetch_trend_signals";
     const DESCRIPTION: &'static str = "Public trend signals, strongest first.";
-    const DEADLINE: Duration = TREND_TIMEOUT;
     type Args = FetchArgs;
 
-    async fn run(&self, store: &dyn Store, _: &WorkspaceId, args: FetchArgs) -> Result<Found, Fail> {
-        let all = read(Self::DEADLINE, || signals(store)).await?;
+    async fn run(&self, reads: Reads<'_>, args: FetchArgs) -> Result<Found, Fail> {
+        let all = signals(reads).await?;
         let total = all.len();
         answer(all.into_iter().take(args.limit.get()).collect(), total)
     }
@@ -63,16 +56,14 @@ pub struct SearchArgs {
     pub limit: Limit,
 }
 
-#[async_trait]
 impl NovaTool for SearchTrendSignals {
     const NAME: &'static str = "search_trend_signals";
     const DESCRIPTION: &'static str = "Public trend signals matching a query.";
-    const DEADLINE: Duration = TREND_TIMEOUT;
     type Args = SearchArgs;
 
-    async fn run(&self, store: &dyn Store, _: &WorkspaceId, args: SearchArgs) -> Result<Found, Fail> {
+    async fn run(&self, reads: Reads<'_>, args: SearchArgs) -> Result<Found, Fail> {
         let terms = terms(&args.query)?;
-        let all = read(Self::DEADLINE, || signals(store)).await?;
+        let all = signals(reads).await?;
         let total = all.len();
         let found = all.into_iter().filter(|s| matches(s, &terms)).take(args.limit.get()).collect();
         answer(found, total)
@@ -95,8 +86,8 @@ fn matches(signal: &TrendSignal, terms: &[String]) -> bool {
 
 /// Every public signal, strongest first (ties in id order). The whole dataset is read, page
 /// by page, so that its size is reported truthfully.
-async fn signals(store: &dyn Store) -> Result<Vec<TrendSignal>, Fail> {
-    let mut all: Vec<TrendSignal> = every(store, &public(), TREND_SIGNALS).await?;
+async fn signals(reads: Reads<'_>) -> Result<Vec<TrendSignal>, Fail> {
+    let mut all: Vec<TrendSignal> = reads.public(TREND_SIGNALS).await?;
     // Stable: `every` reads in id order, which breaks ties.
     all.sort_by_key(|s| std::cmp::Reverse(s.score));
     Ok(all)

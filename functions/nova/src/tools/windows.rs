@@ -1,22 +1,15 @@
 //! `suggest_posting_windows`: UTC windows learnt from this workspace's measured posts.
 
-use std::collections::BTreeMap;
-use std::time::Duration;
-
-use async_trait::async_trait;
 use chrono::{Datelike, Timelike};
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::PostMetrics;
-use harmonia_contracts::ids::WorkspaceId;
-use harmonia_store::Store;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 use super::engagement::{any_mock, metrics, rate, round};
 use super::outcome::{Fail, Found, dataset};
-use super::read::{read, workspace};
-use super::{MIN_HISTORY, NovaTool, WORKSPACE_TIMEOUT};
+use super::read::Reads;
+use super::{MIN_HISTORY, NoArgs, NovaTool};
 
 /// How many windows the answer suggests.
 const SUGGESTED: usize = 3;
@@ -24,11 +17,6 @@ const SUGGESTED: usize = 3;
 /// UTC posting windows computed from measured history, with the basis.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SuggestPostingWindows;
-
-/// `suggest_posting_windows` takes no arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WindowsArgs {}
 
 /// One (platform, UTC weekday, UTC hour) slot with its measured posts.
 struct Slot {
@@ -39,16 +27,13 @@ struct Slot {
     mean_rate: f64,
 }
 
-#[async_trait]
 impl NovaTool for SuggestPostingWindows {
     const NAME: &'static str = "suggest_posting_windows";
     const DESCRIPTION: &'static str = "UTC posting windows computed from measured history, with the basis.";
-    const DEADLINE: Duration = WORKSPACE_TIMEOUT;
-    type Args = WindowsArgs;
+    type Args = NoArgs;
 
-    async fn run(&self, store: &dyn Store, ws: &WorkspaceId, _: WindowsArgs) -> Result<Found, Fail> {
-        read(Self::DEADLINE, || workspace(store, ws)).await?;
-        let posts = read(Self::DEADLINE, || metrics(store, ws)).await?;
+    async fn run(&self, reads: Reads<'_>, _: NoArgs) -> Result<Found, Fail> {
+        let posts = metrics(reads).await?;
         if posts.len() < MIN_HISTORY {
             return Err(Fail::code(
                 Code::InsufficientHistory,
