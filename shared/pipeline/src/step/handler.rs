@@ -16,14 +16,15 @@ use crate::registry::{StageKind, Subscribed};
 /// The payload's topic is the step's subscription, and the registry binds each subscribed
 /// payload to the one stage that consumes it ([`Subscribed`]): a step naming a stage other
 /// than its payload's consumer does not compile.
-#[async_trait]
+// A native async method: steps are used through generics only, never as trait objects, so
+// no boxing macro is needed; the `Send` bound lets the bus handler run them on any worker.
 pub trait Step: Default + Send + Sync + 'static {
     /// The stage it completes.
     type Stage: StageKind;
     /// The payload it consumes.
     type Payload: Subscribed<Consumer = Self::Stage>;
     /// Do the step; it ends with [`complete`](super::complete).
-    async fn run(&self, env: &Env, event: &StageEvent<Self::Payload>) -> Result<(), Error>;
+    fn run(&self, env: &Env, event: &StageEvent<Self::Payload>) -> impl Future<Output = Result<(), Error>> + Send;
 }
 
 /// The stage step `S` completes.

@@ -1,4 +1,3 @@
-use async_trait::async_trait;
 use harmonia_agents::io::{NimiInput, RoleInput};
 use harmonia_contracts::domain::{Analysis, JobStatus, Source};
 use harmonia_contracts::event::{AnalysisCompleted, SourceIngested, StageEvent};
@@ -14,7 +13,6 @@ use crate::step::{self, Completion, Step, complete, next_event};
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Analyze;
 
-#[async_trait]
 impl Step for Analyze {
     type Stage = stage::Analyze;
     type Payload = SourceIngested;

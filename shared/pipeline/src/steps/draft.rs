@@ -1,4 +1,3 @@
-use async_trait::async_trait;
 use chrono::Utc;
 use harmonia_agents::io::{DraftOutput, NoniInput, Revision, RoleInput};
 use harmonia_contracts::Code;
@@ -80,7 +79,6 @@ fn require_pass<P: EventPayload>(event: &StageEvent<P>, pass: Pass) -> Result<()
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct FirstDraft;
 
-#[async_trait]
 impl Step for FirstDraft {
     type Stage = stage::Draft;
     type Payload = ItemSelected;
@@ -95,7 +93,6 @@ impl Step for FirstDraft {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Revise;
 
-#[async_trait]
 impl Step for Revise {
     type Stage = stage::Draft;
     type Payload = RevisionRequested;

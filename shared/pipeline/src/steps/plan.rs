@@ -1,4 +1,3 @@
-use async_trait::async_trait;
 use harmonia_agents::io::{RoleInput, TemiInput};
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{JobStatus, Plan, PlanItem, PlanningSnapshot};
@@ -27,7 +26,6 @@ pub fn select_item(plan: &Plan) -> Option<&PlanItem> {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct PlanStep;
 
-#[async_trait]
 impl Step for PlanStep {
     type Stage = stage::Plan;
     type Payload = StrategyApproved;

@@ -1,6 +1,5 @@
 use std::collections::HashMap;
 
-use async_trait::async_trait;
 use harmonia_agents::research::publication_evidence_id;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{Draft, JobStatus, PolicyOutcome, Publication, Review, Workspace};
@@ -20,7 +19,6 @@ use crate::step::{self, Completion, Step, complete, next_event};
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct PolicyStep;
 
-#[async_trait]
 impl Step for PolicyStep {
     type Stage = stage::Policy;
     type Payload = ReviewPassed;

@@ -1,4 +1,3 @@
-use async_trait::async_trait;
 use chrono::Utc;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{
@@ -21,7 +20,6 @@ use crate::step::{self, Completion, Step, complete, next_event};
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Publish;
 
-#[async_trait]
 impl Step for Publish {
     type Stage = stage::Publish;
     type Payload = DraftApproved;

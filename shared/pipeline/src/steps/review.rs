@@ -1,4 +1,3 @@
-use async_trait::async_trait;
 use harmonia_agents::io::{DaraInput, DraftView, ReviewOutput, RoleInput};
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{Draft, JobStatus, Review, Verdict};
@@ -17,7 +16,6 @@ use crate::step::{self, Completion, Step, complete, next_event, next_event_in};
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ReviewStep;
 
-#[async_trait]
 impl Step for ReviewStep {
     type Stage = stage::Review;
     type Payload = DraftWritten;

@@ -1,4 +1,3 @@
-use async_trait::async_trait;
 use harmonia_agents::io::{CompanyContext, RoleInput, RyanInput};
 use harmonia_contracts::domain::{JobStatus, Strategy, Workspace, content_hash};
 use harmonia_contracts::event::{AnalysisCompleted, StageEvent, StrategyProposed};
@@ -14,7 +13,6 @@ use crate::step::{self, Completion, Step, complete, next_event};
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Strategize;
 
-#[async_trait]
 impl Step for Strategize {
     type Stage = stage::Strategize;
     type Payload = AnalysisCompleted;

@@ -1,4 +1,3 @@
-use async_trait::async_trait;
 use chrono::Utc;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{JobStatus, Publication, ReceiptOutcome, Verification, VerificationOutcome};
@@ -18,7 +17,6 @@ use crate::step::{self, Completion, Step, complete, next_event};
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Verify;
 
-#[async_trait]
 impl Step for Verify {
     type Stage = stage::Verify;
     type Payload = PostPublished;

@@ -1,6 +1,5 @@
 // An `analyze` step consuming `draft.written`, the review stage's topic.
 
-use async_trait::async_trait;
 use harmonia_contracts::event::{DraftWritten, StageEvent};
 use harmonia_pipeline::Env;
 use harmonia_pipeline::registry::{Route, stage};
@@ -9,7 +8,6 @@ use harmonia_pipeline::step::{self, Step};
 #[derive(Default)]
 struct Analyze;
 
-#[async_trait]
 impl Step for Analyze {
     type Stage = stage::Analyze;
     type Payload = DraftWritten;
