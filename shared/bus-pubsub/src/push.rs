@@ -10,15 +10,17 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use axum::{Json, Router};
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use harmonia_bus::{Delivery, Handler, Name, Outcome};
-use serde_json::Value;
+use harmonia_contracts::{Code, ErrorBody};
+use serde_json::{Value, json};
 
 /// Largest accepted push body: a 10 MB message, base64-encoded, plus its envelope.
 pub const MAX_PUSH_BODY_BYTES: usize = 16 * 1024 * 1024;
@@ -60,11 +62,16 @@ pub fn decode(body: &[u8]) -> Result<Delivery, Error> {
         None | Some(Value::Null) => BTreeMap::new(),
         Some(_) => return Err(Error::NotAPushRequest),
     };
-    let published_at = field(message, "publishTime", "publish_time")
-        .and_then(Value::as_str)
-        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-        .map(|t| t.with_timezone(&Utc))
-        .unwrap_or_else(Utc::now);
+    // Pub/Sub always stamps a message; a body without a stamp is taken as published on
+    // arrival, but a stamp that is not RFC 3339 means the body is not Pub/Sub's.
+    let published_at = match field(message, "publishTime", "publish_time") {
+        None | Some(Value::Null) => Utc::now(),
+        Some(stamp) => stamp
+            .as_str()
+            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.with_timezone(&Utc))
+            .ok_or(Error::NotAPushRequest)?,
+    };
     // Pub/Sub reports the attempt only with a dead-letter policy (the emulator never does).
     let attempt = field(root.as_object().ok_or(Error::NotAPushRequest)?, "deliveryAttempt", "delivery_attempt")
         .and_then(Value::as_u64)
@@ -73,15 +80,17 @@ pub fn decode(body: &[u8]) -> Result<Delivery, Error> {
     Ok(Delivery { message_id, subscription, data, attributes, attempt, published_at })
 }
 
-async fn receive(State(handler): State<Arc<dyn Handler>>, body: Bytes) -> StatusCode {
+async fn receive(State(handler): State<Arc<dyn Handler>>, body: Bytes) -> Response {
     match decode(&body) {
         Ok(delivery) => match handler.handle(delivery).await {
-            Outcome::Ack => StatusCode::NO_CONTENT,
-            Outcome::Nack => StatusCode::SERVICE_UNAVAILABLE,
+            Outcome::Ack => StatusCode::NO_CONTENT.into_response(),
+            Outcome::Nack => StatusCode::SERVICE_UNAVAILABLE.into_response(),
         },
         Err(e) => {
             tracing::warn!(error = %e, "refused a malformed push request");
-            StatusCode::BAD_REQUEST
+            // The same JSON error shape as every other Harmonia endpoint.
+            let body = ErrorBody::new(Code::InvalidRequest, e.to_string());
+            (StatusCode::BAD_REQUEST, Json(json!({ "error": body }))).into_response()
         }
     }
 }
@@ -123,5 +132,36 @@ mod tests {
         assert_eq!(decode(bad.to_string().as_bytes()).err(), Some(Error::BadData));
         let attrs = json!({"message": {"messageId": "1", "attributes": {"n": 1}}, "subscription": "projects/p/subscriptions/s-1"});
         assert_eq!(decode(attrs.to_string().as_bytes()).err(), Some(Error::NotAPushRequest));
+        let stamp = json!({"message": {"messageId": "1", "publishTime": "yesterday"}, "subscription": "projects/p/subscriptions/s-1"});
+        assert_eq!(decode(stamp.to_string().as_bytes()).err(), Some(Error::NotAPushRequest));
+    }
+
+    struct Ack;
+
+    #[async_trait::async_trait]
+    impl Handler for Ack {
+        async fn handle(&self, _: Delivery) -> Outcome {
+            Outcome::Ack
+        }
+    }
+
+    fn post(body: &Value) -> axum::http::Request<axum::body::Body> {
+        axum::http::Request::post("/push/t")
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(body.to_string()))
+            .expect("a request")
+    }
+
+    #[tokio::test]
+    async fn a_malformed_push_gets_a_json_error_and_a_push_is_acked() {
+        let app = router("/push/t", Arc::new(Ack));
+        let reply = harmonia_testkit::oneshot(app.clone(), post(&json!({"nope": 1}))).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+        let body = reply.json();
+        assert_eq!(body["error"]["code"], "invalid_request");
+        assert_eq!(body["error"]["message"], "not a Pub/Sub push request");
+        let push =
+            json!({"message": {"data": "aGk=", "messageId": "1"}, "subscription": "projects/p/subscriptions/s-1"});
+        assert_eq!(harmonia_testkit::oneshot(app, post(&push)).await.status, StatusCode::NO_CONTENT);
     }
 }
