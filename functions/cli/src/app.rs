@@ -352,13 +352,15 @@ pub(crate) async fn decide(
     let env = backend.env();
     let id: JobId = job.parse()?;
     let current = operator::job(env, &ws, &id).await?;
+    // Before looking up the version, so a decision at the wrong gate says so.
+    operator::require_waiting(&current, subject)?;
     let version = match version {
         Some(v) => v,
         None => operator::current_version(env, &ws, &current, subject).await?,
     };
     let decision = match reject {
-        Some(reason) if !reason.trim().is_empty() => Decision::Rejected { reason },
-        Some(_) => return Err(Error::new(Code::InvalidRequest, "a rejection needs a reason")),
+        // The reason's limits are checked by `operator::decide`, for the CLI and the API alike.
+        Some(reason) => Decision::Rejected { reason },
         None => Decision::Approved,
     };
     let request = operator::DecisionRequest {
@@ -366,16 +368,15 @@ pub(crate) async fn decide(
         operator: "cli".parse()?,
         subject,
         decision,
-        subject_hash: version.clone(),
+        subject_hash: version,
         trace: None,
     };
     let approval = operator::decide(env, &ws, request).await?;
-    out.say(&format!(
-        "recorded: {:?} of {:?} version {}",
-        approval.decision,
-        subject,
-        &version[..version.len().min(12)]
-    ));
+    let short = &approval.subject_hash[..approval.subject_hash.len().min(12)];
+    out.say(&match &approval.decision {
+        Decision::Approved => format!("Approved the {} version {short}.", subject.as_str()),
+        Decision::Rejected { reason } => format!("Rejected the {} version {short}: {reason}", subject.as_str()),
+    });
     let after = match backend {
         Backend::Local(l) => follow(l, out, &id, false).await?,
         // Deployed functions carry on; report where the job stands now.

@@ -126,11 +126,10 @@ async fn decide(
 ) -> Reply {
     let decision = match (request.decision, request.reason) {
         (DecisionKind::Approve, _) => Decision::Approved,
-        (DecisionKind::Reject, Some(reason)) if !reason.trim().is_empty() && reason.chars().count() <= 500 => {
-            Decision::Rejected { reason }
-        }
-        (DecisionKind::Reject, _) => {
-            return Err(Error::new(Code::InvalidRequest, "a rejection needs a reason of 1-500 characters").into());
+        // The reason's limits are checked by `operator::decide`, for the CLI and the API alike.
+        (DecisionKind::Reject, Some(reason)) => Decision::Rejected { reason },
+        (DecisionKind::Reject, None) => {
+            return Err(Error::new(Code::InvalidRequest, "A rejection needs a reason of 1 to 500 characters.").into());
         }
     };
     let approval = operator::decide(

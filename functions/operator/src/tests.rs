@@ -101,15 +101,25 @@ async fn decisions_and_views_through_the_api() {
 
     let path = format!("/v1/jobs/{job}/decisions");
     let (s, v) = api.post(&path, json!({"subject": "strategy", "decision": "approve", "version": "0000"})).await;
+    assert_eq!((s, error_code(&v)), (400, "invalid_request"), "shorter than eight hex characters: not a version");
+    let other = if version.starts_with('0') { "11111111" } else { "00000000" };
+    let (s, v) = api.post(&path, json!({"subject": "strategy", "decision": "approve", "version": other})).await;
     assert_eq!((s, error_code(&v)), (409, "stale_version"));
     let (s, v) =
         api.post(&path, json!({"subject": "strategy", "decision": "approve", "version": version, "extra": 1})).await;
     assert_eq!((s, error_code(&v)), (400, "invalid_request"));
     let (s, v) = api.post(&path, json!({"subject": "draft", "decision": "approve", "version": version})).await;
     assert_eq!((s, error_code(&v)), (409, "invalid_transition"));
-    let (s, v) = api.post(&path, json!({"subject": "strategy", "decision": "approve", "version": version})).await;
+    assert_eq!(
+        v["error"]["message"], "The job is awaiting_strategy_approval; it is not waiting for a draft decision.",
+        "a decision at the wrong gate names the job's status"
+    );
+    // The twelve characters `status` prints name the version.
+    let (s, v) =
+        api.post(&path, json!({"subject": "strategy", "decision": "approve", "version": &version[..12]})).await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["approval"]["operator"], "ana");
+    assert_eq!(v["approval"]["subject_hash"], version, "the approval records the whole hash");
     let (s, _) = api.post(&path, json!({"subject": "strategy", "decision": "approve", "version": version})).await;
     assert_eq!(s, 409, "a second decision is refused");
 
@@ -121,6 +131,11 @@ async fn decisions_and_views_through_the_api() {
         .post(&path, json!({"subject": "draft", "decision": "reject", "version": draft_version, "reason": ""}))
         .await;
     assert_eq!((s, error_code(&v)), (400, "invalid_request"));
+    let long = "x".repeat(501);
+    let (s, v) = api
+        .post(&path, json!({"subject": "draft", "decision": "reject", "version": draft_version, "reason": long}))
+        .await;
+    assert_eq!((s, error_code(&v)), (400, "invalid_request"), "the CLI's limit is the API's");
     let (s, _) = api.post(&path, json!({"subject": "draft", "decision": "approve", "version": draft_version})).await;
     assert_eq!(s, 200);
     let done = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");

@@ -72,17 +72,22 @@ pub struct DecisionRequest {
     pub trace: Option<TraceParent>,
 }
 
-/// Decide on the strategy or the draft of `job`. Refuses a job not waiting for this decision
-/// (`invalid_transition`), a hash that is not the current version (`stale_version`), and a
-/// second decision.
+/// The fewest hexadecimal characters of a content hash that name a version.
+pub const MIN_VERSION_PREFIX: usize = 8;
+/// The longest rejection reason, in characters (the same for the CLI and the API).
+pub const MAX_REASON_CHARS: usize = 500;
+
+/// Decide on the strategy or the draft of `job`. The version may be the whole content hash or
+/// any prefix of at least [`MIN_VERSION_PREFIX`] hexadecimal characters; the approval records
+/// the whole hash. Refuses a malformed version or reason (`invalid_request`), a job not waiting
+/// for this decision (`invalid_transition`, naming its status), a version that is not the
+/// current one (`stale_version`), and a second decision.
 pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest) -> Result<Approval, Error> {
+    check_reason(&request.decision)?;
     let job = job(env, workspace, &request.job).await?;
-    let waiting = waiting_status(request.subject);
-    if job.status != waiting {
-        return Err(Error::from_code(Code::InvalidTransition));
-    }
+    require_waiting(&job, request.subject)?;
     let current = current_version(env, workspace, &job, request.subject).await?;
-    if current != request.subject_hash {
+    if !names_version(&current, &request.subject_hash)? {
         return Err(Error::from_code(Code::StaleVersion));
     }
     let approval = Approval {
@@ -112,6 +117,41 @@ pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest
     record_decision(env, workspace, &job.id, &record).await?;
     env.publish(&next).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
     Ok(approval)
+}
+
+/// The job must be waiting for a decision on `subject`; otherwise `invalid_transition`, naming
+/// the job's status.
+pub fn require_waiting(job: &Job, subject: ApprovalSubject) -> Result<(), Error> {
+    if job.status == waiting_status(subject) {
+        return Ok(());
+    }
+    Err(Error::new(
+        Code::InvalidTransition,
+        format!("The job is {}; it is not waiting for a {} decision.", job.status.as_str(), subject.as_str()),
+    ))
+}
+
+/// Whether `given` names the version `current`: the whole hash or a prefix of at least
+/// [`MIN_VERSION_PREFIX`] hexadecimal characters (either case). Anything else is not a version.
+fn names_version(current: &str, given: &str) -> Result<bool, Error> {
+    let given = given.trim();
+    if given.len() < MIN_VERSION_PREFIX || given.len() > 64 || !given.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::new(
+            Code::InvalidRequest,
+            "A version is 8 to 64 hexadecimal characters: the start of the content hash or all of it.",
+        ));
+    }
+    Ok(current.len() >= given.len() && current[..given.len()].eq_ignore_ascii_case(given))
+}
+
+/// A rejection's reason must say something, within [`MAX_REASON_CHARS`].
+fn check_reason(decision: &Decision) -> Result<(), Error> {
+    match decision {
+        Decision::Rejected { reason } if reason.trim().is_empty() || reason.chars().count() > MAX_REASON_CHARS => {
+            Err(Error::new(Code::InvalidRequest, "A rejection needs a reason of 1 to 500 characters."))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The status a job waits in for a decision on `subject`.
@@ -273,4 +313,35 @@ pub async fn resume(env: &Env, workspace: &WorkspaceId) -> Result<usize, Error> 
 async fn resend(env: &Env, marker: &Marker) -> Result<usize, Error> {
     republish(env, marker).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
     Ok(marker.next.len())
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+
+    const HASH: &str = "7d93716a9b8c4f1e0a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081";
+
+    #[test]
+    fn a_version_is_the_hash_or_a_prefix_of_at_least_eight_hex_characters() {
+        assert_eq!(names_version(HASH, HASH).ok(), Some(true));
+        assert_eq!(names_version(HASH, "7d93716a").ok(), Some(true));
+        assert_eq!(names_version(HASH, "7D93716A9B8C").ok(), Some(true), "either case");
+        assert_eq!(names_version(HASH, " 7d93716a9b8c ").ok(), Some(true), "surrounding space is not part of it");
+        assert_eq!(names_version(HASH, "7d93716b").ok(), Some(false), "another version: stale");
+        for malformed in ["", "7d93716", "7d93716z", "xxxxxxxx", &"a".repeat(65)] {
+            let e = names_version(HASH, malformed).expect_err(malformed);
+            assert_eq!(e.code, Code::InvalidRequest, "{malformed}");
+        }
+    }
+
+    #[test]
+    fn a_rejection_reason_is_one_to_five_hundred_characters() {
+        let reject = |reason: String| Decision::Rejected { reason };
+        assert!(check_reason(&Decision::Approved).is_ok());
+        assert!(check_reason(&reject("Off brand.".into())).is_ok());
+        assert!(check_reason(&reject("é".repeat(MAX_REASON_CHARS))).is_ok(), "characters, not bytes");
+        for bad in [String::new(), "   ".into(), "x".repeat(MAX_REASON_CHARS + 1), "x".repeat(100_000)] {
+            assert_eq!(check_reason(&reject(bad)).map_err(|e| e.code).err(), Some(Code::InvalidRequest));
+        }
+    }
 }
