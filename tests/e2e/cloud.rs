@@ -114,8 +114,7 @@ impl Cloud {
         if let Some(b) = body {
             req = req.json(&b);
         }
-        let r = req.send().await.expect("request");
-        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+        harmonia_testkit::send(req).await
     }
 
     /// Submit the sample and take it to a terminal state, approving both gates; `at` runs
