@@ -112,9 +112,8 @@ pub enum LogFormat {
 /// OTLP/HTTP export of traces and metrics.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OtlpExport {
-    /// The collector's base URL (`/v1/traces` and `/v1/metrics` are appended), without a
-    /// trailing slash.
-    pub endpoint: String,
+    /// The collector's base URL (`/v1/traces` and `/v1/metrics` are appended).
+    pub endpoint: harmonia_telemetry::OtlpEndpoint,
     /// `OTEL_SERVICE_NAME`, when set; otherwise the function's own name is used.
     pub service: Option<String>,
 }
@@ -318,11 +317,7 @@ impl Config {
     /// What `function` exports: spans as [`Config::trace_exporter`] selects, metrics to the
     /// OTLP collector, named `OTEL_SERVICE_NAME` or `harmonia-<function>`.
     pub fn export(&self, function: &str) -> Result<harmonia_telemetry::Export, harmonia_telemetry::Error> {
-        let otlp = self
-            .otlp
-            .as_ref()
-            .map(|o| harmonia_telemetry::OtlpEndpoint::from_var("HARMONIA_OTLP_ENDPOINT", &o.endpoint))
-            .transpose()?;
+        let otlp = self.otlp.as_ref().map(|o| o.endpoint.clone());
         let service =
             self.otlp.as_ref().and_then(|o| o.service.clone()).unwrap_or_else(|| format!("harmonia-{function}"));
         harmonia_telemetry::Export::resolve(service, self.trace_exporter, otlp, self.project.clone())
@@ -351,25 +346,28 @@ fn google_tokens<F: Fn(&str) -> Option<OsString>>(vars: &Vars<F>) -> Result<Opti
     Ok(Some(GoogleTokens { jwks_url: jwks_url.unwrap_or_else(|| GOOGLE_JWKS_URL.to_owned()), audience, principals }))
 }
 
-/// `HARMONIA_TRACE_EXPORTER`, checked against what its selection needs: an OTLP endpoint, or
-/// the project Cloud Trace writes to.
+/// `HARMONIA_TRACE_EXPORTER`, checked against what its selection needs (an OTLP endpoint, or
+/// the project Cloud Trace writes to) by the very rule [`Config::export`] applies later.
 fn trace_exporter<F: Fn(&str) -> Option<OsString>>(
     vars: &Vars<F>,
     otlp: Option<&OtlpExport>,
     project: Option<&str>,
 ) -> Result<Option<harmonia_telemetry::TraceExporter>, Error> {
-    use harmonia_telemetry::TraceExporter;
+    use harmonia_telemetry::Error as Refused;
     let variable = harmonia_telemetry::TRACE_EXPORTER_VAR;
     let Some(raw) = vars.get(variable)? else { return Ok(None) };
-    let exporter: TraceExporter = raw.parse().map_err(|_| Error::new(variable, "must be otlp, cloud_trace or none"))?;
-    match exporter {
-        TraceExporter::Otlp if otlp.is_none() => {
-            Err(Error::new(variable, "is otlp, which needs HARMONIA_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_ENDPOINT)"))
-        }
-        TraceExporter::CloudTrace if project.is_none() => {
+    let exporter = raw.parse().map_err(|_| Error::new(variable, "must be otlp, cloud_trace or none"))?;
+    // The service name plays no part in whether a selection is complete.
+    let endpoint = otlp.map(|o| o.endpoint.clone());
+    match harmonia_telemetry::Export::resolve("harmonia", Some(exporter), endpoint, project.map(str::to_owned)) {
+        Ok(_) => Ok(Some(exporter)),
+        Err(Refused::ProjectMissing) => {
             Err(Error::new("GOOGLE_CLOUD_PROJECT", "is required when HARMONIA_TRACE_EXPORTER is cloud_trace"))
         }
-        _ => Ok(Some(exporter)),
+        Err(Refused::OtlpEndpointMissing) => {
+            Err(Error::new(variable, "is otlp, which needs HARMONIA_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_ENDPOINT)"))
+        }
+        Err(_) => Err(Error::new(variable, "names an exporter that cannot be configured")),
     }
 }
 
@@ -412,7 +410,13 @@ fn otlp_export<F: Fn(&str) -> Option<OsString>>(vars: &Vars<F>) -> Result<Option
     if service.as_deref().is_some_and(|s| s.chars().any(char::is_control) || s.chars().count() > 255) {
         return Err(Error::new("OTEL_SERVICE_NAME", "must be a name of at most 255 printable characters"));
     }
-    Ok(base.map(|(endpoint, _)| OtlpExport { endpoint, service }))
+    base.map(|(url, variable)| {
+        // The exporter's own parse, so a collector accepted here is one it can use.
+        let endpoint = harmonia_telemetry::OtlpEndpoint::from_var(variable, &url)
+            .map_err(|_| Error::new(variable, "must be an http or https URL without a query"))?;
+        Ok(OtlpExport { endpoint, service })
+    })
+    .transpose()
 }
 
 #[cfg(test)]

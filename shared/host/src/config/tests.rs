@@ -76,7 +76,7 @@ fn every_variable_is_parsed_into_its_field() {
     assert_eq!(c.log_format, LogFormat::Json);
     assert_eq!(
         c.otlp,
-        Some(OtlpExport { endpoint: "http://collector:4318".into(), service: Some("harmonia-canary".into()) })
+        Some(OtlpExport { endpoint: endpoint("http://collector:4318"), service: Some("harmonia-canary".into()) })
     );
     assert_eq!(c.step_lease, Duration::from_secs(20));
     assert_eq!((c.fault_delay, c.fault_response_hold), (Some(Duration::from_millis(1500)), None));
@@ -153,7 +153,7 @@ fn per_signal_endpoints_alone_configure_the_collector() {
         ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "https://otel.example.com/v1/metrics"),
     ])
     .expect("valid");
-    assert_eq!(c.otlp, Some(OtlpExport { endpoint: "https://otel.example.com".into(), service: None }));
+    assert_eq!(c.otlp, Some(OtlpExport { endpoint: endpoint("https://otel.example.com"), service: None }));
 }
 
 #[test]
@@ -195,4 +195,8 @@ proptest::proptest! {
             proptest::prop_assert!(names.is_ok_and(|n| n > 0), "prefix {prefix:?} was accepted but names are invalid");
         }
     }
+}
+
+fn endpoint(url: &str) -> harmonia_telemetry::OtlpEndpoint {
+    harmonia_telemetry::OtlpEndpoint::from_var("HARMONIA_OTLP_ENDPOINT", url).expect("a valid endpoint")
 }
