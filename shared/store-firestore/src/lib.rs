@@ -217,12 +217,9 @@ impl Store for FirestoreStore {
         query: &Query,
     ) -> Result<Vec<Document>, Error> {
         use fs::structured_query::{self as sq, filter::FilterType};
-        query.validate()?;
-        if collection == Collection::WORKSPACES {
-            // The workspace's record is the parent document, which no sub-collection query
-            // returns (see `Collection::WORKSPACES`).
-            return Err(Error::Invalid("workspace records are read by id, not queried"));
-        }
+        // Refuses a query of the workspace records too: the workspace's own record is the parent
+        // document here, which no sub-collection query returns (see `Collection::WORKSPACES`).
+        query.validate(collection)?;
         let mut filters = Vec::new();
         for (path, value) in &query.filters {
             filters.push(sq::Filter {

@@ -168,10 +168,7 @@ impl Store for SqliteStore {
         collection: Collection,
         query: &Query,
     ) -> Result<Vec<Document>, Error> {
-        query.validate()?;
-        if collection == Collection::WORKSPACES {
-            return Err(Error::Invalid("workspace records are read by id, not queried"));
-        }
+        query.validate(collection)?;
         let mut sql =
             String::from("SELECT id, version, updated_at, data FROM documents WHERE workspace = ? AND collection = ?");
         let mut args: Vec<SqlValue> = vec![workspace.to_string().into(), collection.as_str().to_owned().into()];

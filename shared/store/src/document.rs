@@ -151,8 +151,12 @@ impl Query {
         Ok(self)
     }
 
-    /// Check the limit, the filter count, and that a cursor is used only in id order.
-    pub fn validate(&self) -> Result<(), Error> {
+    /// Check the query against the rules every backend shares: the limit, the filter count,
+    /// a cursor only in id order, and no query of [`Collection::WORKSPACES`].
+    pub fn validate(&self, collection: Collection) -> Result<(), Error> {
+        if collection == Collection::WORKSPACES {
+            return Err(Error::Invalid("workspace records are read by id, not queried"));
+        }
         if !(1..=MAX_QUERY_LIMIT).contains(&self.limit) || self.filters.len() > 10 {
             return Err(Error::Invalid("query limit must be 1-1000 with at most 10 filters"));
         }
