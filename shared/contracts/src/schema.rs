@@ -65,6 +65,7 @@ pub fn all_schemas() -> BTreeMap<String, Value> {
         "agent-contract-error" => AgentContractError,
         "tool-envelope" => ToolEnvelope,
         "workspace" => domain::Workspace,
+        "workspace-config" => domain::WorkspaceConfig,
         "job" => domain::Job,
         "source-input" => domain::SourceInput,
         "source" => domain::Source,

@@ -1,0 +1,276 @@
+//! The workspace configuration an operator writes (a TOML file, `examples/workspace.toml`),
+//! checked against `schemas/workspace-config.schema.json`. Nothing brand-specific lives in
+//! code: strategy, briefs, calls to action, policy and planning all read this.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{NaiveTime, Weekday};
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::{ConnectorKind, Platform, WorkspaceMode};
+use crate::error::{Code, Error};
+
+/// One workspace's configuration: brand, audience, voice, goals, call to action, channels,
+/// link allow-list, posting windows and cadence, and mode.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceConfig {
+    /// The brand or team name.
+    #[schemars(length(min = 1, max = 200))]
+    pub name: String,
+    /// Who the posts are for, in a sentence.
+    #[schemars(length(min = 1, max = 500))]
+    pub audience: String,
+    /// How the brand sounds, in a sentence.
+    #[schemars(length(min = 1, max = 500))]
+    pub voice: String,
+    /// Content goals, most important first.
+    #[schemars(length(min = 1, max = 10), inner(length(min = 1, max = 300)))]
+    pub goals: Vec<String>,
+    /// The call to action posts end with.
+    #[schemars(length(min = 1, max = 200))]
+    pub call_to_action: String,
+    /// `development` (mock evidence allowed) or `production` (mock evidence refused).
+    pub mode: WorkspaceMode,
+    /// Hosts a post may link to (a host or any subdomain of it). Empty: no links allowed.
+    #[serde(default)]
+    #[schemars(length(max = 500), inner(regex(pattern = r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")))]
+    pub link_allow_list: Vec<String>,
+    /// Phrases a post may never contain (matched case-insensitively). Default: none.
+    #[serde(default)]
+    #[schemars(length(max = 500), inner(length(min = 1, max = 200)))]
+    pub banned_phrases: Vec<String>,
+    /// The channels the workspace publishes to.
+    #[schemars(length(min = 1, max = 20))]
+    pub channels: Vec<Channel>,
+    /// The IANA time zone posting windows are written in. Default: `UTC`.
+    #[serde(default)]
+    pub timezone: TimeZoneName,
+    /// When posts may go out, in `timezone`. Default: Monday to Friday, 09:00–17:00.
+    #[serde(default = "default_windows")]
+    #[schemars(length(min = 1, max = 50))]
+    pub posting_windows: Vec<PostingWindow>,
+    /// How often to post. Default: three posts a week, at most one a day.
+    #[serde(default)]
+    pub cadence: Cadence,
+}
+
+/// One channel the workspace publishes to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Channel {
+    /// The platform.
+    pub platform: Platform,
+    /// The account on it (e.g. `@fieldnotes.bsky.social`).
+    #[schemars(length(min = 1, max = 200))]
+    pub handle: String,
+    /// At most this many posts a day on this channel. Default: the cadence's daily limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 24))]
+    pub max_posts_per_day: Option<u32>,
+    /// How posts reach it. Default: `sandbox`.
+    #[serde(default = "default_connector")]
+    pub connector: ConnectorKind,
+}
+
+fn default_connector() -> ConnectorKind {
+    ConnectorKind::Sandbox
+}
+
+/// A weekly posting window in the workspace's time zone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PostingWindow {
+    /// The days it applies to.
+    #[schemars(length(min = 1, max = 7))]
+    pub days: Vec<Day>,
+    /// Local start time, `HH:MM`.
+    pub start: LocalTime,
+    /// Local end time, `HH:MM`, after `start` (a window does not cross midnight).
+    pub end: LocalTime,
+}
+
+fn default_windows() -> Vec<PostingWindow> {
+    let at = |h| LocalTime(NaiveTime::from_hms_opt(h, 0, 0).unwrap_or(NaiveTime::MIN));
+    vec![PostingWindow { days: vec![Day::Mon, Day::Tue, Day::Wed, Day::Thu, Day::Fri], start: at(9), end: at(17) }]
+}
+
+/// How often the workspace posts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Cadence {
+    /// Posts a week across all channels.
+    #[schemars(range(min = 1, max = 70))]
+    pub posts_per_week: u32,
+    /// Posts a day across all channels.
+    #[schemars(range(min = 1, max = 24))]
+    pub max_posts_per_day: u32,
+}
+
+impl Default for Cadence {
+    fn default() -> Self {
+        Self { posts_per_week: 3, max_posts_per_day: 1 }
+    }
+}
+
+/// A day of the week, written `mon` … `sun`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(missing_docs)]
+pub enum Day {
+    Mon,
+    Tue,
+    Wed,
+    Thu,
+    Fri,
+    Sat,
+    Sun,
+}
+
+impl From<Day> for Weekday {
+    fn from(d: Day) -> Self {
+        match d {
+            Day::Mon => Weekday::Mon,
+            Day::Tue => Weekday::Tue,
+            Day::Wed => Weekday::Wed,
+            Day::Thu => Weekday::Thu,
+            Day::Fri => Weekday::Fri,
+            Day::Sat => Weekday::Sat,
+            Day::Sun => Weekday::Sun,
+        }
+    }
+}
+
+/// A local time of day, written `HH:MM` (24-hour).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LocalTime(NaiveTime);
+
+impl JsonSchema for LocalTime {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LocalTime".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$",
+            "description": "A local time of day, HH:MM (24-hour)."
+        })
+    }
+}
+
+impl LocalTime {
+    /// The time of day.
+    pub fn time(self) -> NaiveTime {
+        self.0
+    }
+}
+
+impl FromStr for LocalTime {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let ok = s.len() == 5 && s.as_bytes()[2] == b':';
+        ok.then(|| NaiveTime::parse_from_str(s, "%H:%M").ok())
+            .flatten()
+            .map(Self)
+            .ok_or_else(|| Error::new(Code::InvalidConfig, "a time of day is written HH:MM, from 00:00 to 23:59"))
+    }
+}
+
+impl fmt::Display for LocalTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.format("%H:%M"))
+    }
+}
+
+impl Serialize for LocalTime {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for LocalTime {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?.parse().map_err(|e: Error| serde::de::Error::custom(e.message))
+    }
+}
+
+/// An IANA time zone name (`Europe/Lisbon`, `America/Chicago`, `UTC`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TimeZoneName(chrono_tz::Tz);
+
+impl JsonSchema for TimeZoneName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TimeZoneName".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        // The zone list itself is checked when the value is parsed; the schema bounds its shape.
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+){0,2}$",
+            "maxLength": 64,
+            "description": "An IANA time zone name, for example Europe/Lisbon or UTC."
+        })
+    }
+}
+
+impl TimeZoneName {
+    /// The zone, for converting local times to UTC.
+    pub fn tz(self) -> chrono_tz::Tz {
+        self.0
+    }
+}
+
+impl Default for TimeZoneName {
+    fn default() -> Self {
+        Self(chrono_tz::Tz::UTC)
+    }
+}
+
+impl FromStr for TimeZoneName {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        s.parse::<chrono_tz::Tz>()
+            .map(Self)
+            .map_err(|_| Error::new(Code::InvalidConfig, "not an IANA time zone name (for example Europe/Lisbon)"))
+    }
+}
+
+impl fmt::Display for TimeZoneName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name())
+    }
+}
+
+impl Serialize for TimeZoneName {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for TimeZoneName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?.parse().map_err(|e: Error| serde::de::Error::custom(e.message))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_and_zones_parse_only_their_written_forms() {
+        assert_eq!("09:30".parse::<LocalTime>().map(|t| t.to_string()).ok().as_deref(), Some("09:30"));
+        for bad in ["9:30", "24:00", "09:60", "09:30:00", "", "0930"] {
+            assert!(bad.parse::<LocalTime>().is_err(), "{bad}");
+        }
+        assert_eq!(
+            "Europe/Lisbon".parse::<TimeZoneName>().map(|z| z.to_string()).ok().as_deref(),
+            Some("Europe/Lisbon")
+        );
+        for bad in ["Mars/Olympus", "", "utc+1"] {
+            assert!(bad.parse::<TimeZoneName>().is_err(), "{bad}");
+        }
+    }
+}
