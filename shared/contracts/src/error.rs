@@ -190,6 +190,21 @@ codes! {
     PublishOutcomeUnknown = "publish_outcome_unknown", Unavailable, false, "The publishing outcome is unknown until verification.";
     /// The connector refused or failed the publication.
     ConnectorFailed = "connector_failed", Unavailable, true, "The publishing connector failed.";
+    // --- imports
+    /// An imported file is larger than the documented byte or row limit.
+    ImportTooLarge = "import_too_large", InvalidInput, false, "The import file is larger than the documented limit.";
+    /// An imported file is not UTF-8 CSV or JSON of the documented shape, or has no rows.
+    ImportMalformed = "import_malformed", InvalidInput, false, "The import file could not be read in its format.";
+    /// An imported CSV lacks a required column; the message names it.
+    ImportMissingColumn = "import_missing_column", InvalidInput, false, "The import file lacks a required column.";
+    /// An imported CSV has a column the format does not define; the message names it.
+    ImportUnknownColumn = "import_unknown_column", InvalidInput, false, "The import file has a column the format does not define.";
+    /// A row of an imported file is invalid; the message names its line and column.
+    ImportInvalidRow = "import_invalid_row", InvalidInput, false, "A row of the import file is invalid.";
+    /// Two rows of an imported file name the same record; the message names both lines.
+    ImportDuplicateRow = "import_duplicate_row", InvalidInput, false, "Two rows of the import file name the same record.";
+    /// An immutable document already exists under that id with other content.
+    ImmutableConflict = "immutable_conflict", Conflict, false, "A different immutable document already exists under that id.";
     // --- everything else
     /// A defect inside Harmonia.
     Internal = "internal", Internal, false, "An internal error occurred.";
@@ -206,7 +221,7 @@ impl Code {
     /// missing or refused credential, 405 for a wrong method and 413 for an oversized body.
     pub fn http_status(self) -> u16 {
         match (self, self.category()) {
-            (Code::PayloadTooLarge, _) => 413,
+            (Code::PayloadTooLarge | Code::ImportTooLarge, _) => 413,
             (Code::MethodNotAllowed, _) => 405,
             (
                 Code::Unauthenticated

@@ -10,7 +10,8 @@ use harmonia_contracts::ids::{DocId, WorkspaceId};
 use serde_json::{Map, Value, json};
 
 use crate::{
-    Collection, Created, Direction, Error, Query, Store, Tx, Write, WriteOp, create_if_absent, run_transaction, update,
+    Collection, Created, Direction, Error, Query, Store, Tx, Write, WriteOp, create_if_absent, create_immutable,
+    run_transaction, update,
 };
 
 const THINGS: Collection = Collection::new("things");
@@ -386,6 +387,26 @@ pub async fn the_workspace_record_is_read_by_id_and_never_queried(store: Arc<dyn
     assert!(store.get(&w, workspaces, &own).await.expect("get").is_none());
 }
 
+/// An immutable document is written once: the same content again is accepted and changes
+/// nothing (a whole-valued float read back as an integer is still the same content), other
+/// content is refused with `ImmutableConflict` and stores nothing.
+pub async fn immutable_documents_accept_identical_content_and_refuse_other(store: Arc<dyn Store>) {
+    let w = ws();
+    let frozen = obj(json!({"hash": "abc", "rate": 1.0, "half": 0.5, "items": [{"n": 1}]}));
+    let first = create_immutable(&*store, &w, THINGS, &id("snap"), frozen.clone()).await.expect("first");
+    assert!(matches!(first, Created::New(_)), "{first:?}");
+    let again = create_immutable(&*store, &w, THINGS, &id("snap"), frozen.clone()).await.expect("identical");
+    assert!(matches!(&again, Created::Existing(doc) if doc.version == 1), "{again:?}");
+    let other = obj(json!({"hash": "abc", "rate": 1.0, "half": 0.5, "items": [{"n": 2}]}));
+    let refused = create_immutable(&*store, &w, THINGS, &id("snap"), other).await;
+    assert!(matches!(refused, Err(Error::ImmutableConflict)), "{refused:?}");
+    assert_eq!(Error::ImmutableConflict.code(), harmonia_contracts::Code::ImmutableConflict);
+    let stored = store.get(&w, THINGS, &id("snap")).await.expect("get").expect("present");
+    assert_eq!(stored.version, 1, "neither the repeat nor the refusal wrote");
+    assert_eq!(stored.data["items"], json!([{"n": 1}]));
+    assert_eq!(store.query(&w, THINGS, &Query::all(10)).await.expect("query").len(), 1);
+}
+
 /// What a conformance fixture builds: a store, possibly with a guard that must outlive it
 /// (the temporary directory of a SQLite file, removed when the test ends).
 pub trait Backend {
@@ -428,6 +449,7 @@ macro_rules! store_conformance {
             scan_reads_past_every_page,
             times_written_by_contract_types_order_as_times,
             the_workspace_record_is_read_by_id_and_never_queried,
+            immutable_documents_accept_identical_content_and_refuse_other,
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

@@ -32,6 +32,9 @@ pub enum Error {
     /// does not retry it.
     #[error("transaction aborted ({0})")]
     Aborted(Code),
+    /// An immutable document already exists under that id with other content.
+    #[error("a different immutable document exists under that id")]
+    ImmutableConflict,
 }
 
 impl Error {
@@ -46,6 +49,7 @@ impl Error {
             Error::Unavailable { .. } => Code::StoreUnavailable,
             Error::Corrupt => Code::StoreCorrupt,
             Error::Aborted(code) => *code,
+            Error::ImmutableConflict => Code::ImmutableConflict,
         }
     }
 

@@ -4,7 +4,7 @@
 //! a version that starts at 1 and grows by one per write. Backends implement four
 //! operations — [`Store::get`], [`Store::query`] and an atomic, precondition-checked
 //! [`Store::commit`] — and everything else is built on them here: create-if-absent, update
-//! with a precondition, and optimistic multi-document transactions ([`Tx`],
+//! with a precondition, create-immutable ([`create_immutable`]), and optimistic multi-document transactions ([`Tx`],
 //! [`run_transaction`]). A workspace can never read another's documents: every call names
 //! one workspace and backends key storage by it.
 //!
@@ -96,6 +96,39 @@ pub async fn create_if_absent(
         Some(doc) if doc.version == 1 => Ok(Created::New(doc)),
         Some(doc) => Ok(Created::Existing(doc)),
         None => Err(Error::Conflict),
+    }
+}
+
+/// Create an immutable document: the first write under `id` stores `data`; a later one with
+/// the same content finds it and changes nothing (so a redelivered or repeated freeze is
+/// idempotent); one with other content is refused with [`Error::ImmutableConflict`] and the
+/// stored document stays as it was.
+///
+/// Content is compared as JSON with numbers compared by value, because a backend may hand a
+/// whole-valued float back as an integer (`1.0` as `1`) without the content having changed.
+pub async fn create_immutable(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    collection: Collection,
+    id: &DocId,
+    data: Map<String, Value>,
+) -> Result<Created, Error> {
+    match create_if_absent(store, workspace, collection, id, data.clone()).await? {
+        Created::Existing(doc) if !same_object(&doc.data, &data) => Err(Error::ImmutableConflict),
+        created => Ok(created),
+    }
+}
+
+fn same_object(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| same_value(v, w)))
+}
+
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64().zip(y.as_f64()).is_some_and(|(x, y)| x == y),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_value(x, y)),
+        (Value::Object(x), Value::Object(y)) => same_object(x, y),
+        _ => a == b,
     }
 }
 
