@@ -12,13 +12,13 @@ use harmonia_agents::scripted::ScriptedModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_agents::tools::{Tool, ToolContext};
 use harmonia_auth::Identity;
-use harmonia_contracts::domain::{Job, JobStatus, PostMetrics, Workspace, WorkspaceMode};
+use harmonia_contracts::domain::{Job, JobStatus, PostMetrics, Publication, Workspace, WorkspaceMode};
 use harmonia_contracts::event::{Pass, Stage};
 use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
 use harmonia_contracts::tool::ToolEnvelope;
 use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Role};
-use harmonia_pipeline::records::{JOBS, POST_METRICS, WORKSPACES, doc_id};
+use harmonia_pipeline::records::{JOBS, POST_METRICS, PUBLICATIONS, WORKSPACES, doc_id};
 use harmonia_store::{Collection, Document, Query, Store, Write, create_if_absent, encode};
 use harmonia_store_sqlite::SqliteStore;
 use serde_json::{Value, json};
@@ -63,6 +63,22 @@ fn job(ws: &WorkspaceId, status: JobStatus) -> Job {
     }
 }
 
+/// The verified publication a measured post needs before its metrics count as performance.
+fn verified_publication(m: &PostMetrics) -> Publication {
+    let job = m.job.clone().unwrap_or_else(|| "job-sample".parse().expect("job"));
+    let draft = format!("draft-{}", m.post);
+    let at = m.published_at;
+    serde_json::from_value(json!({
+        "job": job, "draft": draft, "platform": m.platform, "body": "A published post.", "content_hash": "h",
+        "claim": {"job": job, "draft": draft, "content_hash": "h", "platform": m.platform, "connector": "sandbox",
+                  "idempotency_key": format!("key-{}", m.post), "claimed_at": at},
+        "receipt": {"job": job, "draft": draft, "connector": "sandbox",
+                    "outcome": {"outcome": "applied", "post": m.post}, "recorded_at": at},
+        "verification": {"job": job, "draft": draft, "outcome": {"outcome": "verified", "post": m.post},
+                         "checked_at": at}}))
+    .expect("publication")
+}
+
 async fn put<T: serde::Serialize>(store: &dyn Store, ws: &WorkspaceId, c: Collection, id: DocId, v: &T) {
     create_if_absent(store, ws, c, &id, encode(v).expect("encode")).await.expect("store");
 }
@@ -81,6 +97,7 @@ async fn fixture(metrics: usize) -> Fx {
         serde_json::from_str(include_str!("../../../examples/post-metrics.json")).expect("metrics");
     for m in all.iter().take(metrics) {
         put(&*store, &ws, POST_METRICS, doc_id(&m.post), m).await;
+        put(&*store, &ws, PUBLICATIONS, doc_id(&m.post), &verified_publication(m)).await;
     }
     let signals = data::from_json(include_str!("../../../examples/trend-signals.json")).expect("signals");
     data::import(&*store, &signals).await.expect("import");
@@ -544,4 +561,40 @@ async fn the_http_function_authenticates_scopes_and_limits() {
     assert_eq!(body["skill"], "job-status");
     assert_eq!(body["tool_calls"][0]["name"], "get_job_status");
     assert_eq!(body["evidence_ids"], json!([format!("job-{}", f.job)]));
+}
+
+#[tokio::test]
+async fn insights_hold_only_verified_performance() {
+    let f = fixture(6).await;
+    let s = &*f.store;
+    let listed = |out: &Value| -> Vec<String> {
+        out["data"]["posts"].as_array().expect("posts").iter().map(|p| p["evidence_id"].to_string()).collect()
+    };
+    let before = call(s, &f.ws, &GetEngagementInsights, json!({})).await;
+    assert_eq!(before["data"]["count"], 6);
+    // Metrics for an unknown post and for a post whose publication was never verified.
+    let all: Vec<PostMetrics> =
+        serde_json::from_str(include_str!("../../../examples/post-metrics.json")).expect("metrics");
+    let mut unknown = all[0].clone();
+    unknown.post = "post-nobody-published".parse().expect("post");
+    put(s, &f.ws, POST_METRICS, doc_id(&unknown.post), &unknown).await;
+    let mut unverified = all[7].clone();
+    unverified.post = "post-unverified".parse().expect("post");
+    let mut publication = verified_publication(&unverified);
+    publication.verification = None;
+    put(s, &f.ws, POST_METRICS, doc_id(&unverified.post), &unverified).await;
+    put(s, &f.ws, PUBLICATIONS, doc_id(&unverified.post), &publication).await;
+    let after = call(s, &f.ws, &GetEngagementInsights, json!({})).await;
+    assert_eq!(after["data"]["count"], 6, "{after}");
+    assert_eq!(listed(&after), listed(&before));
+
+    // The sample metrics are mock: in a production workspace none of them is an insight.
+    let mut record = workspace_doc(&f.ws);
+    record.mode = WorkspaceMode::Production;
+    let current = s.get(&f.ws, WORKSPACES, &doc_id(&f.ws)).await.expect("get").expect("workspace");
+    harmonia_store::update(s, &f.ws, WORKSPACES, &doc_id(&f.ws), encode(&record).expect("encode"), current.version)
+        .await
+        .expect("update");
+    let production = call(s, &f.ws, &GetEngagementInsights, json!({})).await;
+    assert_eq!(production["data"]["count"], 0, "{production}");
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::Utc;
+use harmonia_agents::eligibility::{EligibleMemory, VerifiedPerformance};
 use harmonia_agents::io::{NimiInput, RoleInput};
 use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
@@ -38,7 +39,7 @@ async fn main() {
         .expect("sample")
         .validate("src-bench".parse().expect("id"), workspace.clone(), Utc::now())
         .expect("valid");
-    let input = RoleInput::Nimi(NimiInput::new(&source, Vec::new(), Vec::new()));
+    let input = RoleInput::Nimi(NimiInput::new(&source, VerifiedPerformance::none(), EligibleMemory::none()));
     let mut samples = Vec::with_capacity(iterations);
     for n in 0..iterations + 20 {
         let seed = InvocationSeed {

@@ -1,8 +1,8 @@
 //! Each role's typed input projection (only its allowed context) and typed output.
 //!
-//! Inputs are built by deterministic code from authoritative state; constructors drop what a
-//! role may not see (for example, ineligible memory facts). Outputs are what a model must
-//! return, validated against their JSON Schema; `provenance` is always stamped by the runtime
+//! Inputs are built by deterministic code from authoritative state and hold only what a role
+//! may see (Nimi's and Ryan's earlier-work context comes only through [`crate::eligibility`]).
+//! Outputs are what a model must return, validated against their JSON Schema; `provenance` is always stamped by the runtime
 //! from the model backend, never taken from the model.
 
 use harmonia_contracts::Role;
@@ -15,6 +15,8 @@ use harmonia_contracts::ids::{EvidenceId, SnapshotId};
 use harmonia_contracts::tool::Provenance;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::eligibility::{EligibleMemory, VerifiedPerformance};
 
 /// A bounded task the coordinator routes to exactly one specialist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -97,17 +99,9 @@ pub struct NimiInput {
     pub memory: Vec<MemoryFact>,
 }
 
-fn eligible(memory: impl IntoIterator<Item = MemoryFact>) -> Vec<MemoryFact> {
-    memory.into_iter().filter(|f| f.eligible).collect()
-}
-
 impl NimiInput {
-    /// Project a source; ineligible memory facts are dropped.
-    pub fn new(
-        source: &Source,
-        verified_performance: Vec<PostMetrics>,
-        memory: impl IntoIterator<Item = MemoryFact>,
-    ) -> Self {
+    /// Project a source with the context that passed [`crate::eligibility`]'s rule.
+    pub fn new(source: &Source, verified_performance: VerifiedPerformance, memory: EligibleMemory) -> Self {
         Self {
             source: SourceView {
                 title: source.title.clone(),
@@ -115,8 +109,8 @@ impl NimiInput {
                 segments: source.segments.clone(),
                 frames: source.frames.clone(),
             },
-            verified_performance,
-            memory: eligible(memory),
+            verified_performance: verified_performance.into_vec(),
+            memory: memory.into_vec(),
         }
     }
 }
@@ -146,14 +140,14 @@ pub struct RyanInput {
 }
 
 impl RyanInput {
-    /// Build Ryan's input; ineligible memory facts are dropped.
+    /// Build Ryan's input with the context that passed [`crate::eligibility`]'s rule.
     pub fn new(
         analysis: Analysis,
         company: CompanyContext,
-        verified_performance: Vec<PostMetrics>,
-        memory: impl IntoIterator<Item = MemoryFact>,
+        verified_performance: VerifiedPerformance,
+        memory: EligibleMemory,
     ) -> Self {
-        Self { analysis, company, verified_performance, memory: eligible(memory) }
+        Self { analysis, company, verified_performance: verified_performance.into_vec(), memory: memory.into_vec() }
     }
 }
 

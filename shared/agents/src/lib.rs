@@ -13,9 +13,11 @@
 //! (deterministic, `provenance: mock`), [`scripted`] (replays responses for tests),
 //! [`io`] (each role's typed input projection and output), [`roles`] (the eight roles as
 //! data), [`skills`] (skill folders and load-sequence rules), [`tools`] (read-only data tools),
-//! [`research`] (verified-publication search, grounded web search, eligible memory),
+//! [`research`] (verified-publication search, grounded web search), [`eligibility`] (the one
+//! rule for verified performance and eligible memory),
 //! [`validate`] (deterministic output checks), [`session`] and [`runtime`].
 
+pub mod eligibility;
 pub mod gemini;
 pub mod io;
 pub mod model;

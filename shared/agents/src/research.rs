@@ -1,4 +1,4 @@
-//! Research tools (Noni, Nimi) and eligible memory.
+//! Research tools (Noni, Nimi) and the collections they read.
 //!
 //! - `search_verified_publications`: the tenant's own posts that have an applied receipt and a
 //!   successful read-back verification — nothing else — with one record-level evidence id each.
@@ -7,16 +7,16 @@
 //!   returned; each source gets an evidence id that the runtime records in the trace, so a
 //!   claim may cite it in this invocation only. The offline model answers with
 //!   `provenance: mock` sources.
-//! - [`eligible_memory`]: the workspace's memory facts flagged eligible; only these ever reach
-//!   Nimi and Ryan (their input constructors drop the rest as well).
+//!
+//! Which memory facts reach Nimi and Ryan is decided by [`crate::eligibility`].
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use harmonia_contracts::domain::{MemoryFact, Publication};
-use harmonia_contracts::ids::{EvidenceId, PostId, WorkspaceId};
+use harmonia_contracts::domain::Publication;
+use harmonia_contracts::ids::{EvidenceId, PostId};
 use harmonia_contracts::tool::Provenance;
-use harmonia_store::{Collection, Direction, Query, Store, decode_each, scan_all};
+use harmonia_store::{Collection, decode_each, scan_all};
 use serde_json::{Value, json};
 use sha2::Digest;
 
@@ -137,17 +137,4 @@ impl Tool for GroundedSearch {
         let provenance: Provenance = self.model.provenance();
         Ok(json!({"summary": summary, "sources": listed, "evidence": evidence, "provenance": provenance}))
     }
-}
-
-/// The workspace's eligible memory facts, newest first (at most `limit`).
-pub async fn eligible_memory(
-    store: &dyn Store,
-    workspace: &WorkspaceId,
-    limit: u32,
-) -> Result<Vec<MemoryFact>, harmonia_store::Error> {
-    let query = Query::all(limit).filter("eligible", true)?.order_by("recorded_at", Direction::Descending)?;
-    let docs = store.query(workspace, MEMORY, &query).await?;
-    let facts: Vec<MemoryFact> = docs.iter().map(|d| d.decode()).collect::<Result<_, _>>()?;
-    // Belt and braces: the filter is the store's; eligibility is re-checked on the typed value.
-    Ok(facts.into_iter().filter(|f| f.eligible).collect())
 }

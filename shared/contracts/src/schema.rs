@@ -224,7 +224,7 @@ mod tests {
             "post": "post-1", "job": "job-1", "platform": "x",
             "published_at": "2026-01-01T00:00:00Z", "measured_at": "2026-01-02T00:00:00Z",
             "impressions": 10, "reactions": 1, "comments": 0, "shares": 0, "clicks": 0,
-            "provenance": "mock"
+            "source": "analytics export", "provenance": "mock"
         });
         let v = SchemaValidator::<PostMetrics>::new().expect("compiles");
         assert!(v.parse(&metrics).is_ok());

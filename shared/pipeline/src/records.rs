@@ -37,8 +37,7 @@ pub const MARKERS: Collection = Collection::new("stage_markers");
 pub const RUNNING: Collection = Collection::new("stage_running");
 /// Dead-lettered messages.
 pub const DEAD_LETTERS: Collection = Collection::new("dead_letters");
-/// Measured post metrics.
-pub const POST_METRICS: Collection = Collection::new("post_metrics");
+pub use harmonia_agents::eligibility::POST_METRICS;
 pub use harmonia_agents::research::{MEMORY, PUBLICATIONS};
 pub use harmonia_agents::runtime::ACTIVITY;
 pub use harmonia_agents::tools::PLANNING_SNAPSHOTS;

@@ -1,8 +1,11 @@
-//! `get_engagement_insights`: this workspace's measured posts and per-platform takeaways.
+//! `get_engagement_insights`: this workspace's verified performance and per-platform takeaways.
+//! Only metrics that pass the one rule (`harmonia_agents::eligibility`) are read: a metric for
+//! an unknown or unverified post, or a mock one in a production workspace, is never an insight.
 
-use harmonia_contracts::domain::PostMetrics;
+use harmonia_agents::eligibility::VerifiedPosts;
+use harmonia_contracts::domain::{PostMetrics, Publication};
 use harmonia_contracts::tool::Provenance;
-use harmonia_pipeline::records::POST_METRICS;
+use harmonia_pipeline::records::{POST_METRICS, PUBLICATIONS};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -13,7 +16,7 @@ use super::{NoArgs, NovaTool};
 /// How many posts the answer lists (and cites individually).
 const LISTED: usize = 10;
 
-/// Measured posts of this workspace, most engaging first, and takeaways per platform.
+/// Verified posts of this workspace, most engaging first, and takeaways per platform.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GetEngagementInsights;
 
@@ -41,10 +44,13 @@ impl NovaTool for GetEngagementInsights {
     }
 }
 
-/// Every measured post of the caller's workspace, once the caller may read it.
+/// The caller's workspace's verified performance, once the caller may read it.
 pub(super) async fn metrics(reads: Reads<'_>) -> Result<Vec<PostMetrics>, Fail> {
-    reads.workspace().await?;
-    reads.every(POST_METRICS).await
+    let workspace = reads.workspace().await?;
+    let publications: Vec<Publication> = reads.every(PUBLICATIONS).await?;
+    let verified = VerifiedPosts::from_publications(&publications);
+    let measured: Vec<PostMetrics> = reads.every(POST_METRICS).await?;
+    Ok(verified.verified_performance(measured, workspace.mode).into_vec())
 }
 
 /// Interactions per impression (0 for a post nobody saw).

@@ -1,5 +1,6 @@
 //! Runtime tests over a real SQLite store and the repository's skills.
 
+mod eligibility;
 mod fixture;
 mod gemini_stub;
 mod offline_run;

@@ -10,6 +10,7 @@ use harmonia_contracts::tool::Provenance;
 use harmonia_store::Query;
 
 use super::Fixture;
+use crate::eligibility::{EligibleMemory, VerifiedPerformance};
 use crate::io::*;
 use crate::offline::OfflineModel;
 use crate::runtime::ACTIVITY;
@@ -21,7 +22,7 @@ async fn offline_model_runs_every_role_on_the_sample() {
     let rt = f.runtime(Arc::new(OfflineModel));
 
     // Nimi, routed through Harmonia.
-    let nimi_in = NimiInput::new(&f.source, Vec::new(), Vec::new());
+    let nimi_in = NimiInput::new(&f.source, VerifiedPerformance::none(), EligibleMemory::none());
     let inv = rt.run_task(&f.seed(Stage::Analyze, RoleInput::Nimi(nimi_in))).await.expect("nimi");
     let analysis: Analysis = inv.state_delta.require("analysis").expect("analysis key");
     assert_eq!(analysis.provenance, Provenance::Mock);
@@ -36,7 +37,7 @@ async fn offline_model_runs_every_role_on_the_sample() {
         name: "Field Notes".into(),
         goals: vec!["Show how offline-first tools help field teams".into()],
     };
-    let ryan_in = RyanInput::new(analysis.clone(), company, Vec::new(), Vec::new());
+    let ryan_in = RyanInput::new(analysis.clone(), company, VerifiedPerformance::none(), EligibleMemory::none());
     let strategy: Strategy = f.output(&rt, Stage::Strategize, RoleInput::Ryan(ryan_in), "strategy").await;
     assert!(!strategy.briefs.is_empty());
 
@@ -115,7 +116,7 @@ async fn invocations_are_counted_with_enum_labels_only() {
 
     let f = Fixture::new().await;
     let rt = f.runtime(Arc::new(OfflineModel));
-    let nimi_in = NimiInput::new(&f.source, Vec::new(), Vec::new());
+    let nimi_in = NimiInput::new(&f.source, VerifiedPerformance::none(), EligibleMemory::none());
     rt.run_task(&f.seed(Stage::Analyze, RoleInput::Nimi(nimi_in))).await.expect("nimi");
     provider.force_flush().expect("flush");
     let exported = format!("{:?}", exporter.get_finished_metrics().expect("metrics"));

@@ -9,6 +9,7 @@ use harmonia_contracts::{Code, Role};
 use serde_json::{Value, json};
 
 use super::Fixture;
+use crate::eligibility::{EligibleMemory, VerifiedPerformance};
 use crate::io::*;
 use crate::model;
 use crate::runtime;
@@ -265,7 +266,7 @@ async fn invented_evidence_is_refused() {
 #[tokio::test]
 async fn a_quote_that_is_not_in_the_transcript_is_refused() {
     let f = Fixture::new().await;
-    let input = RoleInput::Nimi(NimiInput::new(&f.source, Vec::new(), Vec::new()));
+    let input = RoleInput::Nimi(NimiInput::new(&f.source, VerifiedPerformance::none(), EligibleMemory::none()));
     let analysis = |quote: &str, start: u64, end: u64| {
         json!({"moments": [{"evidence_id": "m-1", "quote": quote, "start_ms": start, "end_ms": end}],
                "angles": [{"kind": "source", "title": "t", "rationale": "r", "evidence": ["m-1"]}]})

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use harmonia_contracts::domain::{
-    ConnectorKind, MemoryFact, Platform, Publication, PublicationClaim, PublicationReceipt, ReceiptOutcome,
-    Verification, VerificationOutcome,
+    ConnectorKind, Platform, Publication, PublicationClaim, PublicationReceipt, ReceiptOutcome, Verification,
+    VerificationOutcome,
 };
 use harmonia_contracts::event::{Pass, Stage};
 use harmonia_contracts::ids::{DocId, WorkspaceId};
@@ -16,11 +16,15 @@ use serde_json::json;
 
 use super::Fixture;
 use crate::io::{DraftOutput, NimiInput, NoniInput, RoleInput};
-use crate::research::{MEMORY, PUBLICATIONS, SearchVerifiedPublications, eligible_memory};
+use crate::research::{PUBLICATIONS, SearchVerifiedPublications};
 use crate::scripted::ScriptedModel;
 use crate::tools::{Tool, ToolContext};
 
-fn publication(n: u32, receipt: Option<ReceiptOutcome>, verification: Option<VerificationOutcome>) -> Publication {
+pub(super) fn publication(
+    n: u32,
+    receipt: Option<ReceiptOutcome>,
+    verification: Option<VerificationOutcome>,
+) -> Publication {
     let job = "job-r".parse().expect("job");
     let draft: harmonia_contracts::ids::DraftId = format!("draft-{n}").parse().expect("draft");
     Publication {
@@ -137,29 +141,4 @@ async fn grounded_search_evidence_is_citable_in_the_same_invocation_only() {
     ));
     let err = rt.invoke(&f.seed(Stage::Draft, noni())).await.expect_err("nothing to cite");
     assert_eq!(err.contract().map(|e| e.code), Some(Code::EvidenceUnknown));
-}
-
-#[tokio::test]
-async fn only_eligible_memory_reaches_nimi() {
-    let f = Fixture::new().await;
-    for (n, eligible) in [(1, true), (2, false), (3, true)] {
-        let fact = MemoryFact {
-            id: format!("fact-{n}").parse().expect("id"),
-            text: format!("Fact {n}"),
-            origin: "operator note".into(),
-            provenance: Provenance::Live,
-            eligible,
-            recorded_at: Utc::now(),
-        };
-        let id: DocId = format!("fact-{n}").parse().expect("id");
-        create_if_absent(&*f.store, &f.workspace, MEMORY, &id, encode(&fact).expect("encode")).await.expect("store");
-    }
-    let facts = eligible_memory(&*f.store, &f.workspace, 50).await.expect("memory");
-    let mut ids: Vec<String> = facts.iter().map(|m| m.id.to_string()).collect();
-    ids.sort();
-    assert_eq!(ids, ["fact-1", "fact-3"]);
-    let mut everything = facts.clone();
-    everything.push(MemoryFact { eligible: false, id: "fact-9".parse().expect("id"), ..facts[0].clone() });
-    let input = NimiInput::new(&f.source, Vec::new(), everything);
-    assert!(input.memory.iter().all(|m| m.eligible) && input.memory.len() == 2);
 }

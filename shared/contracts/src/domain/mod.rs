@@ -5,6 +5,7 @@
 //! and imported files are validated against before deterministic code accepts them.
 
 mod analysis;
+mod calendar;
 mod config;
 mod hash;
 mod job;
@@ -17,6 +18,7 @@ mod strategy;
 mod workspace;
 
 pub use analysis::{Analysis, Angle, AngleKind, Moment};
+pub use calendar::{CalendarImport, CalendarItem};
 pub use config::{Cadence, Channel, Day, LocalTime, PostingWindow, TimeZoneName, WorkspaceConfig};
 pub use hash::content_hash;
 pub use job::{Job, JobFailure, JobStatus};

@@ -30,6 +30,10 @@ pub struct Capacity {
     /// Posts the team can still produce that day.
     #[schemars(range(max = 100))]
     pub slots: u32,
+    /// The workspace's posting windows that open that UTC day, converted from its time zone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 50))]
+    pub windows: Vec<UtcWindow>,
 }
 
 /// Whether an asset a post needs is ready.

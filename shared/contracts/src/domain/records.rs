@@ -9,14 +9,17 @@ use crate::roles::Role;
 use crate::tool::Provenance;
 use crate::trace::{SpanId, TraceId};
 
-/// Measured metrics of one published post.
+/// Measured metrics of one published post. Stored metrics are only a claim: they count as
+/// verified performance when `post` is a verified publication of the same workspace (the rule
+/// lives in `harmonia_agents::eligibility`), whatever the file they came from says.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PostMetrics {
     /// Platform post id.
     pub post: PostId,
-    /// Job that produced it.
-    pub job: JobId,
+    /// The job that produced it, when it was published by Harmonia and the source knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobId>,
     /// Platform.
     pub platform: Platform,
     /// When it went live.
@@ -37,6 +40,9 @@ pub struct PostMetrics {
     pub shares: u64,
     /// Link clicks.
     pub clicks: u64,
+    /// Where the numbers came from (an analytics export, a platform API, a sample file).
+    #[schemars(length(min = 1, max = 200))]
+    pub source: String,
     /// Live or mock.
     pub provenance: Provenance,
 }
@@ -71,8 +77,9 @@ pub struct TrendSignal {
     pub provenance: Provenance,
 }
 
-/// A memory-bank fact. Only eligible facts reach Nimi and Ryan; memory is context, never
-/// authority.
+/// A memory-bank fact. Memory is context, never authority: a fact reaches Nimi and Ryan only
+/// when the eligibility rule (`harmonia_agents::eligibility`) admits it — learnt from a
+/// verified publication of the same workspace, live, and recent enough — never by a flag.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryFact {
@@ -84,10 +91,11 @@ pub struct MemoryFact {
     /// Where it came from (e.g. a verified post or an operator note).
     #[schemars(length(min = 1, max = 200))]
     pub origin: String,
+    /// The published post it was learnt from, when it was learnt from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post: Option<PostId>,
     /// Live or mock.
     pub provenance: Provenance,
-    /// Whether it may be used.
-    pub eligible: bool,
     /// When it was recorded.
     #[serde(with = "crate::time::rfc3339")]
     #[schemars(with = "crate::domain::Timestamp")]

@@ -1,17 +1,19 @@
 //! What steps read besides their own inputs.
 
+use chrono::Utc;
+use harmonia_agents::eligibility::{self, EligibleMemory, VerifiedPerformance};
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{MemoryFact, PostMetrics};
+use harmonia_contracts::domain::Workspace;
 use harmonia_contracts::ids::{DocId, WorkspaceId};
-use harmonia_store::{Collection, decode_each, scan_all};
+use harmonia_store::Collection;
 use serde::de::DeserializeOwned;
 
 use crate::Env;
-use crate::records::POST_METRICS;
+use crate::records::{WORKSPACES, doc_id};
 use crate::step;
 
 /// How many eligible memory facts a specialist sees (the newest).
-const MEMORY_FACTS: u32 = 20;
+const MEMORY_FACTS: usize = 20;
 
 /// Read a document the step needs; a missing one fails the job with `not_found`.
 pub(crate) async fn load<T: DeserializeOwned>(
@@ -24,14 +26,13 @@ pub(crate) async fn load<T: DeserializeOwned>(
     Ok(doc.decode()?)
 }
 
-/// The context Nimi and Ryan may use beyond the job: verified performance of earlier posts
-/// (all of it: a page limit must not silently drop some) and the workspace's newest eligible
-/// memory facts.
+/// The context Nimi and Ryan may use beyond the job, by the one eligibility rule: the
+/// workspace's verified performance (all of it) and its newest eligible memory facts. The
+/// workspace's mode decides whether mock metrics may count.
 pub(crate) async fn context(
     env: &Env,
     workspace: &WorkspaceId,
-) -> Result<(Vec<PostMetrics>, Vec<MemoryFact>), step::Error> {
-    let performance = decode_each(POST_METRICS, &scan_all(&*env.store, workspace, POST_METRICS).await?);
-    let memory = harmonia_agents::research::eligible_memory(&*env.store, workspace, MEMORY_FACTS).await?;
-    Ok((performance, memory))
+) -> Result<(VerifiedPerformance, EligibleMemory), step::Error> {
+    let record: Workspace = load(env, workspace, WORKSPACES, &doc_id(workspace)).await?;
+    Ok(eligibility::context(&*env.store, workspace, record.mode, Utc::now(), MEMORY_FACTS).await?)
 }
