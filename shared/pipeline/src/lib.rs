@@ -13,13 +13,15 @@
 //! subscriptions), [`records`] (collections and the stored records), [`env`] (backends a step
 //! uses), [`step`] (the step trait, its claim, the completion protocol and the bus handler),
 //! [`steps`] (one module per stage), [`operator`] (human decisions and read views),
-//! [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources); `trace` makes a job's
+//! [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources), [`imports`] (metrics,
+//! trend signals and calendar files); `trace` makes a job's
 //! exported spans one tree (each event is created in an exported span the consuming stage
 //! continues).
 
 pub mod connector;
 pub mod env;
 pub mod formats;
+pub mod imports;
 pub mod operator;
 pub mod policy;
 pub mod records;

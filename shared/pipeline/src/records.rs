@@ -38,6 +38,10 @@ pub const RUNNING: Collection = Collection::new("stage_running");
 /// Dead-lettered messages.
 pub const DEAD_LETTERS: Collection = Collection::new("dead_letters");
 pub use harmonia_agents::eligibility::POST_METRICS;
+/// Trend signals a workspace imported.
+pub const TREND_SIGNALS: Collection = Collection::new("trend_signals");
+/// The workspace's imported calendar: scheduled posts and blackout dates.
+pub const CALENDAR: Collection = Collection::new("calendar_entries");
 pub use harmonia_agents::research::{MEMORY, PUBLICATIONS};
 pub use harmonia_agents::runtime::ACTIVITY;
 pub use harmonia_agents::tools::PLANNING_SNAPSHOTS;
