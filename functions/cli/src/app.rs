@@ -448,7 +448,8 @@ pub(crate) async fn ask(env: &Local, out: &Output, question: &str) -> Result<(),
             .await
             .map_err(Error::from)?;
     }
-    harmonia_nova::data::import(&*store, &harmonia_nova::data::from_json(SAMPLE_SIGNALS)?).await?;
+    let signals = harmonia_pipeline::imports::Format::Json;
+    harmonia_pipeline::imports::signals::import(&*store, &ws, SAMPLE_SIGNALS.as_bytes(), signals).await?;
     let skills = SkillLibrary::load(&SkillLibrary::default_dir())
         .map_err(|_| Error::new(Code::Internal, "the skills folder could not be loaded"))?;
     let runtime = harmonia_nova::with_tools(Runtime::new(Arc::new(OfflineModel), store, Arc::new(skills)));

@@ -14,7 +14,8 @@ use harmonia_agents::skills::SkillLibrary;
 use harmonia_auth::{Credentials, Identity};
 use harmonia_contracts::domain::{PostMetrics, Workspace, WorkspaceMode};
 use harmonia_contracts::ids::WorkspaceId;
-use harmonia_nova::{NovaState, app, data, with_tools};
+use harmonia_nova::{NovaState, app, with_tools};
+use harmonia_pipeline::imports;
 use harmonia_pipeline::records::{POST_METRICS, WORKSPACES, doc_id};
 use harmonia_store::{Store, create_if_absent, encode};
 use harmonia_store_sqlite::SqliteStore;
@@ -51,9 +52,8 @@ async fn main() {
             .await
             .expect("metric");
     }
-    data::import(&*store, &data::from_json(include_str!("../../../examples/trend-signals.json")).expect("signals"))
-        .await
-        .expect("import");
+    let signals = include_bytes!("../../../examples/trend-signals.json");
+    imports::signals::import(&*store, &ws, signals, imports::Format::Json).await.expect("import");
     let skills = SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills");
     let runtime = with_tools(Runtime::new(Arc::new(OfflineModel), store, Arc::new(skills)));
     let mut credentials = Credentials::default();

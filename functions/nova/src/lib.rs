@@ -8,11 +8,11 @@
 //! back, retries only of retryable errors and at most once, no mutation claims, and no
 //! record-level claim backed by dataset evidence alone. A rejected answer is a typed error.
 //!
-//! Layout: [`tools`] (the six tools, each returning exactly the tool envelope), [`data`]
-//! (trend-signal import from JSON or CSV), [`ask()`] and [`app`].
+//! Layout: [`tools`] (the six tools, each returning exactly the tool envelope; trend signals are
+//! the ones the caller's workspace imported, `harmonia_pipeline::imports::signals`), [`ask()`]
+//! and [`app`].
 
 mod ask;
-pub mod data;
 pub mod tools;
 
 pub use ask::{Asked, MAX_QUESTION_CHARS, ToolCall, ask};

@@ -18,7 +18,8 @@ use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
 use harmonia_contracts::tool::ToolEnvelope;
 use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Role};
-use harmonia_pipeline::records::{JOBS, POST_METRICS, PUBLICATIONS, WORKSPACES, doc_id};
+use harmonia_pipeline::imports;
+use harmonia_pipeline::records::{JOBS, POST_METRICS, PUBLICATIONS, TREND_SIGNALS, WORKSPACES, doc_id};
 use harmonia_store::{Collection, Document, Query, Store, Write, create_if_absent, encode};
 use harmonia_store_sqlite::SqliteStore;
 use serde_json::{Value, json};
@@ -99,8 +100,8 @@ async fn fixture(metrics: usize) -> Fx {
         put(&*store, &ws, POST_METRICS, doc_id(&m.post), m).await;
         put(&*store, &ws, PUBLICATIONS, doc_id(&m.post), &verified_publication(m)).await;
     }
-    let signals = data::from_json(include_str!("../../../examples/trend-signals.json")).expect("signals");
-    data::import(&*store, &signals).await.expect("import");
+    let signals = include_bytes!("../../../examples/trend-signals.json");
+    imports::signals::import(&*store, &ws, signals, imports::Format::Json).await.expect("import");
     Fx { store, ws, job: waiting.id, other_job: other.id, _dir: dir }
 }
 
@@ -149,7 +150,7 @@ async fn every_tool_and_every_error_code() {
     let f = fixture(12).await;
     let s = &*f.store;
     let stranger = WorkspaceId::generate();
-    let down = Failing(f.store.clone(), vec![data::TREND_SIGNALS, JOBS, POST_METRICS, WORKSPACES]);
+    let down = Failing(f.store.clone(), vec![TREND_SIGNALS, JOBS, POST_METRICS, WORKSPACES]);
 
     // fetch_trend_signals: success, dependency_unavailable.
     let ok = call(s, &f.ws, &FetchTrendSignals, json!({"limit": 2})).await;
@@ -360,7 +361,8 @@ async fn undecodable_documents_are_logged_counted_and_skipped() {
 #[tokio::test]
 async fn the_whole_trend_dataset_is_read_past_one_page() {
     let f = fixture(0).await;
-    let template = data::from_json(include_str!("../../../examples/trend-signals.json")).expect("signals");
+    let template = imports::signals::parse(include_str!("../../../examples/trend-signals.json"), imports::Format::Json)
+        .expect("signals");
     let many: Vec<_> = (0..1005)
         .map(|n| {
             let mut s = template[n % template.len()].clone();
@@ -368,7 +370,18 @@ async fn the_whole_trend_dataset_is_read_past_one_page() {
             s
         })
         .collect();
-    data::import(&*f.store, &many).await.expect("import");
+    // More than one import may hold: written directly, a commit's worth at a time.
+    for chunk in many.chunks(200) {
+        let writes = chunk
+            .iter()
+            .map(|s| Write {
+                collection: TREND_SIGNALS,
+                id: s.id.as_str().parse().expect("id"),
+                op: harmonia_store::WriteOp::Upsert(encode(s).expect("encode")),
+            })
+            .collect();
+        f.store.commit(&f.ws, writes).await.expect("store");
+    }
     let out = call(&*f.store, &f.ws, &FetchTrendSignals, json!({"limit": 10})).await;
     assert_eq!(out["data"]["dataset_size"], 1010, "1005 imported and the 5 bundled, none cut off at 1000");
     let scores: Vec<u64> =

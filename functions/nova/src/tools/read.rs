@@ -7,16 +7,15 @@ use std::time::Duration;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::Workspace;
 use harmonia_contracts::ids::{DocId, WorkspaceId};
-use harmonia_pipeline::records::{WORKSPACES, doc_id};
+use harmonia_pipeline::records::{TREND_SIGNALS, WORKSPACES, doc_id};
 use harmonia_store::{Collection, Store, decode_each, scan_all};
 use serde::de::DeserializeOwned;
 
 use super::outcome::Fail;
 use super::{TREND_TIMEOUT, WORKSPACE_TIMEOUT};
-use crate::data::public;
 
-/// What one tool call may read: the store, as the caller's workspace or the public dataset.
-/// The deadline follows what is read (the public trend data or the workspace), so a tool
+/// What one tool call may read: the store, as the caller's workspace. The deadline follows
+/// what is read (the trend signals or the workspace's own records), so a tool
 /// states only which reads it makes.
 #[derive(Clone, Copy)]
 pub(crate) struct Reads<'a> {
@@ -56,10 +55,9 @@ impl<'a> Reads<'a> {
         read(WORKSPACE_TIMEOUT, || every(self.store, self.ws, collection)).await
     }
 
-    /// Every decodable document of `collection` in the public dataset.
-    pub(crate) async fn public<T: DeserializeOwned>(&self, collection: Collection) -> Result<Vec<T>, Fail> {
-        let public = public();
-        read(TREND_TIMEOUT, || every(self.store, &public, collection)).await
+    /// Every decodable trend signal the caller's workspace imported, under the trend deadline.
+    pub(crate) async fn trend_signals<T: DeserializeOwned>(&self) -> Result<Vec<T>, Fail> {
+        read(TREND_TIMEOUT, || every(self.store, self.ws, TREND_SIGNALS)).await
     }
 }
 

@@ -1,4 +1,4 @@
-//! `fetch_trend_signals` and `search_trend_signals`: the public trend-signal dataset.
+//! `fetch_trend_signals` and `search_trend_signals`: the trend signals the workspace imported.
 
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::TrendSignal;
@@ -10,7 +10,6 @@ use serde_json::{Value, json};
 use super::outcome::{Fail, Found, dataset, record};
 use super::read::Reads;
 use super::{Limit, NovaTool};
-use crate::data::TREND_SIGNALS;
 
 /// Longest search query, in characters.
 pub const MAX_QUERY_CHARS: usize = 200;
@@ -84,10 +83,12 @@ fn matches(signal: &TrendSignal, terms: &[String]) -> bool {
     terms.iter().any(|t| hay.contains(t.as_str()))
 }
 
-/// Every public signal, strongest first (ties in id order). The whole dataset is read, page
-/// by page, so that its size is reported truthfully.
+/// Every signal the workspace imported, strongest first (ties in id order), once the caller
+/// may read the workspace. The whole dataset is read, page by page, so that its size is
+/// reported truthfully.
 async fn signals(reads: Reads<'_>) -> Result<Vec<TrendSignal>, Fail> {
-    let mut all: Vec<TrendSignal> = reads.public(TREND_SIGNALS).await?;
+    reads.workspace().await?;
+    let mut all: Vec<TrendSignal> = reads.trend_signals().await?;
     // Stable: `every` reads in id order, which breaks ties.
     all.sort_by_key(|s| std::cmp::Reverse(s.score));
     Ok(all)
