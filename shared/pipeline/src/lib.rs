@@ -14,7 +14,8 @@
 //! uses), [`step`] (the step trait, its claim, the completion protocol and the bus handler),
 //! [`steps`] (one module per stage), [`operator`] (human decisions and read views),
 //! [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources), [`imports`] (metrics,
-//! trend signals and calendar files); `trace` makes a job's
+//! trend signals and calendar files), [`planning`] (snapshots built from configuration and
+//! calendar, frozen once); `trace` makes a job's
 //! exported spans one tree (each event is created in an exported span the consuming stage
 //! continues).
 
@@ -23,6 +24,7 @@ pub mod env;
 pub mod formats;
 pub mod imports;
 pub mod operator;
+pub mod planning;
 pub mod policy;
 pub mod records;
 pub mod registry;

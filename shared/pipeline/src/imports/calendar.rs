@@ -17,10 +17,8 @@ use super::{Format, ImportKind, Summary, store_all, text};
 use crate::records::CALENDAR;
 
 /// The calendar file's columns.
-pub(super) const SPEC: Spec = Spec {
-    required: &["kind", "source", "provenance"],
-    optional: &["id", "at", "channel", "title", "date", "reason"],
-};
+pub(super) const SPEC: Spec =
+    Spec { required: &["kind", "source", "provenance"], optional: &["id", "at", "channel", "title", "date", "reason"] };
 
 /// Every row of a calendar CSV, validated; the first bad row is the error.
 pub fn parse(csv: &str) -> Result<Vec<CalendarImport>, Error> {

@@ -15,10 +15,8 @@ use super::{Format, ImportKind, Summary, store_all, text};
 use crate::records::TREND_SIGNALS;
 
 /// The signals file's columns.
-pub(super) const SPEC: Spec = Spec {
-    required: &["id", "topic", "summary", "source", "score", "observed_at", "provenance"],
-    optional: &["url"],
-};
+pub(super) const SPEC: Spec =
+    Spec { required: &["id", "topic", "summary", "source", "score", "observed_at", "provenance"], optional: &["url"] };
 
 /// Every row of a signals file, validated; the first bad row is the error.
 pub fn parse(text: &str, format: Format) -> Result<Vec<TrendSignal>, Error> {

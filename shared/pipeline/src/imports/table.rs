@@ -182,10 +182,7 @@ fn csv_error(e: &csv::Error) -> Error {
     match e.kind() {
         csv::ErrorKind::UnequalLengths { pos, expected_len, len } => {
             let at = pos.as_ref().map_or_else(|| "a row".to_owned(), |p| format!("line {}", p.line()));
-            Error::new(
-                Code::ImportInvalidRow,
-                format!("{at} has {len} fields where the header has {expected_len}"),
-            )
+            Error::new(Code::ImportInvalidRow, format!("{at} has {len} fields where the header has {expected_len}"))
         }
         _ => Error::new(Code::ImportMalformed, "the import file is not readable CSV"),
     }

@@ -48,7 +48,8 @@ fn columns_are_read_by_name_in_any_order_with_bom_crlf_and_quoted_line_breaks() 
 
 #[test]
 fn header_problems_name_the_column() {
-    let (code, message) = refused(metrics::parse(&format!("{METRICS_HEADER},colour\n{},red\n", metrics_row("p-1", "1"))));
+    let (code, message) =
+        refused(metrics::parse(&format!("{METRICS_HEADER},colour\n{},red\n", metrics_row("p-1", "1"))));
     assert_eq!(code, Code::ImportUnknownColumn);
     assert!(message.contains("`colour`"), "{message}");
     let without_clicks = METRICS_HEADER.replace(",clicks", "");
@@ -65,15 +66,51 @@ fn a_bad_row_names_its_line_and_column_without_echoing_the_value() {
     // Line 3 starts after a quoted field spanning two lines on line 2.
     let good = metrics_row("p-1", "1").replace("analytics export", "\"two\nlines\"");
     let cases = [
-        (metrics_row("p-2", "many"), Code::ImportInvalidRow, "line 4, column `impressions`: a whole number from 0 is expected"),
-        (metrics_row("p-2", "-3"), Code::ImportInvalidRow, "line 4, column `impressions`: a whole number from 0 is expected"),
-        (metrics_row("p 2", "1"), Code::ImportInvalidRow, "line 4, column `post`: a post id (letters, digits, `.`, `_`, `:` or `-`, at most 128) is expected"),
-        (metrics_row("p-2", "1").replace("linkedin", "myspace"), Code::ImportInvalidRow, "line 4, column `platform`: one of x, linkedin, instagram, threads, bluesky, youtube, tiktok"),
-        (metrics_row("p-2", "1").replace(",live", ",real"), Code::ImportInvalidRow, "line 4, column `provenance`: live or mock is expected"),
-        (metrics_row("p-2", "1").replace("2026-11-04T14:00:00Z", "yesterday"), Code::ImportInvalidRow, "line 4, column `measured_at`: an RFC 3339 time such as 2026-11-02T14:00:00Z is expected"),
-        (metrics_row("p-2", "1").replace("2026-11-04T14:00:00Z", "2026-11-01T14:00:00Z"), Code::ImportInvalidRow, "line 4, column `measured_at`: a post is measured after it is published"),
-        (metrics_row("p-2", "1").replace(",analytics export,", ",,"), Code::ImportInvalidRow, "line 4, column `source`: a value is required"),
-        (metrics_row("p-2", "1").replace(",live", ""), Code::ImportInvalidRow, "line 4 has 10 fields where the header has 11"),
+        (
+            metrics_row("p-2", "many"),
+            Code::ImportInvalidRow,
+            "line 4, column `impressions`: a whole number from 0 is expected",
+        ),
+        (
+            metrics_row("p-2", "-3"),
+            Code::ImportInvalidRow,
+            "line 4, column `impressions`: a whole number from 0 is expected",
+        ),
+        (
+            metrics_row("p 2", "1"),
+            Code::ImportInvalidRow,
+            "line 4, column `post`: a post id (letters, digits, `.`, `_`, `:` or `-`, at most 128) is expected",
+        ),
+        (
+            metrics_row("p-2", "1").replace("linkedin", "myspace"),
+            Code::ImportInvalidRow,
+            "line 4, column `platform`: one of x, linkedin, instagram, threads, bluesky, youtube, tiktok",
+        ),
+        (
+            metrics_row("p-2", "1").replace(",live", ",real"),
+            Code::ImportInvalidRow,
+            "line 4, column `provenance`: live or mock is expected",
+        ),
+        (
+            metrics_row("p-2", "1").replace("2026-11-04T14:00:00Z", "yesterday"),
+            Code::ImportInvalidRow,
+            "line 4, column `measured_at`: an RFC 3339 time such as 2026-11-02T14:00:00Z is expected",
+        ),
+        (
+            metrics_row("p-2", "1").replace("2026-11-04T14:00:00Z", "2026-11-01T14:00:00Z"),
+            Code::ImportInvalidRow,
+            "line 4, column `measured_at`: a post is measured after it is published",
+        ),
+        (
+            metrics_row("p-2", "1").replace(",analytics export,", ",,"),
+            Code::ImportInvalidRow,
+            "line 4, column `source`: a value is required",
+        ),
+        (
+            metrics_row("p-2", "1").replace(",live", ""),
+            Code::ImportInvalidRow,
+            "line 4 has 10 fields where the header has 11",
+        ),
         (metrics_row("p-1", "9"), Code::ImportDuplicateRow, "line 2 and line 4 name the same post"),
     ];
     for (bad, code, message) in cases {
@@ -108,7 +145,10 @@ async fn oversized_files_are_refused_before_anything_is_read() {
     let rows: Vec<String> = (0..=MAX_IMPORT_ROWS).map(|n| metrics_row(&format!("p-{n}"), "1")).collect();
     let many = format!("{METRICS_HEADER}\n{}\n", rows.join("\n"));
     assert!(many.len() <= MAX_IMPORT_BYTES, "the row limit is what refuses this file");
-    assert_eq!(metrics::import(&*store, &ws, many.as_bytes()).await.map_err(|e| e.code).err(), Some(Code::ImportTooLarge));
+    assert_eq!(
+        metrics::import(&*store, &ws, many.as_bytes()).await.map_err(|e| e.code).err(),
+        Some(Code::ImportTooLarge)
+    );
     let e = metrics::import(&*store, &ws, &[0xff, 0xfe, 0x00]).await.expect_err("not UTF-8");
     assert_eq!(e.code, Code::ImportMalformed);
     assert_eq!(count(&*store, &ws, POST_METRICS).await, 0);
@@ -154,7 +194,9 @@ const CALENDAR_CSV: &str = "kind,at,channel,title,date,reason,source,provenance\
 async fn calendar_rows_get_stable_ids_and_kind_specific_columns() {
     let entries = calendar::parse(CALENDAR_CSV).expect("valid");
     assert!(matches!(entries[0].item, CalendarItem::Scheduled { .. }));
-    assert!(matches!(&entries[1].item, CalendarItem::Blackout { reason: Some(r), .. } if r == "Holiday, office closed"));
+    assert!(
+        matches!(&entries[1].item, CalendarItem::Blackout { reason: Some(r), .. } if r == "Holiday, office closed")
+    );
     assert_eq!(calendar::parse(CALENDAR_CSV).expect("again")[0].id, entries[0].id, "ids come from the content");
     assert_ne!(entries[0].id, entries[1].id);
 
@@ -166,7 +208,10 @@ async fn calendar_rows_get_stable_ids_and_kind_specific_columns() {
     let kind = "kind,source,provenance\nholiday,Team,live\n";
     assert_eq!(refused(calendar::parse(kind)).1, "line 2, column `kind`: scheduled or blackout is expected");
     let twice = format!("{CALENDAR_CSV}blackout,,,,2026-12-25,\"Holiday, office closed\",Another export,mock\n");
-    assert_eq!(refused(calendar::parse(&twice)), (Code::ImportDuplicateRow, "line 3 and line 4 name the same calendar entry".to_owned()));
+    assert_eq!(
+        refused(calendar::parse(&twice)),
+        (Code::ImportDuplicateRow, "line 3 and line 4 name the same calendar entry".to_owned())
+    );
 
     let (store, _dir) = store();
     let ws = WorkspaceId::generate();

@@ -1,0 +1,236 @@
+//! Planning snapshots built by deterministic code, and frozen once.
+//!
+//! [`build_snapshot`] is a pure function of the workspace configuration (time zone, posting
+//! windows, cadence, channel limits), the imported calendar (scheduled posts become
+//! commitments and calendar entries; blackout dates remove that day's windows), verified
+//! posting-window observations and `now`. It looks [`HORIZON_DAYS`] ahead:
+//!
+//! - each configured window of each local day is converted from the workspace's IANA zone to
+//!   UTC for that very date, so a window keeps its local hours across a daylight-saving change
+//!   (a local time that a change skips is read one hour later; one that occurs twice, the first
+//!   time); windows that already ended, or fall on a blackout date, are left out;
+//! - capacity is per UTC day, for every day of the horizon: 0 without an open window, else the
+//!   daily limit (the cadence's, or the channels' limits added up when that is lower) less the
+//!   posts already scheduled that day, and never more than the week's cadence has left after
+//!   that ISO week's scheduled posts;
+//! - the snapshot's id is `snap-` and the content hash of everything else in it, so the same
+//!   inputs give the same snapshot and any change gives another id.
+//!
+//! [`freeze_snapshot`] stores it immutably ([`harmonia_store::create_immutable`]): freezing the
+//! same snapshot again is a no-op; other content under that id is `immutable_conflict`.
+
+use std::collections::BTreeMap;
+
+use chrono::{Datelike, Duration, LocalResult, NaiveDate, NaiveTime, TimeZone, Timelike, Utc};
+use harmonia_agents::eligibility::VerifiedPerformance;
+use harmonia_contracts::domain::{
+    CalendarEntry, CalendarImport, CalendarItem, Capacity, Commitment, PlanningSnapshot, PostingWindowObservation,
+    Timestamp, UtcWindow, WorkspaceConfig, content_hash,
+};
+use harmonia_contracts::ids::{SnapshotId, WorkspaceId};
+use harmonia_contracts::{Code, Error};
+use harmonia_store::{Created, Store, create_immutable, encode};
+
+use crate::records::{PLANNING_SNAPSHOTS, doc_id};
+
+/// How many days ahead a snapshot plans, starting with the UTC day of `now`.
+pub const HORIZON_DAYS: u32 = 14;
+/// How long a scheduled post occupies its calendar slot.
+const SLOT: Duration = Duration::hours(1);
+/// The most windows one capacity day lists (the schema's bound).
+const MAX_WINDOWS_PER_DAY: usize = 50;
+/// The most slots one capacity day holds (the schema's bound).
+const MAX_SLOTS: u32 = 100;
+
+/// Build the planning snapshot of `workspace` at `now`. Pure: the same arguments always give
+/// the same snapshot, id included.
+pub fn build_snapshot(
+    workspace: &WorkspaceId,
+    config: &WorkspaceConfig,
+    calendar: &[CalendarImport],
+    observations: &[PostingWindowObservation],
+    now: Timestamp,
+) -> PlanningSnapshot {
+    let horizon_end = now + Duration::days(i64::from(HORIZON_DAYS));
+    let mut commitments: Vec<Commitment> = calendar
+        .iter()
+        .filter_map(|entry| match &entry.item {
+            CalendarItem::Scheduled { channel, title, at } if *at >= now && *at < horizon_end => {
+                Some(Commitment { title: title.clone(), channel: *channel, at: *at })
+            }
+            _ => None,
+        })
+        .collect();
+    commitments.sort_by(|a, b| (a.at, a.channel, &a.title).cmp(&(b.at, b.channel, &b.title)));
+    let calendar_entries = commitments
+        .iter()
+        .filter_map(|c| {
+            let window = UtcWindow::new(c.at, c.at + SLOT).ok()?;
+            Some(CalendarEntry { channel: c.channel, title: c.title.clone(), window })
+        })
+        .collect();
+    let mut posting_windows = observations.to_vec();
+    posting_windows.sort_by(|a, b| {
+        (a.platform, a.weekday, a.hour_utc, a.sample_size).cmp(&(b.platform, b.weekday, b.hour_utc, b.sample_size))
+    });
+    let mut snapshot = PlanningSnapshot {
+        id: placeholder_id(),
+        workspace: workspace.clone(),
+        taken_at: now,
+        commitments: commitments.clone(),
+        capacity: capacity(config, calendar, &commitments, now),
+        asset_readiness: Vec::new(),
+        posting_windows,
+        calendar: calendar_entries,
+        blocked_dependencies: Vec::new(),
+    };
+    snapshot.id = snapshot_id(&snapshot);
+    snapshot
+}
+
+/// The id a snapshot's content gives it: `snap-` and the content hash of every field but `id`.
+pub fn snapshot_id(snapshot: &PlanningSnapshot) -> SnapshotId {
+    let mut value = serde_json::to_value(snapshot).expect("a planning snapshot serialises to JSON");
+    if let Some(object) = value.as_object_mut() {
+        object.remove("id");
+    }
+    format!("snap-{}", content_hash(&value)).parse().expect("a hex digest with a prefix is a valid id")
+}
+
+/// Freeze `snapshot`: store it under its id unless it is there. The same snapshot again is
+/// accepted and changes nothing; a snapshot whose id is not its content hash is
+/// `invalid_document`; other content already stored under the id is `immutable_conflict`, and
+/// in every refusal nothing is written.
+pub async fn freeze_snapshot(store: &dyn Store, snapshot: &PlanningSnapshot) -> Result<Created, Error> {
+    if snapshot.id != snapshot_id(snapshot) {
+        return Err(Error::new(Code::InvalidDocument, "a planning snapshot's id must be its content hash"));
+    }
+    let data = encode(snapshot)?;
+    Ok(create_immutable(store, &snapshot.workspace, PLANNING_SNAPSHOTS, &doc_id(&snapshot.id), data).await?)
+}
+
+/// Posting-window observations from verified performance: per platform, UTC weekday and hour
+/// of publication, how many verified posts and their median engagement rate (interactions per
+/// impression, at most 1).
+pub fn observations(performance: &VerifiedPerformance) -> Vec<PostingWindowObservation> {
+    let mut slots: BTreeMap<_, Vec<f64>> = BTreeMap::new();
+    for m in performance.as_slice() {
+        let t = m.published_at;
+        let weekday = u8::try_from(t.weekday().num_days_from_monday()).unwrap_or(0);
+        let hour = u8::try_from(t.hour()).unwrap_or(0);
+        let interactions = m.reactions + m.comments + m.shares + m.clicks;
+        let rate = if m.impressions == 0 { 0.0 } else { (interactions as f64 / m.impressions as f64).min(1.0) };
+        slots.entry((m.platform, weekday, hour)).or_default().push(rate);
+    }
+    slots
+        .into_iter()
+        .map(|((platform, weekday, hour_utc), mut rates)| {
+            rates.sort_by(f64::total_cmp);
+            let mid = rates.len() / 2;
+            let median = if rates.len() % 2 == 0 { (rates[mid - 1] + rates[mid]) / 2.0 } else { rates[mid] };
+            PostingWindowObservation {
+                platform,
+                weekday,
+                hour_utc,
+                sample_size: u32::try_from(rates.len()).unwrap_or(u32::MAX),
+                median_engagement_rate: median,
+            }
+        })
+        .collect()
+}
+
+fn placeholder_id() -> SnapshotId {
+    SnapshotId::from_literal(const { harmonia_contracts::ids::IdLiteral::new("snap-pending") })
+}
+
+/// Capacity for each UTC day of the horizon.
+fn capacity(
+    config: &WorkspaceConfig,
+    calendar: &[CalendarImport],
+    commitments: &[Commitment],
+    now: Timestamp,
+) -> Vec<Capacity> {
+    let mut windows: BTreeMap<NaiveDate, Vec<UtcWindow>> = BTreeMap::new();
+    for window in open_windows(config, calendar, now) {
+        windows.entry(window.start.date_naive()).or_default().push(window);
+    }
+    let cadence = config.cadence;
+    let channel_limit: u32 =
+        config.channels.iter().map(|c| c.max_posts_per_day.unwrap_or(cadence.max_posts_per_day)).sum();
+    let daily = cadence.max_posts_per_day.min(channel_limit);
+    let first = now.date_naive();
+    (0..HORIZON_DAYS)
+        .filter_map(|n| first.checked_add_days(chrono::Days::new(u64::from(n))))
+        .map(|day| {
+            let mut open = windows.remove(&day).unwrap_or_default();
+            open.sort_by_key(|w| (w.start, w.end));
+            open.dedup();
+            open.truncate(MAX_WINDOWS_PER_DAY);
+            let scheduled = |same: &dyn Fn(NaiveDate) -> bool| {
+                u32::try_from(commitments.iter().filter(|c| same(c.at.date_naive())).count()).unwrap_or(u32::MAX)
+            };
+            let that_day = scheduled(&|d| d == day);
+            let that_week = scheduled(&|d| d.iso_week() == day.iso_week());
+            let slots = if open.is_empty() {
+                0
+            } else {
+                daily.saturating_sub(that_day).min(cadence.posts_per_week.saturating_sub(that_week)).min(MAX_SLOTS)
+            };
+            Capacity { day, slots, windows: open }
+        })
+        .collect()
+}
+
+/// The configured windows of every local day around the horizon, in UTC, that have not ended
+/// and are not on a blackout date.
+fn open_windows(config: &WorkspaceConfig, calendar: &[CalendarImport], now: Timestamp) -> Vec<UtcWindow> {
+    let tz = config.timezone.tz();
+    let blackout: Vec<NaiveDate> = calendar
+        .iter()
+        .filter_map(|e| match e.item {
+            CalendarItem::Blackout { date, .. } => Some(date),
+            CalendarItem::Scheduled { .. } => None,
+        })
+        .collect();
+    let horizon_end = now + Duration::days(i64::from(HORIZON_DAYS));
+    // A day on either side: a zone far from UTC puts some local days' windows into the horizon.
+    let first = now.with_timezone(&tz).date_naive() - Duration::days(1);
+    let mut out = Vec::new();
+    for n in 0..=HORIZON_DAYS + 1 {
+        let Some(date) = first.checked_add_days(chrono::Days::new(u64::from(n))) else { continue };
+        if blackout.contains(&date) {
+            continue;
+        }
+        for window in &config.posting_windows {
+            if !window.days.iter().any(|d| chrono::Weekday::from(*d) == date.weekday()) {
+                continue;
+            }
+            let (Some(start), Some(end)) =
+                (to_utc(&tz, date, window.start.time()), to_utc(&tz, date, window.end.time()))
+            else {
+                continue;
+            };
+            if end <= now || start >= horizon_end {
+                continue;
+            }
+            if let Ok(w) = UtcWindow::new(start, end) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+/// A local wall-clock time on `date` in `tz`, as UTC: the earlier instant when a change makes
+/// it occur twice, the same wall time an hour later when a change skips it.
+fn to_utc<Z: TimeZone>(tz: &Z, date: NaiveDate, time: NaiveTime) -> Option<Timestamp> {
+    let local = date.and_time(time);
+    let resolved = match tz.from_local_datetime(&local) {
+        LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => Some(t),
+        LocalResult::None => tz.from_local_datetime(&(local + Duration::hours(1))).earliest(),
+    };
+    resolved.map(|t| t.with_timezone(&Utc))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,153 @@
+//! Snapshots from configuration and calendar: DST-correct windows, blackouts, cadence, ids,
+//! and freezing.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use harmonia_contracts::Code;
+use harmonia_contracts::domain::{CalendarImport, PlanningSnapshot, PostingWindowObservation, WorkspaceConfig};
+use harmonia_contracts::ids::WorkspaceId;
+use harmonia_store::{Created, Store, create_if_absent, encode, scan_all};
+use harmonia_store_sqlite::SqliteStore;
+use serde_json::json;
+
+use super::*;
+use crate::imports::calendar;
+
+fn at(s: &str) -> DateTime<Utc> {
+    s.parse().expect("time")
+}
+
+fn config(timezone: &str, posts_per_week: u32) -> WorkspaceConfig {
+    serde_json::from_value(json!({
+        "name": "Riverside Library", "audience": "Patrons", "voice": "Plain", "goals": ["Grow attendance"],
+        "call_to_action": "Visit the branch.", "mode": "production",
+        "channels": [{"platform": "bluesky", "handle": "@library"}, {"platform": "linkedin", "handle": "library"}],
+        "timezone": timezone,
+        "posting_windows": [{"days": ["mon", "wed"], "start": "09:00", "end": "10:30"}],
+        "cadence": {"posts_per_week": posts_per_week, "max_posts_per_day": 2}}))
+    .expect("config")
+}
+
+fn day<'a>(s: &'a PlanningSnapshot, d: &str) -> &'a harmonia_contracts::domain::Capacity {
+    let d: NaiveDate = d.parse().expect("date");
+    s.capacity.iter().find(|c| c.day == d).expect("every horizon day has an entry")
+}
+
+fn starts(s: &PlanningSnapshot, d: &str) -> Vec<String> {
+    day(s, d).windows.iter().map(|w| w.start.to_rfc3339()).collect()
+}
+
+#[test]
+fn windows_keep_their_local_hours_across_a_daylight_saving_change() {
+    // New York leaves daylight saving time on Sunday 1 November 2026.
+    let s =
+        build_snapshot(&WorkspaceId::generate(), &config("America/New_York", 5), &[], &[], at("2026-10-25T12:00:00Z"));
+    assert_eq!(starts(&s, "2026-10-26"), ["2026-10-26T13:00:00+00:00"], "09:00 EDT");
+    assert_eq!(starts(&s, "2026-11-02"), ["2026-11-02T14:00:00+00:00"], "09:00 EST");
+    assert_eq!(day(&s, "2026-11-02").windows[0].end.to_rfc3339(), "2026-11-02T15:30:00+00:00");
+    assert_eq!(s.capacity.len(), HORIZON_DAYS as usize);
+    assert_eq!(day(&s, "2026-10-27").slots, 0, "no window on a Tuesday");
+    assert_eq!(day(&s, "2026-10-26").slots, 2, "the daily limit");
+
+    // Europe/Lisbon leaves summer time on Sunday 25 October 2026.
+    let s = build_snapshot(&WorkspaceId::generate(), &config("Europe/Lisbon", 5), &[], &[], at("2026-10-19T00:00:00Z"));
+    assert_eq!(starts(&s, "2026-10-21"), ["2026-10-21T08:00:00+00:00"]);
+    assert_eq!(starts(&s, "2026-10-28"), ["2026-10-28T09:00:00+00:00"]);
+}
+
+#[test]
+fn a_time_skipped_by_the_change_is_read_an_hour_later() {
+    // 02:30 does not exist in New York on Sunday 8 March 2026.
+    let tz = chrono_tz_new_york();
+    let t = to_utc(&tz, "2026-03-08".parse().expect("date"), NaiveTime::from_hms_opt(2, 30, 0).expect("time"));
+    assert_eq!(t.map(|t| t.to_rfc3339()).as_deref(), Some("2026-03-08T07:30:00+00:00"));
+}
+
+fn chrono_tz_new_york() -> impl TimeZone {
+    "America/New_York".parse::<harmonia_contracts::domain::TimeZoneName>().expect("zone").tz()
+}
+
+async fn imported(text: &str) -> Vec<CalendarImport> {
+    calendar::parse(text).expect("calendar")
+}
+
+#[tokio::test]
+async fn blackouts_and_scheduled_posts_take_capacity() {
+    let entries = imported(
+        "kind,at,channel,title,date,source,provenance\n\
+         blackout,,,,2026-11-04,Team calendar,live\n\
+         scheduled,2026-11-09T14:00:00Z,linkedin,Newsletter,,Team calendar,live\n\
+         scheduled,2026-11-11T14:00:00Z,bluesky,Event recap,,Team calendar,live\n\
+         scheduled,2026-10-01T14:00:00Z,bluesky,Long past,,Team calendar,live\n",
+    )
+    .await;
+    let s = build_snapshot(
+        &WorkspaceId::generate(),
+        &config("America/New_York", 3),
+        &entries,
+        &[],
+        at("2026-11-02T00:00:00Z"),
+    );
+    assert!(day(&s, "2026-11-04").windows.is_empty(), "the blackout Wednesday has no window");
+    assert_eq!(day(&s, "2026-11-04").slots, 0);
+    assert_eq!(day(&s, "2026-11-02").slots, 2);
+    assert_eq!(day(&s, "2026-11-09").slots, 1, "one of the two daily posts is already scheduled");
+    assert_eq!(day(&s, "2026-11-11").slots, 1, "the week's cadence (3) has one post left after two scheduled");
+    let titles: Vec<&str> = s.commitments.iter().map(|c| c.title.as_str()).collect();
+    assert_eq!(titles, ["Newsletter", "Event recap"], "past posts are not commitments");
+    assert_eq!(s.calendar.len(), 2);
+    assert_eq!(s.calendar[0].window.end.to_rfc3339(), "2026-11-09T15:00:00+00:00");
+}
+
+#[test]
+fn the_id_is_the_content_hash_and_the_build_is_deterministic() {
+    let ws = WorkspaceId::generate();
+    let observed = PostingWindowObservation {
+        platform: harmonia_contracts::domain::Platform::Bluesky,
+        weekday: 0,
+        hour_utc: 14,
+        sample_size: 3,
+        median_engagement_rate: 0.04,
+    };
+    let now = at("2026-11-02T00:00:00Z");
+    let a = build_snapshot(&ws, &config("UTC", 3), &[], std::slice::from_ref(&observed), now);
+    let b = build_snapshot(&ws, &config("UTC", 3), &[], std::slice::from_ref(&observed), now);
+    assert_eq!(a, b);
+    assert_eq!(a.id, snapshot_id(&a));
+    assert!(a.id.as_str().starts_with("snap-"));
+    assert_eq!(a.posting_windows, [observed.clone()]);
+    let later = build_snapshot(&ws, &config("UTC", 3), &[], &[], now + chrono::Duration::hours(1));
+    assert_ne!(later.id, a.id);
+    let fewer = build_snapshot(&ws, &config("UTC", 1), &[], std::slice::from_ref(&observed), now);
+    assert_ne!(fewer.id, a.id, "the cadence decides capacity, which is content");
+}
+
+#[tokio::test]
+async fn freezing_accepts_the_same_snapshot_and_refuses_other_content_storing_nothing() {
+    let dir = harmonia_testkit::temp_dir();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("plan.sqlite")).expect("open"));
+    let ws = WorkspaceId::generate();
+    let snapshot = build_snapshot(&ws, &config("Europe/Lisbon", 3), &[], &[], at("2026-11-02T00:00:00Z"));
+    assert!(matches!(freeze_snapshot(&*store, &snapshot).await, Ok(Created::New(_))));
+    assert!(matches!(freeze_snapshot(&*store, &snapshot).await, Ok(Created::Existing(_))));
+
+    let mut tampered = snapshot.clone();
+    tampered.capacity[0].slots += 1;
+    let e = freeze_snapshot(&*store, &tampered).await.expect_err("id is not its hash");
+    assert_eq!(e.code, Code::InvalidDocument);
+
+    // Other content already stored under a snapshot's id (a corrupted or forged document):
+    // freezing the real snapshot is refused, and the stored document stays as it was.
+    let other = build_snapshot(&ws, &config("America/New_York", 3), &[], &[], at("2026-11-02T00:00:00Z"));
+    let mut forged = snapshot.clone();
+    forged.id = other.id.clone();
+    create_if_absent(&*store, &ws, PLANNING_SNAPSHOTS, &doc_id(&other.id), encode(&forged).expect("encode"))
+        .await
+        .expect("forge");
+    let e = freeze_snapshot(&*store, &other).await.expect_err("other content");
+    assert_eq!(e.code, Code::ImmutableConflict);
+    let docs = scan_all(&*store, &ws, PLANNING_SNAPSHOTS).await.expect("scan");
+    assert_eq!(docs.len(), 2);
+    assert!(docs.iter().all(|d| d.version == 1), "nothing was overwritten");
+}
