@@ -13,6 +13,8 @@
 //! | `GET /v1/activity?job=ID&limit=N&page=P` | the job's activity records (metadata only), paginated |
 //! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject","version":HASH,"reason"?}` |
 //! | `POST /v1/sources` | `{"format":"json"|"webvtt"|"srt","content":TEXT,"title"?,"language"?}` → the new job; with an `Idempotency-Key` header a retry returns the same job |
+//! | `POST /v1/imports/metrics`, `/v1/imports/signals`, `/v1/imports/calendar` | the file as the body (`text/csv`; signals also `application/json`), stored all-or-nothing |
+//! | `GET /v1/calendar` | the imported calendar entries |
 //!
 //! Authentication, body rejections, `traceparent` and the error shape are the shared HTTP
 //! boundary of `harmonia-http`; `POST /v1/sources` is the ingest function's own handler.
@@ -20,6 +22,7 @@
 //! with the status `harmonia_http::status_of` gives the code; an unknown path is a JSON 404
 //! (`unknown_route`) and a wrong method a JSON 405 (`method_not_allowed`).
 
+mod imports;
 mod routes;
 mod view;
 

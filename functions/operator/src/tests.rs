@@ -212,3 +212,64 @@ async fn unknown_paths_and_methods_answer_json_errors() {
     let (s, v) = api.get("/v1/sources").await;
     assert_eq!((s, error_code(&v)), (405, "method_not_allowed"), "the ingest handler's route answers alike");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn imports_through_the_api_store_every_row_or_none() {
+    let api = api().await;
+    let upload = |path: &str, content_type: &str, body: Vec<u8>| {
+        let req = api
+            .http
+            .post(format!("{}{path}", api.server))
+            .bearer_auth(&api.token)
+            .header("content-type", content_type)
+            .body(body);
+        send(req)
+    };
+    let header =
+        "post,platform,published_at,measured_at,impressions,reactions,comments,shares,clicks,source,provenance";
+    let row = |post: &str, impressions: &str| {
+        format!("{post},x,2026-11-02T14:00:00Z,2026-11-04T14:00:00Z,{impressions},5,1,1,2,analytics export,live")
+    };
+    let stored = || async {
+        harmonia_store::scan_all(&*api.local.env.store, &api.ws, harmonia_pipeline::records::POST_METRICS)
+            .await
+            .expect("scan")
+            .len()
+    };
+
+    let bad = format!("{header}\n{}\n{}\n", row("post-1", "10"), row("post-2", "lots"));
+    let (status, body) = upload("/v1/imports/metrics", "text/csv", bad.into_bytes()).await;
+    assert_eq!((status, error_code(&body)), (400, "import_invalid_row"), "{body}");
+    assert_eq!(body["error"]["message"], "line 3, column `impressions`: a whole number from 0 is expected");
+    assert_eq!(stored().await, 0, "nothing stored");
+
+    let good = format!("{header}\n{}\n{}\n", row("post-1", "10"), row("post-2", "20"));
+    let (status, body) = upload("/v1/imports/metrics", "text/csv; charset=utf-8", good.clone().into_bytes()).await;
+    assert_eq!((status, body["stored"].as_u64()), (200, Some(2)), "{body}");
+    assert_eq!(body["message"], format!("Stored 2 posts' metrics in workspace {}.", api.ws));
+    upload("/v1/imports/metrics", "text/csv", good.clone().into_bytes()).await;
+    assert_eq!(stored().await, 2, "the same rows again replace, never duplicate");
+
+    let (status, body) = upload("/v1/imports/metrics", "application/json", b"[]".to_vec()).await;
+    assert_eq!((status, error_code(&body)), (400, "import_malformed"));
+    let huge = vec![b'a'; imports_limit() + 1];
+    let (status, body) = upload("/v1/imports/metrics", "text/csv", huge).await;
+    assert_eq!((status, error_code(&body)), (413, "import_too_large"));
+
+    let signals = include_bytes!("../../../examples/trend-signals.json").to_vec();
+    let (status, body) = upload("/v1/imports/signals", "application/json", signals).await;
+    assert_eq!((status, body["import"].as_str()), (200, Some("signals")), "{body}");
+
+    let calendar = "kind,date,reason,source,provenance\nblackout,2026-12-25,Holiday,Team calendar,live\n";
+    let (status, body) = upload("/v1/imports/calendar", "text/csv", calendar.as_bytes().to_vec()).await;
+    assert_eq!((status, body["stored"].as_u64()), (200, Some(1)), "{body}");
+    let (status, body) = api.get("/v1/calendar").await;
+    assert_eq!((status, body["entries"][0]["item"]["kind"].as_str()), (200, Some("blackout")), "{body}");
+
+    let unauthenticated = api.http.post(format!("{}/v1/imports/metrics", api.server)).body(good);
+    assert_eq!(send(unauthenticated).await.0, 401);
+}
+
+fn imports_limit() -> usize {
+    harmonia_pipeline::imports::MAX_IMPORT_BYTES
+}
