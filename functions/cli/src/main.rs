@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod app;
+mod imports;
 
 /// Harmonia: grounded, reviewed, platform-native posts from video sources.
 #[derive(Debug, Parser)]
@@ -100,6 +101,16 @@ enum Command {
         #[arg(long)]
         endpoint_template: Option<String>,
     },
+    /// Import measured post metrics or trend signals into the workspace (all rows or none).
+    Import {
+        #[command(subcommand)]
+        what: imports::ImportCommand,
+    },
+    /// The workspace's content calendar: import scheduled posts and blackout dates.
+    Calendar {
+        #[command(subcommand)]
+        what: imports::CalendarCommand,
+    },
     /// Reject the current strategy or draft of a job.
     Reject {
         /// Job id.
@@ -139,6 +150,8 @@ async fn main() -> ExitCode {
             Command::Serve { port } => app::serve(backend.local()?, &out, &cli.data_dir, port).await,
             Command::Activity { job } => app::activity(&backend, &out, &job).await,
             Command::Provision { .. } => Ok(()),
+            Command::Import { what } => imports::import(&backend, &out, &cli.workspace, what).await,
+            Command::Calendar { what } => imports::calendar(&backend, &out, &cli.workspace, what).await,
             Command::Reject { job, subject, reason } => {
                 app::decide(&backend, &out, &job, subject.into(), Some(reason), None).await
             }

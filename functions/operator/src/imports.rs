@@ -60,11 +60,11 @@ async fn file(headers: &HeaderMap, body: Body, accepted: &[Format]) -> Result<(F
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let format = Format::from_content_type(content_type)?;
     if !accepted.contains(&format) {
-        return Err(Error::new(Code::ImportMalformed, "this import takes a text/csv body"));
+        return Err(Error::new(Code::ImportMalformed, "This import takes a text/csv body."));
     }
     let bytes = axum::body::to_bytes(body, MAX_IMPORT_BYTES)
         .await
-        .map_err(|_| Error::new(Code::ImportTooLarge, "an import file may be at most 1 MiB (1048576 bytes)"))?;
+        .map_err(|_| Error::new(Code::ImportTooLarge, "An import file may be at most 1 MiB (1048576 bytes)."))?;
     Ok((format, bytes.to_vec()))
 }
 

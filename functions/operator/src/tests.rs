@@ -240,7 +240,7 @@ async fn imports_through_the_api_store_every_row_or_none() {
     let bad = format!("{header}\n{}\n{}\n", row("post-1", "10"), row("post-2", "lots"));
     let (status, body) = upload("/v1/imports/metrics", "text/csv", bad.into_bytes()).await;
     assert_eq!((status, error_code(&body)), (400, "import_invalid_row"), "{body}");
-    assert_eq!(body["error"]["message"], "line 3, column `impressions`: a whole number from 0 is expected");
+    assert_eq!(body["error"]["message"], "At line 3, column `impressions`: a whole number from 0 is expected.");
     assert_eq!(stored().await, 0, "nothing stored");
 
     let good = format!("{header}\n{}\n{}\n", row("post-1", "10"), row("post-2", "20"));

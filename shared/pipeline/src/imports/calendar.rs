@@ -35,7 +35,8 @@ fn entry(row: &Row) -> Result<CalendarImport, Error> {
                 row.absent(column, "this column is for blackout rows; leave it empty")?;
             }
             CalendarItem::Scheduled {
-                channel: row.named("channel", "one of x, linkedin, instagram, threads, bluesky, youtube, tiktok")?,
+                channel: row
+                    .named("channel", "one of x, linkedin, instagram, threads, bluesky, youtube, tiktok is expected")?,
                 title: row.text("title", 200)?,
                 at: row.time("at")?,
             }

@@ -49,7 +49,8 @@ fn metric(row: &Row) -> Result<PostMetrics, Error> {
     Ok(PostMetrics {
         post: row.parsed("post", "a post id (letters, digits, `.`, `_`, `:` or `-`, at most 128) is expected")?,
         job: row.get("job").map(|_| row.parsed("job", "a job id is expected")).transpose()?,
-        platform: row.named("platform", "one of x, linkedin, instagram, threads, bluesky, youtube, tiktok")?,
+        platform: row
+            .named("platform", "one of x, linkedin, instagram, threads, bluesky, youtube, tiktok is expected")?,
         published_at,
         measured_at,
         impressions: row.count("impressions")?,

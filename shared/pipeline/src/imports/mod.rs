@@ -47,7 +47,7 @@ impl Format {
         match essence.as_str() {
             "text/csv" => Ok(Format::Csv),
             "application/json" => Ok(Format::Json),
-            _ => Err(Error::new(Code::ImportMalformed, "an import body is text/csv or application/json")),
+            _ => Err(Error::new(Code::ImportMalformed, "An import body is text/csv or application/json.")),
         }
     }
 
@@ -59,7 +59,7 @@ impl Format {
         } else if lower.ends_with(".json") {
             Ok(Format::Json)
         } else {
-            Err(Error::new(Code::ImportMalformed, "an import file ends in .csv or .json"))
+            Err(Error::new(Code::ImportMalformed, "An import file ends in .csv or .json."))
         }
     }
 }
@@ -105,9 +105,9 @@ impl Summary {
 /// The file's text: within the byte limit and UTF-8.
 fn text(bytes: &[u8]) -> Result<&str, Error> {
     if bytes.len() > MAX_IMPORT_BYTES {
-        return Err(Error::new(Code::ImportTooLarge, "an import file may be at most 1 MiB (1048576 bytes)"));
+        return Err(Error::new(Code::ImportTooLarge, "An import file may be at most 1 MiB (1048576 bytes)."));
     }
-    std::str::from_utf8(bytes).map_err(|_| Error::new(Code::ImportMalformed, "the import file is not UTF-8 text"))
+    std::str::from_utf8(bytes).map_err(|_| Error::new(Code::ImportMalformed, "The import file is not UTF-8 text."))
 }
 
 /// Store every `(id, record)` in one atomic commit: all of them or, on any failure, none.

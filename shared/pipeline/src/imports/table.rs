@@ -53,7 +53,7 @@ pub(super) struct Row {
 impl Row {
     /// A row error naming the row and the column.
     pub(super) fn invalid(&self, column: &str, why: &str) -> Error {
-        Error::new(Code::ImportInvalidRow, format!("{}, column `{column}`: {why}", self.at))
+        Error::new(Code::ImportInvalidRow, format!("At {}, column `{column}`: {why}.", self.at))
     }
 
     /// The field, when present and not empty.
@@ -119,13 +119,13 @@ pub(super) fn rows(text: &str, format: Format, spec: &Spec) -> Result<Vec<Row>, 
         Format::Json => json_rows(text, spec)?,
     };
     if rows.is_empty() {
-        return Err(Error::new(Code::ImportMalformed, "the import file has no rows"));
+        return Err(Error::new(Code::ImportMalformed, "The import file has no rows."));
     }
     Ok(rows)
 }
 
 fn too_many() -> Error {
-    Error::new(Code::ImportTooLarge, format!("an import file may hold at most {MAX_IMPORT_ROWS} rows"))
+    Error::new(Code::ImportTooLarge, format!("An import file may hold at most {MAX_IMPORT_ROWS} rows."))
 }
 
 fn csv_rows(text: &str, spec: &Spec) -> Result<Vec<Row>, Error> {
@@ -134,20 +134,23 @@ fn csv_rows(text: &str, spec: &Spec) -> Result<Vec<Row>, Error> {
     let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
     let header = reader.headers().map_err(|e| csv_error(&e))?.clone();
     if header.iter().all(str::is_empty) {
-        return Err(Error::new(Code::ImportMalformed, "the import file has no header row"));
+        return Err(Error::new(Code::ImportMalformed, "The import file has no header row."));
     }
     let mut columns = Vec::with_capacity(header.len());
     let mut seen = HashMap::new();
     for name in header.iter() {
         let name = name.trim();
-        let column = spec.column(name).ok_or_else(|| unknown_column("the header", name, spec))?;
+        let column = spec.column(name).ok_or_else(|| unknown_column("The header", name, spec))?;
         if seen.insert(column, ()).is_some() {
-            return Err(Error::new(Code::ImportMalformed, format!("the header names column `{column}` twice")));
+            return Err(Error::new(Code::ImportMalformed, format!("The header names column `{column}` twice.")));
         }
         columns.push(column);
     }
     if let Some(missing) = spec.required.iter().find(|c| !seen.contains_key(*c)) {
-        return Err(Error::new(Code::ImportMissingColumn, format!("the header lacks the required column `{missing}`")));
+        return Err(Error::new(
+            Code::ImportMissingColumn,
+            format!("The header lacks the required column `{missing}`."),
+        ));
     }
     let mut rows = Vec::new();
     for record in reader.records() {
@@ -174,7 +177,7 @@ fn unknown_column(place: &str, name: &str, spec: &Spec) -> Error {
     let named = if name.chars().count() <= 64 { format!(" `{name}`") } else { String::new() };
     Error::new(
         Code::ImportUnknownColumn,
-        format!("{place} has a column{named} that this format does not define (known: {})", known.join(", ")),
+        format!("{place} has a column{named} that this format does not define (known: {}).", known.join(", ")),
     )
 }
 
@@ -182,15 +185,18 @@ fn csv_error(e: &csv::Error) -> Error {
     match e.kind() {
         csv::ErrorKind::UnequalLengths { pos, expected_len, len } => {
             let at = pos.as_ref().map_or_else(|| "a row".to_owned(), |p| format!("line {}", p.line()));
-            Error::new(Code::ImportInvalidRow, format!("{at} has {len} fields where the header has {expected_len}"))
+            Error::new(
+                Code::ImportInvalidRow,
+                format!("At {at}, the row has {len} fields where the header has {expected_len}."),
+            )
         }
-        _ => Error::new(Code::ImportMalformed, "the import file is not readable CSV"),
+        _ => Error::new(Code::ImportMalformed, "The import file is not readable CSV."),
     }
 }
 
 fn json_rows(text: &str, spec: &Spec) -> Result<Vec<Row>, Error> {
     let items: Vec<Value> = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text))
-        .map_err(|_| Error::new(Code::ImportMalformed, "the import file is not a JSON array of objects"))?;
+        .map_err(|_| Error::new(Code::ImportMalformed, "The import file is not a JSON array of objects."))?;
     if items.len() > MAX_IMPORT_ROWS {
         return Err(too_many());
     }
@@ -200,11 +206,12 @@ fn json_rows(text: &str, spec: &Spec) -> Result<Vec<Row>, Error> {
         .map(|(n, item)| {
             let at = Location::Item(n + 1);
             let Value::Object(object) = item else {
-                return Err(Error::new(Code::ImportInvalidRow, format!("{at} is not a JSON object")));
+                return Err(Error::new(Code::ImportInvalidRow, format!("At {at}, the entry is not a JSON object.")));
             };
             let mut fields = BTreeMap::new();
             for (name, value) in object {
-                let column = spec.column(&name).ok_or_else(|| unknown_column(&at.to_string(), &name, spec))?;
+                let column =
+                    spec.column(&name).ok_or_else(|| unknown_column(&format!("The object at {at}"), &name, spec))?;
                 let text = match value {
                     Value::Null => continue,
                     Value::String(s) => s,
@@ -213,7 +220,7 @@ fn json_rows(text: &str, spec: &Spec) -> Result<Vec<Row>, Error> {
                     Value::Array(_) | Value::Object(_) => {
                         return Err(Error::new(
                             Code::ImportInvalidRow,
-                            format!("{at}, column `{column}`: a string or a number is expected"),
+                            format!("At {at}, column `{column}`: a string or a number is expected."),
                         ));
                     }
                 };
@@ -231,7 +238,10 @@ pub(super) fn unique<K: Ord + Clone>(rows: impl IntoIterator<Item = (K, Location
     let mut seen: BTreeMap<K, Location> = BTreeMap::new();
     for (key, at) in rows {
         if let Some(first) = seen.insert(key.clone(), at) {
-            return Err(Error::new(Code::ImportDuplicateRow, format!("{first} and {at} name the same {what}")));
+            return Err(Error::new(
+                Code::ImportDuplicateRow,
+                format!("The rows at {first} and {at} name the same {what}."),
+            ));
         }
     }
     Ok(())

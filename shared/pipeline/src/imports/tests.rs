@@ -54,7 +54,7 @@ fn header_problems_name_the_column() {
     assert!(message.contains("`colour`"), "{message}");
     let without_clicks = METRICS_HEADER.replace(",clicks", "");
     let (code, message) = refused(metrics::parse(&format!("{without_clicks}\n")));
-    assert_eq!((code, message.as_str()), (Code::ImportMissingColumn, "the header lacks the required column `clicks`"));
+    assert_eq!((code, message.as_str()), (Code::ImportMissingColumn, "The header lacks the required column `clicks`."));
     let (code, _) = refused(metrics::parse(&format!("{METRICS_HEADER},post\n")));
     assert_eq!(code, Code::ImportMalformed, "a column named twice");
     assert_eq!(refused(metrics::parse(&format!("{METRICS_HEADER}\n"))).0, Code::ImportMalformed, "no rows");
@@ -69,49 +69,49 @@ fn a_bad_row_names_its_line_and_column_without_echoing_the_value() {
         (
             metrics_row("p-2", "many"),
             Code::ImportInvalidRow,
-            "line 4, column `impressions`: a whole number from 0 is expected",
+            "At line 4, column `impressions`: a whole number from 0 is expected.",
         ),
         (
             metrics_row("p-2", "-3"),
             Code::ImportInvalidRow,
-            "line 4, column `impressions`: a whole number from 0 is expected",
+            "At line 4, column `impressions`: a whole number from 0 is expected.",
         ),
         (
             metrics_row("p 2", "1"),
             Code::ImportInvalidRow,
-            "line 4, column `post`: a post id (letters, digits, `.`, `_`, `:` or `-`, at most 128) is expected",
+            "At line 4, column `post`: a post id (letters, digits, `.`, `_`, `:` or `-`, at most 128) is expected.",
         ),
         (
             metrics_row("p-2", "1").replace("linkedin", "myspace"),
             Code::ImportInvalidRow,
-            "line 4, column `platform`: one of x, linkedin, instagram, threads, bluesky, youtube, tiktok",
+            "At line 4, column `platform`: one of x, linkedin, instagram, threads, bluesky, youtube, tiktok is expected.",
         ),
         (
             metrics_row("p-2", "1").replace(",live", ",real"),
             Code::ImportInvalidRow,
-            "line 4, column `provenance`: live or mock is expected",
+            "At line 4, column `provenance`: live or mock is expected.",
         ),
         (
             metrics_row("p-2", "1").replace("2026-11-04T14:00:00Z", "yesterday"),
             Code::ImportInvalidRow,
-            "line 4, column `measured_at`: an RFC 3339 time such as 2026-11-02T14:00:00Z is expected",
+            "At line 4, column `measured_at`: an RFC 3339 time such as 2026-11-02T14:00:00Z is expected.",
         ),
         (
             metrics_row("p-2", "1").replace("2026-11-04T14:00:00Z", "2026-11-01T14:00:00Z"),
             Code::ImportInvalidRow,
-            "line 4, column `measured_at`: a post is measured after it is published",
+            "At line 4, column `measured_at`: a post is measured after it is published.",
         ),
         (
             metrics_row("p-2", "1").replace(",analytics export,", ",,"),
             Code::ImportInvalidRow,
-            "line 4, column `source`: a value is required",
+            "At line 4, column `source`: a value is required.",
         ),
         (
             metrics_row("p-2", "1").replace(",live", ""),
             Code::ImportInvalidRow,
-            "line 4 has 10 fields where the header has 11",
+            "At line 4, the row has 10 fields where the header has 11.",
         ),
-        (metrics_row("p-1", "9"), Code::ImportDuplicateRow, "line 2 and line 4 name the same post"),
+        (metrics_row("p-1", "9"), Code::ImportDuplicateRow, "The rows at line 2 and line 4 name the same post."),
     ];
     for (bad, code, message) in cases {
         let text = format!("{METRICS_HEADER}\n{good}\n{bad}\n{}\n", metrics_row("p-3", "1"));
@@ -163,7 +163,7 @@ fn signals_read_the_same_from_csv_and_json_and_name_the_bad_item() {
                   {"id":"sig-2","topic":"t","summary":"s","source":"Feed","score":170,"observed_at":"2026-11-26T10:00:00Z","provenance":"live"}]"#;
     assert_eq!(
         refused(signals::parse(item, Format::Json)),
-        (Code::ImportInvalidRow, "item 2, column `score`: a whole number from 0 to 100 is expected".to_owned())
+        (Code::ImportInvalidRow, "At item 2, column `score`: a whole number from 0 to 100 is expected.".to_owned())
     );
     let extra = r#"[{"id":"sig-1","colour":"red"}]"#;
     assert_eq!(refused(signals::parse(extra, Format::Json)).0, Code::ImportUnknownColumn);
@@ -171,7 +171,7 @@ fn signals_read_the_same_from_csv_and_json_and_name_the_bad_item() {
                 sig-1,t,s,Feed,http://example.org,70,2026-11-26T10:00:00Z,live\n";
     assert_eq!(
         refused(signals::parse(http, Format::Csv)),
-        (Code::ImportInvalidRow, "line 2, column `url`: an https:// address is expected".to_owned())
+        (Code::ImportInvalidRow, "At line 2, column `url`: an https:// address is expected.".to_owned())
     );
     assert_eq!(refused(signals::parse("{}", Format::Json)).0, Code::ImportMalformed);
 }
@@ -203,14 +203,17 @@ async fn calendar_rows_get_stable_ids_and_kind_specific_columns() {
     let wrong = "kind,at,date,source,provenance\nblackout,2026-12-03T09:00:00Z,2026-12-25,Team,live\n";
     assert_eq!(
         refused(calendar::parse(wrong)),
-        (Code::ImportInvalidRow, "line 2, column `at`: this column is for scheduled rows; leave it empty".to_owned())
+        (
+            Code::ImportInvalidRow,
+            "At line 2, column `at`: this column is for scheduled rows; leave it empty.".to_owned()
+        )
     );
     let kind = "kind,source,provenance\nholiday,Team,live\n";
-    assert_eq!(refused(calendar::parse(kind)).1, "line 2, column `kind`: scheduled or blackout is expected");
+    assert_eq!(refused(calendar::parse(kind)).1, "At line 2, column `kind`: scheduled or blackout is expected.");
     let twice = format!("{CALENDAR_CSV}blackout,,,,2026-12-25,\"Holiday, office closed\",Another export,mock\n");
     assert_eq!(
         refused(calendar::parse(&twice)),
-        (Code::ImportDuplicateRow, "line 3 and line 4 name the same calendar entry".to_owned())
+        (Code::ImportDuplicateRow, "The rows at line 3 and line 4 name the same calendar entry.".to_owned())
     );
 
     let (store, _dir) = store();
@@ -228,4 +231,23 @@ fn formats_come_from_the_content_type_or_the_file_name() {
     assert_eq!(Format::from_content_type("text/plain").map_err(|e| e.code).err(), Some(Code::ImportMalformed));
     assert_eq!(Format::from_file_name("signals.JSON").ok(), Some(Format::Json));
     assert!(Format::from_file_name("signals.xlsx").is_err());
+}
+
+proptest::proptest! {
+    /// Whatever the bytes, a file is either rows or one typed import error; never a panic and
+    /// never an untyped failure.
+    #[test]
+    fn any_file_is_rows_or_a_typed_import_error(text in "(?s).{0,400}", json in proptest::bool::ANY) {
+        let format = if json { Format::Json } else { Format::Csv };
+        let codes = [
+            Code::ImportMalformed, Code::ImportMissingColumn, Code::ImportUnknownColumn,
+            Code::ImportInvalidRow, Code::ImportDuplicateRow,
+        ];
+        if let Err(e) = signals::parse(&text, format) {
+            proptest::prop_assert!(codes.contains(&e.code), "{:?}", e.code);
+        }
+        if let Err(e) = metrics::parse(&format!("{METRICS_HEADER}\n{text}")) {
+            proptest::prop_assert!(codes.contains(&e.code), "{:?}", e.code);
+        }
+    }
 }

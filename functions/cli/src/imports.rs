@@ -1,0 +1,109 @@
+//! `harmonia import metrics|signals FILE` and `harmonia calendar import FILE`: a file into the
+//! workspace named by `--workspace`, on the embedded default or with `--cloud`, stored
+//! all-or-nothing (`harmonia_pipeline::imports`).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::Subcommand;
+use harmonia_contracts::ids::WorkspaceId;
+use harmonia_contracts::{Code, Error};
+use harmonia_pipeline::imports::{self, Format, MAX_IMPORT_BYTES, Summary};
+use harmonia_pipeline::records::{WORKSPACES, doc_id};
+use serde_json::json;
+
+use crate::app::{Backend, Output};
+
+/// What `harmonia import` imports.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ImportCommand {
+    /// Measured post metrics (CSV; columns in docs/imports.md).
+    Metrics {
+        /// The CSV file.
+        file: PathBuf,
+    },
+    /// Trend signals (CSV or JSON, by the file's extension; fields in docs/imports.md).
+    Signals {
+        /// The .csv or .json file.
+        file: PathBuf,
+    },
+}
+
+/// What `harmonia calendar` does.
+#[derive(Debug, Subcommand)]
+pub(crate) enum CalendarCommand {
+    /// Scheduled posts and blackout dates (CSV; columns in docs/imports.md).
+    Import {
+        /// The CSV file.
+        file: PathBuf,
+    },
+}
+
+/// `harmonia import …`.
+pub(crate) async fn import(backend: &Backend, out: &Output, workspace: &str, what: ImportCommand) -> Result<(), Error> {
+    let (store, ws) = target(backend, workspace).await?;
+    let summary = match what {
+        ImportCommand::Metrics { file } => imports::metrics::import(store, &ws, &read(&file)?).await?,
+        ImportCommand::Signals { file } => {
+            let format = Format::from_file_name(&file.to_string_lossy())?;
+            imports::signals::import(store, &ws, &read(&file)?, format).await?
+        }
+    };
+    report(out, &summary);
+    Ok(())
+}
+
+/// `harmonia calendar …`.
+pub(crate) async fn calendar(
+    backend: &Backend,
+    out: &Output,
+    workspace: &str,
+    what: CalendarCommand,
+) -> Result<(), Error> {
+    let (store, ws) = target(backend, workspace).await?;
+    let CalendarCommand::Import { file } = what;
+    let summary = imports::calendar::import(store, &ws, &read(&file)?).await?;
+    report(out, &summary);
+    Ok(())
+}
+
+/// The store and the workspace, which must exist: importing into a workspace nobody set up
+/// would store rows no job can see.
+async fn target<'a>(
+    backend: &'a Backend,
+    workspace: &str,
+) -> Result<(&'a dyn harmonia_store::Store, WorkspaceId), Error> {
+    let env = match backend {
+        Backend::Local(local) => &local.env,
+        Backend::Cloud { env, .. } => env,
+    };
+    let ws: WorkspaceId = workspace.parse()?;
+    if env.store.get(&ws, WORKSPACES, &doc_id(&ws)).await?.is_none() {
+        return Err(Error::new(
+            Code::NotFound,
+            format!("Workspace {ws} does not exist; create it with `harmonia workspace init FILE` first."),
+        ));
+    }
+    Ok((&*env.store, ws))
+}
+
+/// The file's bytes; a file over the import limit is refused without reading it.
+fn read(file: &Path) -> Result<Vec<u8>, Error> {
+    let unreadable = || Error::new(Code::InvalidRequest, format!("Cannot read {}.", file.display()));
+    let size = std::fs::metadata(file).map_err(|_| unreadable())?.len();
+    if usize::try_from(size).map_or(true, |s| s > MAX_IMPORT_BYTES) {
+        return Err(Error::new(Code::ImportTooLarge, "An import file may be at most 1 MiB (1048576 bytes)."));
+    }
+    std::fs::read(file).map_err(|_| unreadable())
+}
+
+fn report(out: &Output, summary: &Summary) {
+    let line = if out.json {
+        json!({"import": summary.kind, "workspace": summary.workspace, "stored": summary.stored,
+               "message": summary.sentence()})
+        .to_string()
+    } else {
+        summary.sentence()
+    };
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
