@@ -15,7 +15,7 @@ use harmonia_store::{create_if_absent, encode};
 use serde_json::json;
 
 use super::Fixture;
-use crate::io::{DraftOutput, NimiInput, NoniInput, RoleInput};
+use crate::io::{DraftOutput, NoniInput, RoleInput};
 use crate::research::{PUBLICATIONS, SearchVerifiedPublications};
 use crate::scripted::ScriptedModel;
 use crate::tools::{Tool, ToolContext};

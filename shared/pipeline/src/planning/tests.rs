@@ -116,7 +116,7 @@ fn the_id_is_the_content_hash_and_the_build_is_deterministic() {
     assert_eq!(a, b);
     assert_eq!(a.id, snapshot_id(&a));
     assert!(a.id.as_str().starts_with("snap-"));
-    assert_eq!(a.posting_windows, [observed.clone()]);
+    assert_eq!(a.posting_windows, std::slice::from_ref(&observed));
     let later = build_snapshot(&ws, &config("UTC", 3), &[], &[], now + chrono::Duration::hours(1));
     assert_ne!(later.id, a.id);
     let fewer = build_snapshot(&ws, &config("UTC", 1), &[], std::slice::from_ref(&observed), now);
