@@ -2,8 +2,8 @@
 //!
 //! Inputs are built by deterministic code from authoritative state and hold only what a role
 //! may see (Nimi's and Ryan's earlier-work context comes only through [`crate::eligibility`]).
-//! Outputs are what a model must return, validated against their JSON Schema; `provenance` is always stamped by the runtime
-//! from the model backend, never taken from the model.
+//! Outputs are what a model must return, validated against their JSON Schema; `provenance` is
+//! always stamped by the runtime from the model backend, never taken from the model.
 
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{
