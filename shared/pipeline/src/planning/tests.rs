@@ -151,3 +151,49 @@ async fn freezing_accepts_the_same_snapshot_and_refuses_other_content_storing_no
     assert_eq!(docs.len(), 2);
     assert!(docs.iter().all(|d| d.version == 1), "nothing was overwritten");
 }
+
+fn verified(post: &str) -> harmonia_contracts::domain::Publication {
+    serde_json::from_value(json!({
+        "job": "job-1", "draft": "draft-1", "platform": "bluesky", "body": "b", "content_hash": "h",
+        "claim": {"job": "job-1", "draft": "draft-1", "content_hash": "h", "platform": "bluesky",
+                  "connector": "sandbox", "idempotency_key": post, "claimed_at": "2026-11-02T14:00:00Z"},
+        "receipt": {"job": "job-1", "draft": "draft-1", "connector": "sandbox",
+                    "outcome": {"outcome": "applied", "post": post}, "recorded_at": "2026-11-02T14:00:00Z"},
+        "verification": {"job": "job-1", "draft": "draft-1", "outcome": {"outcome": "verified", "post": post},
+                         "checked_at": "2026-11-02T15:00:00Z"}}))
+    .expect("publication")
+}
+
+fn measured(
+    post: &str,
+    published_at: &str,
+    impressions: u64,
+    reactions: u64,
+) -> harmonia_contracts::domain::PostMetrics {
+    serde_json::from_value(json!({
+        "post": post, "platform": "bluesky", "published_at": published_at, "measured_at": "2026-11-20T00:00:00Z",
+        "impressions": impressions, "reactions": reactions, "comments": 0, "shares": 0, "clicks": 0,
+        "source": "analytics export", "provenance": "live"}))
+    .expect("metrics")
+}
+
+#[test]
+fn observations_summarise_verified_posts_by_platform_weekday_and_hour() {
+    let publications = [verified("post-a"), verified("post-b"), verified("post-c")];
+    let posts = harmonia_agents::eligibility::VerifiedPosts::from_publications(&publications);
+    let performance = posts.verified_performance(
+        [
+            measured("post-a", "2026-11-02T14:05:00Z", 100, 10),
+            measured("post-b", "2026-11-09T14:40:00Z", 100, 30),
+            measured("post-c", "2026-11-10T09:00:00Z", 0, 0),
+            measured("post-unverified", "2026-11-02T14:10:00Z", 100, 90),
+        ],
+        harmonia_contracts::domain::WorkspaceMode::Production,
+    );
+    let found = observations(&performance);
+    assert_eq!(found.len(), 2, "{found:?}");
+    let monday = &found[0];
+    assert_eq!((monday.weekday, monday.hour_utc, monday.sample_size), (0, 14, 2));
+    assert!((monday.median_engagement_rate - 0.2).abs() < 1e-9, "the unverified post's 0.9 is not in it");
+    assert_eq!((found[1].weekday, found[1].hour_utc, found[1].median_engagement_rate), (1, 9, 0.0));
+}
