@@ -10,10 +10,16 @@ locals {
     "cloudbuild.googleapis.com",
     # Project metadata and project-level IAM grants, which Terraform itself reads and writes.
     "cloudresourcemanager.googleapis.com",
+    # ID tokens minted for an operator's service account (README, first operator access).
+    "iamcredentials.googleapis.com",
   ])
   route_map       = { for r in local.routes : "${r.topic}.${r.function}" => r }
   image_base      = "${var.region}-docker.pkg.dev/${var.project}/${google_artifact_registry_repository.images.repository_id}"
   stage_functions = toset([for f in local.functions : f if !contains(local.public_functions, f)])
+
+  # Cloud Run's deterministic URL of each function people call: the audience their ID tokens
+  # must name, which the functions verify (known before the services exist).
+  public_urls = { for f in local.public_functions : f => "https://harmonia-${f}-${data.google_project.this.number}.${var.region}.run.app" }
 
   # The connector's settings, given only to the functions that use it: every function parses
   # HARMONIA_CONNECTOR at start-up, and "webhook" without WEBHOOK_SECRET stops it, so a stage
@@ -262,7 +268,7 @@ resource "google_cloud_run_v2_service" "function" {
       }
       dynamic "env" {
         for_each = contains(local.public_functions, each.value) ? {
-          HARMONIA_GOOGLE_AUDIENCE   = "https://harmonia-${each.value}-${data.google_project.this.number}.${var.region}.run.app"
+          HARMONIA_GOOGLE_AUDIENCE   = local.public_urls[each.value]
           HARMONIA_GOOGLE_PRINCIPALS = "/secrets/operator-auth/principals.json"
           HARMONIA_GOOGLE_JWKS       = var.google_jwks_url
         } : {}
