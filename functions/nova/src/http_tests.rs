@@ -8,7 +8,7 @@ use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_auth::Identity;
 use harmonia_store_sqlite::SqliteStore;
-use harmonia_testkit::{Spawned, error_code, send, spawn_app};
+use harmonia_testkit::{Spawned, assert_json_fallbacks, error_code, send, spawn_app};
 use serde_json::json;
 
 use super::*;
@@ -29,11 +29,8 @@ async fn serve() -> (Spawned, String, tempfile::TempDir) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_paths_methods_callers_and_bodies_answer_json_errors() {
     let (base, token, _dir) = serve().await;
+    assert_json_fallbacks(&base, reqwest::Method::GET, "/v1/ask").await;
     let http = reqwest::Client::new();
-    let (s, v) = send(http.get(format!("{base}/nope"))).await;
-    assert_eq!((s, error_code(&v)), (404, "unknown_route"));
-    let (s, v) = send(http.get(format!("{base}/v1/ask"))).await;
-    assert_eq!((s, error_code(&v)), (405, "method_not_allowed"));
     let (s, v) = send(http.post(format!("{base}/v1/ask")).json(&json!({"question": "q"}))).await;
     assert_eq!((s, error_code(&v)), (401, "unauthenticated"));
     let (s, v) = send(http.post(format!("{base}/v1/ask")).bearer_auth(&token).body("{\"question\":")).await;

@@ -12,18 +12,11 @@ use super::read::load;
 use crate::Env;
 use crate::policy::{PolicyInput, check};
 use crate::records::{ANALYSES, AnalysisRecord, DRAFTS, POLICY_RESULTS, PUBLICATIONS, REVIEWS, WORKSPACES, doc_id};
-use crate::registry::stage;
 use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `policy`: the deterministic rules over the exact draft version.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PolicyStep;
-
-impl Step for PolicyStep {
-    type Stage = stage::Policy;
-    type Payload = ReviewPassed;
-
-    async fn run(&self, env: &Env, event: &StageEvent<ReviewPassed>) -> Result<(), step::Error> {
+impl Step for ReviewPassed {
+    async fn run(env: &Env, event: &StageEvent<ReviewPassed>) -> Result<(), step::Error> {
         let ws = &event.workspace;
         let draft: Draft = load(env, ws, DRAFTS, &doc_id(&event.payload.draft)).await?;
         if !draft.hash_is_current() {
@@ -43,7 +36,7 @@ impl Step for PolicyStep {
             }
             PolicyOutcome::Blocked => Completion::new(JobStatus::PolicyBlocked, event.pass),
         };
-        complete::<Self>(env, event, completion.write(POLICY_RESULTS, doc_id(&draft.id), &result)?).await
+        complete(env, event, completion.write(POLICY_RESULTS, doc_id(&draft.id), &result)?).await
     }
 }
 
