@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use chrono::Utc;
-use harmonia_auth::{Credentials, Identity};
+use harmonia_auth::{Role, operators};
 use harmonia_bus_pubsub::{PubSubBus, PubSubConfig};
 use harmonia_contracts::domain::{
     Job, JobStatus, PlanningSnapshot, Publication, VerificationOutcome, Workspace, WorkspaceMode,
@@ -36,8 +36,6 @@ struct Cloud {
     token: String,
     http: reqwest::Client,
     bus: PubSubBus,
-    /// Holds the operator credentials file until the test ends.
-    _dir: harmonia_testkit::TempDir,
 }
 
 async fn cloud() -> Cloud {
@@ -50,14 +48,14 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
     harmonia_testkit::firestore_emulator();
     harmonia_testkit::pubsub_emulator();
     let project = harmonia_testkit::unique("cloud");
-    let dir = harmonia_testkit::temp_dir();
     let ws: WorkspaceId = "demo".parse().expect("ws");
-    let mut credentials = Credentials::default();
-    let token = credentials.issue(Identity { operator: "ana".parse().expect("op"), workspace: ws.clone() });
-    let creds = dir.path().join("operators.json");
-    std::fs::write(&creds, serde_json::to_vec(&credentials).expect("json")).expect("write credentials");
-
     let store = FirestoreStore::connect(&project, "(default)").await.expect("firestore");
+    // What `harmonia --cloud operator add` does: the record goes straight into Firestore, and
+    // every function reads it from there.
+    let token = operators::add(&store, &ws, &"ana".parse().expect("op"), Role::Operator, &"cli".parse().expect("op"))
+        .await
+        .expect("operator")
+        .credential;
     let workspace = Workspace {
         id: ws.clone(),
         name: "Field Notes".into(),
@@ -78,7 +76,6 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
         ("GOOGLE_CLOUD_PROJECT".into(), project.clone()),
         ("HARMONIA_STORE".into(), "firestore".into()),
         ("HARMONIA_MODEL".into(), "offline".into()),
-        ("HARMONIA_OPERATOR_CREDENTIALS".into(), creds.to_string_lossy().into_owned()),
         (
             "HARMONIA_SKILLS_DIR".into(),
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills").to_string_lossy().into_owned(),
@@ -104,7 +101,7 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
                 .expect("copy");
         }
     }
-    Cloud { functions, store, ws, token, http: reqwest::Client::new(), bus, _dir: dir }
+    Cloud { functions, store, ws, token, http: reqwest::Client::new(), bus }
 }
 
 impl Cloud {
