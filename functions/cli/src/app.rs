@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use harmonia_local::{Local, Progress};
-use harmonia_operator::{Credentials, Identity, OperatorState};
+use harmonia_operator::{Credentials, Identity, OperatorState, Role};
 
 /// The bundled sample source.
 const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
@@ -41,7 +41,8 @@ pub(crate) enum Backend {
 }
 
 impl Backend {
-    fn env(&self) -> &harmonia_pipeline::Env {
+    /// The backends the command acts on.
+    pub(crate) fn env(&self) -> &harmonia_pipeline::Env {
         match self {
             Backend::Local(l) => &l.env,
             Backend::Cloud { env, .. } => env,
@@ -71,13 +72,15 @@ pub(crate) struct Output {
 }
 
 impl Output {
-    fn say(&self, line: &str) {
+    /// Print `line` in text mode.
+    pub(crate) fn say(&self, line: &str) {
         if !self.json {
             let _ = writeln!(std::io::stdout(), "{line}");
         }
     }
 
-    fn value(&self, value: &Value) {
+    /// Print `value` in JSON mode.
+    pub(crate) fn value(&self, value: &Value) {
         if self.json {
             let _ = writeln!(std::io::stdout(), "{value}");
         }
@@ -386,35 +389,23 @@ pub(crate) async fn decide(
     Ok(())
 }
 
-/// `harmonia serve`: the operator API on 127.0.0.1 until Ctrl-C. Operator credentials live as
-/// SHA-256 digests in `<data-dir>/operators.json`; the first run issues one for `cli` and
-/// prints it once.
-pub(crate) async fn serve(env: &Local, out: &Output, data_dir: &Path, port: u16) -> Result<(), Error> {
+/// `harmonia serve`: the operator API on 127.0.0.1 until Ctrl-C. It issues no credential: the
+/// operators of the store sign in (`harmonia operator add`), and when the workspace has none
+/// it says how to create the first admin.
+pub(crate) async fn serve(env: &Local, out: &Output, port: u16) -> Result<(), Error> {
     let ws = env.workspace().await?;
-    let file = data_dir.join("operators.json");
-    let credentials: Credentials = match std::fs::read(&file) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map_err(|_| Error::new(Code::InvalidDocument, "operators.json is not a credentials file"))?,
-        Err(_) => {
-            let mut fresh = Credentials::default();
-            let credential = fresh.issue(Identity { operator: "cli".parse()?, workspace: ws.clone() });
-            let text = serde_json::to_vec_pretty(&fresh).map_err(|_| Error::from_code(Code::Internal))?;
-            std::fs::write(&file, text).map_err(|_| Error::new(Code::Internal, "cannot write operators.json"))?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let _ = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600));
-            }
-            out.say(&format!("issued an operator credential for `cli` (shown once): {credential}"));
-            fresh
-        }
-    };
+    let active = crate::operators::active_operators(&*env.env.store, &ws).await?;
+    let hint = (active == 0).then(|| crate::operators::first_admin_hint(&ws));
+    if let Some(hint) = &hint {
+        out.say(hint);
+    }
+    let credentials = Credentials::new(env.env.store.clone());
     let app = harmonia_operator::app(OperatorState { env: env.env.clone(), credentials: Arc::new(credentials) });
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .map_err(|_| Error::new(Code::DependencyUnavailable, "the port is not available"))?;
     out.say(&format!("operator API on http://127.0.0.1:{port} (Ctrl-C to stop)"));
-    out.value(&json!({ "listening": format!("127.0.0.1:{port}") }));
+    out.value(&json!({ "listening": format!("127.0.0.1:{port}"), "active_operators": active, "hint": hint }));
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
@@ -452,7 +443,7 @@ pub(crate) async fn ask(env: &Local, out: &Output, question: &str) -> Result<(),
     let skills = SkillLibrary::load(&SkillLibrary::default_dir())
         .map_err(|_| Error::new(Code::Internal, "the skills folder could not be loaded"))?;
     let runtime = harmonia_nova::with_tools(Runtime::new(Arc::new(OfflineModel), store, Arc::new(skills)));
-    let who = Identity { operator: "cli".parse()?, workspace: ws };
+    let who = Identity { operator: "cli".parse()?, workspace: ws, role: Role::Operator };
     let asked = harmonia_nova::ask(&runtime, &who, question, TraceParent::new_root()).await?;
     out.say(&asked.answer.answer);
     for e in &asked.answer.errors {

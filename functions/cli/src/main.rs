@@ -4,7 +4,8 @@
 //!
 //! `demo` runs the bundled sample end to end with the CLI user acting as the operator for both
 //! approvals; `run` ingests a source file and processes it until it needs a human; `status`,
-//! `approve` and `reject` are the operator's commands; `serve` exposes the operator API. Every command resumes unfinished work
+//! `approve` and `reject` are the operator's commands; `operator add|list|revoke` manages
+//! credentials; `serve` exposes the operator API. Every command resumes unfinished work
 //! first, so a run interrupted at any point completes when any command runs again.
 
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod app;
+mod operators;
 
 /// Harmonia: grounded, reviewed, platform-native posts from video sources.
 #[derive(Debug, Parser)]
@@ -25,7 +27,8 @@ struct Cli {
     #[arg(long, global = true)]
     json: bool,
     /// Act on a deployed project (Firestore and Pub/Sub, configured from the environment like
-    /// the functions) instead of the embedded default. For status, approve, reject, activity.
+    /// the functions) instead of the embedded default. For status, approve, reject, activity,
+    /// operator.
     #[arg(long, global = true)]
     cloud: bool,
     /// The workspace to act in with `--cloud`.
@@ -100,6 +103,12 @@ enum Command {
         #[arg(long)]
         endpoint_template: Option<String>,
     },
+    /// Manage the workspace's operator credentials (roles operator and admin).
+    Operator {
+        /// What to do.
+        #[command(subcommand)]
+        command: operators::OperatorCommand,
+    },
     /// Reject the current strategy or draft of a job.
     Reject {
         /// Job id.
@@ -136,9 +145,10 @@ async fn main() -> ExitCode {
                 app::decide(&backend, &out, &job, subject.into(), None, version).await
             }
             Command::Ask { question } => app::ask(backend.local()?, &out, &question).await,
-            Command::Serve { port } => app::serve(backend.local()?, &out, &cli.data_dir, port).await,
+            Command::Serve { port } => app::serve(backend.local()?, &out, port).await,
             Command::Activity { job } => app::activity(&backend, &out, &job).await,
             Command::Provision { .. } => Ok(()),
+            Command::Operator { command } => operators::run(&backend, &out, &cli.workspace.parse()?, command).await,
             Command::Reject { job, subject, reason } => {
                 app::decide(&backend, &out, &job, subject.into(), Some(reason), None).await
             }

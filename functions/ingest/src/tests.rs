@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use harmonia_auth::Identity;
+use harmonia_auth::{Role, operators};
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::registry::Timing;
 use harmonia_testkit::{Spawned, assert_json_fallbacks, error_code, send, spawn_app};
@@ -18,9 +18,12 @@ async fn serve() -> (Spawned, String, Local) {
     let dir = harmonia_testkit::temp_dir();
     let local = Local::open_with(dir.path(), Timing::CLOUD, Wrap::default()).await.expect("open");
     let ws = local.workspace().await.expect("workspace");
-    let mut credentials = Credentials::default();
-    let token = credentials.issue(Identity { operator: "ana".parse().expect("op"), workspace: ws });
-    let app = app(IngestState { env: local.env.clone(), credentials: Arc::new(credentials) });
+    let store = local.env.store.clone();
+    let token = operators::add(&*store, &ws, &"ana".parse().expect("op"), Role::Operator, &"cli".parse().expect("op"))
+        .await
+        .expect("operator")
+        .credential;
+    let app = app(IngestState { env: local.env.clone(), credentials: Arc::new(Credentials::new(store)) });
     let base = spawn_app(app).await;
     (base, token, local)
 }

@@ -11,7 +11,7 @@ use chrono::Utc;
 use harmonia_agents::Runtime;
 use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
-use harmonia_auth::{Credentials, Identity};
+use harmonia_auth::{Credentials, Role, operators};
 use harmonia_contracts::domain::{PostMetrics, Workspace, WorkspaceMode};
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_nova::{NovaState, app, data, with_tools};
@@ -55,9 +55,13 @@ async fn main() {
         .await
         .expect("import");
     let skills = SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills");
+    let token =
+        operators::add(&*store, &ws, &"bench".parse().expect("op"), Role::Operator, &"cli".parse().expect("op"))
+            .await
+            .expect("operator")
+            .credential;
+    let credentials = Credentials::new(store.clone());
     let runtime = with_tools(Runtime::new(Arc::new(OfflineModel), store, Arc::new(skills)));
-    let mut credentials = Credentials::default();
-    let token = credentials.issue(Identity { operator: "bench".parse().expect("op"), workspace: ws });
     let state = NovaState { runtime: Arc::new(runtime), credentials: Arc::new(credentials) };
     let server = harmonia_testkit::spawn_app(app(state)).await;
     let url = format!("{server}/v1/ask");

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use harmonia_agents::Runtime;
 use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
-use harmonia_auth::Identity;
+use harmonia_auth::{Role, operators};
 use harmonia_store_sqlite::SqliteStore;
 use harmonia_testkit::{Spawned, assert_json_fallbacks, error_code, send, spawn_app};
 use serde_json::json;
@@ -17,10 +17,10 @@ async fn serve() -> (Spawned, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = Arc::new(SqliteStore::open(dir.path().join("nova.db")).expect("store"));
     let skills = SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills");
+    let (ws, ana, cli) = ("ws".parse().expect("ws"), "ana".parse().expect("op"), "cli".parse().expect("op"));
+    let token = operators::add(&*store, &ws, &ana, Role::Operator, &cli).await.expect("operator").credential;
+    let credentials = Credentials::new(store.clone());
     let runtime = with_tools(Runtime::new(Arc::new(OfflineModel), store, Arc::new(skills)));
-    let mut credentials = Credentials::default();
-    let token =
-        credentials.issue(Identity { operator: "ana".parse().expect("op"), workspace: "ws".parse().expect("ws") });
     let state = NovaState { runtime: Arc::new(runtime), credentials: Arc::new(credentials) };
     let base = spawn_app(app(state)).await;
     (base, token, dir)

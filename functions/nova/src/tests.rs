@@ -365,7 +365,7 @@ fn runtime(store: Arc<dyn Store>, model: Arc<dyn Model>) -> Runtime {
 }
 
 fn who(ws: &WorkspaceId) -> Identity {
-    Identity { operator: "ana".parse().expect("op"), workspace: ws.clone() }
+    Identity { operator: "ana".parse().expect("op"), workspace: ws.clone(), role: harmonia_auth::Role::Operator }
 }
 
 #[tokio::test]
@@ -513,8 +513,12 @@ async fn the_validator_rejects_each_kind_of_bad_answer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_http_function_authenticates_scopes_and_limits() {
     let f = fixture(12).await;
-    let mut credentials = Credentials::default();
-    let token = credentials.issue(who(&f.ws));
+    let ana = who(&f.ws);
+    let token = harmonia_auth::operators::add(&*f.store, &f.ws, &ana.operator, ana.role, &"cli".parse().expect("op"))
+        .await
+        .expect("operator")
+        .credential;
+    let credentials = Credentials::new(f.store.clone());
     let state = NovaState {
         runtime: Arc::new(runtime(f.store.clone(), Arc::new(OfflineModel))),
         credentials: Arc::new(credentials),

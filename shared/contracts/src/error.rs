@@ -145,6 +145,11 @@ codes! {
     TokenWrongIssuer = "token_wrong_issuer", Authorization, false, "The ID token was not issued by Google.";
     /// A Google ID token's email is not verified.
     TokenEmailUnverified = "token_email_unverified", Authorization, false, "The ID token's email address is not verified.";
+    // --- credentials
+    /// The caller's role does not allow the action (an operator on an admin-only route).
+    Forbidden = "forbidden", Authorization, false, "This action needs an admin credential of the workspace.";
+    /// Revoking would leave the workspace without an active admin.
+    LastAdmin = "last_admin", Precondition, false, "The workspace's last active admin cannot be revoked.";
     // --- HTTP
     /// No route answers this path.
     UnknownRoute = "unknown_route", NotFound, false, "No resource exists at this path.";
