@@ -12,6 +12,8 @@
 //! | `GET /v1/jobs/{job}/view` | the job view: Maya's A2UI layout over typed references, hydrated from storage |
 //! | `GET /v1/activity?job=ID&limit=N&page=P` | the job's activity records (metadata only), paginated |
 //! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject","version":HASH,"reason"?}` |
+//! | `GET /v1/workspace` | the workspace's current configuration version |
+//! | `PUT /v1/workspace` | the configuration file (`Content-Type: application/toml`, or its keys as JSON): version 1 (201), the next version (200), or `"changed": false` when equal to the current one |
 //! | `POST /v1/sources` | `{"format":"json"|"webvtt"|"srt","content":TEXT,"title"?,"language"?}` → the new job; with an `Idempotency-Key` header a retry returns the same job |
 //!
 //! Authentication, body rejections, `traceparent` and the error shape are the shared HTTP
@@ -22,6 +24,7 @@
 
 mod routes;
 mod view;
+mod workspace;
 
 pub use harmonia_auth::{Credentials, Identity};
 /// What the routes share: the backends and who may call. It is the ingest function's state,
@@ -32,3 +35,5 @@ pub use routes::app;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod workspace_tests;

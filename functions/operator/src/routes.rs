@@ -24,7 +24,8 @@ pub fn app(state: OperatorState) -> Router {
             .route("/v1/jobs/{job}/view", get(job_view))
             .route("/v1/jobs/{job}/decisions", post(decide))
             .route("/v1/activity", get(activity))
-            .route("/v1/sources", post(harmonia_ingest::submit)),
+            .route("/v1/sources", post(harmonia_ingest::submit))
+            .route("/v1/workspace", get(crate::workspace::show).put(crate::workspace::put)),
     )
     .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
     .with_state(state)
