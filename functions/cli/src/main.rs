@@ -14,6 +14,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod app;
+#[cfg(test)]
+mod ask_tests;
 mod workspace;
 
 /// Harmonia: grounded, reviewed, platform-native posts from video sources.
