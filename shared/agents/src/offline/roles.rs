@@ -176,14 +176,10 @@ pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, model::Error> {
     if briefs.is_empty() {
         return Err(model::Error::Refused("no groundable angle"));
     }
-    // The first evidence moment says what this source is about; the goal says why it matters.
+    // The lead brief's key message says what this source offers; the goal says why it matters.
     let goal = company.goals.first().map_or(company.name.as_str(), String::as_str).trim_end_matches('.');
-    let about = i.analysis.moments.first().map(|m| clip(&m.quote, 200)).unwrap_or_default();
-    let objective = if about.is_empty() {
-        format!("{goal}, using only what the source shows and says.")
-    } else {
-        format!("{goal}, using only what the source shows and says, starting from: \"{about}\"")
-    };
+    let objective =
+        format!("{goal}, using only what the source shows and says, led by: \"{}\"", clip(&briefs[0].key_message, 200));
     Ok(Step::Final(out(&Strategy {
         objective: clip(&objective, 500),
         audience: clip(&company.audience, 300),
