@@ -341,7 +341,13 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
         views.push(json!({ "job": j, "awaiting_version": version }));
     }
     if jobs.is_empty() {
-        out.say(&format!("no jobs in workspace `{ws}` yet: submit a source with `harmonia run FILE`"));
+        match harmonia_pipeline::workspace::current(&*env.store, &ws).await {
+            Ok(_) => out.say(&format!("no jobs in workspace `{ws}` yet: submit a source with `harmonia run FILE`")),
+            Err(e) if e.code == Code::WorkspaceNotConfigured => out.say(&format!(
+                "workspace `{ws}` has no configuration yet: write one (see examples/workspace.toml) and run `harmonia workspace init FILE`"
+            )),
+            Err(e) => return Err(e),
+        }
     }
     out.value(&json!({ "jobs": views }));
     Ok(())
