@@ -5,15 +5,12 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use chrono::Utc;
 use harmonia_auth::{Role, operators};
 use harmonia_bus_pubsub::{PubSubBus, PubSubConfig};
-use harmonia_contracts::domain::{
-    Job, JobStatus, PlanningSnapshot, Publication, VerificationOutcome, Workspace, WorkspaceMode,
-};
+use harmonia_contracts::domain::{Job, JobStatus, PlanningSnapshot, Publication, VerificationOutcome, WorkspaceConfig};
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_e2e::{FunctionProcess, Signal};
-use harmonia_pipeline::records::{JOBS, PLANNING_SNAPSHOTS, PUBLICATIONS, WORKSPACES, doc_id};
+use harmonia_pipeline::records::{JOBS, PLANNING_SNAPSHOTS, PUBLICATIONS, doc_id};
 use harmonia_pipeline::registry::{Function, Timing};
 use harmonia_store::{Query, Store, create_if_absent, encode};
 use harmonia_store_firestore::FirestoreStore;
@@ -56,16 +53,8 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
         .await
         .expect("operator")
         .credential;
-    let workspace = Workspace {
-        id: ws.clone(),
-        name: "Field Notes".into(),
-        mode: WorkspaceMode::Development,
-        banned_phrases: Vec::new(),
-        link_allow_list: vec!["video.example.com".into()],
-        goals: vec!["Show how offline-first tools help teams in the field".into()],
-        created_at: Utc::now(),
-    };
-    create_if_absent(&store, &ws, WORKSPACES, &doc_id(&ws), encode(&workspace).expect("enc")).await.expect("ws");
+    let config = WorkspaceConfig::from_toml(harmonia_testkit::samples::DEMO_WORKSPACE).expect("config");
+    harmonia_pipeline::workspace::init(&store, &ws, config, &"ana".parse().expect("op")).await.expect("ws");
     let mut snapshot: PlanningSnapshot = serde_json::from_str(SNAPSHOT).expect("snapshot");
     snapshot.workspace = ws.clone();
     create_if_absent(&store, &ws, PLANNING_SNAPSHOTS, &doc_id(&snapshot.id), encode(&snapshot).expect("enc"))

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use harmonia_contracts::domain::{ApprovalSubject, Decision, Draft, Job, JobStatus, Publication, Source, SourceInput};
 use harmonia_contracts::event::Stage;
-use harmonia_contracts::ids::{IdLiteral, JobId, WorkspaceId};
+use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::formats::{self, Format};
 use harmonia_pipeline::operator;
@@ -35,8 +35,6 @@ pub(crate) enum Backend {
     Cloud {
         /// The project's backends.
         env: Arc<harmonia_pipeline::Env>,
-        /// The workspace to act in.
-        workspace: harmonia_contracts::ids::WorkspaceId,
     },
 }
 
@@ -49,10 +47,12 @@ impl Backend {
         }
     }
 
-    async fn workspace(&self) -> Result<harmonia_contracts::ids::WorkspaceId, Error> {
+    /// Locally, carry on with the workspace's unfinished jobs first (a deployed project's
+    /// functions do that themselves).
+    async fn resume(&self, ws: &WorkspaceId) -> Result<(), Error> {
         match self {
-            Backend::Local(l) => l.workspace().await,
-            Backend::Cloud { workspace, .. } => Ok(workspace.clone()),
+            Backend::Local(l) => operator::resume(&l.env, ws).await.map(|_| ()),
+            Backend::Cloud { .. } => Ok(()),
         }
     }
 
@@ -141,9 +141,9 @@ fn describe(s: JobStatus) -> &'static str {
 }
 
 /// Follow a job, printing each completed stage; with `approve`, approve what it waits for.
-async fn follow(env: &Local, out: &Output, job: &JobId, approve: bool) -> Result<Job, Error> {
+async fn follow(env: &Local, out: &Output, ws: &WorkspaceId, job: &JobId, approve: bool) -> Result<Job, Error> {
     let current = env
-        .drive(&job_workspace(), job, approve, JOB_TIMEOUT, |p| match p {
+        .drive(ws, job, approve, JOB_TIMEOUT, |p| match p {
             Progress::Stage(stage, pass) => out.say(&format!("  {}", describe_stage(stage, pass.get()))),
             Progress::Approved(subject, version) => out.say(&format!(
                 "  {:<11} approved the {} version {}",
@@ -159,11 +159,6 @@ async fn follow(env: &Local, out: &Output, job: &JobId, approve: bool) -> Result
     Ok(current)
 }
 
-/// The demo workspace the local commands act in; a literal checked when the CLI compiles.
-fn job_workspace() -> WorkspaceId {
-    WorkspaceId::from_literal(const { IdLiteral::new("demo") })
-}
-
 /// A document that may be absent, decoded; a stored one that does not decode is
 /// `store_corrupt`, never taken for an absent one.
 fn decode_optional<T: serde::de::DeserializeOwned>(doc: Option<Document>) -> Result<Option<T>, Error> {
@@ -172,7 +167,7 @@ fn decode_optional<T: serde::de::DeserializeOwned>(doc: Option<Document>) -> Res
 
 /// What a finished job produced, with every claim resolved to its transcript span.
 async fn report(env: &Local, job: &Job) -> Result<Value, Error> {
-    let ws = job_workspace();
+    let ws = job.workspace.clone();
     let store = &*env.env.store;
     let source: Source = store
         .get(&ws, SOURCES, &doc_id(&job.source))
@@ -249,17 +244,26 @@ fn print_report(out: &Output, report: &Value) {
     }
 }
 
-/// `harmonia demo`.
-pub(crate) async fn demo(env: &Local, out: &Output) -> Result<(), Error> {
+/// `harmonia demo`, on the embedded system opened in its own data dir (`<data-dir>/demo`): the
+/// demo workspace configured from `examples/workspace.toml`, the bundled sample metrics and
+/// trend signals loaded there (and only there), then the sample source end to end.
+pub(crate) async fn demo(env: &Local, out: &Output, data_dir: &Path) -> Result<(), Error> {
     let ws = env.workspace().await?;
+    load_samples(env, &ws).await?;
     let input: SourceInput = serde_json::from_str(SAMPLE).map_err(|_| Error::from_code(Code::SourceMalformed))?;
     out.say(&format!("harmonia demo: \"{}\" through every stage (offline model, sandbox connector)", input.title));
+    out.say(&format!("demo workspace `{ws}` in {} (configured from examples/workspace.toml)", data_dir.display()));
     let job = ingest(&env.env, &ws, input, None, None).await?;
     out.say(&format!("job {}", job.id));
-    let finished = follow(env, out, &job.id, true).await?;
+    let finished = follow(env, out, &ws, &job.id, true).await?;
     env.settle(Duration::from_secs(30)).await?;
     let report = report(env, &finished).await?;
     print_report(out, &report);
+    out.say("");
+    out.say(&format!(
+        "Ask Nova about the demo: harmonia --data-dir {} --workspace {ws} ask \"What is pending in the feed?\"",
+        data_dir.display()
+    ));
     out.value(&report);
     if finished.status == JobStatus::Verified {
         Ok(())
@@ -275,11 +279,14 @@ pub(crate) async fn demo(env: &Local, out: &Output) -> Result<(), Error> {
 pub(crate) async fn run(
     env: &Local,
     out: &Output,
+    ws: &WorkspaceId,
     path: &Path,
     title: Option<String>,
     language: &str,
 ) -> Result<(), Error> {
-    let ws = env.workspace().await?;
+    // Refuse before reading anything when the workspace has no configuration.
+    harmonia_pipeline::workspace::current(&*env.env.store, ws).await?;
+    env.prepare(ws).await?;
     let name = path.to_string_lossy().into_owned();
     let format = Format::from_path(&name)
         .ok_or_else(|| Error::new(Code::SourceMalformed, "sources are .json, .vtt or .srt files"))?;
@@ -292,16 +299,17 @@ pub(crate) async fn run(
         path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "Untitled".into())
     });
     let input = formats::parse(&bytes, format, &title, language)?;
-    let job = ingest(&env.env, &ws, input, None, None).await?;
-    out.say(&format!("job {}", job.id));
-    let current = follow(env, out, &job.id, false).await?;
+    let job = ingest(&env.env, ws, input, None, None).await?;
+    out.say(&format!("job {} (workspace `{ws}`, configuration version {})", job.id, job.workspace_version));
+    let current = follow(env, out, ws, &job.id, false).await?;
     out.value(&json!({ "job": current }));
     Ok(())
 }
 
 /// `harmonia status [JOB]`.
-pub(crate) async fn status(backend: &Backend, out: &Output, job: Option<&str>) -> Result<(), Error> {
-    let ws = backend.workspace().await?;
+pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, job: Option<&str>) -> Result<(), Error> {
+    let ws = ws.clone();
+    backend.resume(&ws).await?;
     if let Backend::Local(l) = backend {
         l.settle(Duration::from_secs(30)).await?;
     }
@@ -336,7 +344,13 @@ pub(crate) async fn status(backend: &Backend, out: &Output, job: Option<&str>) -
         views.push(json!({ "job": j, "awaiting_version": version }));
     }
     if jobs.is_empty() {
-        out.say("no jobs yet: run `harmonia demo`");
+        match harmonia_pipeline::workspace::current(&*env.store, &ws).await {
+            Ok(_) => out.say(&format!("no jobs in workspace `{ws}` yet: submit a source with `harmonia run FILE`")),
+            Err(e) if e.code == Code::WorkspaceNotConfigured => out.say(&format!(
+                "workspace `{ws}` has no configuration yet: write one (see examples/workspace.toml) and run `harmonia workspace init FILE`"
+            )),
+            Err(e) => return Err(e),
+        }
     }
     out.value(&json!({ "jobs": views }));
     Ok(())
@@ -346,12 +360,14 @@ pub(crate) async fn status(backend: &Backend, out: &Output, job: Option<&str>) -
 pub(crate) async fn decide(
     backend: &Backend,
     out: &Output,
+    ws: &WorkspaceId,
     job: &str,
     subject: ApprovalSubject,
     reject: Option<String>,
     version: Option<String>,
 ) -> Result<(), Error> {
-    let ws = backend.workspace().await?;
+    let ws = ws.clone();
+    backend.resume(&ws).await?;
     let env = backend.env();
     let id: JobId = job.parse()?;
     let current = operator::job(env, &ws, &id).await?;
@@ -381,7 +397,7 @@ pub(crate) async fn decide(
         Decision::Rejected { reason } => format!("Rejected the {} version {short}: {reason}", subject.as_str()),
     });
     let after = match backend {
-        Backend::Local(l) => follow(l, out, &id, false).await?,
+        Backend::Local(l) => follow(l, out, &ws, &id, false).await?,
         // Deployed functions carry on; report where the job stands now.
         Backend::Cloud { .. } => operator::job(env, &ws, &id).await?,
     };
@@ -392,8 +408,9 @@ pub(crate) async fn decide(
 /// `harmonia serve`: the operator API on 127.0.0.1 until Ctrl-C. It issues no credential: the
 /// operators of the store sign in (`harmonia operator add`), and when the workspace has none
 /// it says how to create the first admin.
-pub(crate) async fn serve(env: &Local, out: &Output, port: u16) -> Result<(), Error> {
-    let ws = env.workspace().await?;
+pub(crate) async fn serve(env: &Local, out: &Output, ws: &WorkspaceId, port: u16) -> Result<(), Error> {
+    let ws = ws.clone();
+    operator::resume(&env.env, &ws).await?;
     let active = crate::operators::active_operators(&*env.env.store, &ws).await?;
     let hint = (active == 0).then(|| crate::operators::first_admin_hint(&ws));
     if let Some(hint) = &hint {
@@ -414,32 +431,38 @@ pub(crate) async fn serve(env: &Local, out: &Output, port: u16) -> Result<(), Er
         .map_err(|_| Error::from_code(Code::Internal))
 }
 
-/// The sample measured posts (mock provenance) `ask` loads into the demo workspace, so the
+/// The sample measured posts (mock provenance) `demo` loads into the demo workspace, so Nova's
 /// engagement and posting-window skills have history to work from.
 const SAMPLE_METRICS: &str = include_str!("../../../examples/post-metrics.json");
-/// The sample public trend signals.
+/// The sample public trend signals `demo` loads.
 const SAMPLE_SIGNALS: &str = include_str!("../../../examples/trend-signals.json");
 
-/// `harmonia ask QUESTION`: Nova over the embedded state, with the offline model.
-pub(crate) async fn ask(env: &Local, out: &Output, question: &str) -> Result<(), Error> {
-    use harmonia_agents::Runtime;
-    use harmonia_agents::offline::OfflineModel;
-    use harmonia_agents::skills::SkillLibrary;
+/// Load the bundled sample metrics and trend signals into the demo data dir (once: a second
+/// demo finds them there).
+async fn load_samples(env: &Local, ws: &WorkspaceId) -> Result<(), Error> {
     use harmonia_contracts::domain::PostMetrics;
-    use harmonia_contracts::trace::TraceParent;
     use harmonia_pipeline::records::POST_METRICS;
-
-    let ws = env.workspace().await?;
-    let store = env.env.store.clone();
+    let store = &*env.env.store;
     let metrics: Vec<PostMetrics> =
         serde_json::from_str(SAMPLE_METRICS).map_err(|_| Error::from_code(Code::InvalidDocument))?;
     for m in &metrics {
         let data = harmonia_store::encode(m).map_err(Error::from)?;
-        harmonia_store::create_if_absent(&*store, &ws, POST_METRICS, &doc_id(&m.post), data)
-            .await
-            .map_err(Error::from)?;
+        harmonia_store::create_if_absent(store, ws, POST_METRICS, &doc_id(&m.post), data).await?;
     }
-    harmonia_nova::data::import(&*store, &harmonia_nova::data::from_json(SAMPLE_SIGNALS)?).await?;
+    harmonia_nova::data::import(store, &harmonia_nova::data::from_json(SAMPLE_SIGNALS)?).await?;
+    Ok(())
+}
+
+/// `harmonia ask QUESTION`: Nova over the embedded state, with the offline model. It writes
+/// nothing but its activity record.
+pub(crate) async fn ask(env: &Local, out: &Output, ws: &WorkspaceId, question: &str) -> Result<(), Error> {
+    use harmonia_agents::Runtime;
+    use harmonia_agents::offline::OfflineModel;
+    use harmonia_agents::skills::SkillLibrary;
+    use harmonia_contracts::trace::TraceParent;
+
+    let ws = ws.clone();
+    let store = env.env.store.clone();
     let skills = SkillLibrary::load(&SkillLibrary::default_dir())
         .map_err(|_| Error::new(Code::Internal, "the skills folder could not be loaded"))?;
     let runtime = harmonia_nova::with_tools(Runtime::new(Arc::new(OfflineModel), store, Arc::new(skills)));
@@ -462,9 +485,9 @@ pub(crate) async fn ask(env: &Local, out: &Output, question: &str) -> Result<(),
 }
 
 /// `harmonia activity JOB`: every specialist invocation of a job, from its activity records.
-pub(crate) async fn activity(backend: &Backend, out: &Output, job: &str) -> Result<(), Error> {
+pub(crate) async fn activity(backend: &Backend, out: &Output, ws: &WorkspaceId, job: &str) -> Result<(), Error> {
     use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord};
-    let ws = backend.workspace().await?;
+    let ws = ws.clone();
     let id: JobId = job.parse()?;
     // Every record, page by page (a scan reads in id order), then in the order they started.
     let query = harmonia_store::Query::all(harmonia_store::MAX_QUERY_LIMIT)
@@ -531,12 +554,6 @@ mod tests {
     use chrono::Utc;
 
     use super::*;
-
-    #[test]
-    fn the_demo_workspace_is_a_fixed_id() {
-        assert_eq!(job_workspace().as_str(), "demo");
-        assert_eq!(job_workspace(), job_workspace(), "never a generated id");
-    }
 
     #[test]
     fn an_undecodable_document_is_an_error_not_an_absent_one() {

@@ -12,7 +12,7 @@ use harmonia_agents::scripted::ScriptedModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_agents::tools::{Tool, ToolContext};
 use harmonia_auth::Identity;
-use harmonia_contracts::domain::{Job, JobStatus, PostMetrics, Workspace, WorkspaceMode};
+use harmonia_contracts::domain::{Job, JobStatus, PostMetrics};
 use harmonia_contracts::event::{Pass, Stage};
 use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
 use harmonia_contracts::tool::ToolEnvelope;
@@ -37,22 +37,29 @@ struct Fx {
     _dir: harmonia_testkit::TempDir,
 }
 
-fn workspace_doc(id: &WorkspaceId) -> Workspace {
-    Workspace {
-        id: id.clone(),
-        name: "N".into(),
-        mode: WorkspaceMode::Development,
-        banned_phrases: Vec::new(),
-        link_allow_list: Vec::new(),
-        goals: vec!["Grow the field-team audience".into()],
-        created_at: Utc::now(),
-    }
+/// A small workspace configuration of the tests' own (not the demo brand).
+const CONFIG: &str = r#"
+name = "N"
+audience = "Library members"
+voice = "Plain"
+goals = ["Grow the library's audience"]
+call_to_action = "Visit the branch."
+mode = "development"
+[[channels]]
+platform = "bluesky"
+handle = "@n.example.org"
+"#;
+
+async fn configure(store: &dyn Store, ws: &WorkspaceId) {
+    let config = harmonia_contracts::domain::WorkspaceConfig::from_toml(CONFIG).expect("valid");
+    harmonia_pipeline::workspace::init(store, ws, config, &"admin".parse().expect("id")).await.expect("init");
 }
 
 fn job(ws: &WorkspaceId, status: JobStatus) -> Job {
     Job {
         id: JobId::generate(),
         workspace: ws.clone(),
+        workspace_version: 1,
         source: "src-1".parse().expect("id"),
         title: "T".into(),
         status,
@@ -71,7 +78,7 @@ async fn fixture(metrics: usize) -> Fx {
     let dir = harmonia_testkit::temp_dir();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("nova.sqlite")).expect("open"));
     let ws = WorkspaceId::generate();
-    put(&*store, &ws, WORKSPACES, doc_id(&ws), &workspace_doc(&ws)).await;
+    configure(&*store, &ws).await;
     let waiting = job(&ws, JobStatus::AwaitingDraftApproval);
     put(&*store, &ws, JOBS, doc_id(&waiting.id), &waiting).await;
     let other_ws = WorkspaceId::generate();

@@ -13,6 +13,8 @@
 //! | `GET /v1/jobs/{job}/view` | the job view: Maya's A2UI layout over typed references, hydrated from storage |
 //! | `GET /v1/activity?job=ID&limit=N&page=P` | the job's activity records (metadata only), paginated |
 //! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject","version":HASH,"reason"?}` |
+//! | `GET /v1/workspace` | the workspace's current configuration version |
+//! | `PUT /v1/workspace` | the configuration file (`Content-Type: application/toml`, or its keys as JSON): version 1 (201), the next version (200), or `"changed": false` when equal to the current one |
 //! | `POST /v1/sources` | `{"format":"json"|"webvtt"|"srt","content":TEXT,"title"?,"language"?}` → the new job; with an `Idempotency-Key` header a retry returns the same job |
 //! | `POST /v1/operators` | *admin*: `{"name":NAME,"role"?:"operator"|"admin"}` → 201 `{"operator","role","workspace","credential","created_at"}`, the credential shown this once; an active name is 409 `already_exists` |
 //! | `GET /v1/operators` | *admin*: `{"operators":[{"operator","role","status":"active"|"revoked","created_at","created_by","revoked_at"?,"revoked_by"?}]}`, never a digest |
@@ -27,6 +29,7 @@
 mod operators;
 mod routes;
 mod view;
+mod workspace;
 
 pub use harmonia_auth::{Credentials, Identity, Role};
 /// What the routes share: the backends and who may call. It is the ingest function's state,
@@ -37,3 +40,5 @@ pub use routes::app;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod workspace_tests;

@@ -25,6 +25,7 @@ pub fn app(state: OperatorState) -> Router {
             .route("/v1/jobs/{job}/decisions", post(decide))
             .route("/v1/activity", get(activity))
             .route("/v1/sources", post(harmonia_ingest::submit))
+            .route("/v1/workspace", get(crate::workspace::show).put(crate::workspace::put))
             .route("/v1/operators", get(operators::list).post(operators::add))
             .route("/v1/operators/{name}", delete(operators::revoke)),
     )

@@ -158,6 +158,14 @@ codes! {
     // --- configuration
     /// A start-up setting is missing or invalid; the message names the variable.
     InvalidConfig = "invalid_config", InvalidInput, false, "A configuration setting is missing or invalid.";
+    // --- workspaces
+    /// A workspace configuration file is not valid TOML or breaks its schema or rules; the
+    /// message names the field path (or line and column).
+    InvalidWorkspaceConfig = "invalid_workspace_config", InvalidInput, false, "The workspace configuration is invalid.";
+    /// `init` on a workspace that is already configured (use update).
+    WorkspaceExists = "workspace_exists", Conflict, false, "The workspace is already configured; update it instead.";
+    /// The workspace has no configuration yet (run `harmonia workspace init FILE`).
+    WorkspaceNotConfigured = "workspace_not_configured", Precondition, false, "The workspace has no configuration yet; initialise it first.";
     // --- dependencies
     /// A dependency (trend feed, store read, connector) failed.
     DependencyUnavailable = "dependency_unavailable", Unavailable, true, "A dependency is unavailable.";

@@ -13,7 +13,8 @@
 //! subscriptions), [`records`] (collections and the stored records), [`env`] (backends a step
 //! uses), [`step`] (the step trait, its claim, the completion protocol and the bus handler),
 //! [`steps`] (one module per stage), [`operator`] (human decisions and read views),
-//! [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources); `trace` makes a job's
+//! [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources), [`workspace`] (configuration
+//! versions: init, update, the current one and a job's); `trace` makes a job's
 //! exported spans one tree (each event is created in an exported span the consuming stage
 //! continues).
 
@@ -27,5 +28,6 @@ pub mod registry;
 pub mod step;
 pub mod steps;
 mod trace;
+pub mod workspace;
 
 pub use env::Env;
