@@ -31,8 +31,9 @@ cargo run --quiet --locked -p harmonia-contracts --bin harmonia-schemas -- --che
 echo "==> Terraform checks"
 if command -v terraform >/dev/null 2>&1; then
   terraform fmt -check -recursive terraform
+  "$root/infra/terraform-variables.sh"
 else
-  echo "terraform is not installed: skipping terraform fmt -check (the HCL consistency tests still run)"
+  echo "terraform is not installed: skipping terraform fmt -check and the variable validation cases (the HCL consistency tests still run)"
 fi
 if [ ! -x .venv/bin/checkov ]; then
   python3 -m venv .venv

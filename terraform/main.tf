@@ -8,10 +8,26 @@ locals {
     "secretmanager.googleapis.com",
     "iam.googleapis.com",
     "cloudbuild.googleapis.com",
+    # Project metadata and project-level IAM grants, which Terraform itself reads and writes.
+    "cloudresourcemanager.googleapis.com",
+    # ID tokens minted for an operator's service account (README, first operator access).
+    "iamcredentials.googleapis.com",
   ])
   route_map       = { for r in local.routes : "${r.topic}.${r.function}" => r }
   image_base      = "${var.region}-docker.pkg.dev/${var.project}/${google_artifact_registry_repository.images.repository_id}"
   stage_functions = toset([for f in local.functions : f if !contains(local.public_functions, f)])
+
+  # Cloud Run's deterministic URL of each function people call: the audience their ID tokens
+  # must name, which the functions verify (known before the services exist).
+  public_urls = { for f in local.public_functions : f => "https://harmonia-${f}-${data.google_project.this.number}.${var.region}.run.app" }
+
+  # The connector's settings, given only to the functions that use it: every function parses
+  # HARMONIA_CONNECTOR at start-up, and "webhook" without WEBHOOK_SECRET stops it, so a stage
+  # that never publishes must not be told about the webhook.
+  connector_env = merge(
+    { HARMONIA_CONNECTOR = var.connector },
+    var.connector == "webhook" ? { WEBHOOK_URL = var.webhook_url } : {},
+  )
 }
 
 data "google_project" "this" {}
@@ -38,6 +54,10 @@ resource "google_artifact_registry_repository" "images" {
   depends_on    = [google_project_service.required]
 }
 
+# The webhook connector's signing secret. Terraform creates the empty secret and never sees its
+# value: the operator adds a version with gcloud and names it in var.webhook_secret_version
+# (README, "Deploying to Google Cloud"). With the sandbox connector nothing reads it, so a
+# deployment never refers to a version that does not exist.
 resource "google_secret_manager_secret" "webhook_signing" {
   secret_id = "harmonia-webhook-signing"
   replication {
@@ -47,8 +67,9 @@ resource "google_secret_manager_secret" "webhook_signing" {
 }
 
 # Who may call ingest, operator and Nova: the verified email of a Google-signed ID token
-# mapped to an operator and a workspace (from var.operator_principals), and the key set the
-# tokens are verified against (Google's published certificates, added as secret versions).
+# mapped to an operator and a workspace (from var.operator_principals). The functions read the
+# file once, at start-up, so the services mount the exact version below: a change to the map
+# is a new version and therefore a new revision.
 resource "google_secret_manager_secret" "operator_principals" {
   secret_id = "harmonia-operator-principals"
   replication {
@@ -60,6 +81,11 @@ resource "google_secret_manager_secret" "operator_principals" {
 resource "google_secret_manager_secret_version" "operator_principals" {
   secret      = google_secret_manager_secret.operator_principals.id
   secret_data = jsonencode(var.operator_principals)
+  # A changed map replaces the version: the running revision keeps reading the old version
+  # until the new revision that mounts the new one has taken over.
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 # ---- topics: one per stage event, each with its dead-letter topic
@@ -129,7 +155,7 @@ resource "google_secret_manager_secret_iam_member" "principals_reader" {
 }
 
 resource "google_secret_manager_secret_iam_member" "webhook_reader" {
-  for_each  = toset(local.secret_readers)
+  for_each  = var.connector == "webhook" ? toset(local.connector_users) : toset([])
   secret_id = google_secret_manager_secret.webhook_signing.id
   role      = "roles/secretmanager.secretAccessor"
   member    = "serviceAccount:${google_service_account.function[each.value].email}"
@@ -162,6 +188,12 @@ resource "google_cloud_run_v2_service" "function" {
   template {
     service_account = google_service_account.function[each.value].email
 
+    # Model callers are capped lower: each instance holds Vertex AI calls open. A push beyond
+    # the cap is refused and Pub/Sub redelivers it with backoff.
+    scaling {
+      max_instance_count = contains(local.model_callers, each.value) ? var.model_max_instances : var.max_instances
+    }
+
     dynamic "volumes" {
       for_each = contains(local.public_functions, each.value) ? [1] : []
       content {
@@ -169,7 +201,7 @@ resource "google_cloud_run_v2_service" "function" {
         secret {
           secret = google_secret_manager_secret.operator_principals.secret_id
           items {
-            version = "latest"
+            version = google_secret_manager_secret_version.operator_principals.version
             path    = "principals.json"
           }
         }
@@ -200,12 +232,8 @@ resource "google_cloud_run_v2_service" "function" {
         value = var.gemini_model
       }
       env {
-        name  = "HARMONIA_CONNECTOR"
-        value = var.connector
-      }
-      env {
-        name  = "WEBHOOK_URL"
-        value = var.webhook_url
+        name  = "HARMONIA_LOG"
+        value = var.log_level
       }
       env {
         name  = "HARMONIA_LOG_FORMAT"
@@ -220,20 +248,27 @@ resource "google_cloud_run_v2_service" "function" {
         value = var.trace_exporter
       }
       dynamic "env" {
-        for_each = contains(local.secret_readers, each.value) ? [1] : []
+        for_each = contains(local.connector_users, each.value) ? local.connector_env : {}
+        content {
+          name  = env.key
+          value = env.value
+        }
+      }
+      dynamic "env" {
+        for_each = contains(local.connector_users, each.value) && var.connector == "webhook" ? [var.webhook_secret_version] : []
         content {
           name = "WEBHOOK_SECRET"
           value_source {
             secret_key_ref {
               secret  = google_secret_manager_secret.webhook_signing.secret_id
-              version = "latest"
+              version = env.value
             }
           }
         }
       }
       dynamic "env" {
         for_each = contains(local.public_functions, each.value) ? {
-          HARMONIA_GOOGLE_AUDIENCE   = "https://harmonia-${each.value}-${data.google_project.this.number}.${var.region}.run.app"
+          HARMONIA_GOOGLE_AUDIENCE   = local.public_urls[each.value]
           HARMONIA_GOOGLE_PRINCIPALS = "/secrets/operator-auth/principals.json"
           HARMONIA_GOOGLE_JWKS       = var.google_jwks_url
         } : {}
@@ -251,6 +286,14 @@ resource "google_cloud_run_v2_service" "function" {
       }
     }
   }
+  lifecycle {
+    precondition {
+      condition     = var.image_tag != null
+      error_message = "image_tag is required: the tag of the image pushed to the harmonia repository (README, \"Deploying to Google Cloud\")."
+    }
+  }
+
+  # A revision reads its secrets as it starts: the access grants must exist first.
   depends_on = [
     google_project_service.required,
     google_secret_manager_secret_iam_member.webhook_reader,
@@ -267,7 +310,9 @@ resource "google_cloud_run_v2_service_iam_member" "push_invoker" {
   member   = "serviceAccount:${google_service_account.invoker.email}"
 }
 
-# Operators (authenticated Google identities) may call ingest, operator and Nova.
+# Operators (authenticated Google identities) may call ingest, operator and Nova. A listed
+# service account is one an operator impersonates to mint ID tokens for a service's URL (the
+# audience the functions require, which gcloud issues only to service accounts).
 resource "google_cloud_run_v2_service_iam_member" "operators" {
   for_each = merge([
     for f in local.public_functions : { for email, p in var.operator_principals : "${f}.${email}" => { function = f, email = email } }
@@ -275,7 +320,7 @@ resource "google_cloud_run_v2_service_iam_member" "operators" {
   name     = google_cloud_run_v2_service.function[each.value.function].name
   location = var.region
   role     = "roles/run.invoker"
-  member   = "user:${each.value.email}"
+  member   = endswith(each.value.email, ".gserviceaccount.com") ? "serviceAccount:${each.value.email}" : "user:${each.value.email}"
 }
 
 # ---- push subscriptions: one per route, OIDC from the invoker, retries and dead letters

@@ -3,6 +3,11 @@ output "service_urls" {
   value       = { for f, s in google_cloud_run_v2_service.function : f => s.uri }
 }
 
+output "operator_urls" {
+  description = "URL of ingest, operator and Nova to call them at; callers' ID tokens must name it as their audience."
+  value       = local.public_urls
+}
+
 output "topics" {
   description = "Stage topics and their dead-letter topics."
   value       = concat([for t in google_pubsub_topic.stage : t.name], [for t in google_pubsub_topic.dead_letter : t.name])

@@ -49,8 +49,9 @@ locals {
   # Functions whose runtime calls Vertex AI (the operator's job view asks Maya; Nova answers).
   model_callers = ["analyze", "strategize", "plan", "draft", "review", "operator", "nova"]
 
-  # Functions that read the webhook signing secret.
-  secret_readers = ["publish", "verify"]
+  # Functions that use the publishing connector (publish sends, verify reads back): the only
+  # ones given the connector settings and, with the webhook connector, its signing secret.
+  connector_users = ["publish", "verify"]
 
   # Functions reached by people (authenticated) rather than by Pub/Sub push.
   public_functions = ["ingest", "operator", "nova"]

@@ -1,5 +1,6 @@
 terraform {
-  required_version = ">= 1.6"
+  # 1.9: variable validations that refer to other variables (webhook_url needs connector).
+  required_version = ">= 1.9"
   required_providers {
     google = {
       source  = "hashicorp/google"

@@ -5,15 +5,12 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use chrono::Utc;
-use harmonia_auth::{Credentials, Identity};
+use harmonia_auth::{Role, operators};
 use harmonia_bus_pubsub::{PubSubBus, PubSubConfig};
-use harmonia_contracts::domain::{
-    Job, JobStatus, PlanningSnapshot, Publication, VerificationOutcome, Workspace, WorkspaceMode,
-};
+use harmonia_contracts::domain::{Job, JobStatus, PlanningSnapshot, Publication, VerificationOutcome, WorkspaceConfig};
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_e2e::{FunctionProcess, Signal};
-use harmonia_pipeline::records::{JOBS, PLANNING_SNAPSHOTS, PUBLICATIONS, WORKSPACES, doc_id};
+use harmonia_pipeline::records::{JOBS, PLANNING_SNAPSHOTS, PUBLICATIONS, doc_id};
 use harmonia_pipeline::registry::{Function, Timing};
 use harmonia_store::{Query, Store, create_if_absent, encode};
 use harmonia_store_firestore::FirestoreStore;
@@ -36,8 +33,6 @@ struct Cloud {
     token: String,
     http: reqwest::Client,
     bus: PubSubBus,
-    /// Holds the operator credentials file until the test ends.
-    _dir: harmonia_testkit::TempDir,
 }
 
 async fn cloud() -> Cloud {
@@ -50,24 +45,16 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
     harmonia_testkit::firestore_emulator();
     harmonia_testkit::pubsub_emulator();
     let project = harmonia_testkit::unique("cloud");
-    let dir = harmonia_testkit::temp_dir();
     let ws: WorkspaceId = "demo".parse().expect("ws");
-    let mut credentials = Credentials::default();
-    let token = credentials.issue(Identity { operator: "ana".parse().expect("op"), workspace: ws.clone() });
-    let creds = dir.path().join("operators.json");
-    std::fs::write(&creds, serde_json::to_vec(&credentials).expect("json")).expect("write credentials");
-
     let store = FirestoreStore::connect(&project, "(default)").await.expect("firestore");
-    let workspace = Workspace {
-        id: ws.clone(),
-        name: "Field Notes".into(),
-        mode: WorkspaceMode::Development,
-        banned_phrases: Vec::new(),
-        link_allow_list: vec!["video.example.com".into()],
-        goals: vec!["Show how offline-first tools help teams in the field".into()],
-        created_at: Utc::now(),
-    };
-    create_if_absent(&store, &ws, WORKSPACES, &doc_id(&ws), encode(&workspace).expect("enc")).await.expect("ws");
+    // What `harmonia --cloud operator add` does: the record goes straight into Firestore, and
+    // every function reads it from there.
+    let token = operators::add(&store, &ws, &"ana".parse().expect("op"), Role::Operator, &"cli".parse().expect("op"))
+        .await
+        .expect("operator")
+        .credential;
+    let config = WorkspaceConfig::from_toml(harmonia_testkit::samples::DEMO_WORKSPACE).expect("config");
+    harmonia_pipeline::workspace::init(&store, &ws, config, &"ana".parse().expect("op")).await.expect("ws");
     let mut snapshot: PlanningSnapshot = serde_json::from_str(SNAPSHOT).expect("snapshot");
     snapshot.workspace = ws.clone();
     create_if_absent(&store, &ws, PLANNING_SNAPSHOTS, &doc_id(&snapshot.id), encode(&snapshot).expect("enc"))
@@ -78,7 +65,6 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
         ("GOOGLE_CLOUD_PROJECT".into(), project.clone()),
         ("HARMONIA_STORE".into(), "firestore".into()),
         ("HARMONIA_MODEL".into(), "offline".into()),
-        ("HARMONIA_OPERATOR_CREDENTIALS".into(), creds.to_string_lossy().into_owned()),
         (
             "HARMONIA_SKILLS_DIR".into(),
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills").to_string_lossy().into_owned(),
@@ -104,7 +90,7 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
                 .expect("copy");
         }
     }
-    Cloud { functions, store, ws, token, http: reqwest::Client::new(), bus, _dir: dir }
+    Cloud { functions, store, ws, token, http: reqwest::Client::new(), bus }
 }
 
 impl Cloud {
@@ -433,4 +419,75 @@ async fn ingest_operator_and_dead_letter_functions_killed_mid_request_lose_and_d
 /// Whether a drill signal is the held response to `method path`.
 fn is_response(signal: &Signal, method: &str, path: &str) -> bool {
     signal.kind == "response" && signal.method.as_deref() == Some(method) && signal.path.as_deref() == Some(path)
+}
+
+/// Operator credentials live in Firestore, so every HTTP function sees the same records: an
+/// operator an admin adds through the operator function works on ingest and Nova at once, and
+/// its revocation refuses the very next request to each of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_credential_revoked_through_the_api_stops_working_in_every_function() {
+    use harmonia_testkit::{error_code, send};
+
+    harmonia_testkit::firestore_emulator();
+    let project = harmonia_testkit::unique("credentials");
+    let ws: WorkspaceId = "brand".parse().expect("ws");
+    let store = FirestoreStore::connect(&project, "(default)").await.expect("firestore");
+    // The first admin, the way `harmonia --cloud operator add ada --admin` creates it.
+    let admin = operators::add(&store, &ws, &"ada".parse().expect("op"), Role::Admin, &"cli".parse().expect("op"))
+        .await
+        .expect("admin")
+        .credential;
+    let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills").to_string_lossy().into_owned();
+    let env: Vec<(String, String)> = [
+        ("GOOGLE_CLOUD_PROJECT", project.as_str()),
+        ("HARMONIA_STORE", "firestore"),
+        ("HARMONIA_MODEL", "offline"),
+        ("HARMONIA_SKILLS_DIR", skills.as_str()),
+        ("HARMONIA_LOG", "error"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    let mut functions = HashMap::new();
+    for name in ["operator", "ingest", "nova"] {
+        functions.insert(name, FunctionProcess::start(name, &env).await);
+    }
+    let http = reqwest::Client::new();
+    let url = |function: &str, path: &str| format!("{}{path}", functions[function].url);
+
+    let (s, v) =
+        send(http.post(url("operator", "/v1/operators")).bearer_auth(&admin).json(&json!({"name": "bo"}))).await;
+    assert_eq!(s, 201, "{v}");
+    let bo = v["credential"].as_str().expect("credential").to_owned();
+    // A request each function authenticates before it reads the body: 400 once the caller is
+    // known, 401 when it is not.
+    let probes = |credential: &str| {
+        [
+            ("operator", http.get(url("operator", "/v1/jobs")).bearer_auth(credential)),
+            (
+                "ingest",
+                http.post(url("ingest", "/v1/sources"))
+                    .bearer_auth(credential)
+                    .json(&json!({"format": "json", "content": "{"})),
+            ),
+            ("nova", http.post(url("nova", "/v1/ask")).bearer_auth(credential).json(&json!({}))),
+        ]
+    };
+    for (function, request) in probes(&bo) {
+        let (s, v) = send(request).await;
+        assert!(s == 200 || s == 400, "{function} knows bo: {s} {v}");
+    }
+    let (s, v) = send(http.get(url("operator", "/v1/operators")).bearer_auth(&bo)).await;
+    assert_eq!((s, error_code(&v)), (403, "forbidden"), "an operator is not an admin");
+
+    let (s, v) = send(http.delete(url("operator", "/v1/operators/bo")).bearer_auth(&admin)).await;
+    assert_eq!(s, 200, "{v}");
+    for (function, request) in probes(&bo) {
+        let (s, v) = send(request).await;
+        assert_eq!((s, error_code(&v)), (401, "unauthenticated"), "{function} refuses the revoked credential");
+    }
+    for (function, request) in probes(&admin) {
+        let (s, v) = send(request).await;
+        assert!(s == 200 || s == 400, "{function} still knows the admin: {s} {v}");
+    }
 }

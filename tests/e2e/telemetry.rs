@@ -19,7 +19,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use harmonia_agents::model::{self, Model, ModelRequest, ModelResponse, Part};
-use harmonia_auth::{Credentials, Identity};
+use harmonia_auth::{Credentials, operators};
 use harmonia_contracts::Code;
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{Job, JobStatus, SourceInput};
@@ -39,7 +39,6 @@ const TRANSCRIPT: &str = "CANARY-TRANSCRIPT-7f3a";
 const MODEL: &str = "CANARY-MODEL-91c2";
 const DRAFT: &str = "CANARY-DRAFT-3b9e";
 const SECRET: &str = "CANARY-SECRET-55aa";
-const CREDENTIAL: &str = "hop_CANARY-CRED-0d1e";
 const BAD_CREDENTIAL: &str = "hop_CANARY-BADCRED-6c2f";
 const FAIL_TRIGGER: &str = "CANARY-FAILJOB";
 
@@ -205,11 +204,21 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
     };
     let local = Local::open_with(dir.path(), FAST, wrap).await.expect("open");
     let ws = local.workspace().await.expect("workspace");
-    let mut credentials = Credentials::default();
-    credentials.insert(CREDENTIAL, Identity { operator: "ana".parse().expect("op"), workspace: ws.clone() });
+    // A real credential: its full text and its secret are the canaries.
+    let credential = operators::add(
+        &*local.env.store,
+        &ws,
+        &"ana".parse().expect("op"),
+        harmonia_auth::Role::Operator,
+        &"cli".parse().expect("op"),
+    )
+    .await
+    .expect("operator")
+    .credential;
+    let secret = credential.rsplit('/').next().expect("secret").to_owned();
     let api = spawn_app(harmonia_operator::app(harmonia_operator::OperatorState {
         env: local.env.clone(),
-        credentials: Arc::new(credentials),
+        credentials: Arc::new(Credentials::new(local.env.store.clone())),
     }))
     .await;
     let http = reqwest::Client::new();
@@ -222,7 +231,7 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
         let subject = if waiting.status == JobStatus::AwaitingStrategyApproval { "strategy" } else { "draft" };
         let view: Value = http
             .get(format!("{api}/v1/jobs/{}", job.id))
-            .bearer_auth(CREDENTIAL)
+            .bearer_auth(&credential)
             .send()
             .await
             .expect("get")
@@ -233,7 +242,7 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
         let bad = decide(&http, &api, &job.id, BAD_CREDENTIAL, &body).await;
         assert_eq!(bad.status().as_u16(), 401);
         error_bodies.push(bad.text().await.expect("body"));
-        let ok = decide(&http, &api, &job.id, CREDENTIAL, &body).await;
+        let ok = decide(&http, &api, &job.id, &credential, &body).await;
         assert_eq!(ok.status().as_u16(), 200);
     }
     let done = local.drive(&ws, &job.id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
@@ -250,7 +259,7 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
     assert_eq!(failed.status, JobStatus::Failed);
     assert_eq!(failed.failure.as_ref().map(|f| (f.code, f.role)), Some((Code::SchemaViolation, Some(Role::Ryan))));
     let stale_body = json!({"subject": "strategy", "decision": "approve", "version": TRANSCRIPT});
-    let stale = decide(&http, &api, &failing.id, CREDENTIAL, &stale_body).await;
+    let stale = decide(&http, &api, &failing.id, &credential, &stale_body).await;
     assert_eq!(stale.status().as_u16(), 409);
     error_bodies.push(stale.text().await.expect("body"));
     local.settle(Duration::from_secs(30)).await.expect("settle");
@@ -325,7 +334,7 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
         .chain(spans.into_iter().map(|s| ("span", s)))
         .chain(std::iter::once(("metric export", metrics)))
         .collect();
-    for marker in [TRANSCRIPT, MODEL, DRAFT, SECRET, CREDENTIAL, BAD_CREDENTIAL, "CANARY"] {
+    for marker in [TRANSCRIPT, MODEL, DRAFT, SECRET, &credential, &secret, BAD_CREDENTIAL, "CANARY"] {
         for (place, content) in &places {
             assert!(!content.contains(marker), "{marker} leaked into a {place}");
         }

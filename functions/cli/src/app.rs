@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use harmonia_contracts::domain::{ApprovalSubject, Decision, Draft, Job, JobStatus, Publication, Source, SourceInput};
 use harmonia_contracts::event::Stage;
-use harmonia_contracts::ids::{IdLiteral, JobId, WorkspaceId};
+use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::formats::{self, Format};
 use harmonia_pipeline::operator;
@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use harmonia_local::{Local, Progress};
-use harmonia_operator::{Credentials, Identity, OperatorState};
+use harmonia_operator::{Credentials, Identity, OperatorState, Role};
 
 /// The bundled sample source.
 const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
@@ -35,23 +35,24 @@ pub(crate) enum Backend {
     Cloud {
         /// The project's backends.
         env: Arc<harmonia_pipeline::Env>,
-        /// The workspace to act in.
-        workspace: harmonia_contracts::ids::WorkspaceId,
     },
 }
 
 impl Backend {
-    fn env(&self) -> &harmonia_pipeline::Env {
+    /// The backends the command acts on.
+    pub(crate) fn env(&self) -> &harmonia_pipeline::Env {
         match self {
             Backend::Local(l) => &l.env,
             Backend::Cloud { env, .. } => env,
         }
     }
 
-    async fn workspace(&self) -> Result<harmonia_contracts::ids::WorkspaceId, Error> {
+    /// Locally, carry on with the workspace's unfinished jobs first (a deployed project's
+    /// functions do that themselves).
+    async fn resume(&self, ws: &WorkspaceId) -> Result<(), Error> {
         match self {
-            Backend::Local(l) => l.workspace().await,
-            Backend::Cloud { workspace, .. } => Ok(workspace.clone()),
+            Backend::Local(l) => operator::resume(&l.env, ws).await.map(|_| ()),
+            Backend::Cloud { .. } => Ok(()),
         }
     }
 
@@ -71,13 +72,15 @@ pub(crate) struct Output {
 }
 
 impl Output {
-    fn say(&self, line: &str) {
+    /// Print `line` in text mode.
+    pub(crate) fn say(&self, line: &str) {
         if !self.json {
             let _ = writeln!(std::io::stdout(), "{line}");
         }
     }
 
-    fn value(&self, value: &Value) {
+    /// Print `value` in JSON mode.
+    pub(crate) fn value(&self, value: &Value) {
         if self.json {
             let _ = writeln!(std::io::stdout(), "{value}");
         }
@@ -138,9 +141,9 @@ fn describe(s: JobStatus) -> &'static str {
 }
 
 /// Follow a job, printing each completed stage; with `approve`, approve what it waits for.
-async fn follow(env: &Local, out: &Output, job: &JobId, approve: bool) -> Result<Job, Error> {
+async fn follow(env: &Local, out: &Output, ws: &WorkspaceId, job: &JobId, approve: bool) -> Result<Job, Error> {
     let current = env
-        .drive(&job_workspace(), job, approve, JOB_TIMEOUT, |p| match p {
+        .drive(ws, job, approve, JOB_TIMEOUT, |p| match p {
             Progress::Stage(stage, pass) => out.say(&format!("  {}", describe_stage(stage, pass.get()))),
             Progress::Approved(subject, version) => out.say(&format!(
                 "  {:<11} approved the {} version {}",
@@ -156,11 +159,6 @@ async fn follow(env: &Local, out: &Output, job: &JobId, approve: bool) -> Result
     Ok(current)
 }
 
-/// The demo workspace the local commands act in; a literal checked when the CLI compiles.
-fn job_workspace() -> WorkspaceId {
-    WorkspaceId::from_literal(const { IdLiteral::new("demo") })
-}
-
 /// A document that may be absent, decoded; a stored one that does not decode is
 /// `store_corrupt`, never taken for an absent one.
 fn decode_optional<T: serde::de::DeserializeOwned>(doc: Option<Document>) -> Result<Option<T>, Error> {
@@ -169,7 +167,7 @@ fn decode_optional<T: serde::de::DeserializeOwned>(doc: Option<Document>) -> Res
 
 /// What a finished job produced, with every claim resolved to its transcript span.
 async fn report(env: &Local, job: &Job) -> Result<Value, Error> {
-    let ws = job_workspace();
+    let ws = job.workspace.clone();
     let store = &*env.env.store;
     let source: Source = store
         .get(&ws, SOURCES, &doc_id(&job.source))
@@ -246,17 +244,26 @@ fn print_report(out: &Output, report: &Value) {
     }
 }
 
-/// `harmonia demo`.
-pub(crate) async fn demo(env: &Local, out: &Output) -> Result<(), Error> {
+/// `harmonia demo`, on the embedded system opened in its own data dir (`<data-dir>/demo`): the
+/// demo workspace configured from `examples/workspace.toml`, the bundled sample metrics and
+/// trend signals loaded there (and only there), then the sample source end to end.
+pub(crate) async fn demo(env: &Local, out: &Output, data_dir: &Path) -> Result<(), Error> {
     let ws = env.workspace().await?;
+    load_samples(env, &ws).await?;
     let input: SourceInput = serde_json::from_str(SAMPLE).map_err(|_| Error::from_code(Code::SourceMalformed))?;
     out.say(&format!("harmonia demo: \"{}\" through every stage (offline model, sandbox connector)", input.title));
+    out.say(&format!("demo workspace `{ws}` in {} (configured from examples/workspace.toml)", data_dir.display()));
     let job = ingest(&env.env, &ws, input, None, None).await?;
     out.say(&format!("job {}", job.id));
-    let finished = follow(env, out, &job.id, true).await?;
+    let finished = follow(env, out, &ws, &job.id, true).await?;
     env.settle(Duration::from_secs(30)).await?;
     let report = report(env, &finished).await?;
     print_report(out, &report);
+    out.say("");
+    out.say(&format!(
+        "Ask Nova about the demo: harmonia --data-dir {} --workspace {ws} ask \"What is pending in the feed?\"",
+        data_dir.display()
+    ));
     out.value(&report);
     if finished.status == JobStatus::Verified {
         Ok(())
@@ -272,11 +279,14 @@ pub(crate) async fn demo(env: &Local, out: &Output) -> Result<(), Error> {
 pub(crate) async fn run(
     env: &Local,
     out: &Output,
+    ws: &WorkspaceId,
     path: &Path,
     title: Option<String>,
     language: &str,
 ) -> Result<(), Error> {
-    let ws = env.workspace().await?;
+    // Refuse before reading anything when the workspace has no configuration.
+    harmonia_pipeline::workspace::current(&*env.env.store, ws).await?;
+    env.prepare(ws).await?;
     let name = path.to_string_lossy().into_owned();
     let format = Format::from_path(&name)
         .ok_or_else(|| Error::new(Code::SourceMalformed, "sources are .json, .vtt or .srt files"))?;
@@ -289,16 +299,17 @@ pub(crate) async fn run(
         path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "Untitled".into())
     });
     let input = formats::parse(&bytes, format, &title, language)?;
-    let job = ingest(&env.env, &ws, input, None, None).await?;
-    out.say(&format!("job {}", job.id));
-    let current = follow(env, out, &job.id, false).await?;
+    let job = ingest(&env.env, ws, input, None, None).await?;
+    out.say(&format!("job {} (workspace `{ws}`, configuration version {})", job.id, job.workspace_version));
+    let current = follow(env, out, ws, &job.id, false).await?;
     out.value(&json!({ "job": current }));
     Ok(())
 }
 
 /// `harmonia status [JOB]`.
-pub(crate) async fn status(backend: &Backend, out: &Output, job: Option<&str>) -> Result<(), Error> {
-    let ws = backend.workspace().await?;
+pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, job: Option<&str>) -> Result<(), Error> {
+    let ws = ws.clone();
+    backend.resume(&ws).await?;
     if let Backend::Local(l) = backend {
         l.settle(Duration::from_secs(30)).await?;
     }
@@ -333,7 +344,13 @@ pub(crate) async fn status(backend: &Backend, out: &Output, job: Option<&str>) -
         views.push(json!({ "job": j, "awaiting_version": version }));
     }
     if jobs.is_empty() {
-        out.say("no jobs yet: run `harmonia demo`");
+        match harmonia_pipeline::workspace::current(&*env.store, &ws).await {
+            Ok(_) => out.say(&format!("no jobs in workspace `{ws}` yet: submit a source with `harmonia run FILE`")),
+            Err(e) if e.code == Code::WorkspaceNotConfigured => out.say(&format!(
+                "workspace `{ws}` has no configuration yet: write one (see examples/workspace.toml) and run `harmonia workspace init FILE`"
+            )),
+            Err(e) => return Err(e),
+        }
     }
     out.value(&json!({ "jobs": views }));
     Ok(())
@@ -343,12 +360,14 @@ pub(crate) async fn status(backend: &Backend, out: &Output, job: Option<&str>) -
 pub(crate) async fn decide(
     backend: &Backend,
     out: &Output,
+    ws: &WorkspaceId,
     job: &str,
     subject: ApprovalSubject,
     reject: Option<String>,
     version: Option<String>,
 ) -> Result<(), Error> {
-    let ws = backend.workspace().await?;
+    let ws = ws.clone();
+    backend.resume(&ws).await?;
     let env = backend.env();
     let id: JobId = job.parse()?;
     let current = operator::job(env, &ws, &id).await?;
@@ -378,7 +397,7 @@ pub(crate) async fn decide(
         Decision::Rejected { reason } => format!("Rejected the {} version {short}: {reason}", subject.as_str()),
     });
     let after = match backend {
-        Backend::Local(l) => follow(l, out, &id, false).await?,
+        Backend::Local(l) => follow(l, out, &ws, &id, false).await?,
         // Deployed functions carry on; report where the job stands now.
         Backend::Cloud { .. } => operator::job(env, &ws, &id).await?,
     };
@@ -386,35 +405,24 @@ pub(crate) async fn decide(
     Ok(())
 }
 
-/// `harmonia serve`: the operator API on 127.0.0.1 until Ctrl-C. Operator credentials live as
-/// SHA-256 digests in `<data-dir>/operators.json`; the first run issues one for `cli` and
-/// prints it once.
-pub(crate) async fn serve(env: &Local, out: &Output, data_dir: &Path, port: u16) -> Result<(), Error> {
-    let ws = env.workspace().await?;
-    let file = data_dir.join("operators.json");
-    let credentials: Credentials = match std::fs::read(&file) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map_err(|_| Error::new(Code::InvalidDocument, "operators.json is not a credentials file"))?,
-        Err(_) => {
-            let mut fresh = Credentials::default();
-            let credential = fresh.issue(Identity { operator: "cli".parse()?, workspace: ws.clone() });
-            let text = serde_json::to_vec_pretty(&fresh).map_err(|_| Error::from_code(Code::Internal))?;
-            std::fs::write(&file, text).map_err(|_| Error::new(Code::Internal, "cannot write operators.json"))?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let _ = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600));
-            }
-            out.say(&format!("issued an operator credential for `cli` (shown once): {credential}"));
-            fresh
-        }
-    };
+/// `harmonia serve`: the operator API on 127.0.0.1 until Ctrl-C. It issues no credential: the
+/// operators of the store sign in (`harmonia operator add`), and when the workspace has none
+/// it says how to create the first admin.
+pub(crate) async fn serve(env: &Local, out: &Output, ws: &WorkspaceId, port: u16) -> Result<(), Error> {
+    let ws = ws.clone();
+    operator::resume(&env.env, &ws).await?;
+    let active = crate::operators::active_operators(&*env.env.store, &ws).await?;
+    let hint = (active == 0).then(|| crate::operators::first_admin_hint(&ws));
+    if let Some(hint) = &hint {
+        out.say(hint);
+    }
+    let credentials = Credentials::new(env.env.store.clone());
     let app = harmonia_operator::app(OperatorState { env: env.env.clone(), credentials: Arc::new(credentials) });
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .map_err(|_| Error::new(Code::DependencyUnavailable, "the port is not available"))?;
     out.say(&format!("operator API on http://127.0.0.1:{port} (Ctrl-C to stop)"));
-    out.value(&json!({ "listening": format!("127.0.0.1:{port}") }));
+    out.value(&json!({ "listening": format!("127.0.0.1:{port}"), "active_operators": active, "hint": hint }));
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
@@ -423,37 +431,43 @@ pub(crate) async fn serve(env: &Local, out: &Output, data_dir: &Path, port: u16)
         .map_err(|_| Error::from_code(Code::Internal))
 }
 
-/// The sample measured posts (mock provenance) `ask` loads into the demo workspace, so the
+/// The sample measured posts (mock provenance) `demo` loads into the demo workspace, so Nova's
 /// engagement and posting-window skills have history to work from.
 const SAMPLE_METRICS: &str = include_str!("../../../examples/post-metrics.json");
-/// The sample public trend signals.
+/// The sample public trend signals `demo` loads.
 const SAMPLE_SIGNALS: &str = include_str!("../../../examples/trend-signals.json");
 
-/// `harmonia ask QUESTION`: Nova over the embedded state, with the offline model.
-pub(crate) async fn ask(env: &Local, out: &Output, question: &str) -> Result<(), Error> {
-    use harmonia_agents::Runtime;
-    use harmonia_agents::offline::OfflineModel;
-    use harmonia_agents::skills::SkillLibrary;
+/// Load the bundled sample metrics and trend signals into the demo data dir (once: a second
+/// demo finds them there).
+async fn load_samples(env: &Local, ws: &WorkspaceId) -> Result<(), Error> {
     use harmonia_contracts::domain::PostMetrics;
-    use harmonia_contracts::trace::TraceParent;
     use harmonia_pipeline::records::POST_METRICS;
-
-    let ws = env.workspace().await?;
-    let store = env.env.store.clone();
+    let store = &*env.env.store;
     let metrics: Vec<PostMetrics> =
         serde_json::from_str(SAMPLE_METRICS).map_err(|_| Error::from_code(Code::InvalidDocument))?;
     for m in &metrics {
         let data = harmonia_store::encode(m).map_err(Error::from)?;
-        harmonia_store::create_if_absent(&*store, &ws, POST_METRICS, &doc_id(&m.post), data)
-            .await
-            .map_err(Error::from)?;
+        harmonia_store::create_if_absent(store, ws, POST_METRICS, &doc_id(&m.post), data).await?;
     }
     let signals = harmonia_pipeline::imports::Format::Json;
-    harmonia_pipeline::imports::signals::import(&*store, &ws, SAMPLE_SIGNALS.as_bytes(), signals).await?;
+    harmonia_pipeline::imports::signals::import(store, ws, SAMPLE_SIGNALS.as_bytes(), signals).await?;
+    Ok(())
+}
+
+/// `harmonia ask QUESTION`: Nova over the embedded state, with the offline model. It writes
+/// nothing but its activity record.
+pub(crate) async fn ask(env: &Local, out: &Output, ws: &WorkspaceId, question: &str) -> Result<(), Error> {
+    use harmonia_agents::Runtime;
+    use harmonia_agents::offline::OfflineModel;
+    use harmonia_agents::skills::SkillLibrary;
+    use harmonia_contracts::trace::TraceParent;
+
+    let ws = ws.clone();
+    let store = env.env.store.clone();
     let skills = SkillLibrary::load(&SkillLibrary::default_dir())
         .map_err(|_| Error::new(Code::Internal, "the skills folder could not be loaded"))?;
     let runtime = harmonia_nova::with_tools(Runtime::new(Arc::new(OfflineModel), store, Arc::new(skills)));
-    let who = Identity { operator: "cli".parse()?, workspace: ws };
+    let who = Identity { operator: "cli".parse()?, workspace: ws, role: Role::Operator };
     let asked = harmonia_nova::ask(&runtime, &who, question, TraceParent::new_root()).await?;
     out.say(&asked.answer.answer);
     for e in &asked.answer.errors {
@@ -472,9 +486,9 @@ pub(crate) async fn ask(env: &Local, out: &Output, question: &str) -> Result<(),
 }
 
 /// `harmonia activity JOB`: every specialist invocation of a job, from its activity records.
-pub(crate) async fn activity(backend: &Backend, out: &Output, job: &str) -> Result<(), Error> {
+pub(crate) async fn activity(backend: &Backend, out: &Output, ws: &WorkspaceId, job: &str) -> Result<(), Error> {
     use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord};
-    let ws = backend.workspace().await?;
+    let ws = ws.clone();
     let id: JobId = job.parse()?;
     // Every record, page by page (a scan reads in id order), then in the order they started.
     let query = harmonia_store::Query::all(harmonia_store::MAX_QUERY_LIMIT)
@@ -541,12 +555,6 @@ mod tests {
     use chrono::Utc;
 
     use super::*;
-
-    #[test]
-    fn the_demo_workspace_is_a_fixed_id() {
-        assert_eq!(job_workspace().as_str(), "demo");
-        assert_eq!(job_workspace(), job_workspace(), "never a generated id");
-    }
 
     #[test]
     fn an_undecodable_document_is_an_error_not_an_absent_one() {

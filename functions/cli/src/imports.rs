@@ -2,14 +2,12 @@
 //! workspace named by `--workspace`, on the embedded default or with `--cloud`, stored
 //! all-or-nothing (`harmonia_pipeline::imports`).
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::imports::{self, Format, MAX_IMPORT_BYTES, Summary};
-use harmonia_pipeline::records::{WORKSPACES, doc_id};
 use serde_json::json;
 
 use crate::app::{Backend, Output};
@@ -40,13 +38,18 @@ pub(crate) enum CalendarCommand {
 }
 
 /// `harmonia import …`.
-pub(crate) async fn import(backend: &Backend, out: &Output, workspace: &str, what: ImportCommand) -> Result<(), Error> {
-    let (store, ws) = target(backend, workspace).await?;
+pub(crate) async fn import(
+    backend: &Backend,
+    out: &Output,
+    ws: &WorkspaceId,
+    what: ImportCommand,
+) -> Result<(), Error> {
+    let store = target(backend, ws).await?;
     let summary = match what {
-        ImportCommand::Metrics { file } => imports::metrics::import(store, &ws, &read(&file)?).await?,
+        ImportCommand::Metrics { file } => imports::metrics::import(store, ws, &read(&file)?).await?,
         ImportCommand::Signals { file } => {
             let format = Format::from_file_name(&file.to_string_lossy())?;
-            imports::signals::import(store, &ws, &read(&file)?, format).await?
+            imports::signals::import(store, ws, &read(&file)?, format).await?
         }
     };
     report(out, &summary);
@@ -57,34 +60,22 @@ pub(crate) async fn import(backend: &Backend, out: &Output, workspace: &str, wha
 pub(crate) async fn calendar(
     backend: &Backend,
     out: &Output,
-    workspace: &str,
+    ws: &WorkspaceId,
     what: CalendarCommand,
 ) -> Result<(), Error> {
-    let (store, ws) = target(backend, workspace).await?;
+    let store = target(backend, ws).await?;
     let CalendarCommand::Import { file } = what;
-    let summary = imports::calendar::import(store, &ws, &read(&file)?).await?;
+    let summary = imports::calendar::import(store, ws, &read(&file)?).await?;
     report(out, &summary);
     Ok(())
 }
 
-/// The store and the workspace, which must exist: importing into a workspace nobody set up
-/// would store rows no job can see.
-async fn target<'a>(
-    backend: &'a Backend,
-    workspace: &str,
-) -> Result<(&'a dyn harmonia_store::Store, WorkspaceId), Error> {
-    let env = match backend {
-        Backend::Local(local) => &local.env,
-        Backend::Cloud { env, .. } => env,
-    };
-    let ws: WorkspaceId = workspace.parse()?;
-    if env.store.get(&ws, WORKSPACES, &doc_id(&ws)).await?.is_none() {
-        return Err(Error::new(
-            Code::NotFound,
-            format!("Workspace {ws} does not exist; create it with `harmonia workspace init FILE` first."),
-        ));
-    }
-    Ok((&*env.store, ws))
+/// The store, once the workspace is known to be configured: importing into a workspace nobody
+/// set up would store rows no job can see.
+async fn target<'a>(backend: &'a Backend, ws: &WorkspaceId) -> Result<&'a dyn harmonia_store::Store, Error> {
+    let store = &*backend.env().store;
+    harmonia_pipeline::workspace::current(store, ws).await?;
+    Ok(store)
 }
 
 /// The file's bytes; a file over the import limit is refused without reading it.
@@ -98,12 +89,7 @@ fn read(file: &Path) -> Result<Vec<u8>, Error> {
 }
 
 fn report(out: &Output, summary: &Summary) {
-    let line = if out.json {
-        json!({"import": summary.kind, "workspace": summary.workspace, "stored": summary.stored,
-               "message": summary.sentence()})
-        .to_string()
-    } else {
-        summary.sentence()
-    };
-    let _ = writeln!(std::io::stdout(), "{line}");
+    out.say(&summary.sentence());
+    out.value(&json!({"import": summary.kind, "workspace": summary.workspace, "stored": summary.stored,
+                      "message": summary.sentence()}));
 }

@@ -2,9 +2,11 @@
 //! for state, the durable local queue in the same file for events, the offline model and the
 //! sandbox connector — under `--data-dir`.
 //!
-//! `demo` runs the bundled sample end to end with the CLI user acting as the operator for both
-//! approvals; `run` ingests a source file and processes it until it needs a human; `status`,
-//! `approve` and `reject` are the operator's commands; `serve` exposes the operator API. Every command resumes unfinished work
+//! `workspace init|show|update` manages the workspace configuration (a TOML file, versioned);
+//! `demo` runs the bundled sample end to end in its own data dir with the CLI user acting as the
+//! operator for both approvals; `run` ingests a source file and processes it until it needs a
+//! human; `status`, `approve` and `reject` are the operator's commands; `operator
+//! add|list|revoke` manages credentials; `serve` exposes the operator API. Every command resumes unfinished work
 //! first, so a run interrupted at any point completes when any command runs again.
 
 use std::path::PathBuf;
@@ -13,7 +15,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod app;
+#[cfg(test)]
+mod ask_tests;
 mod imports;
+mod operators;
+mod workspace;
 
 /// Harmonia: grounded, reviewed, platform-native posts from video sources.
 #[derive(Debug, Parser)]
@@ -26,11 +32,13 @@ struct Cli {
     #[arg(long, global = true)]
     json: bool,
     /// Act on a deployed project (Firestore and Pub/Sub, configured from the environment like
-    /// the functions) instead of the embedded default. For status, approve, reject, activity.
+    /// the functions) instead of the embedded default. For workspace, status, approve, reject,
+    /// activity, operator.
     #[arg(long, global = true)]
     cloud: bool,
-    /// The workspace to act in with `--cloud`.
-    #[arg(long, global = true, default_value = "demo")]
+    /// The workspace to act in, locally and with `--cloud` (`demo` runs in its own data dir,
+    /// in the workspace `demo`).
+    #[arg(long, global = true, env = "HARMONIA_WORKSPACE", default_value = "default")]
     workspace: String,
     #[command(subcommand)]
     command: Command,
@@ -47,8 +55,15 @@ enum Subject {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the bundled sample source through the whole pipeline (you approve as the operator).
+    /// Run the bundled sample source through the whole pipeline (you approve as the operator),
+    /// in its own data dir (`<data-dir>/demo`) with the demo brand of examples/workspace.toml.
     Demo,
+    /// The workspace's configuration: `init FILE`, `show`, `update FILE`.
+    Workspace {
+        /// What to do.
+        #[command(subcommand)]
+        action: workspace::WorkspaceCommand,
+    },
     /// Ingest a source (.json, .vtt or .srt) and process it until it needs a human.
     Run {
         /// The source file.
@@ -111,6 +126,12 @@ enum Command {
         #[command(subcommand)]
         what: imports::CalendarCommand,
     },
+    /// Manage the workspace's operator credentials (roles operator and admin).
+    Operator {
+        /// What to do.
+        #[command(subcommand)]
+        command: operators::OperatorCommand,
+    },
     /// Reject the current strategy or draft of a job.
     Reject {
         /// Job id.
@@ -131,29 +152,37 @@ async fn main() -> ExitCode {
         if let Command::Provision { endpoints, endpoint_template } = &cli.command {
             return app::provision(&out, endpoints, endpoint_template.as_deref()).await;
         }
+        let ws: harmonia_contracts::ids::WorkspaceId = cli.workspace.parse()?;
+        // The demo keeps its own data dir, so its sample data never mixes with real work.
+        let data_dir = match cli.command {
+            Command::Demo => cli.data_dir.join("demo"),
+            _ => cli.data_dir.clone(),
+        };
         let backend = if cli.cloud {
             let env = harmonia_host::env_from_environment(harmonia_nova::tools::all()).await?;
-            app::Backend::Cloud { env, workspace: cli.workspace.parse()? }
+            app::Backend::Cloud { env }
         } else {
-            app::Backend::Local(harmonia_local::Local::open(&cli.data_dir).await?)
+            app::Backend::Local(harmonia_local::Local::open(&data_dir).await?)
         };
         match cli.command {
-            Command::Demo => app::demo(backend.local()?, &out).await,
+            Command::Demo => app::demo(backend.local()?, &out, &data_dir).await,
+            Command::Workspace { action } => workspace::run(&backend, &out, &ws, action).await,
             Command::Run { source, title, language } => {
-                app::run(backend.local()?, &out, &source, title, &language).await
+                app::run(backend.local()?, &out, &ws, &source, title, &language).await
             }
-            Command::Status { job } => app::status(&backend, &out, job.as_deref()).await,
+            Command::Status { job } => app::status(&backend, &out, &ws, job.as_deref()).await,
             Command::Approve { job, subject, version } => {
-                app::decide(&backend, &out, &job, subject.into(), None, version).await
+                app::decide(&backend, &out, &ws, &job, subject.into(), None, version).await
             }
-            Command::Ask { question } => app::ask(backend.local()?, &out, &question).await,
-            Command::Serve { port } => app::serve(backend.local()?, &out, &cli.data_dir, port).await,
-            Command::Activity { job } => app::activity(&backend, &out, &job).await,
+            Command::Ask { question } => app::ask(backend.local()?, &out, &ws, &question).await,
+            Command::Serve { port } => app::serve(backend.local()?, &out, &ws, port).await,
+            Command::Activity { job } => app::activity(&backend, &out, &ws, &job).await,
             Command::Provision { .. } => Ok(()),
-            Command::Import { what } => imports::import(&backend, &out, &cli.workspace, what).await,
-            Command::Calendar { what } => imports::calendar(&backend, &out, &cli.workspace, what).await,
+            Command::Import { what } => imports::import(&backend, &out, &ws, what).await,
+            Command::Calendar { what } => imports::calendar(&backend, &out, &ws, what).await,
+            Command::Operator { command } => operators::run(&backend, &out, &ws, command).await,
             Command::Reject { job, subject, reason } => {
-                app::decide(&backend, &out, &job, subject.into(), Some(reason), None).await
+                app::decide(&backend, &out, &ws, &job, subject.into(), Some(reason), None).await
             }
         }
     }

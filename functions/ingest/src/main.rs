@@ -6,7 +6,8 @@ use harmonia_host::Function;
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     harmonia_host::run(Function::Ingest, Vec::new(), |env, config| {
-        Ok(harmonia_ingest::app(harmonia_ingest::IngestState { env, credentials: harmonia_host::credentials(config)? }))
+        let credentials = harmonia_host::credentials(config, env.store.clone())?;
+        Ok(harmonia_ingest::app(harmonia_ingest::IngestState { env, credentials }))
     })
     .await
 }

@@ -7,16 +7,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
 use harmonia_agents::Runtime;
 use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
-use harmonia_auth::{Credentials, Identity};
-use harmonia_contracts::domain::{PostMetrics, Workspace, WorkspaceMode};
+use harmonia_auth::{Credentials, Role, operators};
+use harmonia_contracts::domain::{PostMetrics, WorkspaceConfig};
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_nova::{NovaState, app, with_tools};
 use harmonia_pipeline::imports;
-use harmonia_pipeline::records::{POST_METRICS, WORKSPACES, doc_id};
+use harmonia_pipeline::records::{POST_METRICS, doc_id};
 use harmonia_store::{Store, create_if_absent, encode};
 use harmonia_store_sqlite::SqliteStore;
 
@@ -35,16 +34,21 @@ async fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("nova.sqlite")).expect("store"));
     let ws: WorkspaceId = "ws-bench".parse().expect("ws");
-    let workspace = Workspace {
-        id: ws.clone(),
-        name: "Bench".into(),
-        mode: WorkspaceMode::Development,
-        banned_phrases: Vec::new(),
-        link_allow_list: Vec::new(),
-        goals: vec!["Grow".into()],
-        created_at: Utc::now(),
-    };
-    create_if_absent(&*store, &ws, WORKSPACES, &doc_id(&ws), encode(&workspace).expect("encode")).await.expect("ws");
+    let config = WorkspaceConfig::from_toml(
+        r#"
+        name = "Bench"
+        audience = "Readers"
+        voice = "Plain"
+        goals = ["Grow"]
+        call_to_action = "Read more."
+        mode = "development"
+        [[channels]]
+        platform = "x"
+        handle = "@bench"
+        "#,
+    )
+    .expect("config");
+    harmonia_pipeline::workspace::init(&*store, &ws, config, &"bench".parse().expect("id")).await.expect("ws");
     let metrics: Vec<PostMetrics> =
         serde_json::from_str(include_str!("../../../examples/post-metrics.json")).expect("metrics");
     for m in &metrics {
@@ -55,9 +59,13 @@ async fn main() {
     let signals = include_bytes!("../../../examples/trend-signals.json");
     imports::signals::import(&*store, &ws, signals, imports::Format::Json).await.expect("import");
     let skills = SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills");
+    let token =
+        operators::add(&*store, &ws, &"bench".parse().expect("op"), Role::Operator, &"cli".parse().expect("op"))
+            .await
+            .expect("operator")
+            .credential;
+    let credentials = Credentials::new(store.clone());
     let runtime = with_tools(Runtime::new(Arc::new(OfflineModel), store, Arc::new(skills)));
-    let mut credentials = Credentials::default();
-    let token = credentials.issue(Identity { operator: "bench".parse().expect("op"), workspace: ws });
     let state = NovaState { runtime: Arc::new(runtime), credentials: Arc::new(credentials) };
     let server = harmonia_testkit::spawn_app(app(state)).await;
     let url = format!("{server}/v1/ask");

@@ -8,7 +8,7 @@ async fn main() -> std::process::ExitCode {
     harmonia_host::run(Function::Nova, harmonia_nova::tools::all(), |env, config| {
         Ok(harmonia_nova::app(harmonia_nova::NovaState {
             runtime: env.runtime.clone(),
-            credentials: harmonia_host::credentials(config)?,
+            credentials: harmonia_host::credentials(config, env.store.clone())?,
         }))
     })
     .await

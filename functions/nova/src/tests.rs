@@ -12,7 +12,7 @@ use harmonia_agents::scripted::ScriptedModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_agents::tools::{Tool, ToolContext};
 use harmonia_auth::Identity;
-use harmonia_contracts::domain::{Job, JobStatus, PostMetrics, Publication, Workspace, WorkspaceMode};
+use harmonia_contracts::domain::{Job, JobStatus, PostMetrics, Publication};
 use harmonia_contracts::event::{Pass, Stage};
 use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
 use harmonia_contracts::tool::ToolEnvelope;
@@ -38,22 +38,29 @@ struct Fx {
     _dir: harmonia_testkit::TempDir,
 }
 
-fn workspace_doc(id: &WorkspaceId) -> Workspace {
-    Workspace {
-        id: id.clone(),
-        name: "N".into(),
-        mode: WorkspaceMode::Development,
-        banned_phrases: Vec::new(),
-        link_allow_list: Vec::new(),
-        goals: vec!["Grow the field-team audience".into()],
-        created_at: Utc::now(),
-    }
+/// A small workspace configuration of the tests' own (not the demo brand).
+const CONFIG: &str = r#"
+name = "N"
+audience = "Library members"
+voice = "Plain"
+goals = ["Grow the library's audience"]
+call_to_action = "Visit the branch."
+mode = "development"
+[[channels]]
+platform = "bluesky"
+handle = "@n.example.org"
+"#;
+
+async fn configure(store: &dyn Store, ws: &WorkspaceId) {
+    let config = harmonia_contracts::domain::WorkspaceConfig::from_toml(CONFIG).expect("valid");
+    harmonia_pipeline::workspace::init(store, ws, config, &"admin".parse().expect("id")).await.expect("init");
 }
 
 fn job(ws: &WorkspaceId, status: JobStatus) -> Job {
     Job {
         id: JobId::generate(),
         workspace: ws.clone(),
+        workspace_version: 1,
         source: "src-1".parse().expect("id"),
         title: "T".into(),
         status,
@@ -88,7 +95,7 @@ async fn fixture(metrics: usize) -> Fx {
     let dir = harmonia_testkit::temp_dir();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("nova.sqlite")).expect("open"));
     let ws = WorkspaceId::generate();
-    put(&*store, &ws, WORKSPACES, doc_id(&ws), &workspace_doc(&ws)).await;
+    configure(&*store, &ws).await;
     let waiting = job(&ws, JobStatus::AwaitingDraftApproval);
     put(&*store, &ws, JOBS, doc_id(&waiting.id), &waiting).await;
     let other_ws = WorkspaceId::generate();
@@ -395,7 +402,7 @@ fn runtime(store: Arc<dyn Store>, model: Arc<dyn Model>) -> Runtime {
 }
 
 fn who(ws: &WorkspaceId) -> Identity {
-    Identity { operator: "ana".parse().expect("op"), workspace: ws.clone() }
+    Identity { operator: "ana".parse().expect("op"), workspace: ws.clone(), role: harmonia_auth::Role::Operator }
 }
 
 #[tokio::test]
@@ -543,8 +550,12 @@ async fn the_validator_rejects_each_kind_of_bad_answer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_http_function_authenticates_scopes_and_limits() {
     let f = fixture(12).await;
-    let mut credentials = Credentials::default();
-    let token = credentials.issue(who(&f.ws));
+    let ana = who(&f.ws);
+    let token = harmonia_auth::operators::add(&*f.store, &f.ws, &ana.operator, ana.role, &"cli".parse().expect("op"))
+        .await
+        .expect("operator")
+        .credential;
+    let credentials = Credentials::new(f.store.clone());
     let state = NovaState {
         runtime: Arc::new(runtime(f.store.clone(), Arc::new(OfflineModel))),
         credentials: Arc::new(credentials),
@@ -602,12 +613,9 @@ async fn insights_hold_only_verified_performance() {
     assert_eq!(listed(&after), listed(&before));
 
     // The sample metrics are mock: in a production workspace none of them is an insight.
-    let mut record = workspace_doc(&f.ws);
-    record.mode = WorkspaceMode::Production;
-    let current = s.get(&f.ws, WORKSPACES, &doc_id(&f.ws)).await.expect("get").expect("workspace");
-    harmonia_store::update(s, &f.ws, WORKSPACES, &doc_id(&f.ws), encode(&record).expect("encode"), current.version)
-        .await
-        .expect("update");
+    let production = CONFIG.replace("mode = \"development\"", "mode = \"production\"");
+    let config = harmonia_contracts::domain::WorkspaceConfig::from_toml(&production).expect("valid");
+    harmonia_pipeline::workspace::update(s, &f.ws, config, &"admin".parse().expect("id")).await.expect("update");
     let production = call(s, &f.ws, &GetEngagementInsights, json!({})).await;
     assert_eq!(production["data"]["count"], 0, "{production}");
 }

@@ -1,8 +1,9 @@
 //! The operator API: the only way human decisions enter Harmonia.
 //!
 //! Every request carries `Authorization: Bearer <credential>`; the credential names the
-//! operator and the workspace, and every read and decision is scoped to that workspace (a job
-//! of another workspace is simply `not_found`). Routes:
+//! operator, the workspace and the role, and every read and decision is scoped to that
+//! workspace (a job of another workspace is simply `not_found`). Routes marked *admin* answer
+//! 403 `forbidden` to an operator. Routes:
 //!
 //! | method and path | what |
 //! | --- | --- |
@@ -12,9 +13,14 @@
 //! | `GET /v1/jobs/{job}/view` | the job view: Maya's A2UI layout over typed references, hydrated from storage |
 //! | `GET /v1/activity?job=ID&limit=N&page=P` | the job's activity records (metadata only), paginated |
 //! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject","version":HASH,"reason"?}` |
+//! | `GET /v1/workspace` | the workspace's current configuration version |
+//! | `PUT /v1/workspace` | the configuration file (`Content-Type: application/toml`, or its keys as JSON): version 1 (201), the next version (200), or `"changed": false` when equal to the current one |
 //! | `POST /v1/sources` | `{"format":"json"|"webvtt"|"srt","content":TEXT,"title"?,"language"?}` → the new job; with an `Idempotency-Key` header a retry returns the same job |
 //! | `POST /v1/imports/metrics`, `/v1/imports/signals`, `/v1/imports/calendar` | the file as the body (`text/csv`; signals also `application/json`), stored all-or-nothing |
 //! | `GET /v1/calendar` | the imported calendar entries |
+//! | `POST /v1/operators` | *admin*: `{"name":NAME,"role"?:"operator"|"admin"}` → 201 `{"operator","role","workspace","credential","created_at"}`, the credential shown this once; an active name is 409 `already_exists` |
+//! | `GET /v1/operators` | *admin*: `{"operators":[{"operator","role","status":"active"|"revoked","created_at","created_by","revoked_at"?,"revoked_by"?}]}`, never a digest |
+//! | `DELETE /v1/operators/{name}` | *admin*: revoke → 200 `{"operator":{…,"status":"revoked"}}`; unknown or revoked 404 `not_found`; the last active admin 409 `last_admin` |
 //!
 //! Authentication, body rejections, `traceparent` and the error shape are the shared HTTP
 //! boundary of `harmonia-http`; `POST /v1/sources` is the ingest function's own handler.
@@ -23,10 +29,12 @@
 //! (`unknown_route`) and a wrong method a JSON 405 (`method_not_allowed`).
 
 mod imports;
+mod operators;
 mod routes;
 mod view;
+mod workspace;
 
-pub use harmonia_auth::{Credentials, Identity};
+pub use harmonia_auth::{Credentials, Identity, Role};
 /// What the routes share: the backends and who may call. It is the ingest function's state,
 /// since the operator API serves the ingest function's `submit` handler too.
 pub use harmonia_ingest::IngestState as OperatorState;
@@ -35,3 +43,5 @@ pub use routes::app;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod workspace_tests;

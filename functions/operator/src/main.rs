@@ -6,10 +6,8 @@ use harmonia_host::Function;
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     harmonia_host::run(Function::Operator, Vec::new(), |env, config| {
-        Ok(harmonia_operator::app(harmonia_operator::OperatorState {
-            env,
-            credentials: harmonia_host::credentials(config)?,
-        }))
+        let credentials = harmonia_host::credentials(config, env.store.clone())?;
+        Ok(harmonia_operator::app(harmonia_operator::OperatorState { env, credentials }))
     })
     .await
 }

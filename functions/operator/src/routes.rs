@@ -1,6 +1,6 @@
 use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::http::StatusCode;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus};
 use harmonia_contracts::ids::JobId;
@@ -10,7 +10,7 @@ use harmonia_pipeline::operator::{self, DecisionRequest};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::{MAX_BODY_BYTES, OperatorState, view};
+use crate::{MAX_BODY_BYTES, OperatorState, operators, view};
 
 type Reply = Result<(StatusCode, Json<Value>), ApiError>;
 
@@ -25,6 +25,9 @@ pub fn app(state: OperatorState) -> Router {
             .route("/v1/jobs/{job}/decisions", post(decide))
             .route("/v1/activity", get(activity))
             .route("/v1/sources", post(harmonia_ingest::submit))
+            .route("/v1/workspace", get(crate::workspace::show).put(crate::workspace::put))
+            .route("/v1/operators", get(operators::list).post(operators::add))
+            .route("/v1/operators/{name}", delete(operators::revoke))
             .merge(crate::imports::routes()),
     )
     .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use harmonia_contracts::domain::JobStatus;
-use harmonia_contracts::ids::WorkspaceId;
+use harmonia_contracts::ids::{OperatorId, WorkspaceId};
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::registry::Timing;
 use harmonia_testkit::{Spawned, error_code, send, spawn_app};
@@ -23,7 +23,11 @@ const FAST: Timing = Timing {
 struct Api {
     /// The operator API, served until the test ends.
     server: Spawned,
+    /// An operator of the workspace.
     token: String,
+    /// An admin of the workspace.
+    admin: String,
+    /// An admin of another workspace.
     other: String,
     http: reqwest::Client,
     local: Local,
@@ -36,12 +40,19 @@ async fn api() -> Api {
     let dir = harmonia_testkit::temp_dir();
     let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
     let ws = local.workspace().await.expect("workspace");
-    let mut credentials = Credentials::default();
-    let token = credentials.issue(Identity { operator: "ana".parse().expect("op"), workspace: ws.clone() });
-    let other = credentials
-        .issue(Identity { operator: "eve".parse().expect("op"), workspace: "other-ws".parse().expect("ws") });
-    let app = app(OperatorState { env: local.env.clone(), credentials: Arc::new(credentials) });
-    Api { server: spawn_app(app).await, token, other, http: reqwest::Client::new(), local, ws, _dir: dir }
+    let store = local.env.store.clone();
+    let add = |ws: WorkspaceId, name: &str, role: Role| {
+        let (store, name) = (store.clone(), name.parse::<OperatorId>().expect("op"));
+        async move {
+            let by = "cli".parse().expect("op");
+            harmonia_auth::operators::add(&*store, &ws, &name, role, &by).await.expect("add").credential
+        }
+    };
+    let token = add(ws.clone(), "ana", Role::Operator).await;
+    let admin = add(ws.clone(), "ada", Role::Admin).await;
+    let other = add("other-ws".parse().expect("ws"), "eve", Role::Admin).await;
+    let app = app(OperatorState { env: local.env.clone(), credentials: Arc::new(Credentials::new(store)) });
+    Api { server: spawn_app(app).await, token, admin, other, http: reqwest::Client::new(), local, ws, _dir: dir }
 }
 
 impl Api {
@@ -272,4 +283,89 @@ async fn imports_through_the_api_store_every_row_or_none() {
 
 fn imports_limit() -> usize {
     harmonia_pipeline::imports::MAX_IMPORT_BYTES
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admins_manage_the_workspaces_operators() {
+    let api = api().await;
+    let (get, post, delete) = (reqwest::Method::GET, reqwest::Method::POST, reqwest::Method::DELETE);
+    let admin = Some(api.admin.as_str());
+
+    // 201 with the credential, shown once; it works at once, as an operator.
+    let (s, v) = api.call(post.clone(), "/v1/operators", admin, Some(json!({"name": "bo", "role": "operator"}))).await;
+    assert_eq!(s, 201, "{v}");
+    assert_eq!((v["operator"].as_str(), v["role"].as_str()), (Some("bo"), Some("operator")));
+    assert_eq!(v["workspace"].as_str(), Some(api.ws.as_str()));
+    let bo = v["credential"].as_str().expect("credential").to_owned();
+    let (s, _) = api.call(get.clone(), "/v1/jobs", Some(&bo), None).await;
+    assert_eq!(s, 200);
+    let (s, v) = api.call(post.clone(), "/v1/operators", admin, Some(json!({"name": "bo"}))).await;
+    assert_eq!((s, error_code(&v)), (409, "already_exists"));
+    let (s, v) = api.call(post.clone(), "/v1/operators", admin, Some(json!({"name": "x y"}))).await;
+    assert_eq!((s, error_code(&v)), (400, "invalid_request"));
+    let (s, v) = api.call(post.clone(), "/v1/operators", admin, Some(json!({"name": "z", "role": "owner"}))).await;
+    assert_eq!((s, error_code(&v)), (400, "invalid_request"));
+
+    // The list: every operator of this workspace, never a digest or a credential.
+    let (s, v) = api.call(get.clone(), "/v1/operators", admin, None).await;
+    assert_eq!(s, 200, "{v}");
+    let names: Vec<(&str, &str, &str)> = v["operators"]
+        .as_array()
+        .expect("operators")
+        .iter()
+        .map(|o| {
+            (o["operator"].as_str().unwrap_or(""), o["role"].as_str().unwrap_or(""), o["status"].as_str().unwrap_or(""))
+        })
+        .collect();
+    assert_eq!(names, [("ada", "admin", "active"), ("ana", "operator", "active"), ("bo", "operator", "active")]);
+    let text = v.to_string();
+    assert!(!text.contains("digest") && !text.contains(&bo) && !text.contains(&api.admin), "{text}");
+
+    // Operators are refused the admin routes: 403, not 401.
+    let operator = Some(api.token.as_str());
+    for (method, path, body) in [
+        (get.clone(), "/v1/operators", None),
+        (post.clone(), "/v1/operators", Some(json!({"name": "mallory", "role": "admin"}))),
+        (delete.clone(), "/v1/operators/ada", None),
+    ] {
+        let (s, v) = api.call(method, path, operator, body).await;
+        assert_eq!((s, error_code(&v)), (403, "forbidden"), "{path}");
+    }
+    let (s, v) = api.call(get.clone(), "/v1/operators", None, None).await;
+    assert_eq!((s, error_code(&v)), (401, "unauthenticated"));
+
+    // Revocation: the very next request with the credential is refused.
+    let (s, v) = api.call(delete.clone(), "/v1/operators/bo", admin, None).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["operator"]["status"], "revoked");
+    assert_eq!(v["operator"]["revoked_by"], "ada");
+    let (s, v) = api.call(get.clone(), "/v1/jobs", Some(&bo), None).await;
+    assert_eq!((s, error_code(&v)), (401, "unauthenticated"));
+    let (s, v) = api.call(delete.clone(), "/v1/operators/bo", admin, None).await;
+    assert_eq!((s, error_code(&v)), (404, "not_found"), "already revoked");
+
+    // Another workspace's admin neither sees nor touches these operators.
+    let other = Some(api.other.as_str());
+    let (s, v) = api.call(get.clone(), "/v1/operators", other, None).await;
+    assert_eq!(s, 200);
+    let listed: Vec<&str> =
+        v["operators"].as_array().expect("operators").iter().filter_map(|o| o["operator"].as_str()).collect();
+    assert_eq!(listed, ["eve"]);
+    let (s, v) = api.call(delete.clone(), "/v1/operators/ana", other, None).await;
+    assert_eq!((s, error_code(&v)), (404, "not_found"));
+    let (s, _) = api.call(get.clone(), "/v1/jobs", operator, None).await;
+    assert_eq!(s, 200, "ana still works");
+
+    // The last active admin is protected; with a second admin, the first can go.
+    let (s, v) = api.call(delete.clone(), "/v1/operators/ada", admin, None).await;
+    assert_eq!((s, error_code(&v)), (409, "last_admin"));
+    let (s, v) = api.call(post.clone(), "/v1/operators", admin, Some(json!({"name": "cy", "role": "admin"}))).await;
+    assert_eq!(s, 201, "{v}");
+    let cy = v["credential"].as_str().expect("credential").to_owned();
+    let (s, _) = api.call(delete.clone(), "/v1/operators/ada", Some(&cy), None).await;
+    assert_eq!(s, 200);
+    let (s, v) = api.call(get.clone(), "/v1/operators", admin, None).await;
+    assert_eq!((s, error_code(&v)), (401, "unauthenticated"), "the revoked admin is out");
+    let (s, v) = api.call(delete.clone(), "/v1/operators/cy", Some(&cy), None).await;
+    assert_eq!((s, error_code(&v)), (409, "last_admin"));
 }

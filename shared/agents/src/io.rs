@@ -8,7 +8,7 @@
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{
     Analysis, Assessments, Brief, Claim, Frame, LanguageTag, MemoryFact, Moment, Plan, PlanItem, Platform, PostMetrics,
-    ReviewIssue, Source, Strategy, TranscriptSegment, Verdict,
+    ReviewIssue, Source, Strategy, TranscriptSegment, Verdict, WorkspaceConfig,
 };
 use harmonia_contracts::event::Pass;
 use harmonia_contracts::ids::{EvidenceId, SnapshotId};
@@ -115,14 +115,42 @@ impl NimiInput {
     }
 }
 
-/// Company and campaign context for Ryan.
+/// Company and campaign context for Ryan: the job's workspace configuration version, as far as
+/// strategy needs it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompanyContext {
     /// Workspace (brand) name.
     pub name: String,
-    /// Content goals.
+    /// Who the posts are for.
+    pub audience: String,
+    /// How the brand sounds.
+    pub voice: String,
+    /// Content goals, most important first.
     pub goals: Vec<String>,
+    /// The call to action posts end with.
+    pub call_to_action: String,
+    /// The platforms the workspace publishes to, in its configured order (briefs pick from these).
+    pub channels: Vec<Platform>,
+}
+
+impl From<&WorkspaceConfig> for CompanyContext {
+    fn from(c: &WorkspaceConfig) -> Self {
+        let mut channels: Vec<Platform> = Vec::new();
+        for channel in &c.channels {
+            if !channels.contains(&channel.platform) {
+                channels.push(channel.platform);
+            }
+        }
+        Self {
+            name: c.name.clone(),
+            audience: c.audience.clone(),
+            voice: c.voice.clone(),
+            goals: c.goals.clone(),
+            call_to_action: c.call_to_action.clone(),
+            channels,
+        }
+    }
 }
 
 /// Ryan's allowed context.

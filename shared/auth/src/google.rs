@@ -2,7 +2,8 @@
 //!
 //! A token is accepted only if it is an RS256 JWT signed by a key of the published key set,
 //! its issuer is Google, its audience is the service's, it has not expired, and its verified
-//! email is mapped to an operator identity. Signature and claim checks are `jsonwebtoken`'s;
+//! email is mapped to an operator and a workspace (a [`Principal`]). Such a caller has the
+//! role [`Role::Operator`]: admin actions need an admin operator credential from the store. Signature and claim checks are `jsonwebtoken`'s;
 //! the key set is fetched from a URL (Google's certificates by default) and cached by
 //! [`KeySet`].
 
@@ -11,13 +12,25 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use harmonia_contracts::ids::{OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::{Mutex, RwLock};
 
-use crate::Identity;
+use crate::{Identity, Role};
+
+/// Who a verified email is: an entry of the principals file
+/// (`{"ana@example.com": {"operator": "ana", "workspace": "brand"}}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Principal {
+    /// The operator the email acts as.
+    pub operator: OperatorId,
+    /// The only workspace it can see.
+    pub workspace: WorkspaceId,
+}
 
 /// Clock skew tolerated on `exp`, seconds.
 const LEEWAY_SECS: u64 = 60;
@@ -204,7 +217,7 @@ struct Claims {
 pub struct GoogleIdTokens {
     keys: Arc<KeySet>,
     audience: String,
-    principals: HashMap<String, Identity>,
+    principals: HashMap<String, Principal>,
 }
 
 impl fmt::Debug for GoogleIdTokens {
@@ -217,8 +230,8 @@ impl fmt::Debug for GoogleIdTokens {
 }
 
 impl GoogleIdTokens {
-    /// Tokens signed by `keys` for `audience`, with emails (any case) mapped to identities.
-    pub fn new(keys: KeySet, audience: &str, principals: HashMap<String, Identity>) -> Self {
+    /// Tokens signed by `keys` for `audience`, with emails (any case) mapped to principals.
+    pub fn new(keys: KeySet, audience: &str, principals: HashMap<String, Principal>) -> Self {
         let principals = principals.into_iter().map(|(email, who)| (email.to_ascii_lowercase(), who)).collect();
         Self { keys: Arc::new(keys), audience: audience.to_owned(), principals }
     }
@@ -233,7 +246,8 @@ impl GoogleIdTokens {
         token.split('.').count() == 3
     }
 
-    /// The identity of a valid token. A refused token is `unauthenticated`, or
+    /// The identity of a valid token, with the role [`Role::Operator`]. A refused token is
+    /// `unauthenticated`, or
     /// `token_expired`, `token_wrong_audience`, `token_wrong_issuer`, `token_email_unverified`
     /// for a correctly signed token that fails that check; a valid token of an unmapped email
     /// is `authorization`.
@@ -261,7 +275,12 @@ impl GoogleIdTokens {
             return Err(Error::from_code(Code::TokenEmailUnverified));
         }
         let email = claims.email.ok_or_else(refused)?.to_ascii_lowercase();
-        self.principals.get(&email).cloned().ok_or_else(|| Error::from_code(Code::Authorization))
+        let principal = self.principals.get(&email).ok_or_else(|| Error::from_code(Code::Authorization))?;
+        Ok(Identity {
+            operator: principal.operator.clone(),
+            workspace: principal.workspace.clone(),
+            role: Role::Operator,
+        })
     }
 }
 

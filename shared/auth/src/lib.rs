@@ -1,96 +1,158 @@
-//! Bearer credentials for operators, shared by the operator API and Nova. A credential names
-//! one operator and the one workspace it may see; the workspace always comes from the
-//! credential, never from a request body. Only SHA-256 digests are kept; a credential is shown
-//! once, when it is issued. When deployed, callers may instead present Google-signed ID tokens
-//! ([`GoogleIdTokens`], verified against a fetched and cached [`KeySet`]).
+//! Who may call Harmonia's HTTP functions (operator API, ingest, Nova), and with which role.
+//!
+//! A caller presents `Authorization: Bearer <credential>`; the workspace always comes from
+//! what the credential proves, never from a request.
+//!
+//! - Operator credentials ([`credential`]): `hop_<workspace>/<operator>/<secret>`. The
+//!   records live in the store ([`operators`]): one per operator name in each workspace, with
+//!   the role (`operator` or `admin`) and the SHA-256 digest of the current credential only.
+//!   Authenticating is one direct read of the record the credential names and a constant-time
+//!   digest comparison; nothing is cached, so a revocation holds on the next request in every
+//!   function. A credential is shown once, when it is issued.
+//! - Google-signed ID tokens ([`GoogleIdTokens`], verified against a fetched and cached
+//!   [`KeySet`]), when deployed: the token's verified email is mapped to an operator and a
+//!   workspace by configuration, and such a caller has the role [`Role::Operator`]. Admin
+//!   actions (managing credentials) need an admin operator credential, so the people who can
+//!   change who has access are exactly the ones recorded in the store.
 
+pub mod credential;
 mod google;
+pub mod operators;
 
-use std::collections::HashMap;
+use std::fmt;
 use std::sync::Arc;
 
-pub use google::{GoogleIdTokens, KeySet};
+pub use credential::Credential;
+pub use google::{GoogleIdTokens, KeySet, Principal};
 
 use harmonia_contracts::ids::{OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
+use harmonia_store::Store;
 use serde::{Deserialize, Serialize};
-use sha2::Digest;
 
-/// Who a credential belongs to.
+/// What an authenticated caller may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Read the workspace, submit sources, decide at the gates, ask Nova.
+    Operator,
+    /// Everything an operator may, and manage the workspace's operators.
+    Admin,
+}
+
+impl Role {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Operator => "operator",
+            Role::Admin => "admin",
+        }
+    }
+}
+
+/// Who a caller is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Identity {
     /// The operator.
     pub operator: OperatorId,
-    /// The only workspace the credential can see.
+    /// The only workspace the caller can see.
     pub workspace: WorkspaceId,
+    /// What the caller may do there.
+    pub role: Role,
 }
 
-/// The accepted credentials: operator bearer credentials by digest (the embedded default) and,
-/// when deployed, Google-signed ID tokens.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The accepted credentials: operator credentials checked against their records in the
+/// store, and, when deployed, Google-signed ID tokens.
+#[derive(Clone)]
 pub struct Credentials {
-    /// Lowercase hex SHA-256 of a credential → its identity.
-    pub digests: HashMap<String, Identity>,
-    /// Google ID-token verification, when configured.
-    #[serde(skip)]
-    pub google: Option<Arc<GoogleIdTokens>>,
+    store: Arc<dyn Store>,
+    google: Option<Arc<GoogleIdTokens>>,
 }
 
-fn digest(credential: &str) -> String {
-    hex::encode(sha2::Sha256::digest(credential.as_bytes()))
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials").field("google", &self.google).finish_non_exhaustive()
+    }
 }
 
 impl Credentials {
-    /// Add a credential.
-    pub fn insert(&mut self, credential: &str, identity: Identity) {
-        self.digests.insert(digest(credential), identity);
+    /// Operator credentials whose records live in `store`.
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Self { store, google: None }
     }
 
-    /// A fresh random credential for `identity` (returned once; only its digest is kept).
-    pub fn issue(&mut self, identity: Identity) -> String {
-        let credential = format!("hop_{}{}", uuid_hex(), uuid_hex());
-        self.insert(&credential, identity);
-        credential
+    /// The same, also accepting Google ID tokens that `google` verifies.
+    pub fn with_google(mut self, google: GoogleIdTokens) -> Self {
+        self.google = Some(Arc::new(google));
+        self
     }
 
-    /// The identity behind an `Authorization` header value (`Bearer <credential>`).
+    /// The identity behind an `Authorization` header value (`Bearer <credential>`). A missing,
+    /// malformed, unknown, revoked or wrong credential is `unauthenticated`; a store that
+    /// cannot be read is `store_unavailable` (the caller may retry), never a refusal.
     pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Identity, Error> {
-        let value = authorization.ok_or_else(|| Error::from_code(Code::Unauthenticated))?;
+        let refused = || Error::from_code(Code::Unauthenticated);
+        let value = authorization.ok_or_else(refused)?;
         let token = value
             .strip_prefix("Bearer ")
             .or_else(|| value.strip_prefix("bearer "))
             .map(str::trim)
             .filter(|t| !t.is_empty())
-            .ok_or_else(|| Error::from_code(Code::Unauthenticated))?;
-        if let Some(google) = &self.google
-            && GoogleIdTokens::looks_like(token)
-        {
-            return google.verify(token).await;
+            .ok_or_else(refused)?;
+        // The prefix decides: an operator credential may contain dots (ids do) and so look
+        // like a JWT, but no Google token starts with `hop_`.
+        if token.starts_with(credential::PREFIX) {
+            let credential = Credential::parse(token).ok_or_else(refused)?;
+            return operators::authenticate(&*self.store, &credential).await;
         }
-        self.digests.get(&digest(token)).cloned().ok_or_else(|| Error::from_code(Code::Unauthenticated))
+        match &self.google {
+            Some(google) if GoogleIdTokens::looks_like(token) => google.verify(token).await,
+            _ => Err(refused()),
+        }
     }
-}
-
-fn uuid_hex() -> String {
-    // 122 random bits each; two of them make a credential.
-    uuid::Uuid::new_v4().simple().to_string()
 }
 
 #[cfg(test)]
 mod tests {
+    use harmonia_store_sqlite::SqliteStore;
+
     use super::*;
 
     #[tokio::test]
-    async fn only_issued_credentials_authenticate() {
-        let mut c = Credentials::default();
-        let who = Identity { operator: "ana".parse().expect("op"), workspace: "ws".parse().expect("ws") };
-        let token = c.issue(who.clone());
-        assert_eq!(c.authenticate(Some(&format!("Bearer {token}"))).await.ok(), Some(who));
-        for bad in [None, Some(""), Some("Bearer "), Some("Basic abc"), Some("Bearer hop_nope"), Some(token.as_str())] {
-            assert_eq!(c.authenticate(bad).await.err().map(|e| e.code), Some(Code::Unauthenticated), "{bad:?}");
+    async fn only_issued_active_credentials_authenticate() {
+        let dir = harmonia_testkit::temp_dir();
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("auth.db")).expect("store"));
+        let credentials = Credentials::new(store.clone());
+        let ws: WorkspaceId = "ws".parse().expect("ws");
+        let (ana, cli) = ("ana".parse().expect("op"), "cli".parse().expect("op"));
+        let issued = operators::add(&*store, &ws, &ana, Role::Admin, &cli).await.expect("add");
+        let token = issued.credential.clone();
+        let who = Identity { operator: ana.clone(), workspace: ws.clone(), role: Role::Admin };
+        assert_eq!(credentials.authenticate(Some(&format!("Bearer {token}"))).await.ok(), Some(who));
+        let forged = format!("{}0", &token[..token.len() - 1]);
+        let forged = if forged == token { format!("{}1", &token[..token.len() - 1]) } else { forged };
+        let elsewhere = token.replacen("hop_ws/", "hop_other/", 1);
+        for bad in [
+            None,
+            Some(""),
+            Some("Bearer "),
+            Some("Basic abc"),
+            Some("Bearer hop_nope"),
+            Some(token.as_str()),
+            Some(&*format!("Bearer {forged}")),
+            Some(&*format!("Bearer {elsewhere}")),
+            Some("Bearer a.b.c"),
+        ] {
+            assert_eq!(
+                credentials.authenticate(bad).await.err().map(|e| e.code),
+                Some(Code::Unauthenticated),
+                "{bad:?}"
+            );
         }
-        assert!(!serde_json::to_string(&c).unwrap_or_default().contains(&token), "only digests are stored");
+        let stored = store.get(&ws, operators::OPERATORS, &"ana".parse().expect("id")).await.expect("get");
+        let stored = serde_json::to_string(&stored.expect("record").data).expect("json");
+        assert!(!stored.contains(&token), "only the digest is stored");
+        assert!(!stored.contains(token.rsplit('/').next().expect("secret")), "not even the secret alone");
     }
 }

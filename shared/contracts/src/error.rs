@@ -145,6 +145,11 @@ codes! {
     TokenWrongIssuer = "token_wrong_issuer", Authorization, false, "The ID token was not issued by Google.";
     /// A Google ID token's email is not verified.
     TokenEmailUnverified = "token_email_unverified", Authorization, false, "The ID token's email address is not verified.";
+    // --- credentials
+    /// The caller's role does not allow the action (an operator on an admin-only route).
+    Forbidden = "forbidden", Authorization, false, "This action needs an admin credential of the workspace.";
+    /// Revoking would leave the workspace without an active admin.
+    LastAdmin = "last_admin", Precondition, false, "The workspace's last active admin cannot be revoked.";
     // --- HTTP
     /// No route answers this path.
     UnknownRoute = "unknown_route", NotFound, false, "No resource exists at this path.";
@@ -153,6 +158,14 @@ codes! {
     // --- configuration
     /// A start-up setting is missing or invalid; the message names the variable.
     InvalidConfig = "invalid_config", InvalidInput, false, "A configuration setting is missing or invalid.";
+    // --- workspaces
+    /// A workspace configuration file is not valid TOML or breaks its schema or rules; the
+    /// message names the field path (or line and column).
+    InvalidWorkspaceConfig = "invalid_workspace_config", InvalidInput, false, "The workspace configuration is invalid.";
+    /// `init` on a workspace that is already configured (use update).
+    WorkspaceExists = "workspace_exists", Conflict, false, "The workspace is already configured; update it instead.";
+    /// The workspace has no configuration yet (run `harmonia workspace init FILE`).
+    WorkspaceNotConfigured = "workspace_not_configured", Precondition, false, "The workspace has no configuration yet; initialise it first.";
     // --- dependencies
     /// A dependency (trend feed, store read, connector) failed.
     DependencyUnavailable = "dependency_unavailable", Unavailable, true, "A dependency is unavailable.";

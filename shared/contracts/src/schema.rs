@@ -66,6 +66,7 @@ pub fn all_schemas() -> BTreeMap<String, Value> {
         "tool-envelope" => ToolEnvelope,
         "workspace" => domain::Workspace,
         "workspace-config" => domain::WorkspaceConfig,
+        "workspace-version" => domain::WorkspaceVersion,
         "job" => domain::Job,
         "source-input" => domain::SourceInput,
         "source" => domain::Source,
@@ -141,11 +142,89 @@ pub fn drift(schemas_dir: &Path, docs_dir: &Path) -> Vec<String> {
     drifted
 }
 
-/// Where a value broke its schema: the schema keyword location, never the value.
+/// Where a value broke its schema: locations and a description written from the schema, never
+/// the value itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
     /// JSON pointer into the schema.
     pub schema_path: String,
+    /// JSON pointer to the offending place in the value; for an unknown or a missing key, to
+    /// that key (so a config file's author can find it).
+    pub instance_path: String,
+    /// What is wrong, in words taken from the schema (its limits or allowed values); empty when
+    /// the value matched the schema but could not be deserialised.
+    pub problem: String,
+}
+
+impl Violation {
+    fn of(err: &jsonschema::ValidationError<'_>) -> Self {
+        use jsonschema::error::ValidationErrorKind as K;
+        let mut instance_path = err.instance_path().to_string();
+        let mut key = |name: &str| {
+            instance_path.push('/');
+            instance_path.push_str(&name.replace('~', "~0").replace('/', "~1"));
+        };
+        let problem = match err.kind() {
+            K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
+                if let Some(first) = unexpected.first() {
+                    key(first);
+                }
+                "is not a known key".to_owned()
+            }
+            K::Required { property } => {
+                if let Some(name) = property.as_str() {
+                    key(name);
+                }
+                "is required".to_owned()
+            }
+            K::Enum { options } => match options.as_array() {
+                Some(values) => {
+                    let names: Vec<String> =
+                        values.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned)).collect();
+                    format!("must be one of: {}", names.join(", "))
+                }
+                None => "is not one of the allowed values".to_owned(),
+            },
+            K::Constant { expected_value } => format!("must be {expected_value}"),
+            // Documented enums are a `oneOf` of constants: name the constants.
+            K::OneOfNotValid { context } => {
+                let names: Vec<String> = context
+                    .iter()
+                    .flatten()
+                    .filter_map(|e| match e.kind() {
+                        K::Constant { expected_value } => {
+                            Some(expected_value.as_str().map_or_else(|| expected_value.to_string(), str::to_owned))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                if names.is_empty() {
+                    "does not match the schema".to_owned()
+                } else {
+                    format!("must be one of: {}", names.join(", "))
+                }
+            }
+            K::Type { kind } => match kind {
+                jsonschema::error::TypeKind::Single(t) => format!("must be of type {t}"),
+                jsonschema::error::TypeKind::Multiple(set) => {
+                    let names: Vec<String> = set.iter().map(|t| t.to_string()).collect();
+                    format!("must be of type {}", names.join(" or "))
+                }
+            },
+            K::MinLength { limit: 1 } => "must not be empty".to_owned(),
+            K::MinLength { limit } => format!("must be at least {limit} characters long"),
+            K::MaxLength { limit } => format!("must be at most {limit} characters long"),
+            K::MinItems { limit: 1 } => "must have at least one entry".to_owned(),
+            K::MinItems { limit } => format!("must have at least {limit} entries"),
+            K::MaxItems { limit } => format!("must have at most {limit} entries"),
+            K::Minimum { limit } | K::ExclusiveMinimum { limit } => format!("must be at least {limit}"),
+            K::Maximum { limit } | K::ExclusiveMaximum { limit } => format!("must be at most {limit}"),
+            K::Pattern { .. } | K::Format { .. } => "is not in the expected form".to_owned(),
+            K::UniqueItems => "must not repeat an entry".to_owned(),
+            _ => "does not match the schema".to_owned(),
+        };
+        Self { schema_path: err.schema_path().to_string(), instance_path, problem }
+    }
 }
 
 /// A compiled validator for `T`'s schema that also deserialises.
@@ -178,9 +257,13 @@ impl<T: JsonSchema + DeserializeOwned> SchemaValidator<T> {
     /// Validate against the schema, then deserialise.
     pub fn parse(&self, value: &Value) -> Result<T, Violation> {
         if let Some(err) = self.validator.iter_errors(value).next() {
-            return Err(Violation { schema_path: err.schema_path().to_string() });
+            return Err(Violation::of(&err));
         }
-        serde_json::from_value(value.clone()).map_err(|_| Violation { schema_path: String::new() })
+        serde_json::from_value(value.clone()).map_err(|_| Violation {
+            schema_path: String::new(),
+            instance_path: String::new(),
+            problem: String::new(),
+        })
     }
 
     /// Like [`parse`](Self::parse), as an `invalid_document` error.

@@ -19,6 +19,10 @@ use secrecy::SecretString;
 /// Google's published ID-token signing keys, the default of `HARMONIA_GOOGLE_JWKS`.
 pub const GOOGLE_JWKS_URL: &str = "https://www.googleapis.com/oauth2/v3/certs";
 
+/// The variable that once named a file of operator credential digests. Operator credentials
+/// now live in the store; a start-up that still sets it is refused with this name.
+pub const RETIRED_CREDENTIALS_VAR: &str = "HARMONIA_OPERATOR_CREDENTIALS";
+
 /// Longest accepted `HARMONIA_STEP_LEASE_SECS`: Pub/Sub's longest ack deadline.
 const MAX_STEP_LEASE_SECS: u64 = 600;
 
@@ -135,8 +139,6 @@ pub struct Config {
     pub model: ModelBackend,
     /// Publishing connector.
     pub connector: ConnectorBackend,
-    /// Operator credential digests file (`HARMONIA_OPERATOR_CREDENTIALS`).
-    pub operator_credentials: Option<PathBuf>,
     /// Google ID-token verification, when enabled.
     pub google: Option<GoogleTokens>,
     /// Skills folder (`HARMONIA_SKILLS_DIR`).
@@ -273,7 +275,14 @@ impl Config {
             },
             Some(_) => return Err(Error::new("HARMONIA_CONNECTOR", "must be sandbox or webhook")),
         };
-        let operator_credentials = vars.get("HARMONIA_OPERATOR_CREDENTIALS")?.map(PathBuf::from);
+        if vars.get(RETIRED_CREDENTIALS_VAR)?.is_some() {
+            // Refused rather than ignored: a deployment still setting it expects it to grant
+            // access, and silently not reading it would lock its operators out without a word.
+            return Err(Error::new(
+                RETIRED_CREDENTIALS_VAR,
+                "is no longer read: operator credentials live in the store (create them with harmonia operator add)",
+            ));
+        }
         let google = google_tokens(&vars)?;
         let skills_dir = vars.get("HARMONIA_SKILLS_DIR")?.map_or_else(SkillLibrary::default_dir, PathBuf::from);
         let log_filter = vars.get("HARMONIA_LOG")?.unwrap_or_else(|| "info".into());
@@ -300,7 +309,6 @@ impl Config {
             topic_prefix,
             model,
             connector,
-            operator_credentials,
             google,
             skills_dir,
             log_filter,

@@ -17,8 +17,7 @@
 //! | `GEMINI_LOCATION`, `GEMINI_MODEL` | `us-central1`, `gemini-2.5-flash` | Vertex AI model |
 //! | `HARMONIA_CONNECTOR` | `sandbox` | `sandbox` or `webhook` |
 //! | `WEBHOOK_URL`, `WEBHOOK_SECRET` | — | the webhook connector's target (http/https) and non-empty signing secret |
-//! | `HARMONIA_OPERATOR_CREDENTIALS` | — | path of the operator credential digests (operator, ingest, nova) |
-//! | `HARMONIA_GOOGLE_AUDIENCE`, `HARMONIA_GOOGLE_PRINCIPALS` | — | Google-signed ID tokens (on when the audience is set): expected audience, email → identity file |
+//! | `HARMONIA_GOOGLE_AUDIENCE`, `HARMONIA_GOOGLE_PRINCIPALS` | — | Google-signed ID tokens (on when the audience is set): expected audience, email → `{operator, workspace}` file; such callers have the role `operator` |
 //! | `HARMONIA_GOOGLE_JWKS` | Google's `https://www.googleapis.com/oauth2/v3/certs` | URL of the token signing keys (fetched, cached per `Cache-Control`) |
 //! | `HARMONIA_SKILLS_DIR` | the image's `/app/skills` | skills folder |
 //! | `HARMONIA_LOG` | `info` | log filter; `HARMONIA_LOG_FORMAT` `text` (default) or `json` for Cloud Logging |
@@ -31,6 +30,10 @@
 //! | `HARMONIA_FAULT_RESPONSE_HOLD_MS` | `0` | resilience drills: hold each HTTP response this long after the work is done |
 //! | `HARMONIA_FAULT_READY_FILE` | unset | resilience drills: append a JSON line to this file when each hold starts and ends (see `drill`) |
 //!
+//! Operator credentials are not configuration: they are records in the store, created with
+//! `harmonia [--cloud] operator add` or `POST /v1/operators` (see `harmonia_auth`). The retired
+//! `HARMONIA_OPERATOR_CREDENTIALS` is refused at start-up, naming the variable.
+//!
 //! Stage functions serve `POST /push/<topic>` for each subscription the registry gives them
 //! (the push endpoint of that subscription) and `GET /healthz`; the operator, ingest and Nova
 //! functions pass their own routers to [`run`].
@@ -38,6 +41,7 @@
 pub mod config;
 mod drill;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,7 +53,7 @@ use harmonia_agents::model::Model;
 use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_agents::tools::Tool;
-use harmonia_auth::{Credentials, GoogleIdTokens, KeySet};
+use harmonia_auth::{Credentials, GoogleIdTokens, KeySet, Principal};
 use harmonia_bus_pubsub::{PubSubBus, PubSubConfig, push};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::Env;
@@ -110,42 +114,23 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
     }))
 }
 
-/// The JSON document at `path`, or an error naming the variable that points there.
-fn read<T: serde::de::DeserializeOwned>(
-    path: &std::path::Path,
-    unreadable: &'static str,
-    invalid: &'static str,
-) -> Result<T, Error> {
-    let bytes = std::fs::read(path).map_err(|_| config_error(unreadable))?;
-    serde_json::from_slice(&bytes).map_err(|_| config_error(invalid))
-}
-
-/// Who may call the operator, ingest and Nova functions: the operator credential digests in
-/// the file `HARMONIA_OPERATOR_CREDENTIALS` names, and/or Google-signed ID tokens for the
-/// audience `HARMONIA_GOOGLE_AUDIENCE`, verified against the key set fetched from
-/// `HARMONIA_GOOGLE_JWKS`, with verified emails mapped to identities by the file
+/// Who may call the operator, ingest and Nova functions: operator credentials checked against
+/// their records in `store` (every function reads the same records, so a revocation holds
+/// everywhere on the next request), and, when `HARMONIA_GOOGLE_AUDIENCE` is set, Google-signed
+/// ID tokens for that audience, verified against the key set fetched from
+/// `HARMONIA_GOOGLE_JWKS`, with verified emails mapped to operators and workspaces by the file
 /// `HARMONIA_GOOGLE_PRINCIPALS` names (`{"email": {"operator", "workspace"}}`).
-pub fn credentials(config: &Config) -> Result<Arc<Credentials>, Error> {
-    let mut credentials: Credentials = match &config.operator_credentials {
-        Some(path) => read(
-            path,
-            "HARMONIA_OPERATOR_CREDENTIALS names a file that cannot be read",
-            "HARMONIA_OPERATOR_CREDENTIALS names a file that is not a credentials document",
-        )?,
-        None => Credentials::default(),
-    };
+pub fn credentials(config: &Config, store: Arc<dyn Store>) -> Result<Arc<Credentials>, Error> {
+    let mut credentials = Credentials::new(store);
     if let Some(google) = &config.google {
-        let principals = read(
-            &google.principals,
-            "HARMONIA_GOOGLE_PRINCIPALS names a file that cannot be read",
-            "HARMONIA_GOOGLE_PRINCIPALS names a file that is not an email-to-identity map",
-        )?;
+        let bytes = std::fs::read(&google.principals)
+            .map_err(|_| config_error("HARMONIA_GOOGLE_PRINCIPALS names a file that cannot be read"))?;
+        let principals: HashMap<String, Principal> = serde_json::from_slice(&bytes).map_err(|_| {
+            config_error("HARMONIA_GOOGLE_PRINCIPALS names a file that is not an email-to-principal map")
+        })?;
         let keys = KeySet::new(&google.jwks_url)
             .map_err(|_| config_error("HARMONIA_GOOGLE_JWKS must be an http or https URL"))?;
-        credentials.google = Some(Arc::new(GoogleIdTokens::new(keys, &google.audience, principals)));
-    }
-    if credentials.digests.is_empty() && credentials.google.is_none() {
-        return Err(config_error("set HARMONIA_OPERATOR_CREDENTIALS or HARMONIA_GOOGLE_AUDIENCE"));
+        credentials = credentials.with_google(GoogleIdTokens::new(keys, &google.audience, principals));
     }
     Ok(Arc::new(credentials))
 }

@@ -4,8 +4,9 @@
 //!
 //! - [`error`]: [`ApiError`], the one mapping of a typed error to a response, and
 //!   [`status_of`], the one mapping of a code to an HTTP status.
-//! - [`caller`]: the [`Caller`] extractor, the authenticated identity behind the request's
-//!   `Authorization` header (operator credential digests or a Google ID token).
+//! - [`caller`]: the [`Caller`] extractor, the authenticated identity and role behind the
+//!   request's `Authorization` header (an operator credential or a Google ID token), and
+//!   [`Admin`], a caller whose role is admin (any other answers 403 `forbidden`).
 //! - [`body`]: [`JsonBody`], a JSON body whose rejections are typed codes, never axum's text.
 //! - [`path`]: [`PathId`], a path parameter parsed as an id newtype.
 //! - [`trace`]: [`Trace`], the caller's W3C `traceparent`, or a new root.
@@ -20,7 +21,7 @@ pub mod path;
 pub mod trace;
 
 pub use body::JsonBody;
-pub use caller::Caller;
+pub use caller::{Admin, Caller};
 pub use error::{ApiError, status_of};
 pub use fallback::json_fallbacks;
 pub use path::PathId;

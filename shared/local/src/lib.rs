@@ -9,30 +9,29 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
 use harmonia_agents::Runtime;
 use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_bus::Bus;
 use harmonia_bus_local::LocalBus;
-use harmonia_contracts::domain::{
-    ApprovalSubject, Decision, Job, JobStatus, PlanningSnapshot, Workspace, WorkspaceMode,
-};
+use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus, PlanningSnapshot, WorkspaceConfig};
 use harmonia_contracts::event::{Pass, Stage};
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::connector::Sandbox;
-use harmonia_pipeline::records::{MARKERS, Marker, PLANNING_SNAPSHOTS, WORKSPACES, doc_id};
+use harmonia_pipeline::records::{MARKERS, Marker, PLANNING_SNAPSHOTS, doc_id};
 use harmonia_pipeline::registry::{Timing, topics};
 use harmonia_pipeline::steps::handlers;
-use harmonia_pipeline::{Env, operator};
+use harmonia_pipeline::{Env, operator, workspace};
 use harmonia_store::{MAX_QUERY_LIMIT, Query, create_if_absent, decode_each, encode, scan};
 use harmonia_store_sqlite::SqliteStore;
 use tokio::task::JoinHandle;
 
 /// The bundled planning snapshot, stored in the demo workspace.
 const SNAPSHOT: &str = include_str!("../../../examples/planning-snapshot.json");
+/// The demo brand's workspace configuration file.
+pub const DEMO_CONFIG: &str = include_str!("../../../examples/workspace.toml");
 
 fn bus_error(e: harmonia_bus::Error) -> Error {
     Error::from_code(e.code())
@@ -120,36 +119,39 @@ impl Local {
         Ok(Self { env, bus, sandbox, workers })
     }
 
-    /// The demo workspace, created with its publishing rules and a planning snapshot.
+    /// The demo workspace (`demo`), configured from `examples/workspace.toml` when it has no
+    /// configuration yet, with the bundled planning snapshot.
     pub async fn workspace(&self) -> Result<WorkspaceId, Error> {
         let id: WorkspaceId = "demo".parse()?;
+        let config = WorkspaceConfig::from_toml(DEMO_CONFIG)?;
+        match workspace::init(&*self.env.store, &id, config, &"demo".parse()?).await {
+            // Configured by an earlier run (perhaps since updated): keep what is there.
+            Err(e) if e.code == Code::WorkspaceExists => {}
+            other => {
+                other?;
+            }
+        }
+        self.prepare(&id).await?;
+        Ok(id)
+    }
+
+    /// Make `workspace` ready to plan and carry on: store the bundled planning snapshot there
+    /// (once) and resume its unfinished jobs.
+    pub async fn prepare(&self, workspace: &WorkspaceId) -> Result<(), Error> {
         let store = &*self.env.store;
-        let workspace = Workspace {
-            id: id.clone(),
-            name: "Field Notes".into(),
-            mode: WorkspaceMode::Development,
-            banned_phrases: vec!["guaranteed results".into(), "game-changer".into()],
-            link_allow_list: vec!["video.example.com".into()],
-            goals: vec!["Show how offline-first tools help teams in the field".into()],
-            created_at: Utc::now(),
-        };
-        create_if_absent(store, &id, WORKSPACES, &doc_id(&id), encode(&workspace).map_err(Error::from)?)
-            .await
-            .map_err(Error::from)?;
         let mut snapshot: PlanningSnapshot =
             serde_json::from_str(SNAPSHOT).map_err(|_| Error::from_code(Code::InvalidDocument))?;
-        snapshot.workspace = id.clone();
+        snapshot.workspace = workspace.clone();
         create_if_absent(
             store,
-            &id,
+            workspace,
             PLANNING_SNAPSHOTS,
             &doc_id(&snapshot.id),
             encode(&snapshot).map_err(Error::from)?,
         )
         .await
         .map_err(Error::from)?;
-        operator::resume(&self.env, &id).await?;
-        Ok(id)
+        operator::resume(&self.env, workspace).await.map(|_| ())
     }
 
     /// Wait until the queue is empty (every stage has settled), checking every few ms.

@@ -15,7 +15,8 @@
 //! [`steps`] (one module per stage), [`operator`] (human decisions and read views),
 //! [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources), [`imports`] (metrics,
 //! trend signals and calendar files), [`planning`] (snapshots built from configuration and
-//! calendar, frozen once); `trace` makes a job's
+//! calendar, frozen once), [`workspace`] (configuration versions: init, update, the current one
+//! and a job's); `trace` makes a job's
 //! exported spans one tree (each event is created in an exported span the consuming stage
 //! continues).
 
@@ -31,5 +32,6 @@ pub mod registry;
 pub mod step;
 pub mod steps;
 mod trace;
+pub mod workspace;
 
 pub use env::Env;

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use chrono::Utc;
 use harmonia_contracts::domain::{
-    Draft, Platform, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review, Workspace, WorkspaceMode,
+    Draft, Platform, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review, WorkspaceConfig, WorkspaceMode,
 };
 use harmonia_contracts::ids::EvidenceId;
 use harmonia_contracts::tool::Provenance;
@@ -88,8 +88,8 @@ pub fn length(platform: Platform, text: &str) -> (usize, usize, &'static str) {
 /// Everything policy needs, read by the policy stage from storage.
 #[derive(Debug)]
 pub struct PolicyInput<'a> {
-    /// The workspace and its rules.
-    pub workspace: &'a Workspace,
+    /// The workspace configuration (the job's version) and its rules.
+    pub workspace: &'a WorkspaceConfig,
     /// The exact draft version.
     pub draft: &'a Draft,
     /// The draft's latest review.

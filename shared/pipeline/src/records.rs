@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 /// Workspaces (the workspace document lives in its own scope under its own id; see
 /// [`Collection::WORKSPACES`] for where backends keep it).
 pub const WORKSPACES: Collection = Collection::WORKSPACES;
+/// Immutable workspace configuration versions, by zero-padded version number
+/// ([`crate::workspace::version_id`]).
+pub const WORKSPACE_VERSIONS: Collection = Collection::new("workspace_versions");
 /// Validated sources.
 pub const SOURCES: Collection = Collection::new("sources");
 /// Jobs.

@@ -1,7 +1,14 @@
-//! Wiring the compiler refuses: a step whose payload travels on a topic another stage
-//! consumes does not compile, so neither does a route to it.
+//! Wiring the compiler refuses. A step is implemented on the payload it consumes and takes its
+//! stage from the registry's binding of that payload, so a step cannot complete another
+//! stage than its topic's; what remains to get wrong is a payload no stage consumes, and
+//! neither a route for one nor a completion of one compiles.
 
 #[test]
-fn a_route_to_another_stage_s_topic_does_not_compile() {
-    trybuild::TestCases::new().compile_fail("tests/ui/route_to_wrong_topic.rs");
+fn a_route_for_a_payload_without_a_step_does_not_compile() {
+    trybuild::TestCases::new().compile_fail("tests/ui/route_without_a_step.rs");
+}
+
+#[test]
+fn completing_a_payload_no_stage_consumes_does_not_compile() {
+    trybuild::TestCases::new().compile_fail("tests/ui/complete_an_unconsumed_payload.rs");
 }

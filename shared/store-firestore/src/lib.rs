@@ -328,7 +328,7 @@ mod tests {
         let store = FirestoreStore::connect(&project, "(default)").await.expect("connect to the Firestore emulator");
         let ws = WorkspaceId::generate();
         let own: DocId = ws.as_str().parse().expect("doc id");
-        let data = serde_json::json!({"name": "Field Notes", "mode": "development"});
+        let data = serde_json::json!({"name": "Test Brand", "mode": "development"});
         let data = data.as_object().cloned().expect("an object");
         harmonia_store::create_if_absent(&store, &ws, Collection::WORKSPACES, &own, data).await.expect("create");
 
@@ -340,7 +340,7 @@ mod tests {
             Some(fs::value::ValueType::MapValue(map)) => assert!(
                 matches!(
                     map.fields.get("name").and_then(|v| v.value_type.as_ref()),
-                    Some(fs::value::ValueType::StringValue(name)) if name == "Field Notes"
+                    Some(fs::value::ValueType::StringValue(name)) if name == "Test Brand"
                 ),
                 "{map:?}"
             ),

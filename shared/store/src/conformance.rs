@@ -362,10 +362,10 @@ pub async fn the_workspace_record_is_read_by_id_and_never_queried(store: Arc<dyn
     let w = ws();
     let own: DocId = w.as_str().parse().expect("a workspace id is a document id");
     let workspaces = Collection::WORKSPACES;
-    create_if_absent(&*store, &w, workspaces, &own, obj(json!({"name": "Field Notes"}))).await.expect("create");
+    create_if_absent(&*store, &w, workspaces, &own, obj(json!({"name": "Test Brand"}))).await.expect("create");
     let doc = store.get(&w, workspaces, &own).await.expect("get").expect("present");
-    assert_eq!((doc.version, doc.data.clone()), (1, obj(json!({"name": "Field Notes"}))));
-    update(&*store, &w, workspaces, &own, obj(json!({"name": "Field Notes 2"})), 1).await.expect("update");
+    assert_eq!((doc.version, doc.data.clone()), (1, obj(json!({"name": "Test Brand"}))));
+    update(&*store, &w, workspaces, &own, obj(json!({"name": "Test Brand 2"})), 1).await.expect("update");
     let doc = store.get(&w, workspaces, &own).await.expect("get").expect("present");
     assert_eq!((doc.version, doc.id.clone()), (2, own.clone()));
     let stale = update(&*store, &w, workspaces, &own, obj(json!({"name": "lost"})), 1).await;

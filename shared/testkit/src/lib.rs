@@ -3,6 +3,7 @@
 //! - [`eventually`]: poll a probe until it yields, instead of sleeping for a guessed time;
 //! - [`spawn_app`] and [`oneshot`]: serve a router on an ephemeral port, or call it in-process;
 //! - [`send`] and [`error_code`]: a request's status and JSON body, and its error code;
+//!   [`assert_json_fallbacks`]: an HTTP function's JSON 404 and 405;
 //! - [`samples`]: the example sources under `examples/`;
 //! - [`temp_dir`] and [`unique`]: per-test directories (removed on drop) and names;
 //! - [`firestore_emulator`] / [`pubsub_emulator`]: the emulator endpoints the project's scripts
@@ -16,7 +17,7 @@ mod eventually;
 pub mod samples;
 
 pub use app::{Reply, Spawned, oneshot, spawn_app};
-pub use client::{error_code, send};
+pub use client::{assert_json_fallbacks, error_code, send};
 pub use emulators::{firestore_emulator, pubsub_emulator};
 pub use eventually::{DEADLINE, Probe, eventually, eventually_within};
 pub use tempfile::TempDir;

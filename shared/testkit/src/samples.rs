@@ -14,3 +14,9 @@ pub const TREND_SIGNALS_CSV: &str = include_str!("../../../examples/trend-signal
 pub const RANGER_BRIEFING_SRT: &str = include_str!("../../../examples/ranger-briefing.srt");
 /// A talk as WebVTT captions.
 pub const TRAIL_MAINTENANCE_VTT: &str = include_str!("../../../examples/trail-maintenance.vtt");
+/// The demo brand's workspace configuration file.
+pub const DEMO_WORKSPACE: &str = include_str!("../../../examples/workspace.toml");
+/// A held-out workspace configuration (a public library), never the demo brand.
+pub const HELD_OUT_WORKSPACE: &str = include_str!("../fixtures/riverside-library.toml");
+/// A held-out transcript (the library's board meeting, WebVTT), never the bundled sample.
+pub const HELD_OUT_TRANSCRIPT_VTT: &str = include_str!("../fixtures/library-board.vtt");

@@ -46,11 +46,11 @@ impl NovaTool for GetEngagementInsights {
 
 /// The caller's workspace's verified performance, once the caller may read it.
 pub(super) async fn metrics(reads: Reads<'_>) -> Result<Vec<PostMetrics>, Fail> {
-    let workspace = reads.workspace().await?;
+    let mode = reads.config().await?.mode;
     let publications: Vec<Publication> = reads.every(PUBLICATIONS).await?;
     let verified = VerifiedPosts::from_publications(&publications);
     let measured: Vec<PostMetrics> = reads.every(POST_METRICS).await?;
-    Ok(verified.verified_performance(measured, workspace.mode).into_vec())
+    Ok(verified.verified_performance(measured, mode).into_vec())
 }
 
 /// Interactions per impression (0 for a post nobody saw).

@@ -20,7 +20,7 @@ impl NovaTool for GetOperatorFeed {
     type Args = NoArgs;
 
     async fn run(&self, reads: Reads<'_>, _: NoArgs) -> Result<Found, Fail> {
-        let w = reads.workspace().await?;
+        let config = reads.config().await?;
         let jobs: Vec<Job> = reads.every(JOBS).await?;
         let publications: Vec<Publication> = reads.every(PUBLICATIONS).await?;
         let (pending, mut evidence) = pending(&jobs)?;
@@ -32,7 +32,7 @@ impl NovaTool for GetOperatorFeed {
         Ok(Found::new([
             ("pending", Value::Array(pending)),
             ("job_health", json!(health(&jobs))),
-            ("goals", json!(w.goals)),
+            ("goals", json!(config.goals)),
             ("recent_posts", Value::Array(recent)),
             ("count", json!(jobs.len())),
         ])

@@ -5,9 +5,10 @@ use std::future::Future;
 use std::time::Duration;
 
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::Workspace;
+use harmonia_contracts::domain::{Workspace, WorkspaceConfig, WorkspaceVersion};
 use harmonia_contracts::ids::{DocId, WorkspaceId};
-use harmonia_pipeline::records::{TREND_SIGNALS, WORKSPACES, doc_id};
+use harmonia_pipeline::records::{TREND_SIGNALS, WORKSPACE_VERSIONS, WORKSPACES, doc_id};
+use harmonia_pipeline::workspace::version_id;
 use harmonia_store::{Collection, Store, decode_each, scan_all};
 use serde::de::DeserializeOwned;
 
@@ -37,6 +38,16 @@ impl<'a> Reads<'a> {
             }
         })
         .await
+    }
+
+    /// The caller's workspace's current configuration (the feed shows its goals).
+    pub(crate) async fn config(&self) -> Result<WorkspaceConfig, Fail> {
+        let head = self.workspace().await?;
+        match self.get::<WorkspaceVersion>(WORKSPACE_VERSIONS, &version_id(head.version)).await? {
+            Some(version) => Ok(version.config),
+            // The head names a version that is not there: stored state is broken, not absent.
+            None => Err(Fail::unavailable(false)),
+        }
     }
 
     /// One document of `collection` in the caller's workspace, if it exists there.

@@ -146,10 +146,15 @@ fn clip(text: &str, max: usize) -> String {
     }
 }
 
-const ROTATION: [Platform; 4] = [Platform::Linkedin, Platform::X, Platform::Threads, Platform::Bluesky];
-
+/// Ryan offline: up to three briefs, one per groundable angle, each for the next of the
+/// workspace's channels in turn, all for the workspace's audience and closing with its call to
+/// action; the objective is the workspace's first goal, tied to what the source is about.
 pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let i: RyanInput = input(c)?;
+    let company = &i.company;
+    if company.channels.is_empty() {
+        return Err(model::Error::Refused("no channel to write for"));
+    }
     let moment_ids: Vec<&EvidenceId> = i.analysis.moments.iter().map(|m| &m.evidence_id).collect();
     let quote_of = |e: &EvidenceId| i.analysis.moments.iter().find(|m| &m.evidence_id == e).map(|m| m.quote.clone());
     let mut briefs = Vec::new();
@@ -162,20 +167,23 @@ pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, model::Error> {
             id: id::<BriefId>(&format!("brief-{}", n + 1))?,
             angle: angle.title.clone(),
             key_message: clip(&quote_of(lead).unwrap_or_else(|| angle.rationale.clone()), 500),
-            audience: format!("People who follow {} and build or run tools for teams in the field", i.company.name),
-            platforms: vec![ROTATION[n % ROTATION.len()]],
+            audience: clip(&company.audience, 300),
+            platforms: vec![company.channels[n % company.channels.len()]],
             evidence,
-            call_to_action: Some("Watch the full talk.".into()),
+            call_to_action: Some(clip(&company.call_to_action, 200)),
         });
     }
     if briefs.is_empty() {
         return Err(model::Error::Refused("no groundable angle"));
     }
-    let goal = i.company.goals.first().cloned().unwrap_or_else(|| "Share what the source teaches".into());
+    // The lead brief's key message says what this source offers; the goal says why it matters.
+    let goal = company.goals.first().map_or(company.name.as_str(), String::as_str).trim_end_matches('.');
+    let objective =
+        format!("{goal}, using only what the source shows and says, led by: \"{}\"", clip(&briefs[0].key_message, 200));
     Ok(Step::Final(out(&Strategy {
-        objective: clip(&format!("{goal}, using only what the source shows and says."), 500),
-        audience: clip(&briefs[0].audience, 300),
-        voice: "Plain, specific and practical: lead with the evidence, no hype.".into(),
+        objective: clip(&objective, 500),
+        audience: clip(&company.audience, 300),
+        voice: clip(&company.voice, 300),
         briefs,
         provenance: Provenance::Mock,
     })?))

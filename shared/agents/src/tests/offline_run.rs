@@ -33,13 +33,24 @@ async fn offline_model_runs_every_role_on_the_sample() {
     assert!(matches!(inv.steps.first().map(|s| &s.event), Some(LoadEvent::Skill(s)) if s == "nimi-analysis-skills"));
 
     // Ryan.
-    let company = CompanyContext {
-        name: "Field Notes".into(),
-        goals: vec!["Show how offline-first tools help field teams".into()],
-    };
-    let ryan_in = RyanInput::new(analysis.clone(), company, VerifiedPerformance::none(), EligibleMemory::none());
+    let config =
+        harmonia_contracts::domain::WorkspaceConfig::from_toml(include_str!("../../../../examples/workspace.toml"))
+            .expect("the example workspace is valid");
+    let company = CompanyContext::from(&config);
+    let ryan_in =
+        RyanInput::new(analysis.clone(), company.clone(), VerifiedPerformance::none(), EligibleMemory::none());
     let strategy: Strategy = f.output(&rt, Stage::Strategize, RoleInput::Ryan(ryan_in), "strategy").await;
     assert!(!strategy.briefs.is_empty());
+    // Everything brand-specific comes from the configuration.
+    assert_eq!(
+        (strategy.audience.as_str(), strategy.voice.as_str()),
+        (config.audience.as_str(), config.voice.as_str())
+    );
+    assert!(strategy.objective.starts_with(config.goals[0].as_str()), "{}", strategy.objective);
+    for (n, brief) in strategy.briefs.iter().enumerate() {
+        assert_eq!(brief.call_to_action.as_deref(), Some(config.call_to_action.as_str()));
+        assert_eq!(brief.platforms, vec![company.channels[n % company.channels.len()]]);
+    }
 
     // Temi reads the snapshot through its tools, after its references.
     let hash = content_hash(&strategy);

@@ -53,7 +53,7 @@ fn brief() -> Brief {
         audience: "Field teams".into(),
         platforms: vec![Platform::Linkedin],
         evidence: vec![moment().evidence_id],
-        call_to_action: Some("Watch the full talk.".into()),
+        call_to_action: Some("Read the full report.".into()),
     }
 }
 

@@ -73,11 +73,12 @@ async fn endpoint(kids: &[&str], cache_control: &str) -> (Endpoint, String) {
 }
 
 fn ana() -> Identity {
-    Identity { operator: "ana".parse().expect("op"), workspace: "ws".parse().expect("ws") }
+    Identity { operator: "ana".parse().expect("op"), workspace: "ws".parse().expect("ws"), role: Role::Operator }
 }
 
 fn verifier(keys: KeySet) -> GoogleIdTokens {
-    GoogleIdTokens::new(keys, AUD, HashMap::from([("Ana@Example.com".to_owned(), ana())]))
+    let principal = Principal { operator: "ana".parse().expect("op"), workspace: "ws".parse().expect("ws") };
+    GoogleIdTokens::new(keys, AUD, HashMap::from([("Ana@Example.com".to_owned(), principal)]))
 }
 
 async fn code(v: &GoogleIdTokens, token: &str) -> Option<Code> {
@@ -173,14 +174,24 @@ fn cache_control_max_age_is_read_capped_and_refused_caching_honoured() {
 }
 
 #[tokio::test]
-async fn credentials_route_jwts_to_google_and_other_bearers_to_digests() {
+async fn credentials_route_jwts_to_google_and_operator_credentials_to_the_store() {
     let (_, url) = endpoint(&["k1"], "max-age=3600").await;
-    let mut credentials = crate::Credentials::default();
-    let operator_token = credentials.issue(ana());
-    credentials.google = Some(Arc::new(verifier(KeySet::new(&url).expect("url"))));
+    let dir = harmonia_testkit::temp_dir();
+    let store: Arc<dyn harmonia_store::Store> =
+        Arc::new(harmonia_store_sqlite::SqliteStore::open(dir.path().join("auth.db")).expect("store"));
+    let ws = "ws".parse().expect("ws");
+    let admin = "ana".parse().expect("op");
+    let issued =
+        crate::operators::add(&*store, &ws, &admin, Role::Admin, &"cli".parse().expect("op")).await.expect("add");
+    let credentials = crate::Credentials::new(store).with_google(verifier(KeySet::new(&url).expect("url")));
     let id_token = token("k1", &claims(AUD, now() + 600, "ana@example.com", true));
-    assert_eq!(credentials.authenticate(Some(&format!("Bearer {id_token}"))).await.ok(), Some(ana()));
-    assert_eq!(credentials.authenticate(Some(&format!("Bearer {operator_token}"))).await.ok(), Some(ana()));
+    assert_eq!(
+        credentials.authenticate(Some(&format!("Bearer {id_token}"))).await.ok(),
+        Some(ana()),
+        "an ID-token caller is an operator, whatever records its name has"
+    );
+    let by_credential = credentials.authenticate(Some(&format!("Bearer {}", issued.credential))).await.ok();
+    assert_eq!(by_credential.map(|who| who.role), Some(Role::Admin));
     let expired = token("k1", &claims(AUD, now() - 600, "ana@example.com", true));
     let refused = credentials.authenticate(Some(&format!("Bearer {expired}"))).await.err().map(|e| e.code);
     assert_eq!(refused, Some(Code::TokenExpired));

@@ -63,7 +63,7 @@ pub struct WorkspaceConfig {
 pub struct Channel {
     /// The platform.
     pub platform: Platform,
-    /// The account on it (e.g. `@fieldnotes.bsky.social`).
+    /// The account on it (e.g. `@news.example.org`).
     #[schemars(length(min = 1, max = 200))]
     pub handle: String,
     /// At most this many posts a day on this channel. Default: the cadence's daily limit.

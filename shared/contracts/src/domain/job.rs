@@ -150,6 +150,9 @@ pub struct Job {
     pub workspace: WorkspaceId,
     /// The source it was created from.
     pub source: SourceId,
+    /// The workspace configuration version the job uses from start to end.
+    #[schemars(range(min = 1))]
+    pub workspace_version: u32,
     /// The source's title, for listings.
     #[schemars(length(min = 1, max = 300))]
     pub title: String,

@@ -7,6 +7,7 @@
 mod analysis;
 mod calendar;
 mod config;
+mod config_file;
 mod hash;
 mod job;
 mod planning;
@@ -37,7 +38,7 @@ pub use review::{
 };
 pub use source::{Frame, LanguageTag, SOURCE_MAX_BYTES, Source, SourceInput, TranscriptSegment};
 pub use strategy::{Brief, Claim, Draft, Strategy};
-pub use workspace::{Platform, Workspace, WorkspaceMode};
+pub use workspace::{Platform, Workspace, WorkspaceMode, WorkspaceVersion};
 
 /// A point in time, always UTC.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;

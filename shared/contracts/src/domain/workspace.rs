@@ -2,7 +2,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Timestamp;
-use crate::ids::WorkspaceId;
+use super::WorkspaceConfig;
+use crate::ids::{OperatorId, WorkspaceId};
 
 /// A social platform Harmonia writes for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
@@ -54,28 +55,44 @@ pub enum WorkspaceMode {
     Production,
 }
 
-/// A tenant and its publishing rules.
+/// A tenant's head record (`workspaces/{ws}`): which configuration version is current. The
+/// configuration itself lives in immutable [`WorkspaceVersion`]s; a job reads the version it
+/// recorded, never this record's current one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Workspace {
     /// Id.
     pub id: WorkspaceId,
-    /// Display name.
-    #[schemars(length(min = 1, max = 200))]
-    pub name: String,
-    /// Development or production.
-    pub mode: WorkspaceMode,
-    /// Phrases a post may never contain (matched case-insensitively).
-    #[schemars(length(max = 500))]
-    pub banned_phrases: Vec<String>,
-    /// Hosts a post may link to (a host or any subdomain of it). Empty: no links allowed.
-    #[schemars(length(max = 500))]
-    pub link_allow_list: Vec<String>,
-    /// Content goals shown in the operator feed.
-    #[schemars(length(max = 50))]
-    pub goals: Vec<String>,
-    /// Creation time.
+    /// The current configuration version (from 1).
+    #[schemars(range(min = 1))]
+    pub version: u32,
+    /// Creation time (of version 1).
     #[serde(with = "crate::time::rfc3339")]
     #[schemars(with = "crate::domain::Timestamp")]
     pub created_at: Timestamp,
+    /// When the current version was made current.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
+    pub updated_at: Timestamp,
+}
+
+/// One immutable configuration version (`workspace_versions/{version:06}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceVersion {
+    /// The workspace.
+    pub workspace: WorkspaceId,
+    /// The version number (from 1, one more per change).
+    #[schemars(range(min = 1))]
+    pub version: u32,
+    /// The configuration.
+    pub config: WorkspaceConfig,
+    /// Content hash of `config` (an update with the same hash changes nothing).
+    pub content_hash: String,
+    /// When it was stored.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
+    pub created_at: Timestamp,
+    /// Who stored it.
+    pub created_by: OperatorId,
 }

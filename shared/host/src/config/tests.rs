@@ -44,7 +44,6 @@ fn every_variable_is_parsed_into_its_field() {
         ("HARMONIA_CONNECTOR", "webhook"),
         ("WEBHOOK_URL", "https://hooks.example.com/harmonia/"),
         ("WEBHOOK_SECRET", "s3cret"),
-        ("HARMONIA_OPERATOR_CREDENTIALS", "/secrets/creds.json"),
         ("HARMONIA_GOOGLE_AUDIENCE", "https://operator.example.run.app"),
         ("HARMONIA_GOOGLE_PRINCIPALS", "/secrets/principals.json"),
         ("HARMONIA_SKILLS_DIR", "/app/skills"),
@@ -113,6 +112,7 @@ fn every_other_invalid_value_names_its_variable() {
         (&[("HARMONIA_CONNECTOR", "webhook"), ("WEBHOOK_URL", "https://x")], "WEBHOOK_SECRET"),
         (&[("HARMONIA_GOOGLE_JWKS", "https://keys.example.com")], "HARMONIA_GOOGLE_AUDIENCE"),
         (&[("HARMONIA_GOOGLE_AUDIENCE", "https://a")], "HARMONIA_GOOGLE_PRINCIPALS"),
+        (&[("HARMONIA_OPERATOR_CREDENTIALS", "/secrets/creds.json")], "HARMONIA_OPERATOR_CREDENTIALS"),
         (
             &[
                 ("HARMONIA_GOOGLE_AUDIENCE", "a"),

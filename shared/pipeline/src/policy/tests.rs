@@ -1,23 +1,34 @@
 use std::collections::HashMap;
 
 use chrono::Utc;
-use harmonia_contracts::domain::{Claim, Draft, Platform, PolicyRule, Review, Workspace, WorkspaceMode};
+use harmonia_contracts::domain::{Claim, Draft, Platform, PolicyRule, Review, WorkspaceConfig, WorkspaceMode};
 use harmonia_contracts::event::Pass;
 use harmonia_contracts::tool::Provenance;
 use serde_json::json;
 
 use super::*;
 
-fn workspace(mode: WorkspaceMode) -> Workspace {
-    Workspace {
-        id: "ws".parse().expect("id"),
-        name: "W".into(),
-        mode,
-        banned_phrases: vec!["guaranteed results".into(), "  ".into(), "Miracle".into()],
-        link_allow_list: vec!["example.com".into()],
-        goals: Vec::new(),
-        created_at: Utc::now(),
-    }
+fn workspace(mode: WorkspaceMode) -> WorkspaceConfig {
+    let mut config = WorkspaceConfig::from_toml(
+        r#"
+        name = "W"
+        audience = "Readers"
+        voice = "Plain"
+        goals = ["Inform"]
+        call_to_action = "Read more."
+        mode = "development"
+        link_allow_list = ["example.com"]
+        banned_phrases = ["guaranteed results", "Miracle"]
+        [[channels]]
+        platform = "x"
+        handle = "@w"
+        "#,
+    )
+    .expect("valid");
+    config.mode = mode;
+    // A blank entry can only come from an older stored version; the rules must still skip it.
+    config.banned_phrases.insert(1, "  ".into());
+    config
 }
 
 fn draft(platform: Platform, body: &str, evidence: &[&str], provenance: Provenance) -> Draft {
@@ -40,7 +51,12 @@ fn evidence(mock: bool) -> HashMap<EvidenceId, Provenance> {
     HashMap::from([("m-1".parse().expect("id"), if mock { Provenance::Mock } else { Provenance::Live })])
 }
 
-fn rules(ws: &Workspace, d: &Draft, review: Option<&Review>, ev: &HashMap<EvidenceId, Provenance>) -> Vec<PolicyRule> {
+fn rules(
+    ws: &WorkspaceConfig,
+    d: &Draft,
+    review: Option<&Review>,
+    ev: &HashMap<EvidenceId, Provenance>,
+) -> Vec<PolicyRule> {
     check(&PolicyInput { workspace: ws, draft: d, review, evidence: ev })
         .violations
         .into_iter()

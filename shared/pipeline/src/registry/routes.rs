@@ -1,9 +1,10 @@
-//! Routes built from the steps' types: a route's topic is its step's payload topic and its
-//! function is its step's stage, so neither can be named wrongly.
+//! Routes built from the steps' types: a step is implemented on the payload it consumes, and
+//! a route's topic is that payload's topic and its function the stage the payload is bound
+//! to, so neither can be named wrongly.
 //!
-//! Which stage consumes which payload is declared once, by [`Subscribed`]; a [`Step`] names
-//! its payload and its stage, and the compiler refuses a step whose payload is bound to
-//! another stage (`tests/ui/route_to_wrong_topic.rs`).
+//! Which stage consumes which payload is declared once, by [`Subscribed`]; a step takes its
+//! stage from there, and the compiler refuses a route for a payload that has no step
+//! (`tests/ui/route_without_a_step.rs`).
 
 use std::sync::Arc;
 
@@ -16,7 +17,6 @@ use harmonia_contracts::event::{
 use super::Function;
 use crate::Env;
 use crate::step::{StageHandler, Step};
-use crate::steps::{analyze, draft, plan, policy, publish, review, strategize, verify};
 
 /// A pipeline stage as a type, so that the stage a step completes and the topics it may
 /// consume are checked by the compiler.
@@ -66,9 +66,14 @@ pub mod stage {
     }
 }
 
-/// A payload a pipeline stage subscribes to, bound to that stage. Payloads without an
-/// implementation (`strategy.proposed`, `policy.passed`, `post.verified`) wait for a human
-/// or end the job: nothing subscribes to them.
+/// A payload a pipeline stage subscribes to, bound to that stage: the stage its [`Step`]
+/// completes. Payloads without an implementation (`strategy.proposed`, `policy.passed`,
+/// `post.verified`) wait for a human or end the job: nothing subscribes to them.
+#[diagnostic::on_unimplemented(
+    message = "no stage consumes `{Self}`",
+    label = "no pipeline stage subscribes to this payload's topic",
+    note = "which stage consumes which payload is declared once, by `Subscribed` in `registry/routes.rs`"
+)]
 pub trait Subscribed: EventPayload {
     /// The stage that consumes it.
     type Consumer: StageKind;
@@ -107,14 +112,15 @@ pub struct Route {
 }
 
 impl Route {
-    /// The route of step `S`: its payload's topic, its stage's function.
-    pub const fn of<S: Step>() -> Route {
+    /// The route of `P`'s step: `P`'s topic, and the function of the stage `P` is bound to.
+    pub const fn of<P: Step>() -> Route {
+        let stage = <P::Consumer as StageKind>::STAGE;
         Route {
-            function: Function::of(<S::Stage as StageKind>::STAGE),
-            stage: <S::Stage as StageKind>::STAGE,
-            topic: <S::Payload as EventPayload>::TOPIC,
-            calls_model: <S::Stage as StageKind>::CALLS_MODEL,
-            handler: handler::<S>,
+            function: Function::of(stage),
+            stage,
+            topic: P::TOPIC,
+            calls_model: <P::Consumer as StageKind>::CALLS_MODEL,
+            handler: handler::<P>,
         }
     }
 
@@ -135,21 +141,22 @@ impl std::fmt::Debug for Route {
     }
 }
 
-fn handler<S: Step>(env: Arc<Env>) -> Arc<dyn Handler> {
-    Arc::new(StageHandler::new(env, S::default()))
+fn handler<P: Step>(env: Arc<Env>) -> Arc<dyn Handler> {
+    Arc::new(StageHandler::<P>::new(env))
 }
 
-/// Every subscription of the pipeline (besides the dead-letter recorder's).
+/// Every subscription of the pipeline (besides the dead-letter recorder's): one per payload
+/// with a step (the steps are under `steps/`, one module per stage).
 pub const ROUTES: &[Route] = &[
-    Route::of::<analyze::Analyze>(),
-    Route::of::<strategize::Strategize>(),
-    Route::of::<plan::PlanStep>(),
-    Route::of::<draft::FirstDraft>(),
-    Route::of::<draft::Revise>(),
-    Route::of::<review::ReviewStep>(),
-    Route::of::<policy::PolicyStep>(),
-    Route::of::<publish::Publish>(),
-    Route::of::<verify::Verify>(),
+    Route::of::<SourceIngested>(),
+    Route::of::<AnalysisCompleted>(),
+    Route::of::<StrategyApproved>(),
+    Route::of::<ItemSelected>(),
+    Route::of::<RevisionRequested>(),
+    Route::of::<DraftWritten>(),
+    Route::of::<ReviewPassed>(),
+    Route::of::<DraftApproved>(),
+    Route::of::<PostPublished>(),
 ];
 
 /// The stages consuming `topic` (unprefixed), from the routes.

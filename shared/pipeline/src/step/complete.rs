@@ -11,10 +11,10 @@ use harmonia_store::{Collection, Tx, encode, run_transaction};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::{Error, Step, claim};
+use super::{Error, claim, stage_of};
 use crate::Env;
 use crate::records::{JOBS, MARKERS, Marker, PendingMessage, doc_id, marker_id};
-use crate::registry::{StageKind, consumers};
+use crate::registry::{Subscribed, consumers};
 
 /// Where in the pipeline something happened: a job's stage and pass.
 #[derive(Clone, Copy, Debug)]
@@ -30,9 +30,9 @@ pub struct StageRef<'a> {
 }
 
 impl<'a> StageRef<'a> {
-    /// Step `S` handling `event`.
-    pub fn of<S: Step>(event: &'a StageEvent<S::Payload>) -> Self {
-        Self { workspace: &event.workspace, job: &event.job, stage: <S::Stage as StageKind>::STAGE, pass: event.pass }
+    /// The step consuming `event`: its stage is the payload's consumer.
+    pub fn of<P: Subscribed>(event: &'a StageEvent<P>) -> Self {
+        Self { workspace: &event.workspace, job: &event.job, stage: stage_of::<P>(), pass: event.pass }
     }
 }
 
@@ -113,11 +113,11 @@ async fn consumed(env: &Env, marker: &Marker, message: &OutboundMessage) -> Resu
     Ok(any)
 }
 
-/// Complete step `S` for `event`: write the outputs, the job's new status and the marker in
+/// Complete the step consuming `event` (in the stage its payload is bound to): write the outputs, the job's new status and the marker in
 /// one transaction that also deletes the step's claim, then publish. If the marker already
 /// exists (a concurrent duplicate finished first), publish its events.
-pub async fn complete<S: Step>(env: &Env, event: &StageEvent<S::Payload>, completion: Completion) -> Result<(), Error> {
-    let at = StageRef::of::<S>(event);
+pub async fn complete<P: Subscribed>(env: &Env, event: &StageEvent<P>, completion: Completion) -> Result<(), Error> {
+    let at = StageRef::of(event);
     let next: Vec<PendingMessage> = completion.next.iter().map(PendingMessage::from).collect();
     let marker = Marker { job: at.job.clone(), stage: at.stage, pass: at.pass, next, completed_at: Utc::now() };
     let marker_data = &encode(&marker)?;

@@ -1,60 +1,67 @@
 //! A step, and the bus handler that runs it for each delivery.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use harmonia_bus::{Delivery, Handler, Outcome};
-use harmonia_contracts::event::{EventPayload, Stage, StageEvent};
+use harmonia_contracts::event::{Stage, StageEvent};
 use tracing::Instrument as _;
 
 use super::{Error, StageRef, claim, fail_job, marker, republish};
 use crate::Env;
 use crate::registry::{StageKind, Subscribed};
 
-/// One stage consuming one topic.
+/// The step consuming one payload, implemented on the payload type itself: `impl Step for
+/// SourceIngested` is the `analyze` step, and is one async function over the environment and
+/// the event.
 ///
-/// The payload's topic is the step's subscription, and the registry binds each subscribed
-/// payload to the one stage that consumes it ([`Subscribed`]): a step naming a stage other
-/// than its payload's consumer does not compile.
-// A native async method: steps are used through generics only, never as trait objects, so
+/// The stage a step completes is not declared beside it: it is its payload's consumer, bound
+/// once by [`Subscribed`]. So a step cannot complete another stage than the one its topic is
+/// routed to, a payload without a consuming stage cannot have a step, and no payload can have
+/// two (the compiler refuses a second implementation).
+// A native async function: steps are used through generics only, never as trait objects, so
 // no boxing macro is needed; the `Send` bound lets the bus handler run them on any worker.
-pub trait Step: Default + Send + Sync + 'static {
-    /// The stage it completes.
-    type Stage: StageKind;
-    /// The payload it consumes.
-    type Payload: Subscribed<Consumer = Self::Stage>;
+#[diagnostic::on_unimplemented(
+    message = "no step consumes `{Self}`",
+    label = "no pipeline step is implemented for this payload",
+    note = "a route needs a payload that some stage consumes (`Subscribed`) and the step that handles it (`impl Step for ..`)"
+)]
+pub trait Step: Subscribed {
     /// Do the step; it ends with [`complete`](super::complete).
-    fn run(&self, env: &Env, event: &StageEvent<Self::Payload>) -> impl Future<Output = Result<(), Error>> + Send;
+    fn run(env: &Env, event: &StageEvent<Self>) -> impl Future<Output = Result<(), Error>> + Send;
 }
 
-/// The stage step `S` completes.
-pub fn stage_of<S: Step>() -> Stage {
-    <S::Stage as StageKind>::STAGE
+/// The stage that consumes `P`.
+pub fn stage_of<P: Subscribed>() -> Stage {
+    <P::Consumer as StageKind>::STAGE
 }
 
-/// Runs a [`Step`] for each delivery: decode, skip-if-completed, claim, run, settle.
-pub struct StageHandler<S> {
+/// Runs the [`Step`] of payload `P` for each delivery: decode, skip-if-completed, claim, run,
+/// settle.
+pub struct StageHandler<P> {
     env: Arc<Env>,
-    step: S,
+    // The handler holds no payload; `fn() -> P` keeps it `Send + Sync` whatever `P` is.
+    step: PhantomData<fn() -> P>,
 }
 
-impl<S: Step> StageHandler<S> {
-    /// A handler for `step`.
-    pub fn new(env: Arc<Env>, step: S) -> Self {
-        Self { env, step }
+impl<P: Step> StageHandler<P> {
+    /// A handler running `P`'s step over `env`.
+    pub fn new(env: Arc<Env>) -> Self {
+        Self { env, step: PhantomData }
     }
 }
 
 #[async_trait]
-impl<S: Step> Handler for StageHandler<S> {
+impl<P: Step> Handler for StageHandler<P> {
     async fn handle(&self, delivery: Delivery) -> Outcome {
-        let Ok(event) = StageEvent::<S::Payload>::decode(&delivery.data) else {
+        let Ok(event) = StageEvent::<P>::decode(&delivery.data) else {
             tracing::warn!(subscription = %delivery.subscription, message_id = %delivery.message_id, "undecodable stage event; leaving it to the dead-letter policy");
             return Outcome::Nack;
         };
         // Exported as the messaging conventions name a consumer's span; its parent is the
         // event's exported `create` span.
-        let topic = <S::Payload as EventPayload>::TOPIC;
+        let topic = P::TOPIC;
         let span = tracing::info_span!(
             "process",
             otel.name = %format_args!("process {topic}"),
@@ -63,7 +70,7 @@ impl<S: Step> Handler for StageHandler<S> {
             messaging.operation.name = "process",
             messaging.destination.name = %format_args!("{}{topic}", self.env.topic_prefix),
             messaging.destination.subscription.name = %delivery.subscription,
-            harmonia.stage = %stage_of::<S>(),
+            harmonia.stage = %stage_of::<P>(),
             job = %event.job,
             pass = event.pass.get(),
             trace_id = %event.traceparent.trace_id(),
@@ -74,10 +81,10 @@ impl<S: Step> Handler for StageHandler<S> {
     }
 }
 
-impl<S: Step> StageHandler<S> {
-    async fn handle_event(&self, event: StageEvent<S::Payload>) -> Outcome {
+impl<P: Step> StageHandler<P> {
+    async fn handle_event(&self, event: StageEvent<P>) -> Outcome {
         let env = &*self.env;
-        let at = StageRef::of::<S>(&event);
+        let at = StageRef::of(&event);
         if let Some(settled) = settled(env, &at).await {
             return settled;
         }
@@ -91,7 +98,7 @@ impl<S: Step> StageHandler<S> {
             release(env, &at, &token).await;
             return settled;
         }
-        let outcome = match self.step.run(env, &event).await {
+        let outcome = match P::run(env, &event).await {
             Ok(()) => return Outcome::Ack,
             Err(Error::Stale) => Outcome::Ack,
             Err(Error::Retry) => Outcome::Nack,

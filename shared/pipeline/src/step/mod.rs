@@ -1,6 +1,7 @@
 //! The completion protocol every stage follows, and the bus handler that runs a stage.
 //!
-//! [`Step`] is one stage consuming one topic; [`claim`] keeps duplicate deliveries from
+//! [`Step`] is the step consuming one payload (implemented on the payload, its stage the one
+//! the registry binds the payload to); [`claim`] keeps duplicate deliveries from
 //! running a step concurrently; [`complete`] writes a step's outputs, the job's status and the
 //! stage-completed marker in one transaction (deleting the claim) and publishes; [`handler`]
 //! runs a step for each delivery.

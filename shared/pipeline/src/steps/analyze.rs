@@ -2,33 +2,27 @@ use harmonia_agents::io::{NimiInput, RoleInput};
 use harmonia_contracts::domain::{Analysis, JobStatus, Source};
 use harmonia_contracts::event::{AnalysisCompleted, SourceIngested, StageEvent};
 
-use super::read::{context, load};
+use super::read::{context, job_config, load};
 use super::seed::seed;
 use crate::Env;
 use crate::records::{ANALYSES, AnalysisRecord, SOURCES, doc_id};
-use crate::registry::stage;
 use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `analyze`: Harmonia routes to Nimi over the source, verified performance and eligible memory.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Analyze;
-
-impl Step for Analyze {
-    type Stage = stage::Analyze;
-    type Payload = SourceIngested;
-
-    async fn run(&self, env: &Env, event: &StageEvent<SourceIngested>) -> Result<(), step::Error> {
+impl Step for SourceIngested {
+    async fn run(env: &Env, event: &StageEvent<SourceIngested>) -> Result<(), step::Error> {
         let ws = &event.workspace;
         let source: Source = load(env, ws, SOURCES, &doc_id(&event.payload.source)).await?;
-        let (performance, memory) = context(env, ws).await?;
+        let mode = job_config(env, ws, &event.job).await?.mode;
+        let (performance, memory) = context(env, ws, mode).await?;
         let input = RoleInput::Nimi(NimiInput::new(&source, performance, memory));
-        let invocation = env.runtime.run_task(&seed::<Self>(env, event, input)).await?;
+        let invocation = env.runtime.run_task(&seed(env, event, input)).await?;
         let analysis: Analysis = invocation.state_delta.require("analysis")?;
         let moments = u32::try_from(analysis.moments.len()).unwrap_or(u32::MAX);
         let record = AnalysisRecord { job: event.job.clone(), analysis };
         let completion = Completion::new(JobStatus::Analyzed, event.pass)
             .write(ANALYSES, doc_id(&event.job), &record)?
             .publish(env.message(&next_event(event, AnalysisCompleted { moments }))?);
-        complete::<Self>(env, event, completion).await
+        complete(env, event, completion).await
     }
 }

@@ -11,7 +11,7 @@ use crate::Env;
 use crate::records::{
     ANALYSES, AnalysisRecord, DRAFTS, PLANS, PlanRecord, REVIEWS, STRATEGIES, StrategyRecord, doc_id,
 };
-use crate::registry::stage;
+use crate::registry::{Subscribed, stage};
 use crate::step::{self, Completion, Step, complete, next_event};
 
 /// The id of a job's draft for a pass: `draft-<job>-<pass>`, or its stable shortening when a
@@ -40,16 +40,15 @@ fn found<T: Clone>(entry: Option<&T>) -> Result<T, step::Error> {
 }
 
 /// Noni writes the selected item in the event's pass (with the revision, on pass 2).
-async fn write<S: Step<Stage = stage::Draft>>(
+async fn write<P: Subscribed<Consumer = stage::Draft>>(
     env: &Env,
-    event: &StageEvent<S::Payload>,
+    event: &StageEvent<P>,
     revision: Option<Revision>,
 ) -> Result<(), step::Error> {
     let (ws, pass) = (&event.workspace, event.pass);
     let (item, brief, analysis) = selected(env, ws, &event.job).await?;
     let input = RoleInput::Noni(NoniInput::new(pass, item.clone(), brief, &analysis.analysis.moments, revision));
-    let output: DraftOutput =
-        env.runtime.run_task(&seed::<S>(env, event, input)).await?.state_delta.require("draft")?;
+    let output: DraftOutput = env.runtime.run_task(&seed(env, event, input)).await?.state_delta.require("draft")?;
     let id = draft_id(&event.job, pass);
     let draft = Draft {
         id: id.clone(),
@@ -67,7 +66,7 @@ async fn write<S: Step<Stage = stage::Draft>>(
     let completion = Completion::new(JobStatus::Drafted, pass)
         .write(DRAFTS, doc_id(&id), &draft)?
         .publish(env.message(&next_event(event, written))?);
-    complete::<S>(env, event, completion).await
+    complete(env, event, completion).await
 }
 
 /// Refuses an event for the other pass: each draft step handles exactly one.
@@ -76,35 +75,23 @@ fn require_pass<P: EventPayload>(event: &StageEvent<P>, pass: Pass) -> Result<()
 }
 
 /// `draft`, pass 1: Noni writes the selected item.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct FirstDraft;
-
-impl Step for FirstDraft {
-    type Stage = stage::Draft;
-    type Payload = ItemSelected;
-
-    async fn run(&self, env: &Env, event: &StageEvent<ItemSelected>) -> Result<(), step::Error> {
+impl Step for ItemSelected {
+    async fn run(env: &Env, event: &StageEvent<ItemSelected>) -> Result<(), step::Error> {
         require_pass(event, Pass::FIRST)?;
-        write::<Self>(env, event, None).await
+        write(env, event, None).await
     }
 }
 
 /// `draft`, pass 2: Noni's single revision, with the first draft and Dara's issues.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Revise;
-
-impl Step for Revise {
-    type Stage = stage::Draft;
-    type Payload = RevisionRequested;
-
-    async fn run(&self, env: &Env, event: &StageEvent<RevisionRequested>) -> Result<(), step::Error> {
+impl Step for RevisionRequested {
+    async fn run(env: &Env, event: &StageEvent<RevisionRequested>) -> Result<(), step::Error> {
         require_pass(event, Pass::REVISION)?;
         let ws = &event.workspace;
         let previous: Draft = load(env, ws, DRAFTS, &doc_id(&event.payload.draft)).await?;
         let review: Review = load(env, ws, REVIEWS, &doc_id(&event.payload.draft)).await?;
         let revision =
             Revision { previous_body: previous.body, previous_claims: previous.claims, issues: review.issues };
-        write::<Self>(env, event, Some(revision)).await
+        write(env, event, Some(revision)).await
     }
 }
 

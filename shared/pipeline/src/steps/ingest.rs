@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use harmonia_bus::OutboundMessage;
-use harmonia_contracts::domain::{Job, JobStatus, Source, SourceInput, Workspace};
+use harmonia_contracts::domain::{Job, JobStatus, Source, SourceInput};
 use harmonia_contracts::event::{Pass, SourceIngested, Stage, StageEvent};
 use harmonia_contracts::ids::{JobId, SourceId, WorkspaceId};
 use harmonia_contracts::trace::TraceParent;
@@ -9,13 +9,15 @@ use harmonia_store::{Tx, encode, run_transaction};
 use sha2::Digest as _;
 
 use crate::Env;
-use crate::records::{JOBS, MARKERS, Marker, PendingMessage, SOURCES, WORKSPACES, doc_id, marker_id};
+use crate::records::{JOBS, MARKERS, Marker, PendingMessage, SOURCES, doc_id, marker_id};
 
 /// Longest client idempotency key.
 const MAX_KEY_LEN: usize = 200;
 
 /// Validate a source and create its job: source, job and the ingest marker in one
-/// transaction, then `source.ingested`. A source that fails validation stores nothing.
+/// transaction, then `source.ingested`. A source that fails validation stores nothing; so does
+/// one for a workspace without a configuration (`workspace_not_configured`). The job records
+/// the workspace's current configuration version and uses it to the end.
 ///
 /// With an idempotency key (1-200 printable ASCII characters, e.g. a client's
 /// `Idempotency-Key` header), the ids derive from (workspace, key): a retried submission —
@@ -31,8 +33,8 @@ pub async fn ingest(
     let now = Utc::now();
     let (source_id, job_id) = submission_ids(workspace, idempotency_key)?;
     let source = input.validate(source_id, workspace.clone(), now)?;
-    require_workspace(env, workspace).await?;
-    let job = new_job(job_id, &source, now);
+    let version = crate::workspace::current(&*env.store, workspace).await?.version;
+    let job = new_job(job_id, &source, version, now);
     // The job's root span (or a child of the caller's); its first event is created under it.
     let span = tracing::info_span!("ingest", otel.name = "ingest", job = %job.id);
     let trace = crate::trace::origin(&span, trace.as_ref());
@@ -66,19 +68,12 @@ fn submission_ids(workspace: &WorkspaceId, idempotency_key: Option<&str>) -> Res
     Ok((format!("src-{}", &h[..32]).parse()?, format!("job-{}", &h[..32]).parse()?))
 }
 
-/// The workspace must exist (and decode) before anything is stored in it.
-async fn require_workspace(env: &Env, workspace: &WorkspaceId) -> Result<(), Error> {
-    let doc = env.store.get(workspace, WORKSPACES, &doc_id(workspace)).await.map_err(Error::from)?;
-    let _: Workspace =
-        doc.ok_or_else(|| Error::new(Code::NotFound, "the workspace does not exist"))?.decode().map_err(Error::from)?;
-    Ok(())
-}
-
-/// A new job over `source`, waiting for analysis.
-fn new_job(id: JobId, source: &Source, now: DateTime<Utc>) -> Job {
+/// A new job over `source`, waiting for analysis, using configuration `version` throughout.
+fn new_job(id: JobId, source: &Source, version: u32, now: DateTime<Utc>) -> Job {
     Job {
         id,
         workspace: source.workspace.clone(),
+        workspace_version: version,
         source: source.id.clone(),
         title: source.title.clone(),
         status: JobStatus::Ingested,

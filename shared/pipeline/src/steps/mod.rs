@@ -1,19 +1,19 @@
-//! One module per stage, wired to the registry's subscriptions by
-//! [`registry::ROUTES`](crate::registry::ROUTES); [`read`] and [`seed`] hold what several
-//! steps share.
+//! One module per stage, each implementing [`Step`](crate::step::Step) on the payload(s) its
+//! stage consumes; [`registry::ROUTES`](crate::registry::ROUTES) routes each such payload to
+//! its step. [`read`] and [`seed`] hold what several steps share.
 
-pub(crate) mod analyze;
+mod analyze;
 mod deadletter;
-pub(crate) mod draft;
+mod draft;
 mod ingest;
-pub(crate) mod plan;
-pub(crate) mod policy;
-pub(crate) mod publish;
+mod plan;
+mod policy;
+mod publish;
 mod read;
-pub(crate) mod review;
+mod review;
 mod seed;
-pub(crate) mod strategize;
-pub(crate) mod verify;
+mod strategize;
+mod verify;
 
 pub use deadletter::{DeadLetterRecorder, system_workspace};
 pub use draft::draft_id as draft_id_of;

@@ -10,7 +10,6 @@ use crate::Env;
 use crate::records::{
     ANALYSES, AnalysisRecord, PLANNING_SNAPSHOTS, PLANS, PlanRecord, STRATEGIES, StrategyRecord, doc_id,
 };
-use crate::registry::stage;
 use crate::step::{self, Completion, Step, complete, next_event};
 
 /// The selection rule: among items that depend on nothing, the lowest priority number, then
@@ -23,14 +22,8 @@ pub fn select_item(plan: &Plan) -> Option<&PlanItem> {
 
 /// `plan`: Harmonia routes to Temi over the workspace's newest immutable planning snapshot;
 /// deterministic code stores the plan and selects one item.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PlanStep;
-
-impl Step for PlanStep {
-    type Stage = stage::Plan;
-    type Payload = StrategyApproved;
-
-    async fn run(&self, env: &Env, event: &StageEvent<StrategyApproved>) -> Result<(), step::Error> {
+impl Step for StrategyApproved {
+    async fn run(env: &Env, event: &StageEvent<StrategyApproved>) -> Result<(), step::Error> {
         let ws = &event.workspace;
         let strategy: StrategyRecord = load(env, ws, STRATEGIES, &doc_id(&event.job)).await?;
         if strategy.content_hash != event.payload.strategy_hash {
@@ -51,12 +44,12 @@ impl Step for PlanStep {
             evidence: analysis.analysis.moments,
             snapshot_id: snapshot.id,
         });
-        let plan: Plan = env.runtime.run_task(&seed::<Self>(env, event, input)).await?.state_delta.require("plan")?;
+        let plan: Plan = env.runtime.run_task(&seed(env, event, input)).await?.state_delta.require("plan")?;
         let selected = select_item(&plan).ok_or_else(|| step::Error::fail(Code::InvalidDocument))?.id.clone();
         let record = PlanRecord { job: event.job.clone(), plan, selected: selected.clone() };
         let completion = Completion::new(JobStatus::Planned, event.pass)
             .write(PLANS, doc_id(&event.job), &record)?
             .publish(env.message(&next_event(event, ItemSelected { item: selected }))?);
-        complete::<Self>(env, event, completion).await
+        complete(env, event, completion).await
     }
 }

@@ -2,39 +2,33 @@ use std::collections::HashMap;
 
 use harmonia_agents::research::publication_evidence_id;
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{Draft, JobStatus, PolicyOutcome, Publication, Review, Workspace};
+use harmonia_contracts::domain::{Draft, JobStatus, PolicyOutcome, Publication, Review};
 use harmonia_contracts::event::{PolicyPassed, ReviewPassed, StageEvent};
 use harmonia_contracts::ids::{EvidenceId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use harmonia_store::{decode_each, scan_all};
 
-use super::read::load;
+use super::read::{job_config, load};
 use crate::Env;
 use crate::policy::{PolicyInput, check};
-use crate::records::{ANALYSES, AnalysisRecord, DRAFTS, POLICY_RESULTS, PUBLICATIONS, REVIEWS, WORKSPACES, doc_id};
-use crate::registry::stage;
+use crate::records::{ANALYSES, AnalysisRecord, DRAFTS, POLICY_RESULTS, PUBLICATIONS, REVIEWS, doc_id};
 use crate::step::{self, Completion, Step, complete, next_event};
 
-/// `policy`: the deterministic rules over the exact draft version.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PolicyStep;
-
-impl Step for PolicyStep {
-    type Stage = stage::Policy;
-    type Payload = ReviewPassed;
-
-    async fn run(&self, env: &Env, event: &StageEvent<ReviewPassed>) -> Result<(), step::Error> {
+/// `policy`: the deterministic rules (of the job's workspace configuration version) over the
+/// exact draft version.
+impl Step for ReviewPassed {
+    async fn run(env: &Env, event: &StageEvent<ReviewPassed>) -> Result<(), step::Error> {
         let ws = &event.workspace;
         let draft: Draft = load(env, ws, DRAFTS, &doc_id(&event.payload.draft)).await?;
         if !draft.hash_is_current() {
             return Err(step::Error::fail(Code::StaleVersion));
         }
         let review: Review = load(env, ws, REVIEWS, &doc_id(&draft.id)).await?;
-        let workspace: Workspace = load(env, ws, WORKSPACES, &doc_id(ws)).await?;
+        let config = job_config(env, ws, &event.job).await?;
         let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(&event.job)).await?;
         let evidence = evidence(env, ws, &analysis).await?;
         let result =
-            check(&PolicyInput { workspace: &workspace, draft: &draft, review: Some(&review), evidence: &evidence });
+            check(&PolicyInput { workspace: &config, draft: &draft, review: Some(&review), evidence: &evidence });
         let completion = match result.outcome {
             PolicyOutcome::Passed => {
                 let passed = PolicyPassed { draft: draft.id.clone(), content_hash: draft.content_hash.clone() };
@@ -43,7 +37,7 @@ impl Step for PolicyStep {
             }
             PolicyOutcome::Blocked => Completion::new(JobStatus::PolicyBlocked, event.pass),
         };
-        complete::<Self>(env, event, completion.write(POLICY_RESULTS, doc_id(&draft.id), &result)?).await
+        complete(env, event, completion.write(POLICY_RESULTS, doc_id(&draft.id), &result)?).await
     }
 }
 

@@ -11,20 +11,13 @@ use crate::Env;
 use crate::connector::{Outgoing, Sent};
 use crate::operator::{ApprovalRecord, approval_id};
 use crate::records::{APPROVALS, DRAFTS, JOBS, PUBLICATIONS, doc_id};
-use crate::registry::stage;
 use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `publish`: claim (transaction) → call the connector once with the idempotency key →
 /// record the receipt. A claim found without a receipt means a previous attempt may have
 /// posted: the outcome is recorded as unknown and left to verification, never retried blind.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Publish;
-
-impl Step for Publish {
-    type Stage = stage::Publish;
-    type Payload = DraftApproved;
-
-    async fn run(&self, env: &Env, event: &StageEvent<DraftApproved>) -> Result<(), step::Error> {
+impl Step for DraftApproved {
+    async fn run(env: &Env, event: &StageEvent<DraftApproved>) -> Result<(), step::Error> {
         let draft = approved_draft(env, event).await?;
         let (publication, claimed_now) = claim(env, event, &draft).await?;
         let outcome = match (&publication.receipt, claimed_now) {
@@ -147,5 +140,5 @@ async fn record(
     let completion = Completion::new(status, event.pass)
         .write(PUBLICATIONS, id, &recorded)?
         .publish(env.message(&next_event(event, published))?);
-    complete::<Publish>(env, event, completion).await
+    complete(env, event, completion).await
 }

@@ -3,13 +3,14 @@
 use chrono::Utc;
 use harmonia_agents::eligibility::{self, EligibleMemory, VerifiedPerformance};
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::Workspace;
-use harmonia_contracts::ids::{DocId, WorkspaceId};
+use harmonia_contracts::domain::WorkspaceConfig;
+use harmonia_contracts::domain::{Job, WorkspaceMode};
+use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
 use harmonia_store::Collection;
 use serde::de::DeserializeOwned;
 
 use crate::Env;
-use crate::records::{WORKSPACES, doc_id};
+use crate::records::{JOBS, doc_id};
 use crate::step;
 
 /// How many eligible memory facts a specialist sees (the newest).
@@ -28,11 +29,26 @@ pub(crate) async fn load<T: DeserializeOwned>(
 
 /// The context Nimi and Ryan may use beyond the job, by the one eligibility rule: the
 /// workspace's verified performance (all of it) and its newest eligible memory facts. The
-/// workspace's mode decides whether mock metrics may count.
+/// mode of the job's configuration decides whether mock metrics may count.
 pub(crate) async fn context(
     env: &Env,
     workspace: &WorkspaceId,
+    mode: WorkspaceMode,
 ) -> Result<(VerifiedPerformance, EligibleMemory), step::Error> {
-    let record: Workspace = load(env, workspace, WORKSPACES, &doc_id(workspace)).await?;
-    Ok(eligibility::context(&*env.store, workspace, record.mode, Utc::now(), MEMORY_FACTS).await?)
+    Ok(eligibility::context(&*env.store, workspace, mode, Utc::now(), MEMORY_FACTS).await?)
+}
+
+/// The workspace configuration the job recorded when it was created (never the current one,
+/// which may have changed since).
+pub(crate) async fn job_config(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &JobId,
+) -> Result<WorkspaceConfig, step::Error> {
+    let job: Job = load(env, workspace, JOBS, &doc_id(job)).await?;
+    match crate::workspace::version_of_job(&*env.store, &job).await {
+        Ok(version) => Ok(version.config),
+        Err(e) if e.code.default_retryable() => Err(step::Error::Retry),
+        Err(e) => Err(step::Error::fail(e.code)),
+    }
 }

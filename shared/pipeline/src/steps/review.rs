@@ -8,19 +8,12 @@ use super::read::load;
 use super::seed::seed;
 use crate::Env;
 use crate::records::{DRAFTS, REVIEWS, doc_id};
-use crate::registry::stage;
 use crate::step::{self, Completion, Step, complete, next_event, next_event_in};
 
 /// `review`: Dara assesses the exact draft. `revise` on pass 1 sends it back to Noni once;
 /// `revise` on pass 2 parks the job for a human — there is no third pass.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct ReviewStep;
-
-impl Step for ReviewStep {
-    type Stage = stage::Review;
-    type Payload = DraftWritten;
-
-    async fn run(&self, env: &Env, event: &StageEvent<DraftWritten>) -> Result<(), step::Error> {
+impl Step for DraftWritten {
+    async fn run(env: &Env, event: &StageEvent<DraftWritten>) -> Result<(), step::Error> {
         let ws = &event.workspace;
         let draft: Draft = load(env, ws, DRAFTS, &doc_id(&event.payload.draft)).await?;
         if draft.content_hash != event.payload.content_hash || !draft.hash_is_current() || draft.pass != event.pass {
@@ -36,8 +29,7 @@ impl Step for ReviewStep {
             brief,
             evidence,
         });
-        let out: ReviewOutput =
-            env.runtime.run_task(&seed::<Self>(env, event, input)).await?.state_delta.require("review")?;
+        let out: ReviewOutput = env.runtime.run_task(&seed(env, event, input)).await?.state_delta.require("review")?;
         let review = Review {
             draft: draft.id.clone(),
             pass: draft.pass,
@@ -54,6 +46,6 @@ impl Step for ReviewStep {
                 .publish(env.message(&next_event_in(event, Pass::REVISION, RevisionRequested { draft: draft_ref }))?),
             (Verdict::Revise, pass) => Completion::new(JobStatus::NeedsHuman, pass),
         };
-        complete::<Self>(env, event, completion.write(REVIEWS, doc_id(&draft.id), &review)?).await
+        complete(env, event, completion.write(REVIEWS, doc_id(&draft.id), &review)?).await
     }
 }

@@ -5,15 +5,17 @@ use harmonia_agents::io::RoleInput;
 use harmonia_contracts::event::StageEvent;
 
 use crate::Env;
-use crate::step::{Step, stage_of};
+use crate::registry::Subscribed;
+use crate::step::stage_of;
 
-/// The seed of the specialist invocation step `S` makes for `event`.
-pub(crate) fn seed<S: Step>(env: &Env, event: &StageEvent<S::Payload>, input: RoleInput) -> InvocationSeed {
+/// The seed of the specialist invocation the step consuming `event` makes (in its payload's
+/// stage).
+pub(crate) fn seed<P: Subscribed>(env: &Env, event: &StageEvent<P>, input: RoleInput) -> InvocationSeed {
     InvocationSeed {
         workspace: event.workspace.clone(),
         user: env.pipeline_user.clone(),
         job: event.job.clone(),
-        stage: stage_of::<S>(),
+        stage: stage_of::<P>(),
         input,
         trace: event.traceparent.clone(),
     }

@@ -8,20 +8,13 @@ use super::read::load;
 use crate::Env;
 use crate::connector::{Found, Outgoing};
 use crate::records::{PUBLICATIONS, doc_id};
-use crate::registry::stage;
 use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `verify`: read back by the idempotency key and record the verification. When the receipt
 /// was unknown and read-back proves nothing was posted, the post is sent once more with the
 /// same key (so the platform cannot post twice) and read back again.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Verify;
-
-impl Step for Verify {
-    type Stage = stage::Verify;
-    type Payload = PostPublished;
-
-    async fn run(&self, env: &Env, event: &StageEvent<PostPublished>) -> Result<(), step::Error> {
+impl Step for PostPublished {
+    async fn run(env: &Env, event: &StageEvent<PostPublished>) -> Result<(), step::Error> {
         let ws = &event.workspace;
         let publication: Publication = load(env, ws, PUBLICATIONS, &doc_id(&event.payload.draft)).await?;
         let receipt = publication.receipt.as_ref().ok_or_else(|| step::Error::fail(Code::NotFound))?;
@@ -61,6 +54,6 @@ impl Step for Verify {
         let completion = Completion::new(JobStatus::Verified, event.pass)
             .write(PUBLICATIONS, doc_id(&recorded.draft), &recorded)?
             .publish(env.message(&next_event(event, verified))?);
-        complete::<Self>(env, event, completion).await
+        complete(env, event, completion).await
     }
 }
