@@ -7,16 +7,16 @@ use std::time::Duration;
 
 use harmonia_auth::{Role, operators};
 use harmonia_bus_pubsub::{PubSubBus, PubSubConfig};
-use harmonia_contracts::domain::{Job, JobStatus, PlanningSnapshot, Publication, VerificationOutcome, WorkspaceConfig};
+use harmonia_contracts::domain::{Job, JobStatus, Publication, VerificationOutcome, WorkspaceConfig};
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_e2e::{FunctionProcess, Signal};
-use harmonia_pipeline::records::{JOBS, PLANNING_SNAPSHOTS, PUBLICATIONS, doc_id};
+use harmonia_pipeline::records::{JOBS, PUBLICATIONS, doc_id};
 use harmonia_pipeline::registry::{Function, Timing};
-use harmonia_store::{Query, Store, create_if_absent, encode};
+use harmonia_store::{Query, Store};
 use harmonia_store_firestore::FirestoreStore;
 use serde_json::{Value, json};
 
-use harmonia_testkit::samples::{LAUNCH_TALK as SAMPLE, PLANNING_SNAPSHOT as SNAPSHOT};
+use harmonia_testkit::samples::LAUNCH_TALK as SAMPLE;
 
 /// Quick retries for the emulator run.
 const EMULATOR: Timing = Timing {
@@ -55,11 +55,6 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
         .credential;
     let config = WorkspaceConfig::from_toml(harmonia_testkit::samples::DEMO_WORKSPACE).expect("config");
     harmonia_pipeline::workspace::init(&store, &ws, config, &"ana".parse().expect("op")).await.expect("ws");
-    let mut snapshot: PlanningSnapshot = serde_json::from_str(SNAPSHOT).expect("snapshot");
-    snapshot.workspace = ws.clone();
-    create_if_absent(&store, &ws, PLANNING_SNAPSHOTS, &doc_id(&snapshot.id), encode(&snapshot).expect("enc"))
-        .await
-        .expect("snap");
 
     let env: Vec<(String, String)> = vec![
         ("GOOGLE_CLOUD_PROJECT".into(), project.clone()),

@@ -14,22 +14,20 @@ use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_bus::Bus;
 use harmonia_bus_local::LocalBus;
-use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus, PlanningSnapshot, WorkspaceConfig};
+use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus, WorkspaceConfig};
 use harmonia_contracts::event::{Pass, Stage};
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::connector::Sandbox;
-use harmonia_pipeline::records::{MARKERS, Marker, PLANNING_SNAPSHOTS, doc_id};
+use harmonia_pipeline::records::{MARKERS, Marker};
 use harmonia_pipeline::registry::{Timing, topics};
 use harmonia_pipeline::steps::handlers;
 use harmonia_pipeline::{Env, operator, workspace};
-use harmonia_store::{MAX_QUERY_LIMIT, Query, create_if_absent, decode_each, encode, scan};
+use harmonia_store::{MAX_QUERY_LIMIT, Query, decode_each, scan};
 use harmonia_store_sqlite::SqliteStore;
 use tokio::task::JoinHandle;
 
-/// The bundled planning snapshot, stored in the demo workspace.
-const SNAPSHOT: &str = include_str!("../../../examples/planning-snapshot.json");
 /// The demo brand's workspace configuration file.
 pub const DEMO_CONFIG: &str = include_str!("../../../examples/workspace.toml");
 
@@ -120,7 +118,7 @@ impl Local {
     }
 
     /// The demo workspace (`demo`), configured from `examples/workspace.toml` when it has no
-    /// configuration yet, with the bundled planning snapshot.
+    /// configuration yet.
     pub async fn workspace(&self) -> Result<WorkspaceId, Error> {
         let id: WorkspaceId = "demo".parse()?;
         let config = WorkspaceConfig::from_toml(DEMO_CONFIG)?;
@@ -135,22 +133,9 @@ impl Local {
         Ok(id)
     }
 
-    /// Make `workspace` ready to plan and carry on: store the bundled planning snapshot there
-    /// (once) and resume its unfinished jobs.
+    /// Carry on with `workspace`'s unfinished jobs (their planning snapshots are built by the
+    /// plan stage from the workspace's configuration and calendar).
     pub async fn prepare(&self, workspace: &WorkspaceId) -> Result<(), Error> {
-        let store = &*self.env.store;
-        let mut snapshot: PlanningSnapshot =
-            serde_json::from_str(SNAPSHOT).map_err(|_| Error::from_code(Code::InvalidDocument))?;
-        snapshot.workspace = workspace.clone();
-        create_if_absent(
-            store,
-            workspace,
-            PLANNING_SNAPSHOTS,
-            &doc_id(&snapshot.id),
-            encode(&snapshot).map_err(Error::from)?,
-        )
-        .await
-        .map_err(Error::from)?;
         operator::resume(&self.env, workspace).await.map(|_| ())
     }
 

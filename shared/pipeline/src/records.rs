@@ -43,6 +43,9 @@ pub const DEAD_LETTERS: Collection = Collection::new("dead_letters");
 pub use harmonia_agents::eligibility::POST_METRICS;
 /// Trend signals a workspace imported.
 pub const TREND_SIGNALS: Collection = Collection::new("trend_signals");
+/// The planning snapshot each job planned from, by job: written once, so a redelivered plan
+/// event plans from the same frozen snapshot.
+pub const JOB_SNAPSHOTS: Collection = Collection::new("job_snapshots");
 /// The workspace's imported calendar: scheduled posts and blackout dates.
 pub const CALENDAR: Collection = Collection::new("calendar_entries");
 pub use harmonia_agents::research::{MEMORY, PUBLICATIONS};
@@ -54,6 +57,16 @@ pub use harmonia_agents::tools::PLANNING_SNAPSHOTS;
 /// one ([`DocId::stable`]), never a random one that would lose idempotency.
 pub fn doc_id(id: impl std::fmt::Display) -> DocId {
     DocId::stable(&id.to_string())
+}
+
+/// Which frozen planning snapshot a job planned from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSnapshot {
+    /// Job.
+    pub job: JobId,
+    /// The snapshot (its id is its content hash).
+    pub snapshot: harmonia_contracts::ids::SnapshotId,
 }
 
 /// Nimi's accepted analysis.

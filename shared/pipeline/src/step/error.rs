@@ -42,6 +42,14 @@ impl From<harmonia_store::Error> for Error {
     }
 }
 
+/// A typed error from the library code a step calls: transient codes are retried, the rest
+/// fail the job with their code.
+impl From<harmonia_contracts::Error> for Error {
+    fn from(e: harmonia_contracts::Error) -> Self {
+        if e.code.default_retryable() { Error::Retry } else { Error::fail(e.code) }
+    }
+}
+
 impl From<AgentContractError> for Error {
     fn from(e: AgentContractError) -> Self {
         if e.code == Code::ModelUnavailable {

@@ -46,9 +46,5 @@ pub(crate) async fn job_config(
     job: &JobId,
 ) -> Result<WorkspaceConfig, step::Error> {
     let job: Job = load(env, workspace, JOBS, &doc_id(job)).await?;
-    match crate::workspace::version_of_job(&*env.store, &job).await {
-        Ok(version) => Ok(version.config),
-        Err(e) if e.code.default_retryable() => Err(step::Error::Retry),
-        Err(e) => Err(step::Error::fail(e.code)),
-    }
+    Ok(crate::workspace::version_of_job(&*env.store, &job).await?.config)
 }
