@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use harmonia_auth::{Role, operators};
 use harmonia_bus_pubsub::{PubSubBus, PubSubConfig};
-use harmonia_contracts::domain::{Job, JobStatus, Publication, VerificationOutcome, WorkspaceConfig};
+use harmonia_contracts::domain::{Job, JobStatus, Publication, VerificationOutcome};
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_e2e::{FunctionProcess, Signal};
-use harmonia_pipeline::records::{JOBS, PUBLICATIONS, doc_id};
+use harmonia_pipeline::records::{
+    JOB_SNAPSHOTS, JOBS, JobSnapshot, PLANNING_SNAPSHOTS, PUBLICATIONS, WORKSPACES, doc_id,
+};
 use harmonia_pipeline::registry::{Function, Timing};
 use harmonia_store::{Query, Store};
 use harmonia_store_firestore::FirestoreStore;
@@ -47,15 +49,6 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
     let project = harmonia_testkit::unique("cloud");
     let ws: WorkspaceId = "demo".parse().expect("ws");
     let store = FirestoreStore::connect(&project, "(default)").await.expect("firestore");
-    // What `harmonia --cloud operator add` does: the record goes straight into Firestore, and
-    // every function reads it from there.
-    let token = operators::add(&store, &ws, &"ana".parse().expect("op"), Role::Operator, &"cli".parse().expect("op"))
-        .await
-        .expect("operator")
-        .credential;
-    let config = WorkspaceConfig::from_toml(harmonia_testkit::samples::DEMO_WORKSPACE).expect("config");
-    harmonia_pipeline::workspace::init(&store, &ws, config, &"ana".parse().expect("op")).await.expect("ws");
-
     let env: Vec<(String, String)> = vec![
         ("GOOGLE_CLOUD_PROJECT".into(), project.clone()),
         ("HARMONIA_STORE".into(), "firestore".into()),
@@ -85,7 +78,40 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
                 .expect("copy");
         }
     }
+    let token = bootstrap(&env, &store, &ws, &functions["operator"].url).await;
     Cloud { functions, store, ws, token, http: reqwest::Client::new(), bus }
+}
+
+/// Bring an empty deployment to a working workspace the documented way, with no seeding:
+/// the first admin through `harmonia --cloud operator add NAME --admin` (the deployer's own
+/// access to Firestore), then the workspace configuration and an operator through the operator
+/// function's HTTP API. Returns the operator's credential.
+async fn bootstrap(env: &[(String, String)], store: &FirestoreStore, ws: &WorkspaceId, operator_url: &str) -> String {
+    let head = store.get(ws, WORKSPACES, &doc_id(ws)).await.expect("read the workspace record");
+    assert!(head.is_none(), "the deployment starts empty");
+    let added = tokio::process::Command::new(harmonia_e2e::FunctionProcess::cli())
+        .args(["--cloud", "--workspace", ws.as_str(), "--json", "operator", "add", "root", "--admin"])
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .output()
+        .await
+        .expect("run harmonia");
+    assert!(added.status.success(), "operator add: {}", String::from_utf8_lossy(&added.stderr));
+    let added: Value = serde_json::from_slice(&added.stdout).expect("operator add prints JSON");
+    assert_eq!((added["operator"].as_str(), added["role"].as_str()), (Some("root"), Some("admin")), "{added}");
+    let admin = added["credential"].as_str().expect("the credential, shown once").to_owned();
+
+    let http = reqwest::Client::new();
+    let configure = http
+        .put(format!("{operator_url}/v1/workspace"))
+        .bearer_auth(&admin)
+        .header("content-type", "application/toml")
+        .body(harmonia_testkit::samples::DEMO_WORKSPACE);
+    let (s, v) = harmonia_testkit::send(configure).await;
+    assert_eq!((s, v["workspace"]["version"].as_u64()), (201, Some(1)), "{v}");
+    let add = http.post(format!("{operator_url}/v1/operators")).bearer_auth(&admin).json(&json!({"name": "ana"}));
+    let (s, v) = harmonia_testkit::send(add).await;
+    assert_eq!((s, v["role"].as_str()), (201, Some("operator")), "{v}");
+    v["credential"].as_str().expect("the operator's credential").to_owned()
 }
 
 impl Cloud {
@@ -165,7 +191,7 @@ impl Cloud {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn one_job_through_every_function_as_its_own_process() {
+async fn a_deployed_system_bootstraps_from_an_empty_firestore_and_takes_a_job_to_verified() {
     let cloud = cloud().await;
     let post = reqwest::Method::POST;
     let (s, v) =
@@ -202,6 +228,18 @@ async fn one_job_through_every_function_as_its_own_process() {
     let stored: Job =
         cloud.store.get(&cloud.ws, JOBS, &doc_id(&job)).await.expect("get").expect("job").decode().expect("decode");
     assert_eq!(stored.status, JobStatus::Verified);
+    assert_eq!(stored.workspace_version, 1, "the job records the configuration version it used");
+    // The plan stage built the job's planning snapshot itself and froze it under its hash.
+    let pointer: JobSnapshot = cloud
+        .store
+        .get(&cloud.ws, JOB_SNAPSHOTS, &doc_id(&job))
+        .await
+        .expect("get")
+        .expect("the job's snapshot record")
+        .decode()
+        .expect("decode");
+    let frozen = cloud.store.get(&cloud.ws, PLANNING_SNAPSHOTS, &doc_id(&pointer.snapshot)).await.expect("get");
+    assert!(frozen.is_some(), "the snapshot the job planned from is stored");
     let publications: Vec<Publication> = cloud
         .store
         .query(&cloud.ws, PUBLICATIONS, &Query::all(10))

@@ -76,19 +76,25 @@ pub struct FunctionProcess {
     _dir: harmonia_testkit::TempDir,
 }
 
+/// A binary `cargo build --workspace --bins` put under the target directory.
+fn built(file: &str) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let path = target.join("debug").join(file);
+    assert!(path.exists(), "{} is missing: run ./infra/test.sh, which builds the binaries first", path.display());
+    path
+}
+
 impl FunctionProcess {
     /// Where `cargo build --workspace --bins` put the function binaries.
     pub fn binary(name: &str) -> PathBuf {
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-        let path = target.join("debug").join(format!("harmonia-{name}"));
-        assert!(
-            path.exists(),
-            "{} is missing: run ./infra/test.sh, which builds the function binaries first",
-            path.display()
-        );
-        path
+        built(&format!("harmonia-{name}"))
+    }
+
+    /// Where `cargo build --workspace --bins` put the `harmonia` command.
+    pub fn cli() -> PathBuf {
+        built("harmonia")
     }
 
     /// Start `harmonia-<name>` with `env`, on a free port, and wait until it answers.
