@@ -186,6 +186,8 @@ codes! {
     AuthorityClaimed = "authority_claimed", Contract, false, "The output claims an authority the specialist does not have.";
     /// A planning read named a snapshot other than the request's.
     SnapshotMismatch = "snapshot_mismatch", Contract, false, "A planning read named a different snapshot.";
+    /// A plan item's window is outside the workspace's posting windows for that day.
+    PlanOutsideWindows = "plan_outside_windows", Contract, false, "A planned post falls outside the workspace's posting windows.";
     /// An answer says there is no data although a tool returned data.
     FalseNoData = "false_no_data", Contract, false, "The answer says there is no data, but a tool returned data.";
     /// An answer hides or alters a tool error.

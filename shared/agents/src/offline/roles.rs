@@ -209,13 +209,19 @@ pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, model::Error> {
             .and_then(|v| v.get("taken_at"))
             .and_then(|v| serde_json::from_value(v.clone()).ok())
             .ok_or(model::Error::Refused("no snapshot read"))?;
-        let mut days: Vec<NaiveDate> = items(c.result("get_capacity"))
+        // Days with room, each with the posting windows (UTC) that open on it.
+        let mut days: Vec<(NaiveDate, Vec<UtcWindow>)> = items(c.result("get_capacity"))
             .iter()
             .filter(|d| d.get("slots").and_then(Value::as_u64).unwrap_or(0) > 0)
-            .filter_map(|d| d.get("day").and_then(|d| serde_json::from_value(d.clone()).ok()))
-            .filter(|d| *d > taken_at.date_naive())
+            .filter_map(|d| {
+                let day: NaiveDate = serde_json::from_value(d.get("day")?.clone()).ok()?;
+                let open: Vec<UtcWindow> =
+                    d.get("windows").and_then(|w| serde_json::from_value(w.clone()).ok()).unwrap_or_default();
+                Some((day, open))
+            })
+            .filter(|(d, _)| *d > taken_at.date_naive())
             .collect();
-        days.sort_unstable();
+        days.sort_unstable_by_key(|(d, _)| *d);
         let windows = items(c.result("get_posting_window_observations"));
         let busy: Vec<(String, DateTime<Utc>)> = items(c.result("get_calendar_projection"))
             .iter()
@@ -238,19 +244,29 @@ pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, model::Error> {
                 })
                 .and_then(|w| w.get("hour_utc").and_then(Value::as_u64))
                 .unwrap_or(15);
-            let day = loop {
-                let candidate = day_iter
-                    .next()
-                    .unwrap_or_else(|| taken_at.date_naive() + Duration::days(i64::try_from(n).unwrap_or(0) + 1));
-                let taken = busy.iter().any(|(ch, start)| ch == channel.as_str() && start.date_naive() == candidate);
+            let (day, open) = loop {
+                let candidate = day_iter.next().unwrap_or_else(|| {
+                    (taken_at.date_naive() + Duration::days(i64::try_from(n).unwrap_or(0) + 1), Vec::new())
+                });
+                let taken = busy.iter().any(|(ch, start)| ch == channel.as_str() && start.date_naive() == candidate.0);
                 if !taken {
                     break candidate;
                 }
             };
             let hour = u32::try_from(hour).unwrap_or(15);
-            let start = Utc.from_utc_datetime(&day.and_hms_opt(hour, 0, 0).ok_or(model::Error::Refused("bad hour"))?);
-            let window =
-                UtcWindow::new(start, start + Duration::hours(1)).map_err(|_| model::Error::Refused("window"))?;
+            let preferred =
+                Utc.from_utc_datetime(&day.and_hms_opt(hour, 0, 0).ok_or(model::Error::Refused("bad hour"))?);
+            // The measured best hour when it lies in one of the day's posting windows, else the
+            // first window's opening; an hour long, and never past the window's end.
+            let window = match open.iter().find(|w| w.start <= preferred && preferred < w.end).or(open.first()) {
+                Some(w) => {
+                    let start = if w.start <= preferred && preferred < w.end { preferred } else { w.start };
+                    UtcWindow::new(start, (start + Duration::hours(1)).min(w.end))
+                }
+                None => UtcWindow::new(preferred, preferred + Duration::hours(1)),
+            }
+            .map_err(|_| model::Error::Refused("window"))?;
+            let start = window.start;
             let item_id: PlanItemId = id(&format!("item-{}", n + 1))?;
             plan_items.push(PlanItem {
                 id: item_id,

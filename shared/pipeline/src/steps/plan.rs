@@ -1,14 +1,16 @@
 use harmonia_agents::io::{RoleInput, TemiInput};
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{JobStatus, Plan, PlanItem};
+use harmonia_contracts::domain::{JobStatus, Plan, PlanItem, PlanningSnapshot, UtcWindow};
 use harmonia_contracts::event::{ItemSelected, StageEvent, StrategyApproved};
-use harmonia_contracts::ids::{JobId, SnapshotId, WorkspaceId};
+use harmonia_contracts::ids::{JobId, PlanItemId, SnapshotId, WorkspaceId};
+use harmonia_contracts::roles::Role;
 use harmonia_store::{create_immutable, encode};
 
 use super::read::{context, job_config, load};
 use super::seed::seed;
 use crate::records::{
-    ANALYSES, AnalysisRecord, JOB_SNAPSHOTS, JobSnapshot, PLANS, PlanRecord, STRATEGIES, StrategyRecord, doc_id,
+    ANALYSES, AnalysisRecord, JOB_SNAPSHOTS, JobSnapshot, PLANNING_SNAPSHOTS, PLANS, PlanRecord, STRATEGIES,
+    StrategyRecord, doc_id,
 };
 use crate::step::{self, Completion, Step, complete, next_event};
 use crate::{Env, planning};
@@ -36,9 +38,10 @@ impl Step for StrategyApproved {
             strategy: strategy.strategy,
             strategy_hash: strategy.content_hash,
             evidence: analysis.analysis.moments,
-            snapshot_id: snapshot,
+            snapshot_id: snapshot.clone(),
         });
         let plan: Plan = env.runtime.run_task(&seed(env, event, input)).await?.state_delta.require("plan")?;
+        within_posting_windows(env, ws, &snapshot, &plan).await?;
         let selected = select_item(&plan).ok_or_else(|| step::Error::fail(Code::InvalidDocument))?.id.clone();
         let record = PlanRecord { job: event.job.clone(), plan, selected: selected.clone() };
         let completion = Completion::new(JobStatus::Planned, event.pass)
@@ -73,5 +76,75 @@ async fn job_snapshot(env: &Env, ws: &WorkspaceId, job: &JobId) -> Result<Snapsh
             Ok(doc.decode::<JobSnapshot>()?.snapshot)
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// Deterministic code, not Temi, has the last word on when posts may go out: every item's
+/// window must lie inside one of the posting windows the snapshot lists for that UTC day (from
+/// the workspace's configuration, in its time zone). A snapshot without windows (none
+/// configured for the horizon) constrains nothing.
+async fn within_posting_windows(
+    env: &Env,
+    ws: &WorkspaceId,
+    snapshot: &SnapshotId,
+    plan: &Plan,
+) -> Result<(), step::Error> {
+    let snapshot: PlanningSnapshot = load(env, ws, PLANNING_SNAPSHOTS, &doc_id(snapshot)).await?;
+    if let Some(item) = outside_windows(&snapshot, plan) {
+        tracing::warn!(item = %item, "a plan item falls outside the posting windows");
+        return Err(step::Error::Fail { role: Some(Role::Temi), code: Code::PlanOutsideWindows, schema_path: None });
+    }
+    Ok(())
+}
+
+/// The first item whose window is not inside a posting window of the snapshot, if any.
+pub(crate) fn outside_windows<'a>(snapshot: &PlanningSnapshot, plan: &'a Plan) -> Option<&'a PlanItemId> {
+    let open: Vec<&UtcWindow> = snapshot.capacity.iter().flat_map(|c| &c.windows).collect();
+    if open.is_empty() {
+        return None;
+    }
+    plan.items
+        .iter()
+        .find(|item| !open.iter().any(|w| w.start <= item.window.start && item.window.end <= w.end))
+        .map(|item| &item.id)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn snapshot(windows: serde_json::Value) -> PlanningSnapshot {
+        serde_json::from_value(json!({
+            "id": "snap-1", "workspace": "ws", "taken_at": "2026-12-01T08:00:00Z",
+            "commitments": [], "asset_readiness": [], "posting_windows": [], "calendar": [],
+            "blocked_dependencies": [],
+            "capacity": [{"day": "2026-12-03", "slots": 1, "windows": windows}],
+        }))
+        .expect("snapshot")
+    }
+
+    fn plan(start: &str, end: &str) -> Plan {
+        serde_json::from_value(json!({
+            "snapshot": "snap-1", "strategy_hash": "h", "cadence": "one post", "provenance": "mock",
+            "items": [{"id": "item-1", "brief": "brief-1", "sequence": 1, "channel": "bluesky", "format": "text",
+                       "window": {"start": start, "end": end}, "deadline": "2026-12-03T09:00:00Z",
+                       "depends_on": [], "priority": 1}],
+        }))
+        .expect("plan")
+    }
+
+    #[test]
+    fn an_item_must_sit_inside_a_posting_window_of_the_snapshot() {
+        let open = snapshot(json!([{"start": "2026-12-03T18:00:00Z", "end": "2026-12-03T21:00:00Z"}]));
+        let inside = plan("2026-12-03T18:00:00Z", "2026-12-03T19:00:00Z");
+        assert_eq!(outside_windows(&open, &inside), None);
+        let early = plan("2026-12-03T15:00:00Z", "2026-12-03T16:00:00Z");
+        assert_eq!(outside_windows(&open, &early).map(|i| i.as_str()), Some("item-1"));
+        let overruns = plan("2026-12-03T20:30:00Z", "2026-12-03T21:30:00Z");
+        assert_eq!(outside_windows(&open, &overruns).map(|i| i.as_str()), Some("item-1"));
+        // No windows in the snapshot: nothing to hold the plan to.
+        assert_eq!(outside_windows(&snapshot(json!([])), &early), None);
     }
 }
