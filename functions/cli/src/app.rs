@@ -441,17 +441,43 @@ const SAMPLE_SIGNALS: &str = include_str!("../../../examples/trend-signals.json"
 /// demo finds them there).
 async fn load_samples(env: &Local, ws: &WorkspaceId) -> Result<(), Error> {
     use harmonia_contracts::domain::PostMetrics;
-    use harmonia_pipeline::records::POST_METRICS;
+    use harmonia_pipeline::records::{POST_METRICS, PUBLICATIONS};
     let store = &*env.env.store;
     let metrics: Vec<PostMetrics> =
         serde_json::from_str(SAMPLE_METRICS).map_err(|_| Error::from_code(Code::InvalidDocument))?;
     for m in &metrics {
         let data = harmonia_store::encode(m).map_err(Error::from)?;
         harmonia_store::create_if_absent(store, ws, POST_METRICS, &doc_id(&m.post), data).await?;
+        // A metric is verified performance only for a verified publication of the workspace,
+        // so the sample history includes the (sandbox) publications the metrics measure.
+        let publication = encode_sample_publication(m)?;
+        harmonia_store::create_if_absent(store, ws, PUBLICATIONS, &doc_id(&m.post), publication).await?;
     }
     let signals = harmonia_pipeline::imports::Format::Json;
     harmonia_pipeline::imports::signals::import(store, ws, SAMPLE_SIGNALS.as_bytes(), signals).await?;
     Ok(())
+}
+
+/// The sandbox publication a sample metric measures: claimed, applied and verified when the
+/// sample post went out.
+fn encode_sample_publication(
+    m: &harmonia_contracts::domain::PostMetrics,
+) -> Result<serde_json::Map<String, Value>, Error> {
+    use harmonia_contracts::domain::Publication;
+    let job = m.job.clone().ok_or_else(|| Error::new(Code::InvalidDocument, "a sample metric names no job"))?;
+    let (draft, at, body) = (format!("draft-{}", m.post), m.published_at, "A post from the demo's sample history.");
+    let hash = harmonia_contracts::domain::content_hash(&body);
+    let publication: Publication = serde_json::from_value(json!({
+        "job": job, "draft": draft, "platform": m.platform, "body": body, "content_hash": hash,
+        "claim": {"job": job, "draft": draft, "content_hash": hash, "platform": m.platform, "connector": "sandbox",
+                  "idempotency_key": format!("sample-{}", m.post), "claimed_at": at},
+        "receipt": {"job": job, "draft": draft, "connector": "sandbox",
+                    "outcome": {"outcome": "applied", "post": m.post}, "recorded_at": at},
+        "verification": {"job": job, "draft": draft, "outcome": {"outcome": "verified", "post": m.post},
+                         "checked_at": at},
+    }))
+    .map_err(|_| Error::new(Code::InvalidDocument, "a sample publication does not match its type"))?;
+    harmonia_store::encode(&publication).map_err(Error::from)
 }
 
 /// `harmonia ask QUESTION`: Nova over the embedded state, with the offline model. It writes
