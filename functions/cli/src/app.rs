@@ -319,6 +319,9 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
         None => operator::jobs(env, &ws, 1000).await?,
     };
     let mut views = Vec::new();
+    if !jobs.is_empty() {
+        out.say(&format!("{:<36}  {:<27} TITLE (VERSION AWAITING A DECISION) [FAILURE]", "JOB", "STATUS"));
+    }
     for j in &jobs {
         let waiting = match j.status {
             JobStatus::AwaitingStrategyApproval => Some(ApprovalSubject::Strategy),
@@ -516,6 +519,8 @@ pub(crate) async fn activity(backend: &Backend, out: &Output, ws: &WorkspaceId, 
     use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord};
     let ws = ws.clone();
     let id: JobId = job.parse()?;
+    // An unknown job is `not_found`, not an empty list.
+    operator::job(backend.env(), &ws, &id).await?;
     // Every record, page by page (a scan reads in id order), then in the order they started.
     let query = harmonia_store::Query::all(harmonia_store::MAX_QUERY_LIMIT)
         .filter("job", id.to_string())
@@ -526,13 +531,19 @@ pub(crate) async fn activity(backend: &Backend, out: &Output, ws: &WorkspaceId, 
     let mut records: Vec<ActivityRecord> =
         docs.iter().map(|d| d.decode().map_err(Error::from)).collect::<Result<_, _>>()?;
     records.sort_by_key(|r| r.started_at);
+    if !records.is_empty() {
+        out.say(&format!(
+            "{:<10} {:<10} {:<18} {:>11}  {:>8} {:>9}  {:<22} {:<32}  SPAN",
+            "STAGE", "AGENT", "MODEL", "DURATION", "TOKENS IN", "OUT", "OUTCOME", "TRACE"
+        ));
+    }
     for r in &records {
         let outcome = match r.outcome {
             ActivityOutcome::Success => "success".to_owned(),
             ActivityOutcome::Failure { code } => format!("failure:{code}"),
         };
         out.say(&format!(
-            "{:<10} {:<10} {:<18} {:>8} us  {:>5} in {:>5} out  {:<22} trace {} span {}",
+            "{:<10} {:<10} {:<18} {:>8} us  {:>8} {:>9}  {:<22} {:<32}  {}",
             r.stage.as_str(),
             r.agent.as_str(),
             r.model,
@@ -540,7 +551,7 @@ pub(crate) async fn activity(backend: &Backend, out: &Output, ws: &WorkspaceId, 
             r.usage.input_tokens,
             r.usage.output_tokens,
             outcome,
-            r.trace_id,
+            r.trace_id.to_string(),
             r.span_id
         ));
     }
