@@ -30,7 +30,7 @@ async fn serve() -> (Spawned, String, Local) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_source_becomes_a_job_once_per_idempotency_key() {
-    let (base, token, _local) = serve().await;
+    let (base, token, local) = serve().await;
     let http = reqwest::Client::new();
     let submit = || {
         http.post(format!("{base}/v1/sources"))
@@ -43,6 +43,21 @@ async fn a_source_becomes_a_job_once_per_idempotency_key() {
     let (status, again) = send(submit()).await;
     assert_eq!(status, 201, "{again}");
     assert_eq!(first["job"]["id"], again["job"]["id"]);
+
+    // The same key with another source: refused, and nothing new is stored.
+    let other = "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\nA different source entirely.\n";
+    let reused = http
+        .post(format!("{base}/v1/sources"))
+        .bearer_auth(&token)
+        .header("idempotency-key", "upload-1")
+        .json(&json!({"format": "webvtt", "content": other, "title": "Other"}));
+    let (status, body) = send(reused).await;
+    assert_eq!((status, error_code(&body)), (409, "idempotency_conflict"), "{body}");
+    let ws = local.workspace().await.expect("workspace");
+    let jobs = harmonia_store::scan_all(&*local.env.store, &ws, harmonia_pipeline::records::JOBS).await.expect("scan");
+    let sources =
+        harmonia_store::scan_all(&*local.env.store, &ws, harmonia_pipeline::records::SOURCES).await.expect("scan");
+    assert_eq!((jobs.len(), sources.len()), (1, 1), "the conflicting request stored nothing");
 
     let (status, body) = send(
         http.post(format!("{base}/v1/sources")).bearer_auth(&token).json(&json!({"format": "json", "content": "{"})),

@@ -117,6 +117,8 @@ codes! {
     NotFound = "not_found", NotFound, false, "Nothing with that id exists in this workspace.";
     /// A document with that id already exists.
     AlreadyExists = "already_exists", Conflict, false, "A document with that id already exists.";
+    /// An idempotency key was reused with a different request.
+    IdempotencyConflict = "idempotency_conflict", Conflict, false, "That idempotency key was already used for a different request.";
     /// A write's precondition (expected version) did not hold.
     PreconditionFailed = "precondition_failed", Conflict, false, "The document changed since it was read.";
     /// A transaction lost to a concurrent one and ran out of attempts.

@@ -22,7 +22,8 @@ const MAX_KEY_LEN: usize = 200;
 /// With an idempotency key (1-200 printable ASCII characters, e.g. a client's
 /// `Idempotency-Key` header), the ids derive from (workspace, key): a retried submission —
 /// after a lost response or a crash — returns the job the first one created, re-publishing its
-/// event, and creates nothing new.
+/// event, and creates nothing new. The same key with a different source is refused with
+/// `idempotency_conflict`, and nothing is stored.
 pub async fn ingest(
     env: &Env,
     workspace: &WorkspaceId,
@@ -106,7 +107,13 @@ async fn store_new_job(
     run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
         let mut tx = Tx::begin(store, workspace);
         if let Some(doc) = tx.get(JOBS, &doc_id(&job.id)).await? {
-            return Ok(Some(doc.decode::<Job>()?));
+            let first: Job = doc.decode()?;
+            // The same key means the same request: a retry of another source is refused.
+            let stored = tx.get(SOURCES, &doc_id(&first.source)).await?;
+            if !stored.map(|d| d.decode::<Source>()).transpose()?.is_some_and(|s| same_submission(&s, source)) {
+                return Err(harmonia_store::Error::Aborted(Code::IdempotencyConflict));
+            }
+            return Ok(Some(first));
         }
         tx.put(SOURCES, &doc_id(&source.id), src.clone());
         tx.put(JOBS, &doc_id(&job.id), jb.clone());
@@ -115,6 +122,11 @@ async fn store_new_job(
     })
     .await
     .map_err(Error::from)
+}
+
+/// Whether two sources are the same submission: everything but when each arrived.
+fn same_submission(a: &Source, b: &Source) -> bool {
+    (&a.title, &a.url, &a.language, &a.segments, &a.frames) == (&b.title, &b.url, &b.language, &b.segments, &b.frames)
 }
 
 /// Publish the first submission's event again: it may have stopped between its commit and
