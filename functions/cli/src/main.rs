@@ -26,7 +26,7 @@ mod workspace;
 #[command(name = "harmonia", version)]
 struct Cli {
     /// Where the embedded state and queue live.
-    #[arg(long, global = true, default_value = ".harmonia")]
+    #[arg(long, global = true, default_value = ".harmonia", env = "HARMONIA_DATA_DIR")]
     data_dir: PathBuf,
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
@@ -106,6 +106,12 @@ enum Command {
         /// Job id.
         job: String,
     },
+    /// Print a completion script for your shell (e.g. `harmonia completions bash >
+    /// ~/.local/share/bash-completion/completions/harmonia`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Create the registry's topics, dead-letter topics and push subscriptions (Pub/Sub, or its
     /// emulator with PUBSUB_EMULATOR_HOST) for GOOGLE_CLOUD_PROJECT.
     Provision {
@@ -149,6 +155,14 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let out = app::Output { json: cli.json };
     let result = async {
+        if let Command::Completions { shell } = cli.command {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            // Written whole, so a reader that stops early (`| head`) is not a failure.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "harmonia", &mut script);
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), &script);
+            return Ok(());
+        }
         if let Command::Provision { endpoints, endpoint_template } = &cli.command {
             return app::provision(&out, endpoints, endpoint_template.as_deref()).await;
         }
@@ -177,7 +191,7 @@ async fn main() -> ExitCode {
             Command::Ask { question } => app::ask(backend.local()?, &out, &ws, &question).await,
             Command::Serve { port } => app::serve(backend.local()?, &out, &ws, port).await,
             Command::Activity { job } => app::activity(&backend, &out, &ws, &job).await,
-            Command::Provision { .. } => Ok(()),
+            Command::Provision { .. } | Command::Completions { .. } => Ok(()),
             Command::Import { what } => imports::import(&backend, &out, &ws, what).await,
             Command::Calendar { what } => imports::calendar(&backend, &out, &ws, what).await,
             Command::Operator { command } => operators::run(&backend, &out, &ws, command).await,
