@@ -18,14 +18,7 @@ use crate::error::{Code, Error};
 /// around it), and described by `$schema`, a JSON Schema for strings.
 macro_rules! written_as_text {
     ($name:ident, $schema:tt) => {
-        impl JsonSchema for $name {
-            fn schema_name() -> std::borrow::Cow<'static, str> {
-                stringify!($name).into()
-            }
-            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                schemars::json_schema!($schema)
-            }
-        }
+        fixed_schema!($name, $schema);
 
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
