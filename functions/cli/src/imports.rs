@@ -37,35 +37,28 @@ pub(crate) enum CalendarCommand {
     },
 }
 
-/// `harmonia import …`.
-pub(crate) async fn import(
-    backend: &Backend,
-    out: &Output,
-    ws: &WorkspaceId,
-    what: ImportCommand,
-) -> Result<(), Error> {
+/// A file to import, as `harmonia import` or `harmonia calendar` names it.
+#[derive(Debug)]
+pub(crate) enum Import {
+    /// `harmonia import metrics|signals FILE`.
+    File(ImportCommand),
+    /// `harmonia calendar import FILE`.
+    Calendar(CalendarCommand),
+}
+
+/// `harmonia import …` and `harmonia calendar import …`.
+pub(crate) async fn import(backend: &Backend, out: &Output, ws: &WorkspaceId, what: Import) -> Result<(), Error> {
     let store = target(backend, ws).await?;
     let summary = match what {
-        ImportCommand::Metrics { file } => imports::metrics::import(store, ws, &read(&file)?).await?,
-        ImportCommand::Signals { file } => {
+        Import::File(ImportCommand::Metrics { file }) => imports::metrics::import(store, ws, &read(&file)?).await?,
+        Import::File(ImportCommand::Signals { file }) => {
             let format = Format::from_file_name(&file.to_string_lossy())?;
             imports::signals::import(store, ws, &read(&file)?, format).await?
         }
+        Import::Calendar(CalendarCommand::Import { file }) => {
+            imports::calendar::import(store, ws, &read(&file)?).await?
+        }
     };
-    report(out, &summary);
-    Ok(())
-}
-
-/// `harmonia calendar …`.
-pub(crate) async fn calendar(
-    backend: &Backend,
-    out: &Output,
-    ws: &WorkspaceId,
-    what: CalendarCommand,
-) -> Result<(), Error> {
-    let store = target(backend, ws).await?;
-    let CalendarCommand::Import { file } = what;
-    let summary = imports::calendar::import(store, ws, &read(&file)?).await?;
     report(out, &summary);
     Ok(())
 }

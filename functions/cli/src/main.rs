@@ -192,8 +192,8 @@ async fn main() -> ExitCode {
             Command::Serve { port } => app::serve(backend.local()?, &out, &ws, port).await,
             Command::Activity { job } => app::activity(&backend, &out, &ws, &job).await,
             Command::Provision { .. } | Command::Completions { .. } => Ok(()),
-            Command::Import { what } => imports::import(&backend, &out, &ws, what).await,
-            Command::Calendar { what } => imports::calendar(&backend, &out, &ws, what).await,
+            Command::Import { what } => imports::import(&backend, &out, &ws, imports::Import::File(what)).await,
+            Command::Calendar { what } => imports::import(&backend, &out, &ws, imports::Import::Calendar(what)).await,
             Command::Operator { command } => operators::run(&backend, &out, &ws, command).await,
             Command::Reject { job, subject, reason } => {
                 app::decide(&backend, &out, &ws, &job, subject.into(), Some(reason), None).await

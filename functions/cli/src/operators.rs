@@ -169,15 +169,21 @@ mod tests {
 
     use super::*;
 
+    /// An empty store in a fresh directory (kept while the returned guard lives), and the
+    /// workspace the commands run in.
+    fn fixture() -> (Arc<dyn Store>, WorkspaceId, harmonia_testkit::TempDir) {
+        let dir = harmonia_testkit::temp_dir();
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("cli.db")).expect("store"));
+        (store, "brand".parse().expect("ws"), dir)
+    }
+
     fn add(name: &str, admin: bool) -> OperatorCommand {
         OperatorCommand::Add { name: name.into(), admin, rotate: false }
     }
 
     #[tokio::test]
     async fn add_list_and_revoke_as_an_operator_sees_them() {
-        let dir = harmonia_testkit::temp_dir();
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("cli.db")).expect("store"));
-        let ws: WorkspaceId = "brand".parse().expect("ws");
+        let (store, ws, _dir) = fixture();
         let credentials = Credentials::new(store.clone());
 
         let empty = execute(&*store, &ws, OperatorCommand::List).await.expect("list");
@@ -218,9 +224,7 @@ mod tests {
 
     #[tokio::test]
     async fn rotation_prints_a_new_credential_and_the_old_one_stops_working() {
-        let dir = harmonia_testkit::temp_dir();
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("cli.db")).expect("store"));
-        let ws: WorkspaceId = "brand".parse().expect("ws");
+        let (store, ws, _dir) = fixture();
         let credentials = Credentials::new(store.clone());
         let first = execute(&*store, &ws, add("ana", true)).await.expect("add");
         let rotate = OperatorCommand::Add { name: "ana".into(), admin: false, rotate: true };
@@ -233,9 +237,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_bad_name_is_a_typed_error_and_nothing_is_stored() {
-        let dir = harmonia_testkit::temp_dir();
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("cli.db")).expect("store"));
-        let ws: WorkspaceId = "brand".parse().expect("ws");
+        let (store, ws, _dir) = fixture();
         let bad = execute(&*store, &ws, add("an a", true)).await.map(|_| ()).map_err(|e| e.code);
         assert_eq!(bad, Err(Code::InvalidId));
         assert!(operators::list(&*store, &ws).await.expect("list").is_empty());

@@ -33,6 +33,15 @@ pub struct IngestState {
     pub credentials: Arc<Credentials>,
 }
 
+impl IngestState {
+    /// The state a hosted ingest or operator function serves with: its backends, and the
+    /// credentials its configuration accepts.
+    pub fn hosted(env: Arc<Env>, config: &harmonia_host::Config) -> Result<Self, Error> {
+        let credentials = harmonia_host::credentials(config, env.store.clone())?;
+        Ok(Self { env, credentials })
+    }
+}
+
 impl FromRef<IngestState> for Arc<Env> {
     fn from_ref(state: &IngestState) -> Self {
         state.env.clone()

@@ -6,8 +6,7 @@ use harmonia_host::Function;
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     harmonia_host::run(Function::Ingest, Vec::new(), |env, config| {
-        let credentials = harmonia_host::credentials(config, env.store.clone())?;
-        Ok(harmonia_ingest::app(harmonia_ingest::IngestState { env, credentials }))
+        Ok(harmonia_ingest::app(harmonia_ingest::IngestState::hosted(env, config)?))
     })
     .await
 }

@@ -6,8 +6,7 @@ use harmonia_host::Function;
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     harmonia_host::run(Function::Operator, Vec::new(), |env, config| {
-        let credentials = harmonia_host::credentials(config, env.store.clone())?;
-        Ok(harmonia_operator::app(harmonia_operator::OperatorState { env, credentials }))
+        Ok(harmonia_operator::app(harmonia_operator::OperatorState::hosted(env, config)?))
     })
     .await
 }

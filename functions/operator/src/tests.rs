@@ -36,21 +36,21 @@ struct Api {
     _dir: harmonia_testkit::TempDir,
 }
 
+/// The credential of a new operator `name` of `ws` with `role`, issued by `cli` as
+/// `harmonia operator add` issues it.
+pub(super) async fn credential(store: &dyn harmonia_store::Store, ws: &WorkspaceId, name: &str, role: Role) -> String {
+    let (name, by) = (name.parse::<OperatorId>().expect("op"), "cli".parse().expect("op"));
+    harmonia_auth::operators::add(store, ws, &name, role, &by).await.expect("add").credential
+}
+
 async fn api() -> Api {
     let dir = harmonia_testkit::temp_dir();
     let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
     let ws = local.workspace().await.expect("workspace");
     let store = local.env.store.clone();
-    let add = |ws: WorkspaceId, name: &str, role: Role| {
-        let (store, name) = (store.clone(), name.parse::<OperatorId>().expect("op"));
-        async move {
-            let by = "cli".parse().expect("op");
-            harmonia_auth::operators::add(&*store, &ws, &name, role, &by).await.expect("add").credential
-        }
-    };
-    let token = add(ws.clone(), "ana", Role::Operator).await;
-    let admin = add(ws.clone(), "ada", Role::Admin).await;
-    let other = add("other-ws".parse().expect("ws"), "eve", Role::Admin).await;
+    let token = credential(&*store, &ws, "ana", Role::Operator).await;
+    let admin = credential(&*store, &ws, "ada", Role::Admin).await;
+    let other = credential(&*store, &"other-ws".parse().expect("ws"), "eve", Role::Admin).await;
     let app = app(OperatorState { env: local.env.clone(), credentials: Arc::new(Credentials::new(store)) });
     Api { server: spawn_app(app).await, token, admin, other, http: reqwest::Client::new(), local, ws, _dir: dir }
 }

@@ -27,18 +27,9 @@ async fn fixture() -> Fx {
     let local = Local::open(dir.path()).await.expect("open");
     let ws: WorkspaceId = "riverside".parse().expect("id");
     // Changing the configuration is an admin's decision.
-    let admin = harmonia_auth::operators::add(
-        &*local.env.store,
-        &ws,
-        &"ana".parse().expect("op"),
-        harmonia_auth::Role::Admin,
-        &"cli".parse().expect("op"),
-    )
-    .await
-    .expect("admin");
+    let token = crate::tests::credential(&*local.env.store, &ws, "ana", Role::Admin).await;
     let credentials = Credentials::new(local.env.store.clone());
     let server = spawn_app(app(OperatorState { env: local.env.clone(), credentials: Arc::new(credentials) })).await;
-    let token = admin.credential;
     Fx { url: format!("{server}/v1/workspace"), token, local, ws, _server: server, _dir: dir }
 }
 

@@ -181,19 +181,12 @@ pub async fn add(
     role: Role,
     by: &OperatorId,
 ) -> Result<Issued, Error> {
-    let id = &doc_id(name)?;
-    let issued = transact(|| async move {
-        let mut tx = Tx::begin(store, workspace);
-        if read(&mut tx, id).await?.is_some_and(|r| r.is_active()) {
-            return Ok(Err(Error::new(
-                Code::AlreadyExists,
-                format!("An active operator named {name} already exists in this workspace; revoke it first or choose another name."),
-            )));
-        }
-        let (issued, record) = issue(workspace, name, role, by);
-        tx.put(OPERATORS, id, harmonia_store::encode(&record)?);
-        tx.commit().await?;
-        Ok(Ok(issued))
+    let issued = reissue(store, workspace, name, |current| match current.filter(OperatorRecord::is_active) {
+        Some(_) => Err(Error::new(
+            Code::AlreadyExists,
+            format!("An active operator named {name} already exists in this workspace; revoke it first or choose another name."),
+        )),
+        None => Ok(issue(workspace, name, role, by)),
     })
     .await?;
     tracing::info!(event = "operator_added", workspace = %workspace, operator = %name, role = role.as_str(), "operator credential issued");
@@ -208,20 +201,36 @@ pub async fn rotate(
     name: &OperatorId,
     by: &OperatorId,
 ) -> Result<Issued, Error> {
-    let id = &doc_id(name)?;
-    let issued = transact(|| async move {
-        let mut tx = Tx::begin(store, workspace);
-        let Some(current) = read(&mut tx, id).await?.filter(OperatorRecord::is_active) else {
-            return Ok(Err(no_active(name)));
-        };
-        let (issued, record) = issue(workspace, name, current.role, by);
-        tx.put(OPERATORS, id, harmonia_store::encode(&record)?);
-        tx.commit().await?;
-        Ok(Ok(issued))
+    let issued = reissue(store, workspace, name, |current| match current.filter(OperatorRecord::is_active) {
+        Some(current) => Ok(issue(workspace, name, current.role, by)),
+        None => Err(no_active(name)),
     })
     .await?;
     tracing::info!(event = "operator_rotated", workspace = %workspace, operator = %name, "operator credential replaced");
     Ok(issued)
+}
+
+/// Store a new credential's record for `name` in one transaction: `decide` is given the record
+/// stored now, if any, and answers the credential and its record (from [`issue`]), or a
+/// refusal, which writes nothing. A lost race runs `decide` again on a fresh read.
+async fn reissue(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    name: &OperatorId,
+    decide: impl Fn(Option<OperatorRecord>) -> Result<(Issued, OperatorRecord), Error>,
+) -> Result<Issued, Error> {
+    let (id, decide) = (&doc_id(name)?, &decide);
+    transact(|| async move {
+        let mut tx = Tx::begin(store, workspace);
+        let (issued, record) = match decide(read(&mut tx, id).await?) {
+            Ok(decided) => decided,
+            Err(refused) => return Ok(Err(refused)),
+        };
+        tx.put(OPERATORS, id, harmonia_store::encode(&record)?);
+        tx.commit().await?;
+        Ok(Ok(issued))
+    })
+    .await
 }
 
 /// A fresh credential for `name` and the record that stores its digest.

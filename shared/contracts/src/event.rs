@@ -102,15 +102,10 @@ impl<'de> Deserialize<'de> for Pass {
     }
 }
 
-impl JsonSchema for Pass {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Pass".into()
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": 2,
-            "description": "1 for the first draft, 2 for the single revision."})
-    }
-}
+fixed_schema!(Pass, {
+    "type": "integer", "minimum": 1, "maximum": 2,
+    "description": "1 for the first draft, 2 for the single revision."
+});
 
 /// Key that identifies one logical event across re-publications:
 /// `<workspace>:<job>:<topic>:<pass>`.

@@ -7,7 +7,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::{Code, Error};
@@ -158,18 +157,11 @@ macro_rules! id_type {
             }
         }
 
-        impl JsonSchema for $name {
-            fn schema_name() -> std::borrow::Cow<'static, str> {
-                stringify!($name).into()
-            }
-            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                schemars::json_schema!({
-                    "type": "string",
-                    "pattern": ID_PATTERN,
-                    "description": concat!("A ", $kind, ".")
-                })
-            }
-        }
+        fixed_schema!($name, {
+            "type": "string",
+            "pattern": ID_PATTERN,
+            "description": concat!("A ", $kind, ".")
+        });
     };
 }
 

@@ -10,6 +10,23 @@
 //! Every serde type denies unknown fields; the checked-in schemas under `schemas/` are
 //! regenerated with `cargo run -p harmonia-contracts --bin harmonia-schemas`.
 
+/// Implements `JsonSchema` for `$name` as the fixed `$schema` (a `schemars::json_schema!`
+/// object), named after the type: for the types whose serde form is written by hand (parsed
+/// text, a bounded number), which no derive can describe. Defined before the modules so that
+/// every one of them can use it.
+macro_rules! fixed_schema {
+    ($name:ident, $schema:tt) => {
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!($schema)
+            }
+        }
+    };
+}
+
 pub mod domain;
 pub mod error;
 pub mod event;

@@ -4,7 +4,6 @@ use std::fmt;
 use std::str::FromStr;
 
 use rand::RngExt;
-use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::{Code, Error};
@@ -107,18 +106,11 @@ impl<'de> Deserialize<'de> for TraceParent {
     }
 }
 
-impl JsonSchema for TraceParent {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TraceParent".into()
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "type": "string",
-            "description": "W3C traceparent (version 00) with non-zero ids.",
-            "pattern": "^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$"
-        })
-    }
-}
+fixed_schema!(TraceParent, {
+    "type": "string",
+    "description": "W3C traceparent (version 00) with non-zero ids.",
+    "pattern": "^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$"
+});
 
 #[cfg(test)]
 mod tests {
@@ -181,17 +173,10 @@ macro_rules! hex_id {
             }
         }
 
-        impl JsonSchema for $name {
-            fn schema_name() -> std::borrow::Cow<'static, str> {
-                stringify!($name).into()
-            }
-            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                schemars::json_schema!({
-                    "type": "string",
-                    "pattern": concat!("^(?!0{", $len, "})[0-9a-f]{", $len, "}$")
-                })
-            }
-        }
+        fixed_schema!($name, {
+            "type": "string",
+            "pattern": concat!("^(?!0{", $len, "})[0-9a-f]{", $len, "}$")
+        });
     };
 }
 

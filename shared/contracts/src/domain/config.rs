@@ -12,6 +12,28 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::{ConnectorKind, Platform, WorkspaceMode};
 use crate::error::{Code, Error};
 
+/// A value written as text wherever it is stored or sent, in the form an operator types in the
+/// configuration file: serialized with its `Display`, deserialized with its `FromStr` (whose
+/// refusal's message becomes the deserializer's error, so it is reported with the field path
+/// around it), and described by `$schema`, a JSON Schema for strings.
+macro_rules! written_as_text {
+    ($name:ident, $schema:tt) => {
+        fixed_schema!($name, $schema);
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                String::deserialize(d)?.parse().map_err(|e: Error| serde::de::Error::custom(e.message))
+            }
+        }
+    };
+}
+
 /// One workspace's configuration: brand, audience, voice, goals, call to action, channels,
 /// link allow-list, posting windows and cadence, and mode.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -147,18 +169,11 @@ impl From<Day> for Weekday {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LocalTime(NaiveTime);
 
-impl JsonSchema for LocalTime {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LocalTime".into()
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "type": "string",
-            "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$",
-            "description": "A local time of day, HH:MM (24-hour)."
-        })
-    }
-}
+written_as_text!(LocalTime, {
+    "type": "string",
+    "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$",
+    "description": "A local time of day, HH:MM (24-hour)."
+});
 
 impl LocalTime {
     /// The time of day.
@@ -184,36 +199,17 @@ impl fmt::Display for LocalTime {
     }
 }
 
-impl Serialize for LocalTime {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for LocalTime {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d)?.parse().map_err(|e: Error| serde::de::Error::custom(e.message))
-    }
-}
-
 /// An IANA time zone name (`Europe/Lisbon`, `America/Chicago`, `UTC`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TimeZoneName(chrono_tz::Tz);
 
-impl JsonSchema for TimeZoneName {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TimeZoneName".into()
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        // The zone list itself is checked when the value is parsed; the schema bounds its shape.
-        schemars::json_schema!({
-            "type": "string",
-            "pattern": "^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+){0,2}$",
-            "maxLength": 64,
-            "description": "An IANA time zone name, for example Europe/Lisbon or UTC."
-        })
-    }
-}
+// The zone list itself is checked when the value is parsed; the schema bounds its shape.
+written_as_text!(TimeZoneName, {
+    "type": "string",
+    "pattern": "^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+){0,2}$",
+    "maxLength": 64,
+    "description": "An IANA time zone name, for example Europe/Lisbon or UTC."
+});
 
 impl TimeZoneName {
     /// The zone, for converting local times to UTC.
@@ -240,18 +236,6 @@ impl FromStr for TimeZoneName {
 impl fmt::Display for TimeZoneName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0.name())
-    }
-}
-
-impl Serialize for TimeZoneName {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for TimeZoneName {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d)?.parse().map_err(|e: Error| serde::de::Error::custom(e.message))
     }
 }
 

@@ -4,6 +4,42 @@
 //! strings and lists carry their bounds in the JSON Schema, which is what specialist outputs
 //! and imported files are validated against before deterministic code accepts them.
 
+/// A whole number from 1 to 5 (a plan item's priority, a review score), checked on the way in
+/// (`TryFrom<u8>` and serde refuse anything else as `out_of_range`, naming `$what`), so nothing
+/// downstream checks it again. Defined before the modules that use it.
+macro_rules! one_to_five {
+    ($(#[$doc:meta])* $name:ident, $what:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, schemars::JsonSchema)]
+        #[serde(transparent)]
+        pub struct $name(#[schemars(range(min = 1, max = 5))] u8);
+
+        impl $name {
+            /// The number, from 1 to 5.
+            pub fn get(self) -> u8 {
+                self.0
+            }
+        }
+
+        impl TryFrom<u8> for $name {
+            type Error = $crate::Error;
+            fn try_from(n: u8) -> Result<Self, $crate::Error> {
+                if (1..=5).contains(&n) {
+                    Ok(Self(n))
+                } else {
+                    Err($crate::Error::new($crate::Code::OutOfRange, concat!($what, " must be 1-5")))
+                }
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                Self::try_from(<u8 as serde::Deserialize>::deserialize(d)?).map_err(|e| serde::de::Error::custom(e.message))
+            }
+        }
+    };
+}
+
 mod analysis;
 mod calendar;
 mod config;
@@ -42,3 +78,20 @@ pub use workspace::{Platform, Workspace, WorkspaceMode, WorkspaceVersion};
 
 /// A point in time, always UTC.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priorities_and_scores_are_one_to_five_and_refusals_name_them() {
+        assert_eq!(Priority::try_from(1).map(Priority::get).ok(), Some(1));
+        assert_eq!(serde_json::from_str::<Score>("5").map(Score::get).ok(), Some(5));
+        for n in [0, 6] {
+            assert_eq!(Priority::try_from(n).map_err(|e| e.message).err().as_deref(), Some("priority must be 1-5"));
+            assert_eq!(Score::try_from(n).map_err(|e| e.code).err(), Some(crate::Code::OutOfRange));
+        }
+        let refused = serde_json::from_str::<Score>("6").expect_err("out of range").to_string();
+        assert!(refused.contains("score must be 1-5"), "{refused}");
+    }
+}

@@ -185,30 +185,11 @@ pub enum ContentFormat {
     Article,
 }
 
-/// Priority 1 (highest) to 5.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
-#[serde(transparent)]
-pub struct Priority(#[schemars(range(min = 1, max = 5))] u8);
-
-impl Priority {
-    /// The priority number.
-    pub fn get(self) -> u8 {
-        self.0
-    }
-}
-
-impl TryFrom<u8> for Priority {
-    type Error = Error;
-    fn try_from(n: u8) -> Result<Self, Error> {
-        if (1..=5).contains(&n) { Ok(Self(n)) } else { Err(Error::new(Code::OutOfRange, "priority must be 1-5")) }
-    }
-}
-
-impl<'de> Deserialize<'de> for Priority {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Priority::try_from(u8::deserialize(d)?).map_err(|e| serde::de::Error::custom(e.message))
-    }
-}
+one_to_five!(
+    /// Priority 1 (highest) to 5.
+    Priority,
+    "priority"
+);
 
 /// One item of the editorial plan.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

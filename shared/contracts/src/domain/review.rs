@@ -1,8 +1,7 @@
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
 use super::Timestamp;
-use crate::error::{Code, Error};
 use crate::event::Pass;
 use crate::ids::DraftId;
 use crate::tool::Provenance;
@@ -27,30 +26,11 @@ pub enum Dimension {
     SafetyInclusion,
 }
 
-/// A 1–5 score.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
-#[serde(transparent)]
-pub struct Score(#[schemars(range(min = 1, max = 5))] u8);
-
-impl Score {
-    /// The number.
-    pub fn get(self) -> u8 {
-        self.0
-    }
-}
-
-impl TryFrom<u8> for Score {
-    type Error = Error;
-    fn try_from(n: u8) -> Result<Self, Error> {
-        if (1..=5).contains(&n) { Ok(Self(n)) } else { Err(Error::new(Code::OutOfRange, "score must be 1-5")) }
-    }
-}
-
-impl<'de> Deserialize<'de> for Score {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Score::try_from(u8::deserialize(d)?).map_err(|e| serde::de::Error::custom(e.message))
-    }
-}
+one_to_five!(
+    /// A 1–5 score.
+    Score,
+    "score"
+);
 
 /// One dimension's assessment.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

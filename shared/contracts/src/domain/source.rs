@@ -46,15 +46,7 @@ impl fmt::Display for LanguageTag {
     }
 }
 
-impl JsonSchema for LanguageTag {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LanguageTag".into()
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({"type": "string", "maxLength": 35,
-            "pattern": "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$"})
-    }
-}
+fixed_schema!(LanguageTag, {"type": "string", "maxLength": 35, "pattern": "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$"});
 
 /// One transcript segment.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

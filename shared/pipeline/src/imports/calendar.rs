@@ -22,10 +22,7 @@ pub(super) const SPEC: Spec =
 
 /// Every row of a calendar CSV, validated; the first bad row is the error.
 pub fn parse(csv: &str) -> Result<Vec<CalendarImport>, Error> {
-    let rows = table::rows(csv, Format::Csv, &SPEC)?;
-    let entries = rows.iter().map(entry).collect::<Result<Vec<_>, _>>()?;
-    table::unique(entries.iter().zip(&rows).map(|(e, r)| (e.id.clone(), r.at)), "calendar entry")?;
-    Ok(entries)
+    table::records(csv, Format::Csv, &SPEC, entry, |e| e.id.clone(), "calendar entry")
 }
 
 fn entry(row: &Row) -> Result<CalendarImport, Error> {
@@ -70,8 +67,7 @@ fn entry(row: &Row) -> Result<CalendarImport, Error> {
 pub async fn import(store: &dyn Store, workspace: &WorkspaceId, bytes: &[u8]) -> Result<Summary, Error> {
     let entries = parse(text(bytes)?)?;
     let records: Vec<_> = entries.into_iter().map(|e| (e.id.clone(), e)).collect();
-    let stored = store_all(store, workspace, CALENDAR, &records).await?;
-    Ok(Summary { kind: ImportKind::Calendar, workspace: workspace.clone(), stored })
+    store_all(store, workspace, ImportKind::Calendar, &records).await
 }
 
 /// Every imported calendar entry of `workspace`, in id order.

@@ -12,7 +12,7 @@ use harmonia_store::Store;
 
 use super::table::{self, Row, Spec};
 use super::{Format, ImportKind, Summary, store_all, text};
-use crate::records::{POST_METRICS, doc_id};
+use crate::records::doc_id;
 
 /// The metrics file's columns.
 pub(super) const SPEC: Spec = Spec {
@@ -34,10 +34,7 @@ pub(super) const SPEC: Spec = Spec {
 
 /// Every row of a metrics CSV, validated; the first bad row is the error.
 pub fn parse(csv: &str) -> Result<Vec<PostMetrics>, Error> {
-    let rows = table::rows(csv, Format::Csv, &SPEC)?;
-    let metrics = rows.iter().map(metric).collect::<Result<Vec<_>, _>>()?;
-    table::unique(metrics.iter().zip(&rows).map(|(m, r)| (m.post.clone(), r.at)), "post")?;
-    Ok(metrics)
+    table::records(csv, Format::Csv, &SPEC, metric, |m| m.post.clone(), "post")
 }
 
 fn metric(row: &Row) -> Result<PostMetrics, Error> {
@@ -67,6 +64,5 @@ fn metric(row: &Row) -> Result<PostMetrics, Error> {
 pub async fn import(store: &dyn Store, workspace: &WorkspaceId, bytes: &[u8]) -> Result<Summary, Error> {
     let metrics = parse(text(bytes)?)?;
     let records: Vec<_> = metrics.into_iter().map(|m| (doc_id(&m.post), m)).collect();
-    let stored = store_all(store, workspace, POST_METRICS, &records).await?;
-    Ok(Summary { kind: ImportKind::Metrics, workspace: workspace.clone(), stored })
+    store_all(store, workspace, ImportKind::Metrics, &records).await
 }

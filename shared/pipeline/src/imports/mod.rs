@@ -23,8 +23,10 @@ mod table;
 
 use harmonia_contracts::ids::{DocId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
-use harmonia_store::{Collection, MAX_WRITES, Store, Write, WriteOp, encode};
+use harmonia_store::{MAX_WRITES, Store, Write, WriteOp, encode};
 use serde::Serialize;
+
+use crate::records::{CALENDAR, POST_METRICS, TREND_SIGNALS};
 
 /// The largest file an import accepts, in bytes (1 MiB).
 pub const MAX_IMPORT_BYTES: usize = 1024 * 1024;
@@ -110,19 +112,25 @@ fn text(bytes: &[u8]) -> Result<&str, Error> {
     std::str::from_utf8(bytes).map_err(|_| Error::new(Code::ImportMalformed, "The import file is not UTF-8 text."))
 }
 
-/// Store every `(id, record)` in one atomic commit: all of them or, on any failure, none.
+/// Store every `(id, record)` of a `kind` file in its collection, in one atomic commit: all of
+/// them or, on any failure, none.
 async fn store_all<T: Serialize>(
     store: &dyn Store,
     workspace: &WorkspaceId,
-    collection: Collection,
+    kind: ImportKind,
     records: &[(DocId, T)],
-) -> Result<usize, Error> {
+) -> Result<Summary, Error> {
+    let collection = match kind {
+        ImportKind::Metrics => POST_METRICS,
+        ImportKind::Signals => TREND_SIGNALS,
+        ImportKind::Calendar => CALENDAR,
+    };
     let writes = records
         .iter()
         .map(|(id, record)| Ok(Write { collection, id: id.clone(), op: WriteOp::Upsert(encode(record)?) }))
         .collect::<Result<Vec<_>, harmonia_store::Error>>()?;
     store.commit(workspace, writes).await?;
-    Ok(records.len())
+    Ok(Summary { kind, workspace: workspace.clone(), stored: records.len() })
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ use harmonia_store::Store;
 
 use super::table::{self, Row, Spec};
 use super::{Format, ImportKind, Summary, store_all, text};
-use crate::records::TREND_SIGNALS;
 
 /// The signals file's columns.
 pub(super) const SPEC: Spec =
@@ -20,10 +19,7 @@ pub(super) const SPEC: Spec =
 
 /// Every row of a signals file, validated; the first bad row is the error.
 pub fn parse(text: &str, format: Format) -> Result<Vec<TrendSignal>, Error> {
-    let rows = table::rows(text, format, &SPEC)?;
-    let signals = rows.iter().map(signal).collect::<Result<Vec<_>, _>>()?;
-    table::unique(signals.iter().zip(&rows).map(|(s, r)| (s.id.clone(), r.at)), "signal id")?;
-    Ok(signals)
+    table::records(text, format, &SPEC, signal, |s| s.id.clone(), "signal id")
 }
 
 fn signal(row: &Row) -> Result<TrendSignal, Error> {
@@ -57,6 +53,5 @@ pub async fn import(
     let signals = parse(text(bytes)?, format)?;
     let records =
         signals.into_iter().map(|s| Ok((s.id.as_str().parse::<DocId>()?, s))).collect::<Result<Vec<_>, Error>>()?;
-    let stored = store_all(store, workspace, TREND_SIGNALS, &records).await?;
-    Ok(Summary { kind: ImportKind::Signals, workspace: workspace.clone(), stored })
+    store_all(store, workspace, ImportKind::Signals, &records).await
 }

@@ -112,8 +112,25 @@ impl Row {
     }
 }
 
+/// Every row of `text` made a record by `record`, the first bad row being the error; two rows
+/// whose `key` is the same are refused as naming the same `what`. The one reading every import
+/// format shares, so each differs only in its columns and its records.
+pub(super) fn records<T, K: Ord + Clone>(
+    text: &str,
+    format: Format,
+    spec: &Spec,
+    record: impl Fn(&Row) -> Result<T, Error>,
+    key: impl Fn(&T) -> K,
+    what: &str,
+) -> Result<Vec<T>, Error> {
+    let rows = rows(text, format, spec)?;
+    let records = rows.iter().map(record).collect::<Result<Vec<_>, _>>()?;
+    unique(records.iter().zip(&rows).map(|(r, row)| (key(r), row.at)), what)?;
+    Ok(records)
+}
+
 /// The rows of `text` in `format`, with their columns checked against `spec`.
-pub(super) fn rows(text: &str, format: Format, spec: &Spec) -> Result<Vec<Row>, Error> {
+fn rows(text: &str, format: Format, spec: &Spec) -> Result<Vec<Row>, Error> {
     let rows = match format {
         Format::Csv => csv_rows(text, spec)?,
         Format::Json => json_rows(text, spec)?,
@@ -234,7 +251,7 @@ fn json_rows(text: &str, spec: &Spec) -> Result<Vec<Row>, Error> {
 }
 
 /// Refuse two rows naming the same record, naming both rows.
-pub(super) fn unique<K: Ord + Clone>(rows: impl IntoIterator<Item = (K, Location)>, what: &str) -> Result<(), Error> {
+fn unique<K: Ord + Clone>(rows: impl IntoIterator<Item = (K, Location)>, what: &str) -> Result<(), Error> {
     let mut seen: BTreeMap<K, Location> = BTreeMap::new();
     for (key, at) in rows {
         if let Some(first) = seen.insert(key.clone(), at) {

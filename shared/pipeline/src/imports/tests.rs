@@ -65,58 +65,31 @@ fn header_problems_name_the_column() {
 fn a_bad_row_names_its_line_and_column_without_echoing_the_value() {
     // Line 3 starts after a quoted field spanning two lines on line 2.
     let good = metrics_row("p-1", "1").replace("analytics export", "\"two\nlines\"");
-    let cases = [
-        (
-            metrics_row("p-2", "many"),
-            Code::ImportInvalidRow,
-            "At line 4, column `impressions`: a whole number from 0 is expected.",
-        ),
-        (
-            metrics_row("p-2", "-3"),
-            Code::ImportInvalidRow,
-            "At line 4, column `impressions`: a whole number from 0 is expected.",
-        ),
-        (
-            metrics_row("p 2", "1"),
-            Code::ImportInvalidRow,
-            "At line 4, column `post`: a post id (letters, digits, `.`, `_`, `:` or `-`, at most 128) is expected.",
-        ),
-        (
-            metrics_row("p-2", "1").replace("linkedin", "myspace"),
-            Code::ImportInvalidRow,
-            "At line 4, column `platform`: one of x, linkedin, instagram, threads, bluesky, youtube, tiktok is expected.",
-        ),
-        (
-            metrics_row("p-2", "1").replace(",live", ",real"),
-            Code::ImportInvalidRow,
-            "At line 4, column `provenance`: live or mock is expected.",
-        ),
-        (
-            metrics_row("p-2", "1").replace("2026-11-04T14:00:00Z", "yesterday"),
-            Code::ImportInvalidRow,
-            "At line 4, column `measured_at`: an RFC 3339 time such as 2026-11-02T14:00:00Z is expected.",
-        ),
-        (
-            metrics_row("p-2", "1").replace("2026-11-04T14:00:00Z", "2026-11-01T14:00:00Z"),
-            Code::ImportInvalidRow,
-            "At line 4, column `measured_at`: a post is measured after it is published.",
-        ),
-        (
-            metrics_row("p-2", "1").replace(",analytics export,", ",,"),
-            Code::ImportInvalidRow,
-            "At line 4, column `source`: a value is required.",
-        ),
-        (
-            metrics_row("p-2", "1").replace(",live", ""),
-            Code::ImportInvalidRow,
-            "At line 4, the row has 10 fields where the header has 11.",
-        ),
-        (metrics_row("p-1", "9"), Code::ImportDuplicateRow, "The rows at line 2 and line 4 name the same post."),
+    let refusal =
+        |bad: &str| refused(metrics::parse(&format!("{METRICS_HEADER}\n{good}\n{bad}\n{}\n", metrics_row("p-3", "1"))));
+    let platforms = "one of x, linkedin, instagram, threads, bluesky, youtube, tiktok is expected";
+    let post_id = "a post id (letters, digits, `.`, `_`, `:` or `-`, at most 128) is expected";
+    let rfc3339 = "an RFC 3339 time such as 2026-11-02T14:00:00Z is expected";
+    let measured_early = metrics_row("p-2", "1").replace("2026-11-04T14:00:00Z", "2026-11-01T14:00:00Z");
+    let invalid = [
+        (metrics_row("p-2", "many"), "impressions", "a whole number from 0 is expected"),
+        (metrics_row("p-2", "-3"), "impressions", "a whole number from 0 is expected"),
+        (metrics_row("p 2", "1"), "post", post_id),
+        (metrics_row("p-2", "1").replace("linkedin", "myspace"), "platform", platforms),
+        (metrics_row("p-2", "1").replace(",live", ",real"), "provenance", "live or mock is expected"),
+        (metrics_row("p-2", "1").replace("2026-11-04T14:00:00Z", "yesterday"), "measured_at", rfc3339),
+        (measured_early, "measured_at", "a post is measured after it is published"),
+        (metrics_row("p-2", "1").replace(",analytics export,", ",,"), "source", "a value is required"),
     ];
-    for (bad, code, message) in cases {
-        let text = format!("{METRICS_HEADER}\n{good}\n{bad}\n{}\n", metrics_row("p-3", "1"));
-        assert_eq!(refused(metrics::parse(&text)), (code, message.to_owned()), "{bad}");
+    for (bad, column, expected) in invalid {
+        let message = format!("At line 4, column `{column}`: {expected}.");
+        assert_eq!(refusal(&bad), (Code::ImportInvalidRow, message), "{bad}");
     }
+    let short = metrics_row("p-2", "1").replace(",live", "");
+    let message = "At line 4, the row has 10 fields where the header has 11.";
+    assert_eq!(refusal(&short), (Code::ImportInvalidRow, message.to_owned()));
+    let message = "The rows at line 2 and line 4 name the same post.";
+    assert_eq!(refusal(&metrics_row("p-1", "9")), (Code::ImportDuplicateRow, message.to_owned()));
 }
 
 #[tokio::test]
