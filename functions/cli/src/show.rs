@@ -112,7 +112,8 @@ fn visible(text: &str) -> usize {
         .count()
 }
 
-/// A snake_case enum's serde name, for display.
+/// A unit enum's serde name (its stable snake_case wire name), spaced for reading. Only unit
+/// enums are passed, which always serialise to a string; "?" would mark a caller's mistake.
 fn name(value: &impl Serialize) -> String {
     match serde_json::to_value(value) {
         Ok(serde_json::Value::String(s)) => s.replace('_', " "),

@@ -14,7 +14,7 @@ use harmonia_contracts::domain::{
     Platform, PolicyOutcome, PolicyResult, PolicyRule, Publication, Review, Source,
 };
 use harmonia_contracts::event::Pass;
-use harmonia_contracts::ids::{BriefId, DraftId, EvidenceId, PlanItemId, WorkspaceId};
+use harmonia_contracts::ids::{BriefId, DraftId, EvidenceId, JobId, PlanItemId, WorkspaceId};
 use harmonia_store::{Collection, Document};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -249,7 +249,7 @@ fn held(rule: PolicyRule) -> &'static str {
 
 /// Everything stored about `job` in `workspace`; `not_found` when the workspace has no such
 /// job (a job of another workspace is not found either).
-pub async fn job(env: &Env, workspace: &WorkspaceId, id: &harmonia_contracts::ids::JobId) -> Result<JobDetail, Error> {
+pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDetail, Error> {
     let job = crate::operator::job(env, workspace, id).await?;
     let get = |collection: Collection, key: String| async move {
         env.store.get(workspace, collection, &doc_id(key)).await.map_err(Error::from)
