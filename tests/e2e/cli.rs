@@ -26,6 +26,7 @@ async fn an_unknown_job_is_not_found_with_exit_1_in_every_command() {
     for args in [
         &["status", "job-nope"][..],
         &["activity", "job-nope"],
+        &["show", "job-nope"],
         &["approve", "job-nope", "strategy"],
         &["reject", "job-nope", "draft", "--reason", "Off brand."],
     ] {
@@ -34,4 +35,69 @@ async fn an_unknown_job_is_not_found_with_exit_1_in_every_command() {
         assert!(err.contains("[not_found]"), "{args:?}: {err}");
         assert!(!err.contains("Error {") && !err.contains("Some("), "a sentence, not debug formatting: {err}");
     }
+}
+
+#[tokio::test]
+async fn show_prints_a_verified_job_whole_as_json_and_as_text() {
+    let dir = harmonia_testkit::temp_dir();
+    let (code, out, err) = harmonia(dir.path(), &["--json", "demo"]).await;
+    assert_eq!(code, 0, "{err}");
+    let demo: serde_json::Value = serde_json::from_str(&out).expect("demo json");
+    let job = demo["job"]["id"].as_str().expect("job id").to_owned();
+    // The demo keeps its own data dir and workspace.
+    let demo_dir = dir.path().join("demo");
+    let show = |args: &'static [&'static str]| {
+        let (demo_dir, job) = (demo_dir.clone(), job.clone());
+        async move {
+            let mut all = vec!["--workspace", "demo"];
+            all.extend_from_slice(args);
+            all.push(&job);
+            harmonia(&demo_dir, &all).await
+        }
+    };
+
+    let (code, out, err) = show(&["--json", "show"]).await;
+    assert_eq!(code, 0, "{err}");
+    let d: serde_json::Value = serde_json::from_str(&out).expect("show json");
+    assert_eq!(d["job"]["status"], "verified");
+    assert!(
+        d["strategy"]["content_hash"].is_string() && d["strategy"]["briefs"][0]["evidence"][0]["quote"].is_string()
+    );
+    let selected = &d["selected_item"];
+    assert!(d["plan"]["items"].as_array().is_some_and(|items| items.contains(selected)), "the selected plan item");
+    let drafts = d["drafts"].as_array().expect("drafts");
+    let reviews = d["reviews"].as_array().expect("reviews");
+    assert!(!drafts.is_empty());
+    assert_eq!(reviews.len(), drafts.len(), "one review per pass");
+    for review in reviews {
+        assert_eq!(review["assessments"].as_object().map(|a| a.len()), Some(7), "all seven assessments: {review}");
+    }
+    let policy = d["policy"].as_array().and_then(|p| p.last()).expect("policy result");
+    assert_eq!(policy["outcome"], "passed");
+    assert_eq!(policy["rules"].as_array().map(Vec::len), Some(7));
+    assert_eq!(d["publication"]["receipt"]["outcome"]["outcome"], "applied");
+    assert_eq!(d["publication"]["verification"]["outcome"]["outcome"], "verified");
+    assert_eq!(d["decisions"].as_array().map(Vec::len), Some(2));
+
+    // Text: the posted draft verbatim, line for line, and its count against the limit.
+    let (code, text, err) = show(&["show"]).await;
+    assert_eq!(code, 0, "{err}");
+    let last = drafts.last().expect("a draft");
+    let body = last["body"].as_str().expect("body");
+    assert!(text.contains(body), "the draft verbatim:\n{text}");
+    let count = format!(
+        "{} / {} {}",
+        last["length"]["used"],
+        last["length"]["limit"],
+        last["length"]["unit"].as_str().expect("unit")
+    );
+    assert!(text.contains(&count), "{count} in:\n{text}");
+    assert!(!text.contains('\x1b'), "no colour when stdout is not a terminal");
+    for heading in ["Strategy (Ryan)", "Plan (Temi)", "Review, pass 1 (Dara)", "Policy", "Publication"] {
+        assert!(text.lines().any(|l| l == heading), "{heading} in:\n{text}");
+    }
+
+    let (code, _, err) = harmonia(&demo_dir, &["--workspace", "demo", "show", "job-nope"]).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("[not_found]"), "{err}");
 }

@@ -5,7 +5,7 @@
 //! `workspace init|show|update` manages the workspace configuration (a TOML file, versioned);
 //! `demo` runs the bundled sample end to end in its own data dir with the CLI user acting as the
 //! operator for both approvals; `run` ingests a source file and processes it until it needs a
-//! human; `status`, `approve` and `reject` are the operator's commands; `operator
+//! human; `status`, `show`, `approve` and `reject` are the operator's commands; `operator
 //! add|list|revoke` manages credentials; `serve` exposes the operator API. Every command resumes unfinished work
 //! first, so a run interrupted at any point completes when any command runs again.
 
@@ -19,6 +19,7 @@ mod app;
 mod ask_tests;
 mod imports;
 mod operators;
+mod show;
 mod workspace;
 
 /// Harmonia: grounded, reviewed, platform-native posts from video sources.
@@ -32,7 +33,7 @@ struct Cli {
     #[arg(long, global = true)]
     json: bool,
     /// Act on a deployed project (Firestore and Pub/Sub, configured from the environment like
-    /// the functions) instead of the embedded default. For workspace, status, approve, reject,
+    /// the functions) instead of the embedded default. For workspace, status, show, approve, reject,
     /// activity, operator.
     #[arg(long, global = true)]
     cloud: bool,
@@ -79,6 +80,12 @@ enum Command {
     Status {
         /// Job id.
         job: Option<String>,
+    },
+    /// Everything about one job: source, moments, strategy, plan, drafts exactly as they would
+    /// be posted, reviews, policy, the version awaiting a decision, decisions and publication.
+    Show {
+        /// Job id.
+        job: String,
     },
     /// Approve the current strategy or draft of a job.
     Approve {
@@ -185,6 +192,7 @@ async fn main() -> ExitCode {
                 app::run(backend.local()?, &out, &ws, &source, title, &language).await
             }
             Command::Status { job } => app::status(&backend, &out, &ws, job.as_deref()).await,
+            Command::Show { job } => show::show(&backend, &out, &ws, &job).await,
             Command::Approve { job, subject, version } => {
                 app::decide(&backend, &out, &ws, &job, subject.into(), None, version).await
             }

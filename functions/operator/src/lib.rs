@@ -10,6 +10,7 @@
 //! | `GET /healthz` | liveness (no credential) |
 //! | `GET /v1/jobs` | the workspace's jobs, newest first |
 //! | `GET /v1/jobs/{job}` | one job and the version awaiting a decision, if any |
+//! | `GET /v1/jobs/{job}/detail` | everything stored about the job (`harmonia show --json`): `job`, `source`, `analysis`, `strategy`, `plan`, `selected_item`, `drafts`, `reviews`, `policy`, `awaiting`, `decisions`, `publication` |
 //! | `GET /v1/jobs/{job}/view` | the job view: Maya's A2UI layout over typed references, hydrated from storage |
 //! | `GET /v1/activity?job=ID&limit=N&page=P` | the job's activity records (metadata only), paginated |
 //! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject","version":HASH,"reason"?}` |
@@ -28,6 +29,7 @@
 //! with the status `harmonia_http::status_of` gives the code; an unknown path is a JSON 404
 //! (`unknown_route`) and a wrong method a JSON 405 (`method_not_allowed`).
 
+mod detail;
 mod imports;
 mod operators;
 mod routes;

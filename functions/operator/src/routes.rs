@@ -10,7 +10,7 @@ use harmonia_pipeline::operator::{self, DecisionRequest};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::{MAX_BODY_BYTES, OperatorState, operators, view};
+use crate::{MAX_BODY_BYTES, OperatorState, detail, operators, view};
 
 type Reply = Result<(StatusCode, Json<Value>), ApiError>;
 
@@ -22,6 +22,7 @@ pub fn app(state: OperatorState) -> Router {
             .route("/v1/jobs", get(list))
             .route("/v1/jobs/{job}", get(show))
             .route("/v1/jobs/{job}/view", get(job_view))
+            .route("/v1/jobs/{job}/detail", get(detail::show))
             .route("/v1/jobs/{job}/decisions", post(decide))
             .route("/v1/activity", get(activity))
             .route("/v1/sources", post(harmonia_ingest::submit))

@@ -177,7 +177,10 @@ async fn decisions_and_views_through_the_api() {
         assert!(text.contains(id), "layout references {key}");
         assert!(data.is_object());
     }
-    assert!(v["entities"].as_object().is_some_and(|e| e.keys().any(|k| k.starts_with("publication:"))));
+    let entities = v["entities"].as_object().expect("entities");
+    for kind in ["job", "source", "strategy", "plan", "plan_item", "draft", "review", "policy_result", "publication"] {
+        assert!(entities.keys().any(|k| k.starts_with(&format!("{kind}:"))), "the view hydrates {kind}");
+    }
     assert!(
         !v.to_string().contains("rangers logged 4,200 notes while offline, and we lost none of them.\",\"speaker"),
         "no transcript in the view"
@@ -368,4 +371,49 @@ async fn admins_manage_the_workspaces_operators() {
     assert_eq!((s, error_code(&v)), (401, "unauthenticated"), "the revoked admin is out");
     let (s, v) = api.call(delete.clone(), "/v1/operators/cy", Some(&cy), None).await;
     assert_eq!((s, error_code(&v)), (409, "last_admin"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_detail_and_the_view_at_the_strategy_gate_show_the_strategy() {
+    let api = api().await;
+    let get = reqwest::Method::GET;
+    let (s, v) = api.post("/v1/sources", json!({"format": "json", "content": SAMPLE})).await;
+    assert_eq!(s, 201, "{v}");
+    let job = v["job"]["id"].as_str().expect("job id").to_owned();
+    let job_id = job.parse().expect("id");
+    let waiting = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
+    assert_eq!(waiting.status, JobStatus::AwaitingStrategyApproval);
+
+    let path = format!("/v1/jobs/{job}/detail");
+    let (s, v) = api.get(&path).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["job"]["status"], "awaiting_strategy_approval");
+    let hash = v["strategy"]["content_hash"].as_str().expect("strategy version");
+    assert_eq!(v["awaiting"]["subject"], "strategy");
+    assert_eq!(v["awaiting"]["version"], hash);
+    assert_eq!(v["awaiting"]["prefix"], &hash[..12]);
+    let quote = &v["strategy"]["briefs"][0]["evidence"][0]["quote"];
+    assert!(quote.as_str().is_some_and(|q| !q.is_empty()), "evidence is quoted inline: {v}");
+    assert!(v["analysis"]["moments"].as_array().is_some_and(|m| !m.is_empty()));
+    for later in ["plan", "selected_item", "publication"] {
+        assert!(v[later].is_null(), "{later} is not reached yet");
+    }
+    for later in ["drafts", "reviews", "policy", "decisions"] {
+        assert_eq!(v[later], json!([]), "{later} is not reached yet");
+    }
+
+    let (s, v) = api.call(get.clone(), &path, None, None).await;
+    assert_eq!((s, error_code(&v)), (401, "unauthenticated"));
+    let (s, v) = api.call(get.clone(), &path, Some(&api.other), None).await;
+    assert_eq!((s, error_code(&v)), (404, "not_found"), "another workspace's job does not exist for it");
+    let (s, v) = api.get("/v1/jobs/job-nothing/detail").await;
+    assert_eq!((s, error_code(&v)), (404, "not_found"));
+
+    // The job view at the strategy gate hydrates the strategy as well as the job and source.
+    let (s, v) = api.get(&format!("/v1/jobs/{job}/view")).await;
+    assert_eq!(s, 200, "{v}");
+    let entities = v["entities"].as_object().expect("entities");
+    let strategy = entities.iter().find(|(k, _)| k.starts_with("strategy:")).map(|(_, d)| d).expect("strategy");
+    assert_eq!(strategy["content_hash"], hash);
+    assert!(v["layout"].to_string().contains(&format!("strategy-{job}")), "Maya's layout references it");
 }

@@ -11,7 +11,7 @@ use harmonia_contracts::ids::JobId;
 use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::operator;
-use harmonia_pipeline::records::{DRAFTS, PLANS, POLICY_RESULTS, PUBLICATIONS, REVIEWS, SOURCES, doc_id};
+use harmonia_pipeline::records::{DRAFTS, PLANS, POLICY_RESULTS, PUBLICATIONS, REVIEWS, SOURCES, STRATEGIES, doc_id};
 use harmonia_pipeline::steps::draft_id_of;
 use harmonia_store::Collection;
 use serde_json::{Value, json};
@@ -57,7 +57,16 @@ pub(crate) async fn job_view(
         }
         add(EntityKind::Source, id, source);
     }
-    if let Some((_, plan)) = fetch(PLANS, job.id.to_string()).await?
+    // Ryan's strategy with the version an approval names, and Temi's whole plan: the operator
+    // decides on them, so the view shows them, not only the job and its source.
+    if let Some((_, strategy)) = fetch(STRATEGIES, job.id.to_string()).await? {
+        add(EntityKind::Strategy, format!("strategy-{}", job.id), strategy);
+    }
+    let plan = fetch(PLANS, job.id.to_string()).await?;
+    if let Some((_, plan)) = &plan {
+        add(EntityKind::Plan, format!("plan-{}", job.id), plan.clone());
+    }
+    if let Some((_, plan)) = plan
         && let Some(selected) = plan.get("selected").and_then(Value::as_str)
         && let Some(item) =
             plan["plan"]["items"].as_array().and_then(|items| items.iter().find(|i| i["id"] == selected))

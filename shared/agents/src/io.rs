@@ -301,6 +301,10 @@ pub enum EntityKind {
     Moment,
     /// A brief.
     Brief,
+    /// A strategy (Ryan's, with its version).
+    Strategy,
+    /// A plan (Temi's, every item and the selected one).
+    Plan,
     /// A plan item.
     PlanItem,
     /// A draft.
@@ -593,7 +597,7 @@ mod tests {
     fn entity_kind_names_are_the_serde_names() {
         use strum::IntoEnumIterator;
         let kinds: Vec<EntityKind> = EntityKind::iter().collect();
-        assert_eq!(kinds.len(), 9);
+        assert_eq!(kinds.len(), 11);
         for kind in kinds {
             assert_eq!(serde_json::to_value(kind).expect("serialises").as_str(), Some(kind.as_str()), "{kind:?}");
         }

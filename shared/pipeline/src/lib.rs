@@ -12,7 +12,8 @@
 //! Layout: [`registry`] (the functions, routes built from the steps' types, topics and
 //! subscriptions), [`records`] (collections and the stored records), [`env`] (backends a step
 //! uses), [`step`] (the step trait, its claim, the completion protocol and the bus handler),
-//! [`steps`] (one module per stage), [`operator`] (human decisions and read views),
+//! [`steps`] (one module per stage), [`operator`] (human decisions and read views), [`detail`]
+//! (everything stored about one job, the operator's read view),
 //! [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources), [`imports`] (metrics,
 //! trend signals and calendar files), [`planning`] (snapshots built from configuration and
 //! calendar, frozen once), [`workspace`] (configuration versions: init, update, the current one
@@ -21,6 +22,7 @@
 //! continues).
 
 pub mod connector;
+pub mod detail;
 pub mod env;
 pub mod formats;
 pub mod imports;

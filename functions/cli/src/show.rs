@@ -1,0 +1,421 @@
+//! `harmonia show JOB [--json]`: everything stored about one job, as the operator reads it
+//! before a decision ([`harmonia_pipeline::detail::JobDetail`], the same form as `GET
+//! /v1/jobs/{job}/detail`). Text mode prints sections with headings and wraps prose to the
+//! terminal's width; a draft is printed verbatim, line for line, as it would be posted. Colour
+//! and bold are used only when stdout is a terminal and `NO_COLOR` is unset.
+//!
+//! `show` only reads: it does not resume unfinished work, so looking at a job never moves it.
+
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write as _};
+
+use harmonia_contracts::Error;
+use harmonia_contracts::domain::{
+    Assessment, Assessments, ConnectorKind, Decision, JobStatus, ReceiptOutcome, VerificationOutcome,
+};
+use harmonia_contracts::ids::{JobId, WorkspaceId};
+use harmonia_pipeline::detail::{self, Cited, JobDetail};
+use serde::Serialize;
+
+use crate::app::{Backend, Output};
+
+/// The narrowest and widest text `show` wraps to: narrower is unreadable, wider is tiring.
+const WIDTH: std::ops::RangeInclusive<usize> = 40..=100;
+
+/// `harmonia show JOB`.
+pub(crate) async fn show(backend: &Backend, out: &Output, ws: &WorkspaceId, job: &str) -> Result<(), Error> {
+    let id: JobId = job.parse()?;
+    let detail = detail::job(backend.env(), ws, &id).await?;
+    if out.json {
+        let value = serde_json::to_value(&detail)
+            .map_err(|_| Error::new(harmonia_contracts::Code::InvalidDocument, "the job's detail did not serialise"))?;
+        out.value(&value);
+        return Ok(());
+    }
+    let stdout = std::io::stdout();
+    let terminal = stdout.is_terminal();
+    let style =
+        Style { colour: terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()), width: width(terminal) };
+    // Written whole, so a reader that stops early (`| head`) is not a failure.
+    let _ = stdout.lock().write_all(render(&detail, &style).as_bytes());
+    Ok(())
+}
+
+/// The width to wrap to: the terminal's, else `COLUMNS`, else 80, within [`WIDTH`].
+fn width(terminal: bool) -> usize {
+    let measured = terminal.then(terminal_size::terminal_size).flatten().map(|(w, _)| usize::from(w.0));
+    let columns = || std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok());
+    measured.or_else(columns).unwrap_or(80).clamp(*WIDTH.start(), *WIDTH.end())
+}
+
+/// How text is printed: with or without ANSI colour, wrapped to `width` columns.
+struct Style {
+    colour: bool,
+    width: usize,
+}
+
+impl Style {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+    }
+
+    fn heading(&self, text: &str) -> String {
+        self.paint("1;4", text)
+    }
+
+    fn bold(&self, text: &str) -> String {
+        self.paint("1", text)
+    }
+
+    fn good(&self, text: &str) -> String {
+        self.paint("32", text)
+    }
+
+    fn bad(&self, text: &str) -> String {
+        self.paint("31", text)
+    }
+}
+
+/// Greedy word wrap of `text` to `width` columns, every line after the first indented by
+/// `indent` spaces (the first is indented by the caller's label). A word longer than a line
+/// stands on its own line, unbroken.
+fn wrap(text: &str, first: usize, indent: usize, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut used = first;
+    for word in text.split_whitespace() {
+        let len = word.chars().count();
+        if !line.is_empty() && used + 1 + len > width {
+            lines.push(std::mem::take(&mut line));
+            used = indent;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+            used += 1;
+        }
+        line.push_str(word);
+        used += len;
+    }
+    lines.push(line);
+    lines
+}
+
+/// How many columns `text` takes: its characters outside ANSI colour sequences.
+fn visible(text: &str) -> usize {
+    let mut escaped = false;
+    text.chars()
+        .filter(|&c| {
+            let shown = !escaped && c != '\x1b';
+            escaped = (escaped || c == '\x1b') && c != 'm';
+            shown
+        })
+        .count()
+}
+
+/// A unit enum's serde name (its stable snake_case wire name), spaced for reading. Only unit
+/// enums are passed, which always serialise to a string; "?" would mark a caller's mistake.
+fn name(value: &impl Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s.replace('_', " "),
+        _ => String::from("?"),
+    }
+}
+
+/// Milliseconds as `m:ss`.
+fn clock(ms: u64) -> String {
+    format!("{}:{:02}", ms / 60_000, (ms / 1000) % 60)
+}
+
+/// A time to the minute, in UTC.
+fn when(t: &chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// Dara's seven assessments with their names.
+fn seven(a: &Assessments) -> [(&'static str, &Assessment); 7] {
+    [
+        ("grounding", &a.grounding),
+        ("claims", &a.claims),
+        ("structure", &a.structure),
+        ("clarity", &a.clarity),
+        ("brief, voice and audience fit", &a.brief_voice_audience_fit),
+        ("platform and CTA usability", &a.platform_cta_usability),
+        ("safety and inclusion", &a.safety_inclusion),
+    ]
+}
+
+/// The text form of `d`.
+fn render(d: &JobDetail, s: &Style) -> String {
+    let mut t = Text { out: String::new(), style: s };
+    let job = &d.job;
+    t.heading(&format!("Job {}", job.id));
+    t.field("title", &job.title);
+    let status = match job.status {
+        JobStatus::Verified => s.good(job.status.as_str()),
+        JobStatus::Failed | JobStatus::NeedsHuman => s.bad(job.status.as_str()),
+        other if other.as_str().ends_with("rejected") => s.bad(other.as_str()),
+        other => s.bold(other.as_str()),
+    };
+    t.line(&format!("  status: {status} (writing pass {})", job.pass.get()));
+    t.field("workspace configuration", &format!("version {}", job.workspace_version));
+    if let Some(f) = &job.failure {
+        let by = f.role.map(|r| format!(" by {r}")).unwrap_or_default();
+        t.field("failure", &format!("{} at {}{by}: {}", f.code, f.stage, f.safe_message));
+    }
+    if let Some(a) = &d.awaiting {
+        t.line("");
+        t.line(&s.bold(&format!("Awaiting a decision on the {}", a.subject.as_str())));
+        t.field("version", &a.version);
+        t.field("approve with", &format!("harmonia approve {} {} --version {}", job.id, a.subject.as_str(), a.prefix));
+    }
+
+    if let Some(src) = &d.source {
+        t.heading("Source");
+        t.field("title", &src.title);
+        if let Some(url) = &src.url {
+            t.field("url", url);
+        }
+        t.field(
+            "length",
+            &format!(
+                "{} ({} segments, {} frames), language {}",
+                clock(src.duration_ms),
+                src.segments,
+                src.frames,
+                src.language
+            ),
+        );
+    }
+
+    if let Some(a) = &d.analysis {
+        t.heading("Moments (Nimi)");
+        for m in &a.moments {
+            t.item(
+                &format!("[{}] {}–{}", m.evidence_id, clock(m.start_ms), clock(m.end_ms)),
+                &format!("“{}”", m.quote),
+            );
+        }
+        t.line("");
+        t.line(&s.bold("Angles"));
+        for angle in &a.angles {
+            let evidence = angle.evidence.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+            t.item(&format!("{}: {}", name(&angle.kind), angle.title), &format!("{} [{evidence}]", angle.rationale));
+        }
+    }
+
+    if let Some(st) = &d.strategy {
+        t.heading("Strategy (Ryan)");
+        t.field("version", &st.content_hash);
+        t.field("objective", &st.objective);
+        t.field("audience", &st.audience);
+        t.field("voice", &st.voice);
+        for b in &st.briefs {
+            t.line("");
+            let platforms = b.platforms.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ");
+            t.line(&s.bold(&format!("Brief {} ({platforms})", b.id)));
+            t.field("angle", &b.angle);
+            t.field("key message", &b.key_message);
+            t.field("audience", &b.audience);
+            if let Some(cta) = &b.call_to_action {
+                t.field("call to action", cta);
+            }
+            t.evidence(&b.evidence);
+        }
+    }
+
+    if let Some(plan) = &d.plan {
+        t.heading("Plan (Temi)");
+        t.field("cadence", &plan.cadence);
+        let selected = d.selected_item.as_ref().map(|i| &i.id);
+        for i in &plan.items {
+            let mark = if Some(&i.id) == selected { s.bold(" [selected]") } else { String::new() };
+            let what = format!(
+                "{} {} {} for brief {}, {} to {}, priority {}{mark}",
+                i.id,
+                i.channel.as_str(),
+                name(&i.format),
+                i.brief,
+                when(&i.window.start),
+                when(&i.window.end),
+                i.priority.get()
+            );
+            t.item(&format!("{}.", i.sequence), &what);
+        }
+    }
+
+    for draft in &d.drafts {
+        t.heading(&format!("Draft, pass {} (Noni)", draft.pass.get()));
+        t.field("for", &format!("{} (plan item {})", draft.platform.as_str(), draft.item));
+        t.field("version", &draft.content_hash);
+        t.line("  as it would be posted:");
+        t.line(&format!("  {}", "-".repeat(s.width.saturating_sub(2))));
+        // Verbatim: the exact text, never wrapped or trimmed.
+        t.out.push_str(&draft.body);
+        if !draft.body.ends_with('\n') {
+            t.out.push('\n');
+        }
+        t.line(&format!("  {}", "-".repeat(s.width.saturating_sub(2))));
+        let count = format!("{} / {} {}", draft.length.used, draft.length.limit, draft.length.unit);
+        t.line(&format!("  {}", if draft.length.used > draft.length.limit { s.bad(&count) } else { s.good(&count) }));
+        for claim in &draft.claims {
+            t.item("claim", &claim.text);
+            t.evidence(&claim.evidence);
+        }
+    }
+
+    for review in &d.reviews {
+        t.heading(&format!("Review, pass {} (Dara)", review.pass.get()));
+        t.field("verdict", &name(&review.verdict));
+        for (dimension, a) in seven(&review.assessments) {
+            t.item(&format!("{dimension} {}/5", a.score.get()), &a.rationale);
+        }
+        if review.issues.is_empty() {
+            t.line("  no issues");
+        }
+        for issue in &review.issues {
+            t.item(
+                &format!("{} issue, {}", name(&issue.severity), name(&issue.dimension)),
+                &format!("{} Fix: {}", issue.problem, issue.fix),
+            );
+        }
+    }
+
+    for p in &d.policy {
+        t.heading("Policy");
+        let outcome = name(&p.outcome);
+        let outcome = if p.rules.iter().all(|r| r.passed) { s.good(&outcome) } else { s.bad(&outcome) };
+        t.field(&outcome, &format!("for {} version {}", p.draft, p.content_hash));
+        for r in &p.rules {
+            let mark = if r.passed { s.good("pass") } else { s.bad("FAIL") };
+            t.item(&format!("{mark} {}", name(&r.rule)), &r.reason);
+        }
+    }
+
+    if !d.decisions.is_empty() {
+        t.heading("Decisions");
+        for a in &d.decisions {
+            let what = match &a.decision {
+                Decision::Approved => format!("approved the {}", a.subject.as_str()),
+                Decision::Rejected { reason } => format!("rejected the {}: {reason}", a.subject.as_str()),
+            };
+            t.item(&when(&a.decided_at), &format!("{} {what} (version {})", a.operator, a.subject_hash));
+        }
+    }
+
+    if let Some(p) = &d.publication {
+        t.heading("Publication");
+        let connector = match p.claim.connector {
+            ConnectorKind::Sandbox => "the sandbox",
+            ConnectorKind::Webhook => "the webhook",
+        };
+        t.field(
+            "claimed",
+            &format!(
+                "{} for {} through {connector}, version {}",
+                when(&p.claim.claimed_at),
+                p.platform.as_str(),
+                p.content_hash
+            ),
+        );
+        let receipt = match p.receipt.as_ref().map(|r| &r.outcome) {
+            None => "none yet".to_owned(),
+            Some(ReceiptOutcome::Applied { post, url }) => {
+                format!("applied as post {post}{}", url.as_ref().map(|u| format!(" ({u})")).unwrap_or_default())
+            }
+            Some(ReceiptOutcome::Unknown) => "unknown: verification reads back".to_owned(),
+            Some(ReceiptOutcome::Failed { code }) => format!("failed: {code}"),
+        };
+        t.field("receipt", &receipt);
+        let verification = match p.verification.as_ref().map(|v| &v.outcome) {
+            None => "not yet".to_owned(),
+            Some(VerificationOutcome::Verified { post }) => format!("verified: post {post} has the approved text"),
+            Some(VerificationOutcome::Missing) => "missing: no post was found".to_owned(),
+            Some(VerificationOutcome::Mismatch { post }) => format!("mismatch: post {post} differs from the approval"),
+        };
+        t.field("verification", &verification);
+    }
+    t.out
+}
+
+/// The text being built, in one style.
+struct Text<'a> {
+    out: String,
+    style: &'a Style,
+}
+
+impl Text<'_> {
+    fn line(&mut self, line: &str) {
+        let _ = writeln!(self.out, "{line}");
+    }
+
+    fn heading(&mut self, title: &str) {
+        let heading = self.style.heading(title);
+        if !self.out.is_empty() {
+            self.line("");
+        }
+        self.line(&heading);
+    }
+
+    /// `  label: value`, the value wrapped with a hanging indent.
+    fn field(&mut self, label: &str, value: &str) {
+        self.item(&format!("{label}:"), value);
+    }
+
+    /// `  - head value`, the value wrapped under the head.
+    fn item(&mut self, head: &str, value: &str) {
+        let lead = 2 + visible(head) + 1;
+        let lines = wrap(value, lead, 6, self.style.width);
+        let mut lines = lines.iter();
+        let first = lines.next().map(String::as_str).unwrap_or_default();
+        let line = format!("  {head} {first}");
+        self.line(line.trim_end());
+        for rest in lines {
+            self.line(&format!("{:6}{rest}", ""));
+        }
+    }
+
+    /// Cited evidence, each quoted with its time range.
+    fn evidence(&mut self, cited: &[Cited]) {
+        for c in cited {
+            match (&c.quote, c.start_ms, c.end_ms) {
+                (Some(q), Some(start), Some(end)) => {
+                    self.item(&format!("  [{}] {}–{}", c.evidence_id, clock(start), clock(end)), &format!("“{q}”"));
+                }
+                _ => self.item(&format!("  [{}]", c.evidence_id), "(not one of this job's moments)"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_keeps_every_word_within_the_width_and_indents_the_rest() {
+        let text = "one two three four five six seven eight nine ten eleven twelve";
+        let lines = wrap(text, 10, 6, 30);
+        assert_eq!(lines.join(" "), text, "no word lost or split");
+        assert!(10 + lines[0].chars().count() <= 30);
+        assert!(lines[1..].iter().all(|l| 6 + l.chars().count() <= 30), "{lines:?}");
+        assert!(lines.len() > 2);
+        let long = "x".repeat(50);
+        assert_eq!(wrap(&long, 0, 0, 30), vec![long.clone()], "an over-long word stands alone, unbroken");
+    }
+
+    #[test]
+    fn colour_is_only_added_when_asked_for() {
+        let plain = Style { colour: false, width: 80 };
+        assert_eq!(plain.heading("Draft"), "Draft");
+        let coloured = Style { colour: true, width: 80 };
+        assert_eq!(coloured.heading("Draft"), "\x1b[1;4mDraft\x1b[0m");
+        assert_eq!(visible(&coloured.heading("Draft")), 5, "colour takes no columns");
+    }
+
+    #[test]
+    fn times_are_minutes_and_seconds() {
+        assert_eq!(clock(0), "0:00");
+        assert_eq!(clock(83_500), "1:23");
+        assert_eq!(clock(3_600_000), "60:00");
+    }
+}

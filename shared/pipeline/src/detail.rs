@@ -1,0 +1,417 @@
+//! Everything stored about one job, gathered into one read view ([`JobDetail`]): what the
+//! operator needs to see before a decision — the source, Nimi's moments, Ryan's strategy with
+//! its evidence quoted, Temi's plan, every draft exactly as it would be posted with its
+//! platform count, Dara's reviews, the policy results, the version awaiting a decision, the
+//! decisions taken and the publication. `harmonia show` and `GET /v1/jobs/{job}/detail` both
+//! print this; neither reads a record this module does not.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use harmonia_contracts::Error;
+use harmonia_contracts::domain::{
+    Analysis, Angle, Approval, ApprovalSubject, Brief, Draft, Job, JobStatus, LanguageTag, Moment, Plan, PlanItem,
+    Platform, PolicyOutcome, PolicyResult, PolicyRule, Publication, Review, Source,
+};
+use harmonia_contracts::event::Pass;
+use harmonia_contracts::ids::{BriefId, DraftId, EvidenceId, JobId, PlanItemId, WorkspaceId};
+use harmonia_store::{Collection, Document};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::Env;
+use crate::operator::{ApprovalRecord, approval_id, current_version};
+use crate::records::{
+    ANALYSES, AnalysisRecord, DRAFTS, PLANS, POLICY_RESULTS, PUBLICATIONS, PlanRecord, REVIEWS, SOURCES, STRATEGIES,
+    StrategyRecord, doc_id,
+};
+use crate::steps::draft_id_of;
+
+/// How many hexadecimal characters of a version `status` and `show` print: enough to be
+/// unique in practice and accepted wherever a version is named.
+pub const VERSION_PREFIX_CHARS: usize = 12;
+
+/// One job and everything stored about it. Each stage the job has not reached is `null` (or
+/// an empty list); the JSON keys are stable.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobDetail {
+    /// The job: status, configuration version, failure.
+    pub job: Job,
+    /// What the source is (not its whole transcript).
+    pub source: Option<SourceSummary>,
+    /// Nimi's moments and angles.
+    pub analysis: Option<AnalysisDetail>,
+    /// Ryan's strategy, its version and its briefs with their evidence quoted.
+    pub strategy: Option<StrategyDetail>,
+    /// Temi's plan, every item.
+    pub plan: Option<Plan>,
+    /// The plan item deterministic code selected for drafting.
+    pub selected_item: Option<PlanItem>,
+    /// Every draft version, first pass first.
+    pub drafts: Vec<DraftDetail>,
+    /// Dara's review of each pass, first pass first.
+    pub reviews: Vec<Review>,
+    /// The deterministic policy result of each checked draft version, first pass first.
+    pub policy: Vec<PolicyDetail>,
+    /// The version a decision must name now, when the job waits for one.
+    pub awaiting: Option<Awaiting>,
+    /// The human decisions taken, strategy first.
+    pub decisions: Vec<Approval>,
+    /// The publication of the approved draft: claim, receipt and verification.
+    pub publication: Option<Publication>,
+}
+
+/// What a source is: its title, language, length and how much it holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceSummary {
+    /// Title.
+    pub title: String,
+    /// Where the video lives, when known.
+    pub url: Option<String>,
+    /// Language.
+    pub language: LanguageTag,
+    /// Where the last segment ends, in milliseconds.
+    pub duration_ms: u64,
+    /// Transcript segments.
+    pub segments: usize,
+    /// Described frames.
+    pub frames: usize,
+    /// When it was ingested.
+    #[serde(with = "harmonia_contracts::time::rfc3339")]
+    pub ingested_at: DateTime<Utc>,
+}
+
+/// Nimi's analysis: the evidence moments and the angles built on them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnalysisDetail {
+    /// Evidence moments: id, verbatim quote, time range.
+    pub moments: Vec<Moment>,
+    /// Candidate angles.
+    pub angles: Vec<Angle>,
+}
+
+/// One cited piece of evidence, with its quote and time range when it is one of the job's
+/// moments. Evidence that is not a moment (a verified publication of the workspace) has no
+/// quote here.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cited {
+    /// Evidence id.
+    pub evidence_id: EvidenceId,
+    /// The moment's verbatim quote.
+    pub quote: Option<String>,
+    /// Where the moment starts, in milliseconds.
+    pub start_ms: Option<u64>,
+    /// Where the moment ends, in milliseconds.
+    pub end_ms: Option<u64>,
+}
+
+/// Ryan's strategy as the operator approves it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StrategyDetail {
+    /// The version (content hash) an approval names.
+    pub content_hash: String,
+    /// Objective.
+    pub objective: String,
+    /// Audience.
+    pub audience: String,
+    /// Voice.
+    pub voice: String,
+    /// The briefs, each with its evidence quoted.
+    pub briefs: Vec<BriefDetail>,
+}
+
+/// One brief with its evidence quoted inline.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BriefDetail {
+    /// Id.
+    pub id: BriefId,
+    /// Angle.
+    pub angle: String,
+    /// Key message.
+    pub key_message: String,
+    /// Audience.
+    pub audience: String,
+    /// Platforms.
+    pub platforms: Vec<Platform>,
+    /// Call to action, if any.
+    pub call_to_action: Option<String>,
+    /// The cited evidence.
+    pub evidence: Vec<Cited>,
+}
+
+/// One draft version exactly as it would be posted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DraftDetail {
+    /// Draft id.
+    pub id: DraftId,
+    /// Writing pass.
+    pub pass: Pass,
+    /// The plan item it writes.
+    pub item: PlanItemId,
+    /// Platform.
+    pub platform: Platform,
+    /// The text, byte for byte as it would be posted.
+    pub body: String,
+    /// Its length as the platform counts it, against the limit.
+    pub length: Length,
+    /// Its claims, each with the evidence quoted.
+    pub claims: Vec<ClaimDetail>,
+    /// The version (content hash) an approval names.
+    pub content_hash: String,
+    /// When it was written.
+    #[serde(with = "harmonia_contracts::time::rfc3339")]
+    pub created_at: DateTime<Utc>,
+}
+
+/// A text's length as its platform counts it (weighted characters for X, graphemes for
+/// Bluesky, characters elsewhere), against the platform's limit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Length {
+    /// The count.
+    pub used: usize,
+    /// The platform's limit.
+    pub limit: usize,
+    /// What is counted, e.g. "weighted characters".
+    pub unit: String,
+}
+
+/// One claim of a draft with its evidence quoted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaimDetail {
+    /// The claim.
+    pub text: String,
+    /// The cited evidence.
+    pub evidence: Vec<Cited>,
+}
+
+/// The policy result of one draft version, rule by rule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyDetail {
+    /// Draft.
+    pub draft: DraftId,
+    /// The version checked.
+    pub content_hash: String,
+    /// Passed or blocked.
+    pub outcome: PolicyOutcome,
+    /// Every rule, with why it held or failed.
+    pub rules: Vec<RuleResult>,
+    /// When.
+    #[serde(with = "harmonia_contracts::time::rfc3339")]
+    pub checked_at: DateTime<Utc>,
+}
+
+/// One policy rule's result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleResult {
+    /// The rule.
+    pub rule: PolicyRule,
+    /// Whether it held.
+    pub passed: bool,
+    /// Why: the violation's detail, or what held.
+    pub reason: String,
+}
+
+/// The version awaiting a decision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Awaiting {
+    /// Strategy or draft.
+    pub subject: ApprovalSubject,
+    /// The whole content hash.
+    pub version: String,
+    /// The prefix `status` prints ([`VERSION_PREFIX_CHARS`] characters), accepted wherever a
+    /// version is named.
+    pub prefix: String,
+}
+
+/// Every rule policy runs, in the order it runs them.
+const RULES: [PolicyRule; 7] = [
+    PolicyRule::PlatformLength,
+    PolicyRule::LinkCount,
+    PolicyRule::EvidenceResolves,
+    PolicyRule::NoMockEvidenceInProduction,
+    PolicyRule::BannedPhrase,
+    PolicyRule::LinkAllowList,
+    PolicyRule::NoOpenHighSeverityIssue,
+];
+
+/// What a rule that held guarantees, in words.
+fn held(rule: PolicyRule) -> &'static str {
+    match rule {
+        PolicyRule::PlatformLength => "Within the platform's length limit.",
+        PolicyRule::LinkCount => "Within the platform's link-count limit.",
+        PolicyRule::EvidenceResolves => "Every claim cites evidence that resolves.",
+        PolicyRule::NoMockEvidenceInProduction => "No mock evidence where production forbids it.",
+        PolicyRule::BannedPhrase => "No banned phrase of the workspace.",
+        PolicyRule::LinkAllowList => "Every link goes to an allow-listed host.",
+        PolicyRule::NoOpenHighSeverityIssue => "No open high-severity review issue.",
+    }
+}
+
+/// Everything stored about `job` in `workspace`; `not_found` when the workspace has no such
+/// job (a job of another workspace is not found either).
+pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDetail, Error> {
+    let job = crate::operator::job(env, workspace, id).await?;
+    let get = |collection: Collection, key: String| async move {
+        env.store.get(workspace, collection, &doc_id(key)).await.map_err(Error::from)
+    };
+    let source: Option<Source> = decode(get(SOURCES, job.source.to_string()).await?)?;
+    let analysis: Option<AnalysisRecord> = decode(get(ANALYSES, job.id.to_string()).await?)?;
+    let moments: HashMap<&EvidenceId, &Moment> =
+        analysis.as_ref().map(|a| a.analysis.moments.iter().map(|m| (&m.evidence_id, m)).collect()).unwrap_or_default();
+    let cite = |ids: &[EvidenceId]| ids.iter().map(|e| cited(e, moments.get(e).copied())).collect::<Vec<_>>();
+    let strategy: Option<StrategyRecord> = decode(get(STRATEGIES, job.id.to_string()).await?)?;
+    let plan: Option<PlanRecord> = decode(get(PLANS, job.id.to_string()).await?)?;
+    let (mut drafts, mut reviews, mut policy, mut publication) = (Vec::new(), Vec::new(), Vec::new(), None);
+    for pass in [Pass::FIRST, Pass::REVISION] {
+        let draft_id = draft_id_of(&job.id, pass).to_string();
+        if let Some(draft) = decode::<Draft>(get(DRAFTS, draft_id.clone()).await?)? {
+            drafts.push(draft_detail(draft, &cite));
+        }
+        if let Some(review) = decode::<Review>(get(REVIEWS, draft_id.clone()).await?)? {
+            reviews.push(review);
+        }
+        if let Some(result) = decode::<PolicyResult>(get(POLICY_RESULTS, draft_id.clone()).await?)? {
+            policy.push(policy_detail(result));
+        }
+        // Only the approved version is published; it is the latest one that has a record.
+        if let Some(p) = decode::<Publication>(get(PUBLICATIONS, draft_id).await?)? {
+            publication = Some(p);
+        }
+    }
+    let mut decisions = Vec::new();
+    for subject in [ApprovalSubject::Strategy, ApprovalSubject::Draft] {
+        let doc = env.store.get(workspace, crate::records::APPROVALS, &approval_id(&job.id, subject)).await;
+        if let Some(record) = decode::<ApprovalRecord>(doc.map_err(Error::from)?)? {
+            decisions.push(record.approval);
+        }
+    }
+    let awaiting = match job.status {
+        JobStatus::AwaitingStrategyApproval => Some(ApprovalSubject::Strategy),
+        JobStatus::AwaitingDraftApproval => Some(ApprovalSubject::Draft),
+        _ => None,
+    };
+    let awaiting = match awaiting {
+        Some(subject) => {
+            let version = current_version(env, workspace, &job, subject).await?;
+            let prefix = version.chars().take(VERSION_PREFIX_CHARS).collect();
+            Some(Awaiting { subject, version, prefix })
+        }
+        None => None,
+    };
+    Ok(JobDetail {
+        source: source.map(summary),
+        analysis: analysis.as_ref().map(|a| analysis_detail(&a.analysis)),
+        strategy: strategy.map(|s| StrategyDetail {
+            content_hash: s.content_hash,
+            objective: s.strategy.objective,
+            audience: s.strategy.audience,
+            voice: s.strategy.voice,
+            briefs: s.strategy.briefs.into_iter().map(|b| brief_detail(b, &cite)).collect(),
+        }),
+        selected_item: plan.as_ref().and_then(|p| p.plan.items.iter().find(|i| i.id == p.selected).cloned()),
+        plan: plan.map(|p| p.plan),
+        drafts,
+        reviews,
+        policy,
+        awaiting,
+        decisions,
+        publication,
+        job,
+    })
+}
+
+/// A stored record, or `None` when there is none; a record that does not decode is an error,
+/// never an absent stage.
+fn decode<T: DeserializeOwned>(doc: Option<Document>) -> Result<Option<T>, Error> {
+    doc.map(|d| d.decode().map_err(Error::from)).transpose()
+}
+
+fn cited(id: &EvidenceId, moment: Option<&Moment>) -> Cited {
+    Cited {
+        evidence_id: id.clone(),
+        quote: moment.map(|m| m.quote.clone()),
+        start_ms: moment.map(|m| m.start_ms),
+        end_ms: moment.map(|m| m.end_ms),
+    }
+}
+
+fn summary(s: Source) -> SourceSummary {
+    SourceSummary {
+        duration_ms: s.segments.iter().map(|t| t.end_ms).max().unwrap_or(0),
+        segments: s.segments.len(),
+        frames: s.frames.len(),
+        title: s.title,
+        url: s.url,
+        language: s.language,
+        ingested_at: s.ingested_at,
+    }
+}
+
+fn analysis_detail(a: &Analysis) -> AnalysisDetail {
+    AnalysisDetail { moments: a.moments.clone(), angles: a.angles.clone() }
+}
+
+fn brief_detail(b: Brief, cite: &impl Fn(&[EvidenceId]) -> Vec<Cited>) -> BriefDetail {
+    BriefDetail {
+        evidence: cite(&b.evidence),
+        id: b.id,
+        angle: b.angle,
+        key_message: b.key_message,
+        audience: b.audience,
+        platforms: b.platforms,
+        call_to_action: b.call_to_action,
+    }
+}
+
+fn draft_detail(d: Draft, cite: &impl Fn(&[EvidenceId]) -> Vec<Cited>) -> DraftDetail {
+    let (used, limit, unit) = crate::policy::length(d.platform, &d.body);
+    DraftDetail {
+        length: Length { used, limit, unit: unit.to_owned() },
+        claims: d.claims.iter().map(|c| ClaimDetail { text: c.text.clone(), evidence: cite(&c.evidence) }).collect(),
+        id: d.id,
+        pass: d.pass,
+        item: d.item,
+        platform: d.platform,
+        body: d.body,
+        content_hash: d.content_hash,
+        created_at: d.created_at,
+    }
+}
+
+fn policy_detail(r: PolicyResult) -> PolicyDetail {
+    let rules = RULES
+        .iter()
+        .map(|&rule| match r.violations.iter().find(|v| v.rule == rule) {
+            Some(v) => RuleResult { rule, passed: false, reason: v.detail.clone() },
+            None => RuleResult { rule, passed: true, reason: held(rule).to_owned() },
+        })
+        .collect();
+    PolicyDetail { draft: r.draft, content_hash: r.content_hash, outcome: r.outcome, rules, checked_at: r.checked_at }
+}
+
+#[cfg(test)]
+mod tests {
+    use harmonia_contracts::domain::PolicyViolation;
+
+    use super::*;
+
+    #[test]
+    fn every_rule_is_reported_with_its_violation_or_what_held() {
+        let result = PolicyResult {
+            draft: "draft-1".parse().expect("draft"),
+            content_hash: "ab".repeat(32),
+            outcome: PolicyOutcome::Blocked,
+            violations: vec![PolicyViolation {
+                rule: PolicyRule::PlatformLength,
+                detail: "312 of 280 weighted characters on x".into(),
+            }],
+            checked_at: Utc::now(),
+        };
+        let detail = policy_detail(result);
+        assert_eq!(detail.rules.len(), 7);
+        let length = &detail.rules[0];
+        assert_eq!((length.rule, length.passed), (PolicyRule::PlatformLength, false));
+        assert_eq!(length.reason, "312 of 280 weighted characters on x");
+        assert!(detail.rules[1..].iter().all(|r| r.passed && r.reason == held(r.rule)));
+    }
+}
