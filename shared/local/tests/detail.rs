@@ -5,7 +5,10 @@
 use std::time::Duration;
 
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{ApprovalSubject, Decision, JobStatus, PolicyOutcome, ReceiptOutcome, SourceInput};
+use harmonia_contracts::domain::{
+    ApprovalSubject, Decision, Job, JobStatus, PolicyOutcome, ReceiptOutcome, SourceInput,
+};
+use harmonia_contracts::ids::WorkspaceId;
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::detail;
 use harmonia_pipeline::registry::Timing;
@@ -14,15 +17,23 @@ use harmonia_pipeline::steps::ingest;
 const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
 const WAIT: Duration = Duration::from_secs(120);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn the_detail_of_a_verified_job_holds_every_stage() {
+/// The sample submitted in a fresh demo workspace and driven until it waits for a human or,
+/// approving as the operator, until it is done.
+async fn driven(approve: bool) -> (tempfile::TempDir, Local, WorkspaceId, Job) {
     let dir = tempfile::tempdir().expect("temp dir");
     let local = Local::open_with(dir.path(), Timing::LOCAL, Wrap::default()).await.expect("open");
     let ws = local.workspace().await.expect("workspace");
     let source: SourceInput = serde_json::from_str(SAMPLE).expect("sample parses");
     let job = ingest(&local.env, &ws, source, None, None).await.expect("ingest");
-    let done = local.drive(&ws, &job.id, true, WAIT, |_| {}).await.expect("drive");
+    let job = local.drive(&ws, &job.id, approve, WAIT, |_| {}).await.expect("drive");
     local.settle(WAIT).await.expect("settle");
+    (dir, local, ws, job)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_detail_of_a_verified_job_holds_every_stage() {
+    let (_dir, local, ws, done) = driven(true).await;
+    let job = &done;
     assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
 
     let d = detail::job(&local.env, &ws, &job.id).await.expect("detail");
@@ -118,12 +129,8 @@ async fn the_detail_of_an_unknown_job_is_not_found() {
 
 #[tokio::test]
 async fn the_detail_of_a_job_awaiting_its_strategy_names_the_version_and_nothing_later() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let local = Local::open_with(dir.path(), Timing::LOCAL, Wrap::default()).await.expect("open");
-    let ws = local.workspace().await.expect("workspace");
-    let source: SourceInput = serde_json::from_str(SAMPLE).expect("sample parses");
-    let job = ingest(&local.env, &ws, source, None, None).await.expect("ingest");
-    let waiting = local.drive(&ws, &job.id, false, WAIT, |_| {}).await.expect("drive");
+    let (_dir, local, ws, waiting) = driven(false).await;
+    let job = &waiting;
     assert_eq!(waiting.status, JobStatus::AwaitingStrategyApproval, "{:?}", waiting.failure);
     let d = detail::job(&local.env, &ws, &job.id).await.expect("detail");
     let strategy = d.strategy.as_ref().expect("strategy");
