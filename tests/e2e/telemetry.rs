@@ -204,6 +204,13 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
     };
     let local = Local::open_with(dir.path(), FAST, wrap).await.expect("open");
     let ws = local.workspace().await.expect("workspace");
+    // This deployment publishes through the webhook, and the workspace's channels say so.
+    let mut config =
+        harmonia_contracts::domain::WorkspaceConfig::from_toml(harmonia_local::DEMO_CONFIG).expect("config");
+    config.channels.iter_mut().for_each(|c| c.connector = harmonia_contracts::domain::ConnectorKind::Webhook);
+    harmonia_pipeline::workspace::update(&*local.env.store, &ws, config, &"cli".parse().expect("op"))
+        .await
+        .expect("the channels publish through the webhook");
     // A real credential: its full text and its secret are the canaries.
     let credential = operators::add(
         &*local.env.store,

@@ -224,7 +224,7 @@ pub struct Awaiting {
 }
 
 /// Every rule policy runs, in the order it runs them.
-const RULES: [PolicyRule; 7] = [
+const RULES: [PolicyRule; 8] = [
     PolicyRule::PlatformLength,
     PolicyRule::LinkCount,
     PolicyRule::EvidenceResolves,
@@ -232,6 +232,7 @@ const RULES: [PolicyRule; 7] = [
     PolicyRule::BannedPhrase,
     PolicyRule::LinkAllowList,
     PolicyRule::NoOpenHighSeverityIssue,
+    PolicyRule::ChannelConfigured,
 ];
 
 /// What a rule that held guarantees, in words.
@@ -244,6 +245,7 @@ fn held(rule: PolicyRule) -> &'static str {
         PolicyRule::BannedPhrase => "No banned phrase of the workspace.",
         PolicyRule::LinkAllowList => "Every link goes to an allow-listed host.",
         PolicyRule::NoOpenHighSeverityIssue => "No open high-severity review issue.",
+        PolicyRule::ChannelConfigured => "The platform is a configured channel, published the way it is configured.",
     }
 }
 
@@ -408,7 +410,7 @@ mod tests {
             checked_at: Utc::now(),
         };
         let detail = policy_detail(result);
-        assert_eq!(detail.rules.len(), 7);
+        assert_eq!(detail.rules.len(), 8);
         let length = &detail.rules[0];
         assert_eq!((length.rule, length.passed), (PolicyRule::PlatformLength, false));
         assert_eq!(length.reason, "312 of 280 weighted characters on x");

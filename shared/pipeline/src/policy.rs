@@ -10,12 +10,14 @@
 //! | `banned_phrase` | no workspace banned phrase, case-insensitively |
 //! | `link_allow_list` | every link's host is an allow-listed host or a subdomain of one |
 //! | `no_open_high_severity_issue` | the draft's latest Dara review has no high-severity issue |
+//! | `channel_configured` | the draft's platform is a channel of the job's workspace configuration, and that channel's connector is the one this deployment publishes through (a post is never sent another way than the operator configured) |
 
 use std::collections::HashMap;
 
 use chrono::Utc;
 use harmonia_contracts::domain::{
-    Draft, Platform, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review, WorkspaceConfig, WorkspaceMode,
+    ConnectorKind, Draft, Platform, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review, WorkspaceConfig,
+    WorkspaceMode,
 };
 use harmonia_contracts::ids::EvidenceId;
 use harmonia_contracts::tool::Provenance;
@@ -97,6 +99,15 @@ pub struct PolicyInput<'a> {
     /// Evidence that resolves: stored moments of the job and verified publication records,
     /// with their provenance.
     pub evidence: &'a HashMap<EvidenceId, Provenance>,
+    /// The connector this deployment publishes through.
+    pub connector: ConnectorKind,
+}
+
+fn connector_name(kind: ConnectorKind) -> &'static str {
+    match kind {
+        ConnectorKind::Sandbox => "sandbox",
+        ConnectorKind::Webhook => "webhook",
+    }
 }
 
 fn violation(rule: PolicyRule, detail: String) -> PolicyViolation {
@@ -168,6 +179,22 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
     if outside > 0 {
         violations
             .push(violation(PolicyRule::LinkAllowList, format!("{outside} link(s) to hosts outside the allow-list")));
+    }
+    match input.workspace.channels.iter().find(|c| c.platform == draft.platform) {
+        None => violations.push(violation(
+            PolicyRule::ChannelConfigured,
+            format!("{} is not a channel of this workspace", draft.platform.as_str()),
+        )),
+        Some(channel) if channel.connector != input.connector => violations.push(violation(
+            PolicyRule::ChannelConfigured,
+            format!(
+                "the {} channel publishes through {}, but this deployment publishes through {}",
+                draft.platform.as_str(),
+                connector_name(channel.connector),
+                connector_name(input.connector)
+            ),
+        )),
+        Some(_) => {}
     }
     if input.review.is_some_and(Review::has_high_severity) {
         violations.push(violation(

@@ -145,6 +145,9 @@ pub enum PolicyRule {
     LinkAllowList,
     /// No open high-severity Dara issue.
     NoOpenHighSeverityIssue,
+    /// The draft's platform is a channel of the workspace, and that channel's connector is the
+    /// one this deployment publishes through.
+    ChannelConfigured,
 }
 
 /// One failed rule, with safe detail (never the draft text).

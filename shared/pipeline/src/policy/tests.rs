@@ -1,7 +1,9 @@
 use std::collections::HashMap;
 
 use chrono::Utc;
-use harmonia_contracts::domain::{Claim, Draft, Platform, PolicyRule, Review, WorkspaceConfig, WorkspaceMode};
+use harmonia_contracts::domain::{
+    Channel, Claim, ConnectorKind, Draft, Platform, PolicyRule, Review, WorkspaceConfig, WorkspaceMode,
+};
 use harmonia_contracts::event::Pass;
 use harmonia_contracts::tool::Provenance;
 use serde_json::json;
@@ -25,6 +27,9 @@ fn workspace(mode: WorkspaceMode) -> WorkspaceConfig {
         "#,
     )
     .expect("valid");
+    // A channel on every platform, so each rule below is tested on its own.
+    let x = config.channels[0].clone();
+    config.channels = Platform::ALL.iter().map(|&platform| Channel { platform, ..x.clone() }).collect();
     config.mode = mode;
     // A blank entry can only come from an older stored version; the rules must still skip it.
     config.banned_phrases.insert(1, "  ".into());
@@ -57,7 +62,7 @@ fn rules(
     review: Option<&Review>,
     ev: &HashMap<EvidenceId, Provenance>,
 ) -> Vec<PolicyRule> {
-    check(&PolicyInput { workspace: ws, draft: d, review, evidence: ev })
+    check(&PolicyInput { workspace: ws, draft: d, review, evidence: ev, connector: ConnectorKind::Sandbox })
         .violations
         .into_iter()
         .map(|v| v.rule)
@@ -79,7 +84,13 @@ fn a_clean_draft_passes() {
         &["m-1"],
         Provenance::Live,
     );
-    let result = check(&PolicyInput { workspace: &ws, draft: &d, review: None, evidence: &evidence(false) });
+    let result = check(&PolicyInput {
+        workspace: &ws,
+        draft: &d,
+        review: None,
+        evidence: &evidence(false),
+        connector: ConnectorKind::Sandbox,
+    });
     assert_eq!(result.outcome, harmonia_contracts::domain::PolicyOutcome::Passed, "{:?}", result.violations);
     assert_eq!(result.content_hash, d.content_hash);
 }
@@ -153,7 +164,13 @@ fn mock_evidence_is_refused_only_in_production() {
 fn banned_phrases_match_case_insensitively_and_say_which_without_quoting() {
     let ws = workspace(WorkspaceMode::Development);
     let d = draft(Platform::Linkedin, "A MIRACLE with Guaranteed Results", &["m-1"], Provenance::Mock);
-    let result = check(&PolicyInput { workspace: &ws, draft: &d, review: None, evidence: &evidence(true) });
+    let result = check(&PolicyInput {
+        workspace: &ws,
+        draft: &d,
+        review: None,
+        evidence: &evidence(true),
+        connector: ConnectorKind::Sandbox,
+    });
     assert_eq!(result.violations.len(), 1);
     assert_eq!(result.violations[0].rule, PolicyRule::BannedPhrase);
     assert!(!result.violations[0].detail.to_lowercase().contains("miracle"));
@@ -183,4 +200,48 @@ fn an_open_high_severity_issue_blocks() {
     .expect("review");
     let d = draft(Platform::Linkedin, "x", &["m-1"], Provenance::Mock);
     assert_eq!(rules(&ws, &d, Some(&review), &evidence(true)), [PolicyRule::NoOpenHighSeverityIssue]);
+}
+
+#[test]
+fn a_post_goes_out_only_on_a_configured_channel_through_its_configured_connector() {
+    let mut ws = workspace(WorkspaceMode::Development);
+    let d = draft(Platform::Bluesky, "A post.", &["m-1"], Provenance::Mock);
+    assert_eq!(rules(&ws, &d, None, &evidence(true)), Vec::<PolicyRule>::new());
+
+    ws.channels.retain(|c| c.platform != Platform::Bluesky);
+    let result = check(&PolicyInput {
+        workspace: &ws,
+        draft: &d,
+        review: None,
+        evidence: &evidence(true),
+        connector: ConnectorKind::Sandbox,
+    });
+    assert_eq!(result.violations.len(), 1);
+    assert_eq!(result.violations[0].rule, PolicyRule::ChannelConfigured);
+    assert_eq!(result.violations[0].detail, "bluesky is not a channel of this workspace");
+
+    let mut ws = workspace(WorkspaceMode::Development);
+    ws.channels.iter_mut().for_each(|c| c.connector = ConnectorKind::Webhook);
+    let result = check(&PolicyInput {
+        workspace: &ws,
+        draft: &d,
+        review: None,
+        evidence: &evidence(true),
+        connector: ConnectorKind::Sandbox,
+    });
+    assert_eq!(
+        result.violations.iter().map(|v| (v.rule, v.detail.as_str())).collect::<Vec<_>>(),
+        [(
+            PolicyRule::ChannelConfigured,
+            "the bluesky channel publishes through webhook, but this deployment publishes through sandbox"
+        )]
+    );
+    let through_webhook = check(&PolicyInput {
+        workspace: &ws,
+        draft: &d,
+        review: None,
+        evidence: &evidence(true),
+        connector: ConnectorKind::Webhook,
+    });
+    assert!(through_webhook.violations.is_empty(), "{:?}", through_webhook.violations);
 }

@@ -27,8 +27,13 @@ impl Step for ReviewPassed {
         let config = job_config(env, ws, &event.job).await?;
         let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(&event.job)).await?;
         let evidence = evidence(env, ws, &analysis).await?;
-        let result =
-            check(&PolicyInput { workspace: &config, draft: &draft, review: Some(&review), evidence: &evidence });
+        let result = check(&PolicyInput {
+            workspace: &config,
+            draft: &draft,
+            review: Some(&review),
+            evidence: &evidence,
+            connector: env.connector.kind(),
+        });
         let completion = match result.outcome {
             PolicyOutcome::Passed => {
                 let passed = PolicyPassed { draft: draft.id.clone(), content_hash: draft.content_hash.clone() };
