@@ -412,7 +412,7 @@ async fn a_jobs_exported_spans_form_one_tree() {
         stages.insert(stage);
     }
     let expected: BTreeSet<String> =
-        harmonia_pipeline::registry::ROUTES.iter().map(|r| r.function.to_string()).collect();
+        harmonia_pipeline::registry::ROUTES.iter().map(|r| r.function().to_string()).collect();
     assert_eq!(stages, expected, "every stage of the job is in its trace");
 
     // Both decisions continue the event that asked for them, and release theirs.

@@ -31,7 +31,10 @@ fn code() -> Code {
     Code {
         functions: Function::ALL.iter().map(|f| f.as_str().to_owned()).collect(),
         topics: TOPICS.iter().map(|(t, _)| (*t).to_owned()).collect(),
-        routes: ROUTES.iter().map(|r| (r.function.as_str().to_owned(), r.topic.to_owned(), r.calls_model)).collect(),
+        routes: ROUTES
+            .iter()
+            .map(|r| (r.function().as_str().to_owned(), r.topic().to_owned(), r.calls_model()))
+            .collect(),
     }
 }
 

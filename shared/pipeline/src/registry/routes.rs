@@ -100,18 +100,34 @@ subscribed! {
 /// Which function consumes which topic, and the handler that serves it.
 #[derive(Clone, Copy)]
 pub struct Route {
-    /// The consuming function.
-    pub function: Function,
-    /// The stage it completes.
-    pub stage: Stage,
-    /// The topic it subscribes to.
-    pub topic: &'static str,
-    /// Whether it calls a model (longer ack deadline).
-    pub calls_model: bool,
+    function: Function,
+    stage: Stage,
+    topic: &'static str,
+    calls_model: bool,
     handler: fn(Arc<Env>) -> Arc<dyn Handler>,
 }
 
 impl Route {
+    /// The consuming function.
+    pub const fn function(&self) -> Function {
+        self.function
+    }
+
+    /// The stage it completes.
+    pub const fn stage(&self) -> Stage {
+        self.stage
+    }
+
+    /// The topic it subscribes to.
+    pub const fn topic(&self) -> &'static str {
+        self.topic
+    }
+
+    /// Whether it calls a model (longer ack deadline).
+    pub const fn calls_model(&self) -> bool {
+        self.calls_model
+    }
+
     /// The route of `P`'s step: `P`'s topic, and the function of the stage `P` is bound to.
     pub const fn of<P: Step>() -> Route {
         let stage = <P::Consumer as StageKind>::STAGE;

@@ -71,15 +71,15 @@ pub fn subscriptions(prefix: &str, timing: Timing) -> Vec<(Function, Subscriptio
         .iter()
         .map(|r| {
             let spec = SubscriptionSpec {
-                name: name(format!("{prefix}{}.{}", r.topic, r.function)),
-                topic: topic(prefix, r.topic),
+                name: name(format!("{prefix}{}.{}", r.topic(), r.function())),
+                topic: topic(prefix, r.topic()),
                 max_attempts: MAX_ATTEMPTS,
-                dead_letter_topic: Some(dead_letter_topic(prefix, r.topic)),
-                ack_deadline: if r.calls_model { timing.model_ack_deadline } else { timing.ack_deadline },
+                dead_letter_topic: Some(dead_letter_topic(prefix, r.topic())),
+                ack_deadline: if r.calls_model() { timing.model_ack_deadline } else { timing.ack_deadline },
                 min_backoff: timing.min_backoff,
                 max_backoff: timing.max_backoff,
             };
-            (r.function, spec)
+            (r.function(), spec)
         })
         .collect()
 }
@@ -145,8 +145,8 @@ mod tests {
             assert_eq!(dead_letter_subscriptions(prefix, Timing::LOCAL).len(), TOPICS.len());
         }
         for r in ROUTES {
-            assert!(TOPICS.iter().any(|(t, _)| *t == r.topic), "{}", r.topic);
-            assert_eq!(r.function.as_str(), r.stage.as_str());
+            assert!(TOPICS.iter().any(|(t, _)| *t == r.topic()), "{}", r.topic());
+            assert_eq!(r.function().as_str(), r.stage().as_str());
         }
     }
 
