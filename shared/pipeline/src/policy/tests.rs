@@ -70,6 +70,13 @@ fn rules(
 }
 
 /// The rules broken by a development workspace's mock draft of `body` whose one claim cites `m-1`.
+/// Each violation of `d` in `ws` (no review, evidence that resolves) when the deployment
+/// publishes through `connector`, with its detail.
+fn violations(ws: &WorkspaceConfig, d: &Draft, connector: ConnectorKind) -> Vec<(PolicyRule, String)> {
+    let input = PolicyInput { workspace: ws, draft: d, review: None, evidence: &evidence(true), connector };
+    check(&input).violations.into_iter().map(|v| (v.rule, v.detail)).collect()
+}
+
 fn development_rules(platform: Platform, body: &str) -> Vec<PolicyRule> {
     let d = draft(platform, body, &["m-1"], Provenance::Mock);
     rules(&workspace(WorkspaceMode::Development), &d, None, &evidence(true))
@@ -164,17 +171,12 @@ fn mock_evidence_is_refused_only_in_production() {
 fn banned_phrases_match_case_insensitively_and_say_which_without_quoting() {
     let ws = workspace(WorkspaceMode::Development);
     let d = draft(Platform::Linkedin, "A MIRACLE with Guaranteed Results", &["m-1"], Provenance::Mock);
-    let result = check(&PolicyInput {
-        workspace: &ws,
-        draft: &d,
-        review: None,
-        evidence: &evidence(true),
-        connector: ConnectorKind::Sandbox,
-    });
-    assert_eq!(result.violations.len(), 1);
-    assert_eq!(result.violations[0].rule, PolicyRule::BannedPhrase);
-    assert!(!result.violations[0].detail.to_lowercase().contains("miracle"));
-    assert!(result.violations[0].detail.contains("#1") && result.violations[0].detail.contains("#3"));
+    let found = violations(&ws, &d, ConnectorKind::Sandbox);
+    assert_eq!(found.len(), 1);
+    let (rule, detail) = &found[0];
+    assert_eq!(*rule, PolicyRule::BannedPhrase);
+    assert!(!detail.to_lowercase().contains("miracle"));
+    assert!(detail.contains("#1") && detail.contains("#3"));
 }
 
 #[test]
@@ -206,42 +208,15 @@ fn an_open_high_severity_issue_blocks() {
 fn a_post_goes_out_only_on_a_configured_channel_through_its_configured_connector() {
     let mut ws = workspace(WorkspaceMode::Development);
     let d = draft(Platform::Bluesky, "A post.", &["m-1"], Provenance::Mock);
-    assert_eq!(rules(&ws, &d, None, &evidence(true)), Vec::<PolicyRule>::new());
+    assert_eq!(violations(&ws, &d, ConnectorKind::Sandbox), []);
 
     ws.channels.retain(|c| c.platform != Platform::Bluesky);
-    let result = check(&PolicyInput {
-        workspace: &ws,
-        draft: &d,
-        review: None,
-        evidence: &evidence(true),
-        connector: ConnectorKind::Sandbox,
-    });
-    assert_eq!(result.violations.len(), 1);
-    assert_eq!(result.violations[0].rule, PolicyRule::ChannelConfigured);
-    assert_eq!(result.violations[0].detail, "bluesky is not a channel of this workspace");
+    let not_a_channel = (PolicyRule::ChannelConfigured, "bluesky is not a channel of this workspace".to_owned());
+    assert_eq!(violations(&ws, &d, ConnectorKind::Sandbox), [not_a_channel]);
 
     let mut ws = workspace(WorkspaceMode::Development);
     ws.channels.iter_mut().for_each(|c| c.connector = ConnectorKind::Webhook);
-    let result = check(&PolicyInput {
-        workspace: &ws,
-        draft: &d,
-        review: None,
-        evidence: &evidence(true),
-        connector: ConnectorKind::Sandbox,
-    });
-    assert_eq!(
-        result.violations.iter().map(|v| (v.rule, v.detail.as_str())).collect::<Vec<_>>(),
-        [(
-            PolicyRule::ChannelConfigured,
-            "the bluesky channel publishes through webhook, but this deployment publishes through sandbox"
-        )]
-    );
-    let through_webhook = check(&PolicyInput {
-        workspace: &ws,
-        draft: &d,
-        review: None,
-        evidence: &evidence(true),
-        connector: ConnectorKind::Webhook,
-    });
-    assert!(through_webhook.violations.is_empty(), "{:?}", through_webhook.violations);
+    let detail = "the bluesky channel publishes through webhook, but this deployment publishes through sandbox";
+    assert_eq!(violations(&ws, &d, ConnectorKind::Sandbox), [(PolicyRule::ChannelConfigured, detail.to_owned())]);
+    assert_eq!(violations(&ws, &d, ConnectorKind::Webhook), []);
 }
