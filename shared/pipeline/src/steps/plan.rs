@@ -2,9 +2,9 @@ use harmonia_agents::io::{RoleInput, TemiInput};
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{JobStatus, Plan, PlanItem, PlanningSnapshot, UtcWindow};
 use harmonia_contracts::event::{ItemSelected, StageEvent, StrategyApproved};
-use harmonia_contracts::ids::{JobId, PlanItemId, SnapshotId, WorkspaceId};
+use harmonia_contracts::ids::{JobId, PlanItemId, WorkspaceId};
 use harmonia_contracts::roles::Role;
-use harmonia_store::{create_immutable, encode};
+use harmonia_store::{create_if_absent, encode};
 
 use super::read::{context, job_config, load};
 use super::seed::seed;
@@ -38,10 +38,10 @@ impl Step for StrategyApproved {
             strategy: strategy.strategy,
             strategy_hash: strategy.content_hash,
             evidence: analysis.analysis.moments,
-            snapshot_id: snapshot.clone(),
+            snapshot_id: snapshot.id.clone(),
         });
         let plan: Plan = env.runtime.run_task(&seed(env, event, input)).await?.state_delta.require("plan")?;
-        within_posting_windows(env, ws, &snapshot, &plan).await?;
+        within_posting_windows(&snapshot, &plan)?;
         let selected = select_item(&plan).ok_or_else(|| step::Error::fail(Code::InvalidDocument))?.id.clone();
         let record = PlanRecord { job: event.job.clone(), plan, selected: selected.clone() };
         let completion = Completion::new(JobStatus::Planned, event.pass)
@@ -56,9 +56,10 @@ impl Step for StrategyApproved {
 /// observations, frozen under its content hash, and recorded for the job. A redelivery (or a
 /// concurrent duplicate) finds the record and plans from the same snapshot, whatever changed
 /// in the calendar since.
-async fn job_snapshot(env: &Env, ws: &WorkspaceId, job: &JobId) -> Result<SnapshotId, step::Error> {
+async fn job_snapshot(env: &Env, ws: &WorkspaceId, job: &JobId) -> Result<PlanningSnapshot, step::Error> {
     if let Some(doc) = env.store.get(ws, JOB_SNAPSHOTS, &doc_id(job)).await? {
-        return Ok(doc.decode::<JobSnapshot>()?.snapshot);
+        let recorded = doc.decode::<JobSnapshot>()?.snapshot;
+        return load(env, ws, PLANNING_SNAPSHOTS, &doc_id(&recorded)).await;
     }
     let config = job_config(env, ws, job).await?;
     let (performance, _) = context(env, ws, config.mode).await?;
@@ -66,31 +67,19 @@ async fn job_snapshot(env: &Env, ws: &WorkspaceId, job: &JobId) -> Result<Snapsh
     let snapshot =
         planning::build_snapshot(ws, &config, &calendar, &planning::observations(&performance), chrono::Utc::now());
     planning::freeze_snapshot(&*env.store, &snapshot).await?;
-    let record = JobSnapshot { job: job.clone(), snapshot: snapshot.id };
-    // First writer wins; a duplicate that lost reads the winner's snapshot.
-    let stored = create_immutable(&*env.store, ws, JOB_SNAPSHOTS, &doc_id(job), encode(&record)?).await;
-    match stored {
-        Ok(created) => Ok(created.document().decode::<JobSnapshot>()?.snapshot),
-        Err(harmonia_store::Error::ImmutableConflict) => {
-            let doc = env.store.get(ws, JOB_SNAPSHOTS, &doc_id(job)).await?.ok_or(step::Error::Retry)?;
-            Ok(doc.decode::<JobSnapshot>()?.snapshot)
-        }
-        Err(e) => Err(e.into()),
-    }
+    let record = JobSnapshot { job: job.clone(), snapshot: snapshot.id.clone() };
+    // First writer wins; a duplicate that lost plans from the winner's snapshot.
+    let created = create_if_absent(&*env.store, ws, JOB_SNAPSHOTS, &doc_id(job), encode(&record)?).await?;
+    let winner = created.document().decode::<JobSnapshot>()?.snapshot;
+    if winner == snapshot.id { Ok(snapshot) } else { load(env, ws, PLANNING_SNAPSHOTS, &doc_id(&winner)).await }
 }
 
 /// Deterministic code, not Temi, has the last word on when posts may go out: every item's
 /// window must lie inside one of the posting windows the snapshot lists for that UTC day (from
 /// the workspace's configuration, in its time zone). A snapshot without windows (none
 /// configured for the horizon) constrains nothing.
-async fn within_posting_windows(
-    env: &Env,
-    ws: &WorkspaceId,
-    snapshot: &SnapshotId,
-    plan: &Plan,
-) -> Result<(), step::Error> {
-    let snapshot: PlanningSnapshot = load(env, ws, PLANNING_SNAPSHOTS, &doc_id(snapshot)).await?;
-    if let Some(item) = outside_windows(&snapshot, plan) {
+fn within_posting_windows(snapshot: &PlanningSnapshot, plan: &Plan) -> Result<(), step::Error> {
+    if let Some(item) = outside_windows(snapshot, plan) {
         tracing::warn!(item = %item, "a plan item falls outside the posting windows");
         return Err(step::Error::Fail { role: Some(Role::Temi), code: Code::PlanOutsideWindows, schema_path: None });
     }
