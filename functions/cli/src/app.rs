@@ -8,6 +8,7 @@ use harmonia_contracts::domain::{ApprovalSubject, Decision, Draft, Job, JobStatu
 use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
+use harmonia_pipeline::detail::VERSION_PREFIX_CHARS;
 use harmonia_pipeline::formats::{self, Format};
 use harmonia_pipeline::operator;
 use harmonia_pipeline::records::{ANALYSES, AnalysisRecord, DRAFTS, PUBLICATIONS, SOURCES, doc_id};
@@ -149,7 +150,7 @@ async fn follow(env: &Local, out: &Output, ws: &WorkspaceId, job: &JobId, approv
                 "  {:<11} approved the {} version {}",
                 "operator",
                 if subject == ApprovalSubject::Strategy { "strategy" } else { "draft" },
-                &version[..12]
+                &version[..VERSION_PREFIX_CHARS]
             )),
         })
         .await?;
@@ -341,7 +342,7 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
             j.id,
             status_name(j.status),
             j.title,
-            version.as_ref().map(|v| format!(" (version {})", &v[..12])).unwrap_or_default(),
+            version.as_ref().map(|v| format!(" (version {})", &v[..VERSION_PREFIX_CHARS])).unwrap_or_default(),
             failure.unwrap_or_default()
         ));
         views.push(json!({ "job": j, "awaiting_version": version }));
