@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use harmonia_contracts::domain::JobStatus;
-use harmonia_contracts::ids::{OperatorId, WorkspaceId};
+use harmonia_contracts::ids::{JobId, OperatorId, WorkspaceId};
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::registry::Timing;
 use harmonia_testkit::{Spawned, error_code, send, spawn_app};
@@ -56,6 +56,18 @@ async fn api() -> Api {
 }
 
 impl Api {
+    /// Submit the sample through the API and wait for its strategy gate: the job id as text and
+    /// parsed.
+    async fn submit_and_wait_for_the_strategy(&self) -> (String, JobId) {
+        let (s, v) = self.post("/v1/sources", json!({"format": "json", "content": SAMPLE})).await;
+        assert_eq!(s, 201, "{v}");
+        let job = v["job"]["id"].as_str().expect("job id").to_owned();
+        let job_id: JobId = job.parse().expect("id");
+        let waiting = self.local.drive(&self.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
+        assert_eq!(waiting.status, JobStatus::AwaitingStrategyApproval);
+        (job, job_id)
+    }
+
     async fn call(
         &self,
         method: reqwest::Method,
@@ -94,14 +106,7 @@ async fn decisions_and_views_through_the_api() {
     let (s, v) = api.call(get.clone(), "/v1/jobs", Some("hop_wrong"), None).await;
     assert_eq!((s, error_code(&v)), (401, "unauthenticated"));
 
-    let (s, v) = api.post("/v1/sources", json!({"format": "json", "content": SAMPLE})).await;
-    assert_eq!(s, 201, "{v}");
-    let job = v["job"]["id"].as_str().expect("job id").to_owned();
-
-    // Wait for the strategy gate.
-    let job_id = job.parse().expect("id");
-    let waiting = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
-    assert_eq!(waiting.status, JobStatus::AwaitingStrategyApproval);
+    let (job, job_id) = api.submit_and_wait_for_the_strategy().await;
     let (s, v) = api.get(&format!("/v1/jobs/{job}")).await;
     assert_eq!(s, 200);
     let version = v["awaiting_version"].as_str().expect("version").to_owned();
@@ -377,12 +382,7 @@ async fn admins_manage_the_workspaces_operators() {
 async fn the_detail_and_the_view_at_the_strategy_gate_show_the_strategy() {
     let api = api().await;
     let get = reqwest::Method::GET;
-    let (s, v) = api.post("/v1/sources", json!({"format": "json", "content": SAMPLE})).await;
-    assert_eq!(s, 201, "{v}");
-    let job = v["job"]["id"].as_str().expect("job id").to_owned();
-    let job_id = job.parse().expect("id");
-    let waiting = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
-    assert_eq!(waiting.status, JobStatus::AwaitingStrategyApproval);
+    let (job, _) = api.submit_and_wait_for_the_strategy().await;
 
     let path = format!("/v1/jobs/{job}/detail");
     let (s, v) = api.get(&path).await;
