@@ -18,7 +18,7 @@ use harmonia_pipeline::records::{
     ACTIVITY, ANALYSES, AnalysisRecord, DRAFTS, JOBS, MARKERS, PUBLICATIONS, REVIEWS, SOURCES, doc_id,
 };
 use harmonia_pipeline::registry::Timing;
-use harmonia_pipeline::steps::{draft_id_of, ingest};
+use harmonia_pipeline::steps::{current_draft_id, ingest};
 use harmonia_store::{Collection, Query};
 use serde::de::DeserializeOwned;
 
@@ -49,7 +49,7 @@ async fn stored<T: DeserializeOwned>(local: &Local, ws: &WorkspaceId, collection
 }
 
 async fn publication(local: &Local, ws: &WorkspaceId, job: &Job) -> Publication {
-    stored(local, ws, PUBLICATIONS, &doc_id(draft_id_of(&job.id, job.pass))).await
+    stored(local, ws, PUBLICATIONS, &doc_id(current_draft_id(job))).await
 }
 
 /// The sample run to its end on a fresh embedded deployment whose sandbox connector answers

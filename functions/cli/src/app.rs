@@ -4,15 +4,16 @@ use std::io::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-use harmonia_contracts::domain::{ApprovalSubject, Decision, Draft, Job, JobStatus, Publication, Source, SourceInput};
-use harmonia_contracts::event::Stage;
+use chrono::{DateTime, Utc};
+use harmonia_contracts::domain::{ApprovalSubject, Draft, Job, JobStatus, Publication, Source, SourceInput};
+use harmonia_contracts::event::{Pass, Round, Stage};
 use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::detail::VERSION_PREFIX_CHARS;
 use harmonia_pipeline::formats::{self, Format};
 use harmonia_pipeline::operator;
 use harmonia_pipeline::records::{ANALYSES, AnalysisRecord, DRAFTS, PUBLICATIONS, SOURCES, doc_id};
-use harmonia_pipeline::steps::{draft_id_of, ingest};
+use harmonia_pipeline::steps::{current_draft_id, ingest};
 use harmonia_store::Document;
 use serde_json::{Value, json};
 
@@ -50,7 +51,7 @@ impl Backend {
 
     /// Locally, carry on with the workspace's unfinished jobs first (a deployed project's
     /// functions do that themselves).
-    async fn resume(&self, ws: &WorkspaceId) -> Result<(), Error> {
+    pub(crate) async fn resume(&self, ws: &WorkspaceId) -> Result<(), Error> {
         match self {
             Backend::Local(l) => operator::resume(&l.env, ws).await.map(|_| ()),
             Backend::Cloud { .. } => Ok(()),
@@ -100,21 +101,22 @@ fn status_name(s: JobStatus) -> &'static str {
     s.as_str()
 }
 
-fn describe_stage(stage: Stage, pass: u8) -> String {
+fn describe_stage(stage: Stage, round: Round, pass: Pass) -> String {
     let what = match stage {
         Stage::Ingest => "source validated and stored; job created",
         Stage::Analyze => "Harmonia -> Nimi: evidence moments and angles accepted",
-        Stage::Strategize => "Harmonia -> Ryan: strategy stored; needs the operator",
+        Stage::Strategize => "Harmonia -> Ryan: strategy stored",
         Stage::Operator => "operator decision recorded",
         Stage::Plan => "Harmonia -> Temi: plan stored over the snapshot; one item selected",
-        Stage::Draft if pass == 2 => "Harmonia -> Noni: the single revision stored",
+        Stage::Draft if pass == Pass::REVISION => "Harmonia -> Noni: the single revision stored",
         Stage::Draft => "Harmonia -> Noni: first draft stored",
         Stage::Review => "Harmonia -> Dara: seven-dimension review stored",
         Stage::Policy => "deterministic policy checked",
         Stage::Publish => "claimed, connector called once, receipt recorded",
         Stage::Verify => "read back and verification recorded",
     };
-    format!("{:<11} {what}", stage.as_str())
+    let round = if round.is_original() { String::new() } else { format!(" (operator round {})", round.get()) };
+    format!("{:<11} {what}{round}", stage.as_str())
 }
 
 fn describe(s: JobStatus) -> &'static str {
@@ -122,12 +124,14 @@ fn describe(s: JobStatus) -> &'static str {
         JobStatus::Ingested => "ingest      source validated and stored",
         JobStatus::Analyzed => "analyze     Nimi's evidence moments and angles accepted",
         JobStatus::AwaitingStrategyApproval => "strategize  Ryan's strategy stored; waiting for the operator",
+        JobStatus::StrategyChangesRequested => "operator    changes requested; Ryan's next version is pending",
         JobStatus::StrategyApproved => "operator    strategy approved",
         JobStatus::Planned => "plan        Temi's plan stored; one item selected",
         JobStatus::Drafted => "draft       Noni's draft stored",
         JobStatus::RevisionRequested => "review      Dara asked for the single revision",
         JobStatus::Reviewed => "review      Dara passed the draft",
         JobStatus::AwaitingDraftApproval => "policy      every rule passed; waiting for the operator",
+        JobStatus::DraftChangesRequested => "operator    changes requested; a new writing cycle is pending",
         JobStatus::DraftApproved => "operator    draft approved",
         JobStatus::Publishing => "publish     claimed; calling the connector once",
         JobStatus::PublishUnknown => "publish     outcome unknown; verification will read back",
@@ -136,16 +140,30 @@ fn describe(s: JobStatus) -> &'static str {
         JobStatus::StrategyRejected => "operator    strategy rejected",
         JobStatus::DraftRejected => "operator    draft rejected",
         JobStatus::PolicyBlocked => "policy      blocked by a rule",
-        JobStatus::NeedsHuman => "review      still not passing after the revision; parked for a human",
+        JobStatus::NeedsHuman => {
+            "            parked for a person: the review still failed after the revision, or a decision used all its operator rounds"
+        }
         JobStatus::Failed => "failed",
     }
 }
 
-/// Follow a job, printing each completed stage; with `approve`, approve what it waits for.
-async fn follow(env: &Local, out: &Output, ws: &WorkspaceId, job: &JobId, approve: bool) -> Result<Job, Error> {
+/// Follow a job, printing each stage completed after `since` (every one without it); with
+/// `approve`, approve what it waits for. Ends with where the job stands unless it is verified.
+pub(crate) async fn follow(
+    env: &Local,
+    out: &Output,
+    ws: &WorkspaceId,
+    job: &JobId,
+    approve: bool,
+    since: Option<DateTime<Utc>>,
+) -> Result<Job, Error> {
     let current = env
         .drive(ws, job, approve, JOB_TIMEOUT, |p| match p {
-            Progress::Stage(stage, pass) => out.say(&format!("  {}", describe_stage(stage, pass.get()))),
+            Progress::Stage { stage, round, pass, completed_at } => {
+                if since.is_none_or(|t| completed_at >= t) {
+                    out.say(&format!("  {}", describe_stage(stage, round, pass)));
+                }
+            }
             Progress::Approved(subject, version) => out.say(&format!(
                 "  {:<11} approved the {} version {}",
                 "operator",
@@ -154,8 +172,27 @@ async fn follow(env: &Local, out: &Output, ws: &WorkspaceId, job: &JobId, approv
             )),
         })
         .await?;
-    if current.status != JobStatus::Verified {
-        out.say(&format!("  {}", describe(current.status)));
+    let waiting = match current.status {
+        JobStatus::AwaitingStrategyApproval => Some(ApprovalSubject::Strategy),
+        JobStatus::AwaitingDraftApproval => Some(ApprovalSubject::Draft),
+        _ => None,
+    };
+    match waiting {
+        Some(subject) => {
+            let version = operator::current_version(&env.env, ws, &current, subject).await?;
+            let choices = if subject == ApprovalSubject::Draft {
+                "approve, reject, request changes or edit"
+            } else {
+                "approve, reject or request changes"
+            };
+            out.say(&format!(
+                "Waiting for the operator to {choices}: the {} version {} (see it with `harmonia show {job}`).",
+                subject.as_str(),
+                &version[..VERSION_PREFIX_CHARS]
+            ));
+        }
+        None if current.status != JobStatus::Verified => out.say(&format!("  {}", describe(current.status))),
+        None => {}
     }
     Ok(current)
 }
@@ -180,7 +217,7 @@ async fn report(env: &Local, job: &Job) -> Result<Value, Error> {
     let analysis: Option<AnalysisRecord> =
         decode_optional(store.get(&ws, ANALYSES, &doc_id(&job.id)).await.map_err(Error::from)?)?;
     let draft: Option<Draft> =
-        decode_optional(store.get(&ws, DRAFTS, &doc_id(draft_id_of(&job.id, job.pass))).await.map_err(Error::from)?)?;
+        decode_optional(store.get(&ws, DRAFTS, &doc_id(current_draft_id(job))).await.map_err(Error::from)?)?;
     let mut publications = Vec::new();
     let mut claims = Vec::new();
     if let Some(draft) = &draft {
@@ -256,7 +293,7 @@ pub(crate) async fn demo(env: &Local, out: &Output, data_dir: &Path) -> Result<(
     out.say(&format!("demo workspace `{ws}` in {} (configured from examples/workspace.toml)", data_dir.display()));
     let job = ingest(&env.env, &ws, input, None, None).await?;
     out.say(&format!("job {}", job.id));
-    let finished = follow(env, out, &ws, &job.id, true).await?;
+    let finished = follow(env, out, &ws, &job.id, true, None).await?;
     env.settle(Duration::from_secs(30)).await?;
     let report = report(env, &finished).await?;
     print_report(out, &report);
@@ -302,7 +339,7 @@ pub(crate) async fn run(
     let input = formats::parse(&bytes, format, &title, language)?;
     let job = ingest(&env.env, ws, input, None, None).await?;
     out.say(&format!("job {} (workspace `{ws}`, configuration version {})", job.id, job.workspace_version));
-    let current = follow(env, out, ws, &job.id, false).await?;
+    let current = follow(env, out, ws, &job.id, false, None).await?;
     out.value(&json!({ "job": current }));
     Ok(())
 }
@@ -357,55 +394,6 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
         }
     }
     out.value(&json!({ "jobs": views }));
-    Ok(())
-}
-
-/// `harmonia approve|reject JOB strategy|draft`.
-pub(crate) async fn decide(
-    backend: &Backend,
-    out: &Output,
-    ws: &WorkspaceId,
-    job: &str,
-    subject: ApprovalSubject,
-    reject: Option<String>,
-    version: Option<String>,
-) -> Result<(), Error> {
-    let ws = ws.clone();
-    backend.resume(&ws).await?;
-    let env = backend.env();
-    let id: JobId = job.parse()?;
-    let current = operator::job(env, &ws, &id).await?;
-    // Before looking up the version, so a decision at the wrong gate says so.
-    operator::require_waiting(&current, subject)?;
-    let version = match version {
-        Some(v) => v,
-        None => operator::current_version(env, &ws, &current, subject).await?,
-    };
-    let decision = match reject {
-        // The reason's limits are checked by `operator::decide`, for the CLI and the API alike.
-        Some(reason) => Decision::Rejected { reason },
-        None => Decision::Approved,
-    };
-    let request = operator::DecisionRequest {
-        job: id.clone(),
-        operator: "cli".parse()?,
-        subject,
-        decision,
-        subject_hash: version,
-        trace: None,
-    };
-    let approval = operator::decide(env, &ws, request).await?;
-    let short = &approval.subject_hash[..approval.subject_hash.len().min(12)];
-    out.say(&match &approval.decision {
-        Decision::Approved => format!("Approved the {} version {short}.", subject.as_str()),
-        Decision::Rejected { reason } => format!("Rejected the {} version {short}: {reason}", subject.as_str()),
-    });
-    let after = match backend {
-        Backend::Local(l) => follow(l, out, &ws, &id, false).await?,
-        // Deployed functions carry on; report where the job stands now.
-        Backend::Cloud { .. } => operator::job(env, &ws, &id).await?,
-    };
-    out.value(&json!({ "approval": approval, "job": after }));
     Ok(())
 }
 

@@ -5,7 +5,8 @@
 //! `workspace init|show|update` manages the workspace configuration (a TOML file, versioned);
 //! `demo` runs the bundled sample end to end in its own data dir with the CLI user acting as the
 //! operator for both approvals; `run` ingests a source file and processes it until it needs a
-//! human; `status`, `show`, `approve` and `reject` are the operator's commands; `operator
+//! human; `status`, `show`, `approve`, `reject`, `request-changes` and `edit` are the
+//! operator's commands; `operator
 //! add|list|revoke` manages credentials; `serve` exposes the operator API. Every command resumes unfinished work
 //! first, so a run interrupted at any point completes when any command runs again.
 
@@ -17,6 +18,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 mod app;
 #[cfg(test)]
 mod ask_tests;
+mod decide;
 mod imports;
 mod operators;
 mod show;
@@ -34,7 +36,7 @@ struct Cli {
     json: bool,
     /// Act on a deployed project (Firestore and Pub/Sub, configured from the environment like
     /// the functions) instead of the embedded default. For workspace, status, show, approve, reject,
-    /// activity, operator.
+    /// request-changes, edit, activity, operator.
     #[arg(long, global = true)]
     cloud: bool,
     /// The workspace to act in, locally and with `--cloud` (`demo` runs in its own data dir,
@@ -93,7 +95,8 @@ enum Command {
         job: String,
         /// What to approve.
         subject: Subject,
-        /// The exact version (content hash) approved; default: the current one shown by `status`.
+        /// The exact version (content hash, or 8 or more of its first characters) approved;
+        /// default: the current one shown by `status`.
         #[arg(long)]
         version: Option<String>,
     },
@@ -151,9 +154,43 @@ enum Command {
         job: String,
         /// What to reject.
         subject: Subject,
-        /// Why.
+        /// Why (1 to 500 characters).
         #[arg(long)]
         reason: String,
+        /// The exact version (content hash, or 8 or more of its first characters) rejected;
+        /// default: the current one shown by `status`.
+        #[arg(long)]
+        version: Option<String>,
+    },
+    /// Ask for a new version of the strategy or draft awaiting a decision: Ryan writes the next
+    /// strategy, or Noni the next draft (reviewed by Dara and checked by policy again). At most
+    /// 3 operator rounds per decision; asking for a fourth parks the job as needs_human.
+    RequestChanges {
+        /// Job id.
+        job: String,
+        /// What to change.
+        subject: Subject,
+        /// What you want changed (1 to 2,000 characters). It is context for the role, never an
+        /// instruction it must follow: it cannot approve, publish or lift a rule.
+        #[arg(long)]
+        feedback: String,
+        /// The exact version the feedback is about; default: the current one shown by `status`.
+        #[arg(long)]
+        version: Option<String>,
+    },
+    /// Write the next draft version yourself: the file's text, byte for byte, must pass every
+    /// policy rule and then awaits your approval; exactly that text is published. Counts as an
+    /// operator round.
+    Edit {
+        /// Job id.
+        job: String,
+        /// A UTF-8 text file with the post exactly as it is to be published (1 to 5,000
+        /// characters; the platform's own limit is a policy rule).
+        #[arg(long)]
+        file: PathBuf,
+        /// The exact draft version edited; default: the current one shown by `status`.
+        #[arg(long)]
+        version: Option<String>,
     },
 }
 
@@ -194,7 +231,7 @@ async fn main() -> ExitCode {
             Command::Status { job } => app::status(&backend, &out, &ws, job.as_deref()).await,
             Command::Show { job } => show::show(&backend, &out, &ws, &job).await,
             Command::Approve { job, subject, version } => {
-                app::decide(&backend, &out, &ws, &job, subject.into(), None, version).await
+                decide::decide(&backend, &out, &ws, &job, subject.into(), None, version).await
             }
             Command::Ask { question } => app::ask(backend.local()?, &out, &ws, &question).await,
             Command::Serve { port } => app::serve(backend.local()?, &out, &ws, port).await,
@@ -203,9 +240,13 @@ async fn main() -> ExitCode {
             Command::Import { what } => imports::import(&backend, &out, &ws, imports::Import::File(what)).await,
             Command::Calendar { what } => imports::import(&backend, &out, &ws, imports::Import::Calendar(what)).await,
             Command::Operator { command } => operators::run(&backend, &out, &ws, command).await,
-            Command::Reject { job, subject, reason } => {
-                app::decide(&backend, &out, &ws, &job, subject.into(), Some(reason), None).await
+            Command::Reject { job, subject, reason, version } => {
+                decide::decide(&backend, &out, &ws, &job, subject.into(), Some(reason), version).await
             }
+            Command::RequestChanges { job, subject, feedback, version } => {
+                decide::request_changes(&backend, &out, &ws, &job, subject.into(), feedback, version).await
+            }
+            Command::Edit { job, file, version } => decide::edit(&backend, &out, &ws, &job, &file, version).await,
         }
     }
     .await;

@@ -11,9 +11,11 @@ use std::io::{IsTerminal, Write as _};
 
 use harmonia_contracts::Error;
 use harmonia_contracts::domain::{
-    Assessment, Assessments, ConnectorKind, Decision, JobStatus, ReceiptOutcome, VerificationOutcome,
+    ApprovalSubject, Assessment, Assessments, ConnectorKind, Decision, JobStatus, ReceiptOutcome, VerificationOutcome,
 };
+use harmonia_contracts::event::Round;
 use harmonia_contracts::ids::{JobId, WorkspaceId};
+use harmonia_contracts::tool::Provenance;
 use harmonia_pipeline::detail::{self, Cited, JobDetail};
 use serde::Serialize;
 
@@ -167,6 +169,28 @@ fn render(d: &JobDetail, s: &Style) -> String {
         t.line(&s.bold(&format!("Awaiting a decision on the {}", a.subject.as_str())));
         t.field("version", &a.version);
         t.field("approve with", &format!("harmonia approve {} {} --version {}", job.id, a.subject.as_str(), a.prefix));
+        match job.round.next() {
+            Some(next) => {
+                t.field(
+                    "or ask for changes",
+                    &format!(
+                        "harmonia request-changes {} {} --version {} --feedback \"...\" (round {} of {})",
+                        job.id,
+                        a.subject.as_str(),
+                        a.prefix,
+                        next.get(),
+                        Round::MAX.get()
+                    ),
+                );
+                if a.subject == ApprovalSubject::Draft {
+                    t.field(
+                        "or edit it yourself",
+                        &format!("harmonia edit {} --version {} --file FILE", job.id, a.prefix),
+                    );
+                }
+            }
+            None => t.field("operator rounds", "all 3 used: approve or reject this version"),
+        }
     }
 
     if let Some(src) = &d.source {
@@ -204,7 +228,7 @@ fn render(d: &JobDetail, s: &Style) -> String {
     }
 
     if let Some(st) = &d.strategy {
-        t.heading("Strategy (Ryan)");
+        t.heading(&format!("Strategy (Ryan){}", round_label(st.round)));
         t.field("version", &st.content_hash);
         t.field("objective", &st.objective);
         t.field("audience", &st.audience);
@@ -220,6 +244,19 @@ fn render(d: &JobDetail, s: &Style) -> String {
                 t.field("call to action", cta);
             }
             t.evidence(&b.evidence);
+        }
+        let earlier: Vec<_> = d.strategy_versions.iter().filter(|v| v.content_hash != st.content_hash).collect();
+        if !earlier.is_empty() {
+            t.line("");
+            t.line(&s.bold("Earlier versions"));
+            for v in earlier {
+                let leads =
+                    v.briefs.first().map(|b| format!(" Led by brief {}: {}", b.id, b.key_message)).unwrap_or_default();
+                t.item(
+                    &format!("round {} (version {}):", v.round.get(), short(&v.content_hash)),
+                    &format!("{}{leads}", v.objective),
+                );
+            }
         }
     }
 
@@ -244,7 +281,10 @@ fn render(d: &JobDetail, s: &Style) -> String {
     }
 
     for draft in &d.drafts {
-        t.heading(&format!("Draft, pass {} (Noni)", draft.pass.get()));
+        t.heading(&match draft.provenance {
+            Provenance::Operator => format!("Draft{}, written by an operator", round_label(draft.round)),
+            _ => format!("Draft{}, pass {} (Noni)", round_label(draft.round), draft.pass.get()),
+        });
         t.field("for", &format!("{} (plan item {})", draft.platform.as_str(), draft.item));
         t.field("version", &draft.content_hash);
         t.line("  as it would be posted:");
@@ -264,7 +304,8 @@ fn render(d: &JobDetail, s: &Style) -> String {
     }
 
     for review in &d.reviews {
-        t.heading(&format!("Review, pass {} (Dara)", review.pass.get()));
+        let round = d.drafts.iter().find(|dr| dr.id == review.draft).map(|dr| dr.round).unwrap_or_default();
+        t.heading(&format!("Review{}, pass {} (Dara)", round_label(round), review.pass.get()));
         t.field("verdict", &name(&review.verdict));
         for (dimension, a) in seven(&review.assessments) {
             t.item(&format!("{dimension} {}/5", a.score.get()), &a.rationale);
@@ -281,7 +322,8 @@ fn render(d: &JobDetail, s: &Style) -> String {
     }
 
     for p in &d.policy {
-        t.heading("Policy");
+        let round = d.drafts.iter().find(|dr| dr.id == p.draft).map(|dr| dr.round).unwrap_or_default();
+        t.heading(&format!("Policy{}", round_label(round)));
         let outcome = name(&p.outcome);
         let outcome = if p.rules.iter().all(|r| r.passed) { s.good(&outcome) } else { s.bad(&outcome) };
         t.field(&outcome, &format!("for {} version {}", p.draft, p.content_hash));
@@ -294,11 +336,20 @@ fn render(d: &JobDetail, s: &Style) -> String {
     if !d.decisions.is_empty() {
         t.heading("Decisions");
         for a in &d.decisions {
+            let subject = a.subject.as_str();
             let what = match &a.decision {
-                Decision::Approved => format!("approved the {}", a.subject.as_str()),
-                Decision::Rejected { reason } => format!("rejected the {}: {reason}", a.subject.as_str()),
+                Decision::Approved => format!("approved the {subject}"),
+                Decision::Rejected { reason } => format!("rejected the {subject}: “{reason}”"),
+                Decision::ChangesRequested { feedback } => format!("asked for changes to the {subject}: “{feedback}”"),
+                Decision::Edited { draft, content_hash } => {
+                    format!("edited the {subject}, writing {draft} (version {})", short(content_hash))
+                }
+                Decision::RoundsExhausted => {
+                    format!("asked for a round beyond the last at the {subject} gate, so the job needs a person")
+                }
             };
-            t.item(&when(&a.decided_at), &format!("{} {what} (version {})", a.operator, a.subject_hash));
+            let version = format!("version {}{}", short(&a.subject_hash), round_label(a.round));
+            t.item(&when(&a.decided_at), &format!("{} {what}; on {version}.", a.operator));
         }
     }
 
@@ -335,6 +386,16 @@ fn render(d: &JobDetail, s: &Style) -> String {
         t.field("verification", &verification);
     }
     t.out
+}
+
+/// ", round N" for an operator round; nothing for the original.
+fn round_label(round: Round) -> String {
+    if round.is_original() { String::new() } else { format!(", round {}", round.get()) }
+}
+
+/// The prefix of a version an operator can type back.
+fn short(version: &str) -> &str {
+    &version[..version.len().min(detail::VERSION_PREFIX_CHARS)]
 }
 
 /// The text being built, in one style.

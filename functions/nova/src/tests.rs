@@ -65,6 +65,7 @@ fn job(ws: &WorkspaceId, status: JobStatus) -> Job {
         title: "T".into(),
         status,
         pass: Pass::FIRST,
+        round: Default::default(),
         created_at: Utc::now(),
         updated_at: Utc::now(),
         failure: None,

@@ -10,10 +10,11 @@
 //! | `GET /healthz` | liveness (no credential) |
 //! | `GET /v1/jobs` | the workspace's jobs, newest first |
 //! | `GET /v1/jobs/{job}` | one job and the version awaiting a decision, if any |
-//! | `GET /v1/jobs/{job}/detail` | everything stored about the job (`harmonia show --json`): `job`, `source`, `analysis`, `strategy`, `plan`, `selected_item`, `drafts`, `reviews`, `policy`, `awaiting`, `decisions`, `publication` |
+//! | `GET /v1/jobs/{job}/detail` | everything stored about the job (`harmonia show --json`): `job`, `source`, `analysis`, `strategy`, `strategy_versions`, `plan`, `selected_item`, `drafts`, `reviews`, `policy`, `awaiting`, `decisions`, `publication` |
 //! | `GET /v1/jobs/{job}/view` | the job view: Maya's A2UI layout over typed references, hydrated from storage |
 //! | `GET /v1/activity?job=ID&limit=N&page=P` | the job's activity records (metadata only), paginated |
-//! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject","version":HASH,"reason"?}` |
+//! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject"|"request_changes","version":HASH,"reason"?,"feedback"?}` |
+//! | `POST /v1/jobs/{job}/edits` | `{"version":HASH,"body":TEXT}`: the operator's next draft version, checked by policy at once |
 //! | `GET /v1/workspace` | the workspace's current configuration version |
 //! | `PUT /v1/workspace` | the configuration file (`Content-Type: application/toml`, or its keys as JSON): version 1 (201), the next version (200), or `"changed": false` when equal to the current one |
 //! | `POST /v1/sources` | `{"format":"json"|"webvtt"|"srt","content":TEXT,"title"?,"language"?}` → the new job; with an `Idempotency-Key` header a retry returns the same job |
@@ -43,6 +44,8 @@ pub use harmonia_ingest::IngestState as OperatorState;
 pub use harmonia_ingest::MAX_BODY_BYTES;
 pub use routes::app;
 
+#[cfg(test)]
+mod rounds_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

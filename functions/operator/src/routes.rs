@@ -7,6 +7,7 @@ use harmonia_contracts::ids::JobId;
 use harmonia_contracts::{Code, Error};
 use harmonia_http::{ApiError, Caller, JsonBody, PathId, Trace};
 use harmonia_pipeline::operator::{self, DecisionRequest};
+use harmonia_pipeline::rounds::{self, ChangesRequest, EditRequest};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -24,6 +25,7 @@ pub fn app(state: OperatorState) -> Router {
             .route("/v1/jobs/{job}/view", get(job_view))
             .route("/v1/jobs/{job}/detail", get(detail::show))
             .route("/v1/jobs/{job}/decisions", post(decide))
+            .route("/v1/jobs/{job}/edits", post(edit))
             .route("/v1/activity", get(activity))
             .route("/v1/sources", post(harmonia_ingest::submit))
             .route("/v1/workspace", get(crate::workspace::show).put(crate::workspace::put))
@@ -110,6 +112,7 @@ async fn activity(State(state): State<OperatorState>, Caller(who): Caller, RawQu
 enum DecisionKind {
     Approve,
     Reject,
+    RequestChanges,
 }
 
 #[derive(Deserialize)]
@@ -120,6 +123,8 @@ struct DecisionBody {
     version: String,
     #[serde(default)]
     reason: Option<String>,
+    #[serde(default)]
+    feedback: Option<String>,
 }
 
 async fn decide(
@@ -129,12 +134,40 @@ async fn decide(
     PathId(id): PathId<JobId>,
     JsonBody(request): JsonBody<DecisionBody>,
 ) -> Reply {
-    let decision = match (request.decision, request.reason) {
-        (DecisionKind::Approve, _) => Decision::Approved,
-        // The reason's limits are checked by `operator::decide`, for the CLI and the API alike.
-        (DecisionKind::Reject, Some(reason)) => Decision::Rejected { reason },
-        (DecisionKind::Reject, None) => {
-            return Err(Error::new(Code::InvalidRequest, "A rejection needs a reason of 1 to 500 characters.").into());
+    // Each decision takes only its own field, so a misplaced one is refused, not ignored.
+    let decision = match (request.decision, request.reason, request.feedback) {
+        (DecisionKind::Approve, None, None) => Decision::Approved,
+        // The limits are checked by `operator` and `rounds`, for the CLI and the API alike.
+        (DecisionKind::Reject, Some(reason), None) => Decision::Rejected { reason },
+        (DecisionKind::RequestChanges, None, Some(feedback)) => {
+            let request = ChangesRequest {
+                job: id.clone(),
+                operator: who.operator.clone(),
+                subject: request.subject,
+                subject_hash: request.version,
+                feedback,
+                trace: Some(trace),
+            };
+            let approval = rounds::request_changes(&state.env, &who.workspace, request).await?;
+            let job = operator::job(&state.env, &who.workspace, &id).await?;
+            return Ok((StatusCode::OK, Json(json!({ "approval": approval, "job": job }))));
+        }
+        (DecisionKind::Approve, _, _) => {
+            return Err(Error::new(Code::InvalidRequest, "An approval takes no reason and no feedback.").into());
+        }
+        (DecisionKind::Reject, _, _) => {
+            return Err(Error::new(
+                Code::InvalidRequest,
+                "A rejection takes a reason of 1 to 500 characters, and no feedback.",
+            )
+            .into());
+        }
+        (DecisionKind::RequestChanges, _, _) => {
+            return Err(Error::new(
+                Code::InvalidRequest,
+                "A request for changes takes feedback of 1 to 2,000 characters, and no reason.",
+            )
+            .into());
         }
     };
     let approval = operator::decide(
@@ -152,4 +185,33 @@ async fn decide(
     .await?;
     let job = operator::job(&state.env, &who.workspace, &id).await?;
     Ok((StatusCode::OK, Json(json!({ "approval": approval, "job": job }))))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EditBody {
+    /// The exact draft version edited.
+    version: String,
+    /// The new text, exactly as it is to be posted.
+    body: String,
+}
+
+/// `POST /v1/jobs/{job}/edits`: the operator writes the next draft version. 201 with the
+/// decision record and the draft once every policy rule passes; `policy_violation` (naming
+/// each broken rule) and nothing stored otherwise.
+async fn edit(
+    State(state): State<OperatorState>,
+    Caller(who): Caller,
+    PathId(id): PathId<JobId>,
+    JsonBody(request): JsonBody<EditBody>,
+) -> Reply {
+    let request = EditRequest {
+        job: id.clone(),
+        operator: who.operator.clone(),
+        subject_hash: request.version,
+        body: request.body,
+    };
+    let edited = rounds::edit(&state.env, &who.workspace, request).await?;
+    let job = operator::job(&state.env, &who.workspace, &id).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "approval": edited.approval, "draft": edited.draft, "job": job }))))
 }

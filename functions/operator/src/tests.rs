@@ -20,18 +20,18 @@ const FAST: Timing = Timing {
     ack_deadline: Duration::from_secs(5),
 };
 
-struct Api {
+pub(super) struct Api {
     /// The operator API, served until the test ends.
     server: Spawned,
     /// An operator of the workspace.
-    token: String,
+    pub(super) token: String,
     /// An admin of the workspace.
     admin: String,
     /// An admin of another workspace.
-    other: String,
+    pub(super) other: String,
     http: reqwest::Client,
-    local: Local,
-    ws: WorkspaceId,
+    pub(super) local: Local,
+    pub(super) ws: WorkspaceId,
     /// Holds the data directory until the test ends.
     _dir: harmonia_testkit::TempDir,
 }
@@ -43,7 +43,7 @@ pub(super) async fn credential(store: &dyn harmonia_store::Store, ws: &Workspace
     harmonia_auth::operators::add(store, ws, &name, role, &by).await.expect("add").credential
 }
 
-async fn api() -> Api {
+pub(super) async fn api() -> Api {
     let dir = harmonia_testkit::temp_dir();
     let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
     let ws = local.workspace().await.expect("workspace");
@@ -58,7 +58,7 @@ async fn api() -> Api {
 impl Api {
     /// Submit the sample through the API and wait for its strategy gate: the job id as text and
     /// parsed.
-    async fn submit_and_wait_for_the_strategy(&self) -> (String, JobId) {
+    pub(super) async fn submit_and_wait_for_the_strategy(&self) -> (String, JobId) {
         let (s, v) = self.post("/v1/sources", json!({"format": "json", "content": SAMPLE})).await;
         assert_eq!(s, 201, "{v}");
         let job = v["job"]["id"].as_str().expect("job id").to_owned();
@@ -68,7 +68,7 @@ impl Api {
         (job, job_id)
     }
 
-    async fn call(
+    pub(super) async fn call(
         &self,
         method: reqwest::Method,
         path: &str,
@@ -86,12 +86,12 @@ impl Api {
     }
 
     /// `GET path` as the workspace's operator.
-    async fn get(&self, path: &str) -> (u16, Value) {
+    pub(super) async fn get(&self, path: &str) -> (u16, Value) {
         self.call(reqwest::Method::GET, path, Some(&self.token), None).await
     }
 
     /// `POST path` with a JSON `body` as the workspace's operator.
-    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+    pub(super) async fn post(&self, path: &str, body: Value) -> (u16, Value) {
         self.call(reqwest::Method::POST, path, Some(&self.token), Some(body)).await
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use harmonia_agents::InvocationSeed;
 use harmonia_agents::io::{EntityKind, EntityRef, Layout, MayaInput, RoleInput};
-use harmonia_contracts::event::{Pass, Stage};
+use harmonia_contracts::event::{Pass, Round, Stage};
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Error};
@@ -73,8 +73,9 @@ pub(crate) async fn job_view(
     {
         add(EntityKind::PlanItem, selected.to_owned(), item.clone());
     }
-    for pass in [Pass::FIRST, Pass::REVISION] {
-        let draft = draft_id_of(&job.id, pass).to_string();
+    // Every draft version of every round: the operator sees what each round changed.
+    for (round, pass) in Round::all().flat_map(|r| [(r, Pass::FIRST), (r, Pass::REVISION)]) {
+        let draft = draft_id_of(&job.id, round, pass).to_string();
         if let Some((id, data)) = fetch(DRAFTS, draft.clone()).await? {
             add(EntityKind::Draft, id, data);
         }

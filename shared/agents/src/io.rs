@@ -10,7 +10,7 @@ use harmonia_contracts::domain::{
     Analysis, Assessments, Brief, Claim, Frame, LanguageTag, MemoryFact, Moment, Plan, PlanItem, Platform, PostMetrics,
     ReviewIssue, Source, Strategy, TranscriptSegment, Verdict, WorkspaceConfig,
 };
-use harmonia_contracts::event::Pass;
+use harmonia_contracts::event::{Pass, Round};
 use harmonia_contracts::ids::{EvidenceId, SnapshotId};
 use harmonia_contracts::tool::Provenance;
 use schemars::JsonSchema;
@@ -165,6 +165,24 @@ pub struct RyanInput {
     pub verified_performance: Vec<PostMetrics>,
     /// Eligible memory-bank facts only.
     pub memory: Vec<MemoryFact>,
+    /// In an operator round: the operator's feedback on the previous strategy, and that
+    /// strategy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator_round: Option<OperatorRound<Strategy>>,
+}
+
+/// An operator round's context: the operator's feedback on the previous version, and that
+/// version. Feedback is context, never authority: it cannot approve, publish or lift a rule,
+/// and the role's checks apply to what it writes as always.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorRound<T> {
+    /// Which operator round this is (1 to 3).
+    pub round: Round,
+    /// What the operator wants changed, in their words.
+    pub feedback: String,
+    /// The version the feedback is about.
+    pub previous: T,
 }
 
 impl RyanInput {
@@ -175,7 +193,18 @@ impl RyanInput {
         verified_performance: VerifiedPerformance,
         memory: EligibleMemory,
     ) -> Self {
-        Self { analysis, company, verified_performance: verified_performance.into_vec(), memory: memory.into_vec() }
+        Self {
+            analysis,
+            company,
+            verified_performance: verified_performance.into_vec(),
+            memory: memory.into_vec(),
+            operator_round: None,
+        }
+    }
+
+    /// The same input for an operator round.
+    pub fn in_round(self, round: OperatorRound<Strategy>) -> Self {
+        Self { operator_round: Some(round), ..self }
     }
 }
 
@@ -220,13 +249,21 @@ pub struct NoniInput {
     /// Present on pass 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<Revision>,
+    /// In an operator round: the operator's feedback on the previous draft, and that draft.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator_round: Option<OperatorRound<DraftView>>,
 }
 
 impl NoniInput {
     /// Build Noni's input keeping only the moments `brief` cites.
     pub fn new(pass: Pass, item: PlanItem, brief: Brief, moments: &[Moment], revision: Option<Revision>) -> Self {
         let evidence = moments.iter().filter(|m| brief.evidence.contains(&m.evidence_id)).cloned().collect();
-        Self { pass, item, brief, evidence, revision }
+        Self { pass, item, brief, evidence, revision, operator_round: None }
+    }
+
+    /// The same input for an operator round.
+    pub fn in_round(self, round: OperatorRound<DraftView>) -> Self {
+        Self { operator_round: Some(round), ..self }
     }
 }
 

@@ -74,7 +74,7 @@ impl OutboundMessage {
     /// the envelope's routing fields copied into attributes.
     pub fn event<P: EventPayload>(topic_prefix: &str, event: &StageEvent<P>) -> Result<Self, Error> {
         let topic: Name = format!("{topic_prefix}{}", P::TOPIC).parse()?;
-        let attributes = BTreeMap::from([
+        let mut attributes = BTreeMap::from([
             ("event_id".to_owned(), event.event_id.to_string()),
             ("topic".to_owned(), P::TOPIC.to_owned()),
             ("workspace".to_owned(), event.workspace.to_string()),
@@ -84,6 +84,10 @@ impl OutboundMessage {
             ("idempotency_key".to_owned(), event.idempotency_key.to_string()),
             ("traceparent".to_owned(), event.traceparent.to_string()),
         ]);
+        // Only an operator round is marked, so the original round's attributes keep their shape.
+        if !event.round.is_original() {
+            attributes.insert("round".to_owned(), event.round.get().to_string());
+        }
         let data = event.encode().map_err(|_| Error::Unencodable)?;
         Ok(Self { topic, data, attributes })
     }

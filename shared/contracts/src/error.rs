@@ -110,6 +110,9 @@ codes! {
     InvalidTransition = "invalid_transition", Precondition, false, "The job is not in a state that allows this step.";
     /// An approval names a version that is no longer current.
     StaleVersion = "stale_version", Precondition, false, "The approved version is no longer the current one.";
+    /// A gate already had its three operator rounds (requests for changes or edits); the job
+    /// now needs a person.
+    RoundsExhausted = "rounds_exhausted", Precondition, false, "This decision already had its three operator rounds; the job now needs a person.";
     /// Not enough measured history to compute an answer.
     InsufficientHistory = "insufficient_history", Precondition, false, "There is not enough measured history yet.";
     // --- storage

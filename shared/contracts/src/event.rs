@@ -107,16 +107,78 @@ fixed_schema!(Pass, {
     "description": "1 for the first draft, 2 for the single revision."
 });
 
+/// The operator round a version belongs to, at the gate ahead of it: 0 for the pipeline's own
+/// version, then one more each time an operator asks for changes or edits (at most
+/// [`Round::MAX`] per gate). Strategy rounds and draft rounds are counted apart: events up to
+/// the strategy decision carry the strategy's round, events from `strategy.approved` on carry
+/// the draft's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Round(u8);
+
+impl Round {
+    /// The pipeline's own version, before any operator round.
+    pub const ORIGINAL: Round = Round(0);
+    /// The last operator round a gate allows.
+    pub const MAX: Round = Round(3);
+
+    /// The round number.
+    pub fn get(self) -> u8 {
+        self.0
+    }
+
+    /// Whether this is the pipeline's own version (round 0), which ids and keys leave unmarked.
+    pub fn is_original(&self) -> bool {
+        self.0 == 0
+    }
+
+    /// The round after this one, or `None` when this is the last a gate allows.
+    pub fn next(self) -> Option<Round> {
+        (self < Self::MAX).then_some(Round(self.0 + 1))
+    }
+
+    /// The round before this one, or `None` for the original.
+    pub fn previous(self) -> Option<Round> {
+        self.0.checked_sub(1).map(Round)
+    }
+
+    /// Every round a gate can have, the original first.
+    pub fn all() -> impl Iterator<Item = Round> {
+        (0..=Self::MAX.0).map(Round)
+    }
+}
+
+impl TryFrom<u8> for Round {
+    type Error = Error;
+    fn try_from(n: u8) -> Result<Self, Error> {
+        if n <= Self::MAX.0 { Ok(Round(n)) } else { Err(Error::new(Code::OutOfRange, "round must be 0 to 3")) }
+    }
+}
+
+impl<'de> Deserialize<'de> for Round {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Round::try_from(u8::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+fixed_schema!(Round, {
+    "type": "integer", "minimum": 0, "maximum": 3,
+    "description": "0 for the pipeline's own version, 1 to 3 for operator rounds at a gate."
+});
+
 /// Key that identifies one logical event across re-publications:
-/// `<workspace>:<job>:<topic>:<pass>`.
+/// `<workspace>:<job>:<topic>:<pass>`, with `:r<round>` appended in an operator round.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(transparent)]
 pub struct IdempotencyKey(#[schemars(length(min = 1, max = 400))] String);
 
 impl IdempotencyKey {
-    /// The key of the event `topic` for (workspace, job, pass).
-    pub fn for_event(workspace: &WorkspaceId, job: &JobId, topic: &str, pass: Pass) -> Self {
-        Self(format!("{workspace}:{job}:{topic}:{}", pass.get()))
+    /// The key of the event `topic` for (workspace, job, round, pass).
+    pub fn for_event(workspace: &WorkspaceId, job: &JobId, topic: &str, round: Round, pass: Pass) -> Self {
+        match round.is_original() {
+            true => Self(format!("{workspace}:{job}:{topic}:{}", pass.get())),
+            false => Self(format!("{workspace}:{job}:{topic}:{}:r{}", pass.get(), round.get())),
+        }
     }
 
     /// The key as text.
@@ -158,6 +220,9 @@ pub struct StageEvent<P: EventPayload> {
     pub stage: Stage,
     /// Writing pass this event belongs to.
     pub pass: Pass,
+    /// Operator round this event belongs to (absent for the original, round 0).
+    #[serde(default, skip_serializing_if = "Round::is_original")]
+    pub round: Round,
     /// Same for every re-publication of this logical event.
     pub idempotency_key: IdempotencyKey,
     /// W3C trace context of the emitting span.
@@ -173,15 +238,28 @@ pub struct StageEvent<P: EventPayload> {
 impl<P: EventPayload> StageEvent<P> {
     /// A new event for `payload`, continuing `trace` with a child span.
     pub fn new(workspace: WorkspaceId, job: JobId, pass: Pass, trace: &TraceParent, payload: P) -> Self {
+        Self::in_round(workspace, job, Round::ORIGINAL, pass, trace, payload)
+    }
+
+    /// Like [`StageEvent::new`], in an operator round.
+    pub fn in_round(
+        workspace: WorkspaceId,
+        job: JobId,
+        round: Round,
+        pass: Pass,
+        trace: &TraceParent,
+        payload: P,
+    ) -> Self {
         Self {
             schema_version: SCHEMA_VERSION,
             event_id: EventId::generate(),
             topic: P::TOPIC.to_owned(),
-            idempotency_key: IdempotencyKey::for_event(&workspace, &job, P::TOPIC, pass),
+            idempotency_key: IdempotencyKey::for_event(&workspace, &job, P::TOPIC, round, pass),
             workspace,
             job,
             stage: P::STAGE,
             pass,
+            round,
             traceparent: trace.child(),
             emitted_at: Utc::now(),
             payload,
@@ -196,7 +274,7 @@ impl<P: EventPayload> StageEvent<P> {
     /// Decode bytes published on `P::TOPIC`; anything else is `event_undecodable`.
     pub fn decode(bytes: &[u8]) -> Result<Self, Error> {
         let event: Self = serde_json::from_slice(bytes).map_err(|_| Error::from_code(Code::EventUndecodable))?;
-        let key = IdempotencyKey::for_event(&event.workspace, &event.job, P::TOPIC, event.pass);
+        let key = IdempotencyKey::for_event(&event.workspace, &event.job, P::TOPIC, event.round, event.pass);
         if event.schema_version != SCHEMA_VERSION
             || event.topic != P::TOPIC
             || event.stage != P::STAGE
@@ -327,6 +405,35 @@ mod tests {
         assert!(StageEvent::<SourceIngested>::decode(&serde_json::to_vec(&value).expect("b")).is_err());
 
         assert!(StageEvent::<SourceIngested>::decode(b"\xff\x00garbage").is_err());
+
+        // A round beyond the last, or one that disagrees with the idempotency key, is refused.
+        let mut value = serde_json::to_value(sample()).expect("json");
+        value["round"] = 4.into();
+        assert!(StageEvent::<SourceIngested>::decode(&serde_json::to_vec(&value).expect("b")).is_err());
+        let mut value = serde_json::to_value(sample()).expect("json");
+        value["round"] = 2.into();
+        assert!(StageEvent::<SourceIngested>::decode(&serde_json::to_vec(&value).expect("b")).is_err());
+    }
+
+    #[test]
+    fn an_operator_round_has_its_own_key_and_round_zero_keeps_the_original_shape() {
+        let (ws, job): (WorkspaceId, JobId) = ("ws-a".parse().expect("ws"), "job-1".parse().expect("job"));
+        let round = Round::ORIGINAL.next().and_then(Round::next).expect("round 2");
+        let event = StageEvent::in_round(
+            ws,
+            job,
+            round,
+            Pass::FIRST,
+            &TraceParent::new_root(),
+            AnalysisCompleted { moments: 3 },
+        );
+        assert_eq!(event.idempotency_key.as_str(), "ws-a:job-1:analysis.completed:1:r2");
+        let bytes = event.encode().expect("encode");
+        assert_eq!(StageEvent::<AnalysisCompleted>::decode(&bytes).expect("decode").round, round);
+        let original = serde_json::to_value(sample()).expect("json");
+        assert!(original.get("round").is_none(), "round 0 is not written");
+        assert_eq!(Round::MAX.next(), None);
+        assert_eq!(Round::all().count(), 4);
     }
 
     #[test]

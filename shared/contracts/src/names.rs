@@ -52,3 +52,8 @@ fn approval_subject_names_agree() {
     let subjects = assert_names_agree::<ApprovalSubject>();
     assert_eq!(subjects.iter().map(|s| s.as_str()).collect::<Vec<_>>(), ["strategy", "draft"]);
 }
+
+#[test]
+fn policy_rule_names_agree() {
+    assert_names_agree::<crate::domain::PolicyRule>();
+}

@@ -22,6 +22,8 @@ pub enum Provenance {
     Live,
     /// The offline model or a simulated dependency.
     Mock,
+    /// Written by a human operator (an edited draft version).
+    Operator,
 }
 
 /// Whether evidence backs one record (a story, a post) or only an aggregate.

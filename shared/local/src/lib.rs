@@ -9,13 +9,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use harmonia_agents::Runtime;
 use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_bus::Bus;
 use harmonia_bus_local::LocalBus;
 use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus, WorkspaceConfig};
-use harmonia_contracts::event::{Pass, Stage};
+use harmonia_contracts::event::{Pass, Round, Stage};
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Error};
@@ -158,7 +159,16 @@ impl Local {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Progress {
     /// A stage completed (in completion order).
-    Stage(Stage, Pass),
+    Stage {
+        /// The stage.
+        stage: Stage,
+        /// Its operator round.
+        round: Round,
+        /// Its pass.
+        pass: Pass,
+        /// When it completed.
+        completed_at: DateTime<Utc>,
+    },
     /// The operator approved a version.
     Approved(ApprovalSubject, String),
 }
@@ -183,8 +193,13 @@ impl Local {
             let mut markers: Vec<Marker> = decode_each(MARKERS, &docs);
             markers.sort_by_key(|m| m.completed_at);
             for m in markers {
-                if seen.insert((m.stage, m.pass)) {
-                    report(Progress::Stage(m.stage, m.pass));
+                if seen.insert((m.stage, m.round, m.pass)) {
+                    report(Progress::Stage {
+                        stage: m.stage,
+                        round: m.round,
+                        pass: m.pass,
+                        completed_at: m.completed_at,
+                    });
                 }
             }
             let subject = match current.status {

@@ -55,7 +55,7 @@ async fn a_released_claim_can_be_taken_at_once_and_a_stale_token_releases_nothin
     let local = Local::open(dir.path()).await.expect("open");
     let ws = local.workspace().await.expect("workspace");
     let job = "job-claims".parse().expect("job");
-    let at = StageRef { workspace: &ws, job: &job, stage: Stage::Review, pass: Pass::FIRST };
+    let at = StageRef { workspace: &ws, job: &job, stage: Stage::Review, round: Default::default(), pass: Pass::FIRST };
     let first = claim::acquire(&local.env, &at).await.expect("acquire").expect("free");
     assert!(claim::acquire(&local.env, &at).await.expect("acquire").is_none(), "held by the first delivery");
     claim::release(&local.env, &at, &first).await.expect("release");

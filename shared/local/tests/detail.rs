@@ -105,6 +105,7 @@ async fn the_detail_of_a_verified_job_holds_every_stage() {
         "source",
         "analysis",
         "strategy",
+        "strategy_versions",
         "plan",
         "selected_item",
         "drafts",

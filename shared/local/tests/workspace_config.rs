@@ -10,7 +10,7 @@ use harmonia_contracts::ids::WorkspaceId;
 use harmonia_local::{DEMO_CONFIG, Local};
 use harmonia_pipeline::formats::{self, Format};
 use harmonia_pipeline::records::{DRAFTS, STRATEGIES, StrategyRecord, doc_id};
-use harmonia_pipeline::steps::{draft_id_of, ingest};
+use harmonia_pipeline::steps::{current_draft_id, ingest};
 use harmonia_pipeline::workspace;
 use serde_json::Value;
 
@@ -62,7 +62,7 @@ async fn a_held_out_transcript_carries_its_own_workspaces_call_to_action_and_no_
         assert!(brief.platforms.iter().all(|p| platforms.contains(p)), "{:?}", brief.platforms);
     }
     let draft: Draft = store
-        .get(&ws, DRAFTS, &doc_id(draft_id_of(&job.id, done.pass)))
+        .get(&ws, DRAFTS, &doc_id(current_draft_id(&done)))
         .await
         .expect("read")
         .expect("draft")

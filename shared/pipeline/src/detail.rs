@@ -13,17 +13,18 @@ use harmonia_contracts::domain::{
     Analysis, Angle, Approval, ApprovalSubject, Brief, Draft, Job, JobStatus, LanguageTag, Moment, Plan, PlanItem,
     Platform, PolicyOutcome, PolicyResult, PolicyRule, Publication, Review, Source,
 };
-use harmonia_contracts::event::Pass;
+use harmonia_contracts::event::{Pass, Round};
 use harmonia_contracts::ids::{BriefId, DraftId, EvidenceId, JobId, PlanItemId, WorkspaceId};
+use harmonia_contracts::tool::Provenance;
 use harmonia_store::{Collection, Document};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::Env;
-use crate::operator::{ApprovalRecord, approval_id, current_version};
+use crate::operator::current_version;
 use crate::records::{
     ANALYSES, AnalysisRecord, DRAFTS, PLANS, POLICY_RESULTS, PUBLICATIONS, PlanRecord, REVIEWS, SOURCES, STRATEGIES,
-    StrategyRecord, doc_id,
+    STRATEGY_VERSIONS, StrategyRecord, doc_id, strategy_version_id,
 };
 use crate::steps::draft_id_of;
 
@@ -41,21 +42,24 @@ pub struct JobDetail {
     pub source: Option<SourceSummary>,
     /// Nimi's moments and angles.
     pub analysis: Option<AnalysisDetail>,
-    /// Ryan's strategy, its version and its briefs with their evidence quoted.
+    /// Ryan's current strategy, its version and its briefs with their evidence quoted.
     pub strategy: Option<StrategyDetail>,
+    /// Every strategy version, the original first, then one per operator round.
+    pub strategy_versions: Vec<StrategyDetail>,
     /// Temi's plan, every item.
     pub plan: Option<Plan>,
     /// The plan item deterministic code selected for drafting.
     pub selected_item: Option<PlanItem>,
-    /// Every draft version, first pass first.
+    /// Every draft version, in the order they were written: by round, then pass.
     pub drafts: Vec<DraftDetail>,
-    /// Dara's review of each pass, first pass first.
+    /// Dara's review of each reviewed draft version, in the same order (an operator's edit has
+    /// none).
     pub reviews: Vec<Review>,
-    /// The deterministic policy result of each checked draft version, first pass first.
+    /// The deterministic policy result of each checked draft version, in the same order.
     pub policy: Vec<PolicyDetail>,
     /// The version a decision must name now, when the job waits for one.
     pub awaiting: Option<Awaiting>,
-    /// The human decisions taken, strategy first.
+    /// Every human decision, in the order taken: who, when, which version, what feedback.
     pub decisions: Vec<Approval>,
     /// The publication of the approved draft: claim, receipt and verification.
     pub publication: Option<Publication>,
@@ -110,6 +114,8 @@ pub struct Cited {
 pub struct StrategyDetail {
     /// The version (content hash) an approval names.
     pub content_hash: String,
+    /// The operator round it was written in (0 for the original).
+    pub round: Round,
     /// Objective.
     pub objective: String,
     /// Audience.
@@ -144,8 +150,12 @@ pub struct BriefDetail {
 pub struct DraftDetail {
     /// Draft id.
     pub id: DraftId,
-    /// Writing pass.
+    /// Operator round (0 for the original).
+    pub round: Round,
+    /// Writing pass within its round.
     pub pass: Pass,
+    /// Who wrote it: `mock` (the offline model), `live` (a model) or `operator` (an edit).
+    pub provenance: Provenance,
     /// The plan item it writes.
     pub item: PlanItemId,
     /// Platform.
@@ -262,31 +272,36 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDe
         analysis.as_ref().map(|a| a.analysis.moments.iter().map(|m| (&m.evidence_id, m)).collect()).unwrap_or_default();
     let cite = |ids: &[EvidenceId]| ids.iter().map(|e| cited(e, moments.get(e).copied())).collect::<Vec<_>>();
     let strategy: Option<StrategyRecord> = decode(get(STRATEGIES, job.id.to_string()).await?)?;
+    let mut strategy_versions = Vec::new();
+    for round in Round::all() {
+        let id = strategy_version_id(&job.id, round);
+        let doc = env.store.get(workspace, STRATEGY_VERSIONS, &id).await.map_err(Error::from)?;
+        if let Some(version) = decode::<StrategyRecord>(doc)? {
+            strategy_versions.push(strategy_detail(version, &cite));
+        }
+    }
     let plan: Option<PlanRecord> = decode(get(PLANS, job.id.to_string()).await?)?;
     let (mut drafts, mut reviews, mut policy, mut publication) = (Vec::new(), Vec::new(), Vec::new(), None);
-    for pass in [Pass::FIRST, Pass::REVISION] {
-        let draft_id = draft_id_of(&job.id, pass).to_string();
-        if let Some(draft) = decode::<Draft>(get(DRAFTS, draft_id.clone()).await?)? {
-            drafts.push(draft_detail(draft, &cite));
-        }
-        if let Some(review) = decode::<Review>(get(REVIEWS, draft_id.clone()).await?)? {
-            reviews.push(review);
-        }
-        if let Some(result) = decode::<PolicyResult>(get(POLICY_RESULTS, draft_id.clone()).await?)? {
-            policy.push(policy_detail(result));
-        }
-        // Only the approved version is published; it is the latest one that has a record.
-        if let Some(p) = decode::<Publication>(get(PUBLICATIONS, draft_id).await?)? {
-            publication = Some(p);
-        }
-    }
-    let mut decisions = Vec::new();
-    for subject in [ApprovalSubject::Strategy, ApprovalSubject::Draft] {
-        let doc = env.store.get(workspace, crate::records::APPROVALS, &approval_id(&job.id, subject)).await;
-        if let Some(record) = decode::<ApprovalRecord>(doc.map_err(Error::from)?)? {
-            decisions.push(record.approval);
+    for round in Round::all() {
+        for pass in [Pass::FIRST, Pass::REVISION] {
+            let draft_id = draft_id_of(&job.id, round, pass).to_string();
+            if let Some(draft) = decode::<Draft>(get(DRAFTS, draft_id.clone()).await?)? {
+                drafts.push(draft_detail(draft, &cite));
+            }
+            if let Some(review) = decode::<Review>(get(REVIEWS, draft_id.clone()).await?)? {
+                reviews.push(review);
+            }
+            if let Some(result) = decode::<PolicyResult>(get(POLICY_RESULTS, draft_id.clone()).await?)? {
+                policy.push(policy_detail(result));
+            }
+            // Only the approved version is published; it is the one that has a record.
+            if let Some(p) = decode::<Publication>(get(PUBLICATIONS, draft_id).await?)? {
+                publication = Some(p);
+            }
         }
     }
+    let decisions =
+        crate::rounds::decisions(&*env.store, workspace, &job.id).await?.into_iter().map(|r| r.approval).collect();
     let awaiting = match job.status {
         JobStatus::AwaitingStrategyApproval => Some(ApprovalSubject::Strategy),
         JobStatus::AwaitingDraftApproval => Some(ApprovalSubject::Draft),
@@ -303,13 +318,8 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDe
     Ok(JobDetail {
         source: source.map(summary),
         analysis: analysis.as_ref().map(|a| analysis_detail(&a.analysis)),
-        strategy: strategy.map(|s| StrategyDetail {
-            content_hash: s.content_hash,
-            objective: s.strategy.objective,
-            audience: s.strategy.audience,
-            voice: s.strategy.voice,
-            briefs: s.strategy.briefs.into_iter().map(|b| brief_detail(b, &cite)).collect(),
-        }),
+        strategy: strategy.map(|s| strategy_detail(s, &cite)),
+        strategy_versions,
         selected_item: plan.as_ref().and_then(|p| p.plan.items.iter().find(|i| i.id == p.selected).cloned()),
         plan: plan.map(|p| p.plan),
         drafts,
@@ -353,6 +363,17 @@ fn analysis_detail(a: &Analysis) -> AnalysisDetail {
     AnalysisDetail { moments: a.moments.clone(), angles: a.angles.clone() }
 }
 
+fn strategy_detail(s: StrategyRecord, cite: &impl Fn(&[EvidenceId]) -> Vec<Cited>) -> StrategyDetail {
+    StrategyDetail {
+        content_hash: s.content_hash,
+        round: s.round,
+        objective: s.strategy.objective,
+        audience: s.strategy.audience,
+        voice: s.strategy.voice,
+        briefs: s.strategy.briefs.into_iter().map(|b| brief_detail(b, cite)).collect(),
+    }
+}
+
 fn brief_detail(b: Brief, cite: &impl Fn(&[EvidenceId]) -> Vec<Cited>) -> BriefDetail {
     BriefDetail {
         evidence: cite(&b.evidence),
@@ -371,7 +392,9 @@ fn draft_detail(d: Draft, cite: &impl Fn(&[EvidenceId]) -> Vec<Cited>) -> DraftD
         length: Length { used, limit, unit: unit.to_owned() },
         claims: d.claims.iter().map(|c| ClaimDetail { text: c.text.clone(), evidence: cite(&c.evidence) }).collect(),
         id: d.id,
+        round: d.round,
         pass: d.pass,
+        provenance: d.provenance,
         item: d.item,
         platform: d.platform,
         body: d.body,

@@ -12,7 +12,8 @@
 //! Layout: [`registry`] (the functions, routes built from the steps' types, topics and
 //! subscriptions), [`records`] (collections and the stored records), [`env`] (backends a step
 //! uses), [`step`] (the step trait, its claim, the completion protocol and the bus handler),
-//! [`steps`] (one module per stage), [`operator`] (human decisions and read views), [`detail`]
+//! [`steps`] (one module per stage), [`operator`] (human decisions and read views), [`rounds`]
+//! (operator rounds: request changes and edit), [`detail`]
 //! (everything stored about one job, the operator's read view),
 //! [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources), [`imports`] (metrics,
 //! trend signals and calendar files), [`planning`] (snapshots built from configuration and
@@ -31,6 +32,7 @@ pub mod planning;
 pub mod policy;
 pub mod records;
 pub mod registry;
+pub mod rounds;
 pub mod step;
 pub mod steps;
 mod trace;

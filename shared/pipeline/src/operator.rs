@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::Env;
 use crate::records::{APPROVALS, DRAFTS, JOBS, MARKERS, Marker, PendingMessage, STRATEGIES, StrategyRecord, doc_id};
 use crate::step::republish;
-use crate::steps::draft_id_of;
+use crate::steps::current_draft_id;
 
 /// A stored decision and the event it released (re-published on resume).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -47,8 +47,7 @@ pub async fn current_version(
             Ok(record.content_hash)
         }
         ApprovalSubject::Draft => {
-            let doc =
-                env.store.get(workspace, DRAFTS, &doc_id(draft_id_of(&job.id, job.pass))).await.map_err(Error::from)?;
+            let doc = env.store.get(workspace, DRAFTS, &doc_id(current_draft_id(job))).await.map_err(Error::from)?;
             let draft: Draft = doc.ok_or_else(|| Error::from_code(Code::NotFound))?.decode().map_err(Error::from)?;
             Ok(draft.content_hash)
         }
@@ -94,13 +93,14 @@ pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest
         job: job.id.clone(),
         subject: request.subject,
         subject_hash: current,
+        round: job.round,
         decision: request.decision,
         operator: request.operator,
         decided_at: Utc::now(),
     };
     // The decision is a span of the job's trace, under the exported span of the event that
     // asked for it; the event it releases is created under it.
-    let verdict = if approval.decision == Decision::Approved { "approved" } else { "rejected" };
+    let verdict = approval.decision.describe();
     let span = tracing::info_span!(
         "decision",
         otel.name = %format_args!("decision {}", approval.subject.as_str()),
@@ -112,6 +112,9 @@ pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest
     let next = match approval.decision {
         Decision::Approved => vec![span.in_scope(|| released(env, workspace, &job, &approval, &trace))?],
         Decision::Rejected { .. } => Vec::new(),
+        Decision::ChangesRequested { .. } | Decision::Edited { .. } | Decision::RoundsExhausted => {
+            return Err(Error::new(Code::InvalidRequest, "A decision here is to approve or to reject."));
+        }
     };
     let record = ApprovalRecord { approval: approval.clone(), next: next.iter().map(PendingMessage::from).collect() };
     record_decision(env, workspace, &job.id, &record).await?;
@@ -133,7 +136,7 @@ pub fn require_waiting(job: &Job, subject: ApprovalSubject) -> Result<(), Error>
 
 /// Whether `given` names the version `current`: the whole hash or a prefix of at least
 /// [`MIN_VERSION_PREFIX`] hexadecimal characters (either case). Anything else is not a version.
-fn names_version(current: &str, given: &str) -> Result<bool, Error> {
+pub(crate) fn names_version(current: &str, given: &str) -> Result<bool, Error> {
     let given = given.trim();
     if given.len() < MIN_VERSION_PREFIX || given.len() > 64 || !given.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::new(
@@ -155,7 +158,7 @@ fn check_reason(decision: &Decision) -> Result<(), Error> {
 }
 
 /// The status a job waits in for a decision on `subject`.
-fn waiting_status(subject: ApprovalSubject) -> JobStatus {
+pub(crate) fn waiting_status(subject: ApprovalSubject) -> JobStatus {
     match subject {
         ApprovalSubject::Strategy => JobStatus::AwaitingStrategyApproval,
         ApprovalSubject::Draft => JobStatus::AwaitingDraftApproval,
@@ -175,7 +178,7 @@ fn decided_status(subject: ApprovalSubject, decision: &Decision) -> JobStatus {
 /// The trace a decision continues: the job's own (from the event that asked for the
 /// decision), so one job is one trace across its human gates. `None` when it cannot be read;
 /// the request's context (or a new root) is then the fallback.
-async fn decision_trace(
+pub(crate) async fn decision_trace(
     env: &Env,
     workspace: &WorkspaceId,
     job: &Job,
@@ -185,7 +188,7 @@ async fn decision_trace(
         ApprovalSubject::Strategy => (Stage::Strategize, Pass::FIRST),
         ApprovalSubject::Draft => (Stage::Policy, job.pass),
     };
-    let asked = match crate::step::marker(env, workspace, &job.id, stage, pass).await {
+    let asked = match crate::step::marker(env, workspace, &job.id, stage, job.round, pass).await {
         Ok(marker) => marker,
         Err(e) => {
             // The decision still stands; only its place in the job's trace is lost.
@@ -210,12 +213,13 @@ fn released(
     let hash = approval.subject_hash.clone();
     let (ws, id) = (workspace.clone(), job.id.clone());
     match approval.subject {
+        // Draft rounds start again from the original: `strategy.approved` carries round 0.
         ApprovalSubject::Strategy => {
             env.message(&StageEvent::new(ws, id, Pass::FIRST, trace, StrategyApproved { strategy_hash: hash }))
         }
         ApprovalSubject::Draft => {
-            let draft = DraftApproved { draft: draft_id_of(&job.id, job.pass), content_hash: hash };
-            env.message(&StageEvent::new(ws, id, job.pass, trace, draft))
+            let draft = DraftApproved { draft: current_draft_id(job), content_hash: hash };
+            env.message(&StageEvent::in_round(ws, id, job.round, job.pass, trace, draft))
         }
     }
     .map_err(|_| Error::from_code(Code::BusUnavailable))
@@ -289,16 +293,11 @@ pub async fn resume(env: &Env, workspace: &WorkspaceId) -> Result<usize, Error> 
         for marker in &markers {
             republished += resend(env, marker).await?;
         }
-        for subject in [ApprovalSubject::Strategy, ApprovalSubject::Draft] {
-            let Some(doc) =
-                store.get(workspace, APPROVALS, &approval_id(&job.id, subject)).await.map_err(Error::from)?
-            else {
-                continue;
-            };
-            let record: ApprovalRecord = doc.decode().map_err(Error::from)?;
+        for record in crate::rounds::decisions(store, workspace, &job.id).await? {
             let marker = Marker {
                 job: job.id.clone(),
                 stage: Stage::Operator,
+                round: record.approval.round,
                 pass: job.pass,
                 next: record.next,
                 completed_at: Utc::now(),

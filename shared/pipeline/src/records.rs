@@ -4,7 +4,7 @@ use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use harmonia_bus::{Name, OutboundMessage};
 use harmonia_contracts::domain::{Analysis, Plan, Strategy};
-use harmonia_contracts::event::{Pass, Stage};
+use harmonia_contracts::event::{Pass, Round, Stage};
 use harmonia_contracts::ids::{DocId, JobId, PlanItemId};
 use harmonia_store::Collection;
 use serde::{Deserialize, Serialize};
@@ -21,8 +21,12 @@ pub const SOURCES: Collection = Collection::new("sources");
 pub const JOBS: Collection = Collection::new("jobs");
 /// Nimi analyses, by job.
 pub const ANALYSES: Collection = Collection::new("analyses");
-/// Ryan strategies, by job.
+/// Ryan strategies, by job: the current version (what an approval names and what planning and
+/// writing read).
 pub const STRATEGIES: Collection = Collection::new("strategies");
+/// Every strategy version of a job, by [`strategy_version_id`]: the original and one per
+/// operator round, kept so the operator sees what each round changed.
+pub const STRATEGY_VERSIONS: Collection = Collection::new("strategy_versions");
 /// Temi plans with the selected item, by job.
 pub const PLANS: Collection = Collection::new("plans");
 /// Noni drafts, by draft id.
@@ -33,7 +37,8 @@ pub const REVIEWS: Collection = Collection::new("reviews");
 pub const POLICY_RESULTS: Collection = Collection::new("policy_results");
 /// Human decisions.
 pub const APPROVALS: Collection = Collection::new("approvals");
-/// Stage-completed markers, by `<job>.<stage>.<pass>`.
+/// Stage-completed markers, by `<job>.<stage>.<pass>` (`.r<round>` appended in an operator
+/// round).
 pub const MARKERS: Collection = Collection::new("stage_markers");
 /// In-flight claims of (job, stage, pass), so a duplicate delivery waits instead of running
 /// the same step (and its model call) concurrently.
@@ -89,6 +94,14 @@ pub struct StrategyRecord {
     pub strategy: Strategy,
     /// Its content hash.
     pub content_hash: String,
+    /// The operator round it was written in (absent for the original, round 0).
+    #[serde(default, skip_serializing_if = "Round::is_original")]
+    pub round: Round,
+}
+
+/// The id of a job's strategy version of `round`: `<job>.r<round>`.
+pub fn strategy_version_id(job: &JobId, round: Round) -> DocId {
+    doc_id(format!("{job}.r{}", round.get()))
 }
 
 /// Temi's plan and the item deterministic code selected.
@@ -114,6 +127,9 @@ pub struct Marker {
     pub stage: Stage,
     /// Pass.
     pub pass: Pass,
+    /// Operator round (absent for the original, round 0).
+    #[serde(default, skip_serializing_if = "Round::is_original")]
+    pub round: Round,
     /// Next events (topic, base64 data, attributes).
     pub next: Vec<PendingMessage>,
     /// When.
@@ -132,14 +148,19 @@ pub struct PendingMessage {
     pub attributes: std::collections::BTreeMap<String, String>,
 }
 
-/// The marker id of (job, stage, pass).
-pub fn marker_id(job: &JobId, stage: Stage, pass: Pass) -> DocId {
-    doc_id(format!("{job}.{stage}.{}", pass.get()))
+/// The marker id of (job, stage, round, pass).
+pub fn marker_id(job: &JobId, stage: Stage, round: Round, pass: Pass) -> DocId {
+    doc_id(format!("{job}.{stage}.{}{}", pass.get(), round_suffix(round)))
 }
 
-/// The id of (job, stage, pass)'s in-flight claim.
-pub fn running_id(job: &JobId, stage: Stage, pass: Pass) -> DocId {
-    doc_id(format!("{job}.{stage}.{}.running", pass.get()))
+/// The id of (job, stage, round, pass)'s in-flight claim.
+pub fn running_id(job: &JobId, stage: Stage, round: Round, pass: Pass) -> DocId {
+    doc_id(format!("{job}.{stage}.{}{}.running", pass.get(), round_suffix(round)))
+}
+
+/// `.r<round>` for an operator round; nothing for the original, whose ids keep their shape.
+fn round_suffix(round: Round) -> String {
+    if round.is_original() { String::new() } else { format!(".r{}", round.get()) }
 }
 
 impl From<&OutboundMessage> for PendingMessage {
@@ -203,13 +224,17 @@ mod tests {
     #[test]
     fn an_over_long_marker_id_is_stable_and_valid() {
         let job: JobId = "j".repeat(128).parse().expect("job");
-        let first = marker_id(&job, Stage::Strategize, Pass::FIRST);
-        assert_eq!(first, marker_id(&job, Stage::Strategize, Pass::FIRST));
+        let r0 = Round::ORIGINAL;
+        let first = marker_id(&job, Stage::Strategize, r0, Pass::FIRST);
+        assert_eq!(first, marker_id(&job, Stage::Strategize, r0, Pass::FIRST));
         assert!(first.as_str().len() <= harmonia_contracts::ids::MAX_ID_LEN);
-        assert_ne!(first, marker_id(&job, Stage::Strategize, Pass::REVISION));
-        assert_ne!(first, running_id(&job, Stage::Strategize, Pass::FIRST));
+        assert_ne!(first, marker_id(&job, Stage::Strategize, r0, Pass::REVISION));
+        assert_ne!(first, running_id(&job, Stage::Strategize, r0, Pass::FIRST));
+        let r1 = r0.next().expect("round 1");
+        assert_ne!(first, marker_id(&job, Stage::Strategize, r1, Pass::FIRST));
         let short: JobId = "job-1".parse().expect("job");
-        assert_eq!(marker_id(&short, Stage::Plan, Pass::FIRST).as_str(), "job-1.plan.1");
+        assert_eq!(marker_id(&short, Stage::Plan, r0, Pass::FIRST).as_str(), "job-1.plan.1");
+        assert_eq!(marker_id(&short, Stage::Draft, r1, Pass::REVISION).as_str(), "job-1.draft.2.r1");
         assert_eq!(doc_id("x".repeat(300)), doc_id("x".repeat(300)));
     }
 }

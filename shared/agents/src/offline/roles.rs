@@ -146,9 +146,31 @@ fn clip(text: &str, max: usize) -> String {
     }
 }
 
+/// The distinct words of an operator's feedback that can point at something (four letters or
+/// more, lower case): what the offline model matches against angles and quotes. The feedback
+/// is never copied into an output.
+fn feedback_words(feedback: &str) -> Vec<String> {
+    let mut words: Vec<String> = feedback
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 4)
+        .map(str::to_lowercase)
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    words
+}
+
+/// How many of `words` occur in `text` (case-insensitively).
+fn relevance(words: &[String], text: &str) -> usize {
+    let text = text.to_lowercase();
+    words.iter().filter(|w| text.contains(w.as_str())).count()
+}
+
 /// Ryan offline: up to three briefs, one per groundable angle, each for the next of the
 /// workspace's channels in turn, all for the workspace's audience and closing with its call to
-/// action; the objective is the workspace's first goal, tied to what the source is about.
+/// action; the objective is the workspace's first goal, tied to what the source is about. In an
+/// operator round the angles the feedback points at lead (by shared words), otherwise the next
+/// angle in turn leads, and the objective names the round.
 pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let i: RyanInput = input(c)?;
     let company = &i.company;
@@ -157,8 +179,22 @@ pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, model::Error> {
     }
     let moment_ids: Vec<&EvidenceId> = i.analysis.moments.iter().map(|m| &m.evidence_id).collect();
     let quote_of = |e: &EvidenceId| i.analysis.moments.iter().find(|m| &m.evidence_id == e).map(|m| m.quote.clone());
+    let mut angles: Vec<&Angle> = i.analysis.angles.iter().filter(|a| a.kind != AngleKind::Performance).collect();
+    if let Some(operator) = &i.operator_round {
+        let words = feedback_words(&operator.feedback);
+        let about = |a: &Angle| {
+            let quotes: Vec<String> = a.evidence.iter().filter_map(&quote_of).collect();
+            relevance(&words, &format!("{} {}", a.title, quotes.join(" ")))
+        };
+        if angles.iter().all(|a| about(a) == 0) && !angles.is_empty() {
+            let turn = usize::from(operator.round.get()) % angles.len();
+            angles.rotate_left(turn);
+        } else {
+            angles.sort_by_key(|a| std::cmp::Reverse(about(a)));
+        }
+    }
     let mut briefs = Vec::new();
-    for (n, angle) in i.analysis.angles.iter().filter(|a| a.kind != AngleKind::Performance).take(3).enumerate() {
+    for (n, angle) in angles.into_iter().take(3).enumerate() {
         let evidence: Vec<EvidenceId> = angle.evidence.iter().filter(|e| moment_ids.contains(e)).cloned().collect();
         let Some(lead) = evidence.first() else {
             continue;
@@ -178,8 +214,11 @@ pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, model::Error> {
     }
     // The lead brief's key message says what this source offers; the goal says why it matters.
     let goal = company.goals.first().map_or(company.name.as_str(), String::as_str).trim_end_matches('.');
-    let objective =
+    let mut objective =
         format!("{goal}, using only what the source shows and says, led by: \"{}\"", clip(&briefs[0].key_message, 200));
+    if let Some(operator) = &i.operator_round {
+        objective = format!("{objective} (operator round {})", operator.round.get());
+    }
     Ok(Step::Final(out(&Strategy {
         objective: clip(&objective, 500),
         audience: clip(&company.audience, 300),
@@ -313,22 +352,52 @@ pub(super) fn noni(c: &Conversation<'_>) -> Result<Step, model::Error> {
         let platform = i.item.channel;
         let limit = target_length(platform);
         let revising = i.pass == Pass::REVISION;
-        // The first pass leads with the evidence; the revision also closes with the brief's
-        // call to action, which is what a first draft most often misses.
-        let cta = if revising { i.brief.call_to_action.clone() } else { None };
-        let hook = format!("{}.", i.brief.angle.trim_end_matches('.'));
-        let mut body = hook.clone();
+        // The first pass leads with the evidence; the revision (and every operator round) also
+        // closes with the brief's call to action, which is what a first draft most often misses.
+        let cta = if revising || i.operator_round.is_some() { i.brief.call_to_action.clone() } else { None };
+        // In an operator round, feedback asking for less keeps one quote; the quotes it points
+        // at (by shared words) come first, otherwise the next one in turn leads.
+        let words = i.operator_round.as_ref().map(|o| feedback_words(&o.feedback)).unwrap_or_default();
+        let shorter = ["short", "concise", "brief", "trim", "tight", "fewer", "less"]
+            .iter()
+            .any(|w| words.iter().any(|f| f.starts_with(w)));
+        let most_quotes = if shorter { 1 } else { usize::MAX };
+        // Each operator round opens differently, so a round always makes a new version even when
+        // the brief has one quote to offer; feedback asking for less drops the opening line.
+        let angle = i.brief.angle.trim_end_matches('.');
+        let hook = match i.operator_round.as_ref().map(|o| o.round.get()) {
+            None | Some(0) => format!("{angle}."),
+            Some(_) if shorter => String::new(),
+            Some(1) => format!("{angle}:"),
+            Some(2) => format!("{angle}, in the speaker's words."),
+            Some(_) => format!("{angle}, straight from the source."),
+        };
+        let mut body = hook;
         let mut claims = Vec::new();
         let mut quotes: Vec<&Moment> = i.evidence.iter().collect();
         quotes.sort_by_key(|m| m.quote.len());
+        if let Some(operator) = &i.operator_round {
+            if quotes.iter().all(|m| relevance(&words, &m.quote) == 0) && !quotes.is_empty() {
+                let turn = usize::from(operator.round.get()) % quotes.len();
+                quotes.rotate_left(turn);
+            } else {
+                quotes.sort_by_key(|m| std::cmp::Reverse(relevance(&words, &m.quote)));
+            }
+        }
         let reserve = cta.as_ref().map_or(0, |c| c.chars().count() + 2);
         for m in quotes {
-            let line = format!("\n\n“{}”", m.quote);
+            if claims.len() == most_quotes {
+                break;
+            }
+            let line = if body.is_empty() { format!("“{}”", m.quote) } else { format!("\n\n“{}”", m.quote) };
             if body.chars().count() + line.chars().count() + reserve > limit {
                 continue;
             }
             body.push_str(&line);
             claims.push(Claim { text: clip(&m.quote, 500), evidence: vec![m.evidence_id.clone()] });
+        }
+        if body.is_empty() {
+            body = format!("{angle}.");
         }
         if let Some(cta) = cta {
             body.push_str("\n\n");

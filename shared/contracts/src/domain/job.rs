@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Timestamp;
 use crate::error::{Category, Code, Error};
-use crate::event::{Pass, Stage};
+use crate::event::{Pass, Round, Stage};
 use crate::ids::{JobId, SourceId, WorkspaceId};
 use crate::roles::Role;
 
@@ -11,10 +11,14 @@ use crate::roles::Role;
 ///
 /// ```text
 /// ingested -> analyzed -> awaiting_strategy_approval -> strategy_approved | strategy_rejected
+/// awaiting_strategy_approval -> strategy_changes_requested -> awaiting_strategy_approval
+///   (an operator round: Ryan's next version) | needs_human (rounds exhausted)
 /// strategy_approved -> planned -> drafted -> revision_requested -> drafted (pass 2)
 /// drafted -> reviewed | needs_human (pass 2 still "revise")
 /// reviewed -> awaiting_draft_approval (policy passed) | policy_blocked
 /// awaiting_draft_approval -> draft_approved | draft_rejected
+/// awaiting_draft_approval -> draft_changes_requested -> drafted (an operator round: a new
+///   writing cycle) | needs_human (rounds exhausted)
 /// draft_approved -> publishing -> published | publish_unknown
 /// publish_unknown -> verified (read back found it) | published | draft_approved
 /// published -> verified
@@ -31,6 +35,8 @@ pub enum JobStatus {
     Analyzed,
     /// Strategy stored, waiting for a human.
     AwaitingStrategyApproval,
+    /// An operator asked for changes to the strategy; Ryan's next version is pending.
+    StrategyChangesRequested,
     /// Strategy approved, plan pending.
     StrategyApproved,
     /// Plan stored and item selected, draft pending.
@@ -43,6 +49,8 @@ pub enum JobStatus {
     Reviewed,
     /// Policy passed, waiting for a human.
     AwaitingDraftApproval,
+    /// An operator asked for changes to the draft; a new writing cycle is pending.
+    DraftChangesRequested,
     /// A human approved the exact draft version, publishing pending.
     DraftApproved,
     /// A publication claim exists; the connector is being called.
@@ -59,7 +67,8 @@ pub enum JobStatus {
     DraftRejected,
     /// Deterministic policy refused the draft. Terminal.
     PolicyBlocked,
-    /// The revision still did not pass; parked for a human. Terminal.
+    /// The revision still did not pass, or a gate used all its operator rounds; parked for a
+    /// human. Terminal.
     NeedsHuman,
     /// A typed failure. Terminal.
     Failed,
@@ -94,13 +103,18 @@ impl JobStatus {
             (self, next),
             (Ingested, Analyzed)
                 | (Analyzed, AwaitingStrategyApproval)
-                | (AwaitingStrategyApproval, StrategyApproved | StrategyRejected)
+                | (
+                    AwaitingStrategyApproval,
+                    StrategyApproved | StrategyRejected | StrategyChangesRequested | NeedsHuman
+                )
+                | (StrategyChangesRequested, AwaitingStrategyApproval)
                 | (StrategyApproved, Planned)
                 | (Planned, Drafted)
                 | (Drafted, RevisionRequested | Reviewed | NeedsHuman)
                 | (RevisionRequested, Drafted)
                 | (Reviewed, AwaitingDraftApproval | PolicyBlocked)
-                | (AwaitingDraftApproval, DraftApproved | DraftRejected)
+                | (AwaitingDraftApproval, DraftApproved | DraftRejected | DraftChangesRequested | NeedsHuman)
+                | (DraftChangesRequested, Drafted)
                 | (DraftApproved, Publishing)
                 | (Publishing, Published | PublishUnknown)
                 | (PublishUnknown, Published | Verified | DraftApproved)
@@ -160,6 +174,9 @@ pub struct Job {
     pub status: JobStatus,
     /// Current writing pass.
     pub pass: Pass,
+    /// The operator round of the gate ahead (absent for the original, round 0).
+    #[serde(default, skip_serializing_if = "Round::is_original")]
+    pub round: Round,
     /// Created.
     #[serde(with = "crate::time::rfc3339")]
     #[schemars(with = "crate::domain::Timestamp")]

@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Platform, Timestamp};
 use crate::error::Code;
+use crate::event::Round;
 use crate::ids::{DraftId, JobId, OperatorId, PostId};
 
 /// What a human decision is about.
@@ -36,6 +37,36 @@ pub enum Decision {
         #[schemars(length(min = 1, max = 500))]
         reason: String,
     },
+    /// The operator asked the role for a new version (an operator round). The feedback is
+    /// context for the role, never authority.
+    ChangesRequested {
+        /// What the operator wants changed.
+        #[schemars(length(min = 1, max = 2000))]
+        feedback: String,
+    },
+    /// The operator wrote the next draft version themselves (an operator round).
+    Edited {
+        /// The operator-authored draft.
+        draft: DraftId,
+        /// Its version (content hash).
+        content_hash: String,
+    },
+    /// The operator asked for a round beyond the last a gate allows; the job now needs a
+    /// person.
+    RoundsExhausted,
+}
+
+impl Decision {
+    /// The decision in words, for an operator: "approved", "changes requested", ….
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Decision::Approved => "approved",
+            Decision::Rejected { .. } => "rejected",
+            Decision::ChangesRequested { .. } => "changes requested",
+            Decision::Edited { .. } => "edited",
+            Decision::RoundsExhausted => "asked for a round beyond the last",
+        }
+    }
 }
 
 /// A durable human decision on one exact version (its content hash). Only the operator API
@@ -49,6 +80,9 @@ pub struct Approval {
     pub subject: ApprovalSubject,
     /// The exact version decided on.
     pub subject_hash: String,
+    /// The operator round of that version (absent for the original, round 0).
+    #[serde(default, skip_serializing_if = "Round::is_original")]
+    pub round: Round,
     /// The decision.
     pub decision: Decision,
     /// Who decided.

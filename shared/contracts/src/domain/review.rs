@@ -130,6 +130,8 @@ impl Review {
 /// A deterministic policy rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::EnumIter)]
+#[strum(serialize_all = "snake_case")]
 pub enum PolicyRule {
     /// The platform's length limit.
     PlatformLength,
@@ -148,6 +150,13 @@ pub enum PolicyRule {
     /// The draft's platform is a channel of the workspace, and that channel's connector is the
     /// one this deployment publishes through.
     ChannelConfigured,
+}
+
+impl PolicyRule {
+    /// The snake_case name (the same as its serde name).
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
 }
 
 /// One failed rule, with safe detail (never the draft text).

@@ -2,7 +2,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Platform, Timestamp};
-use crate::event::Pass;
+use crate::event::{Pass, Round};
 use crate::ids::{BriefId, DraftId, EvidenceId, JobId, PlanItemId};
 use crate::tool::Provenance;
 
@@ -77,6 +77,9 @@ pub struct Draft {
     pub item: PlanItemId,
     /// Writing pass.
     pub pass: Pass,
+    /// The operator round it belongs to (absent for the original, round 0).
+    #[serde(default, skip_serializing_if = "Round::is_original")]
+    pub round: Round,
     /// Target platform.
     pub platform: Platform,
     /// The post text.

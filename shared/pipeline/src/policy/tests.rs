@@ -43,6 +43,7 @@ fn draft(platform: Platform, body: &str, evidence: &[&str], provenance: Provenan
         job: "job-1".parse().expect("id"),
         item: "item-1".parse().expect("id"),
         pass: Pass::FIRST,
+        round: Default::default(),
         platform,
         body: body.into(),
         content_hash: Draft::compute_hash(platform, body, &claims),

@@ -22,7 +22,7 @@ pub struct Token {
 /// claim: the caller nacks and the message returns after backoff, by when the step has
 /// usually completed and the marker answers it.
 pub async fn acquire(env: &Env, at: &StageRef<'_>) -> Result<Option<Token>, Error> {
-    let id = running_id(at.job, at.stage, at.pass);
+    let id = running_id(at.job, at.stage, at.round, at.pass);
     let now = Utc::now();
     let owner = uuid::Uuid::new_v4().simple().to_string();
     let mine = Running { owner: owner.clone(), until: lease_until(now, env.step_lease) };
@@ -53,7 +53,7 @@ fn lease_until(now: DateTime<Utc>, lease: Duration) -> DateTime<Utc> {
 /// Give up the claim `token` proves (a step that will be retried, or that no longer applies),
 /// unless another delivery has taken it over meanwhile.
 pub async fn release(env: &Env, at: &StageRef<'_>, token: &Token) -> Result<(), Error> {
-    let id = &running_id(at.job, at.stage, at.pass);
+    let id = &running_id(at.job, at.stage, at.round, at.pass);
     let store = &*env.store;
     run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
         let mut tx = Tx::begin(store, at.workspace);
@@ -71,7 +71,7 @@ pub async fn release(env: &Env, at: &StageRef<'_>, token: &Token) -> Result<(), 
 /// Stage the deletion of (job, stage, pass)'s claim, whoever holds it, in `tx`: the step is
 /// settled, so its marker now answers every duplicate.
 pub(crate) async fn delete_in(tx: &mut Tx<'_>, at: &StageRef<'_>) -> Result<(), harmonia_store::Error> {
-    let id = running_id(at.job, at.stage, at.pass);
+    let id = running_id(at.job, at.stage, at.round, at.pass);
     if tx.get(RUNNING, &id).await?.is_some() {
         tx.delete(RUNNING, &id);
     }

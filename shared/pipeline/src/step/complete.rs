@@ -4,7 +4,7 @@
 use chrono::Utc;
 use harmonia_bus::OutboundMessage;
 use harmonia_contracts::domain::{Job, JobFailure, JobStatus};
-use harmonia_contracts::event::{Pass, Stage, StageEvent};
+use harmonia_contracts::event::{Pass, Round, Stage, StageEvent};
 use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
 use harmonia_contracts::{Code, Role};
 use harmonia_store::{Collection, Tx, encode, run_transaction};
@@ -16,7 +16,7 @@ use crate::Env;
 use crate::records::{JOBS, MARKERS, Marker, PendingMessage, doc_id, marker_id};
 use crate::registry::{Subscribed, consumers};
 
-/// Where in the pipeline something happened: a job's stage and pass.
+/// Where in the pipeline something happened: a job's stage, operator round and pass.
 #[derive(Clone, Copy, Debug)]
 pub struct StageRef<'a> {
     /// Workspace.
@@ -25,6 +25,8 @@ pub struct StageRef<'a> {
     pub job: &'a JobId,
     /// Stage.
     pub stage: Stage,
+    /// Operator round.
+    pub round: Round,
     /// Pass.
     pub pass: Pass,
 }
@@ -32,7 +34,13 @@ pub struct StageRef<'a> {
 impl<'a> StageRef<'a> {
     /// The step consuming `event`: its stage is the payload's consumer.
     pub fn of<P: Subscribed>(event: &'a StageEvent<P>) -> Self {
-        Self { workspace: &event.workspace, job: &event.job, stage: stage_of::<P>(), pass: event.pass }
+        Self {
+            workspace: &event.workspace,
+            job: &event.job,
+            stage: stage_of::<P>(),
+            round: event.round,
+            pass: event.pass,
+        }
     }
 }
 
@@ -67,15 +75,16 @@ impl Completion {
     }
 }
 
-/// The marker of (job, stage, pass), if the stage completed.
+/// The marker of (job, stage, round, pass), if the stage completed.
 pub async fn marker(
     env: &Env,
     workspace: &WorkspaceId,
     job: &JobId,
     stage: Stage,
+    round: Round,
     pass: Pass,
 ) -> Result<Option<Marker>, Error> {
-    match env.store.get(workspace, MARKERS, &marker_id(job, stage, pass)).await? {
+    match env.store.get(workspace, MARKERS, &marker_id(job, stage, round, pass)).await? {
         Some(doc) => Ok(Some(doc.decode()?)),
         None => Ok(None),
     }
@@ -97,16 +106,21 @@ pub async fn republish(env: &Env, marker: &Marker) -> Result<(), Error> {
 }
 
 /// Whether every stage consuming `message` (by the registry's routes) has completed for its
-/// job and pass.
+/// job, round and pass.
 async fn consumed(env: &Env, marker: &Marker, message: &OutboundMessage) -> Result<bool, Error> {
     let Some(topic) = message.topic.as_str().strip_prefix(env.topic_prefix.as_str()) else { return Ok(false) };
     let pass = message.attributes.get("pass").and_then(|p| p.parse::<u8>().ok()).and_then(|p| Pass::try_from(p).ok());
     let workspace = message.attributes.get("workspace").and_then(|w| w.parse::<WorkspaceId>().ok());
-    let (Some(pass), Some(workspace)) = (pass, workspace) else { return Ok(false) };
+    // No round attribute is the original round.
+    let round = match message.attributes.get("round") {
+        None => Some(Round::ORIGINAL),
+        Some(r) => r.parse::<u8>().ok().and_then(|r| Round::try_from(r).ok()),
+    };
+    let (Some(pass), Some(workspace), Some(round)) = (pass, workspace, round) else { return Ok(false) };
     let mut any = false;
     for stage in consumers(topic) {
         any = true;
-        if self::marker(env, &workspace, &marker.job, stage, pass).await?.is_none() {
+        if self::marker(env, &workspace, &marker.job, stage, round, pass).await?.is_none() {
             return Ok(false);
         }
     }
@@ -119,14 +133,15 @@ async fn consumed(env: &Env, marker: &Marker, message: &OutboundMessage) -> Resu
 pub async fn complete<P: Subscribed>(env: &Env, event: &StageEvent<P>, completion: Completion) -> Result<(), Error> {
     let at = StageRef::of(event);
     let next: Vec<PendingMessage> = completion.next.iter().map(PendingMessage::from).collect();
-    let marker = Marker { job: at.job.clone(), stage: at.stage, pass: at.pass, next, completed_at: Utc::now() };
+    let marker =
+        Marker { job: at.job.clone(), stage: at.stage, round: at.round, pass: at.pass, next, completed_at: Utc::now() };
     let marker_data = &encode(&marker)?;
     let store = &*env.store;
     let (at, writes, status, new_pass) = (&at, &completion.writes, completion.status, completion.pass);
     let done = run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
         let mut tx = Tx::begin(store, at.workspace);
         claim::delete_in(&mut tx, at).await?;
-        let marker_doc = marker_id(at.job, at.stage, at.pass);
+        let marker_doc = marker_id(at.job, at.stage, at.round, at.pass);
         if tx.get(MARKERS, &marker_doc).await?.is_some() {
             tx.commit().await?;
             return Ok(false);
@@ -136,6 +151,8 @@ pub async fn complete<P: Subscribed>(env: &Env, event: &StageEvent<P>, completio
             job.advance(status, Utc::now()).map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
         }
         job.pass = new_pass;
+        // A step works in its event's round; from `strategy.approved` on that is the draft's.
+        job.round = at.round;
         tx.put(JOBS, &doc_id(at.job), encode(&job)?);
         for (collection, id, data) in writes {
             // Read first, so an existing document (a publication gaining its receipt) is
@@ -151,7 +168,7 @@ pub async fn complete<P: Subscribed>(env: &Env, event: &StageEvent<P>, completio
         tracing::info!(workspace = %at.workspace, job = %at.job, stage = %at.stage, pass = at.pass.get(), status = ?status, "stage completed");
         return env.publish(&completion.next).await;
     }
-    match self::marker(env, at.workspace, at.job, at.stage, at.pass).await? {
+    match self::marker(env, at.workspace, at.job, at.stage, at.round, at.pass).await? {
         Some(m) => republish(env, &m).await,
         None => Err(Error::Retry),
     }
@@ -167,8 +184,14 @@ pub async fn fail_job(
     schema_path: Option<String>,
 ) -> Result<(), Error> {
     let store = &*env.store;
-    let marker =
-        Marker { job: at.job.clone(), stage: at.stage, pass: at.pass, next: Vec::new(), completed_at: Utc::now() };
+    let marker = Marker {
+        job: at.job.clone(),
+        stage: at.stage,
+        round: at.round,
+        pass: at.pass,
+        next: Vec::new(),
+        completed_at: Utc::now(),
+    };
     let (marker, schema_path) = (&encode(&marker)?, &schema_path);
     run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
         let mut tx = Tx::begin(store, at.workspace);
@@ -191,7 +214,7 @@ pub async fn fail_job(
             at: now,
         });
         tx.put(JOBS, &doc_id(at.job), encode(&job)?);
-        let marker_doc = marker_id(at.job, at.stage, at.pass);
+        let marker_doc = marker_id(at.job, at.stage, at.round, at.pass);
         if tx.get(MARKERS, &marker_doc).await?.is_none() {
             tx.put(MARKERS, &marker_doc, marker.clone());
         }

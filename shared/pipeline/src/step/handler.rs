@@ -120,7 +120,7 @@ impl<P: Step> StageHandler<P> {
 /// The outcome for a delivery whose step already completed (its recorded events published
 /// again), or `None` when it has not.
 async fn settled(env: &Env, at: &StageRef<'_>) -> Option<Outcome> {
-    match marker(env, at.workspace, at.job, at.stage, at.pass).await {
+    match marker(env, at.workspace, at.job, at.stage, at.round, at.pass).await {
         Ok(Some(m)) => Some(if republish(env, &m).await.is_ok() { Outcome::Ack } else { Outcome::Nack }),
         Ok(None) => None,
         Err(_) => Some(Outcome::Nack),

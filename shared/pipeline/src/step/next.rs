@@ -2,15 +2,16 @@
 
 use harmonia_contracts::event::{EventPayload, Pass, StageEvent};
 
-/// The event following `event` with `payload`: same workspace, job and pass, continuing
+/// The event following `event` with `payload`: same workspace, job, round and pass, continuing
 /// `event`'s trace.
 pub fn next_event<P: EventPayload, Q: EventPayload>(event: &StageEvent<P>, payload: Q) -> StageEvent<Q> {
     next_event_in(event, event.pass, payload)
 }
 
-/// Like [`next_event`], in another pass (a review sending the draft back for its revision).
+/// Like [`next_event`], in another pass (a review sending the draft back for its revision)
+/// of the same round.
 pub fn next_event_in<P: EventPayload, Q: EventPayload>(event: &StageEvent<P>, pass: Pass, payload: Q) -> StageEvent<Q> {
-    StageEvent::new(event.workspace.clone(), event.job.clone(), pass, &event.traceparent, payload)
+    StageEvent::in_round(event.workspace.clone(), event.job.clone(), event.round, pass, &event.traceparent, payload)
 }
 
 #[cfg(test)]

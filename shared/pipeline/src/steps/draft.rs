@@ -1,11 +1,11 @@
 use chrono::Utc;
-use harmonia_agents::io::{DraftOutput, NoniInput, Revision, RoleInput};
+use harmonia_agents::io::{DraftOutput, DraftView, NoniInput, OperatorRound, Revision, RoleInput};
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{Brief, Draft, JobStatus, PlanItem, Review};
-use harmonia_contracts::event::{DraftWritten, EventPayload, ItemSelected, Pass, RevisionRequested, StageEvent};
+use harmonia_contracts::domain::{ApprovalSubject, Brief, Draft, Job, JobStatus, PlanItem, Review};
+use harmonia_contracts::event::{DraftWritten, EventPayload, ItemSelected, Pass, RevisionRequested, Round, StageEvent};
 use harmonia_contracts::ids::{DraftId, JobId, WorkspaceId};
 
-use super::read::load;
+use super::read::{load, operator_feedback};
 use super::seed::seed;
 use crate::Env;
 use crate::records::{
@@ -14,10 +14,19 @@ use crate::records::{
 use crate::registry::{Subscribed, stage};
 use crate::step::{self, Completion, Step, complete, next_event};
 
-/// The id of a job's draft for a pass: `draft-<job>-<pass>`, or its stable shortening when a
-/// long job id makes that too long, so a redelivery finds the same draft.
-pub fn draft_id(job: &JobId, pass: Pass) -> DraftId {
-    DraftId::stable(&format!("draft-{job}-{}", pass.get()))
+/// The id of a job's draft for a round and pass: `draft-<job>-<pass>` for the original round,
+/// `draft-<job>-r<round>-<pass>` in an operator round, or its stable shortening when a long
+/// job id makes that too long, so a redelivery finds the same draft.
+pub fn draft_id(job: &JobId, round: Round, pass: Pass) -> DraftId {
+    match round.is_original() {
+        true => DraftId::stable(&format!("draft-{job}-{}", pass.get())),
+        false => DraftId::stable(&format!("draft-{job}-r{}-{}", round.get(), pass.get())),
+    }
+}
+
+/// The id of the job's current draft: the one of its round and pass.
+pub fn current_draft_id(job: &Job) -> DraftId {
+    draft_id(&job.id, job.round, job.pass)
 }
 
 /// The selected item and its brief.
@@ -39,22 +48,29 @@ fn found<T: Clone>(entry: Option<&T>) -> Result<T, step::Error> {
     entry.cloned().ok_or_else(|| step::Error::fail(Code::NotFound))
 }
 
-/// Noni writes the selected item in the event's pass (with the revision, on pass 2).
+/// Noni writes the selected item in the event's round and pass (with the revision, on pass 2;
+/// with the operator's feedback and the draft it is about, in an operator round).
 async fn write<P: Subscribed<Consumer = stage::Draft>>(
     env: &Env,
     event: &StageEvent<P>,
     revision: Option<Revision>,
+    operator: Option<OperatorRound<DraftView>>,
 ) -> Result<(), step::Error> {
     let (ws, pass) = (&event.workspace, event.pass);
     let (item, brief, analysis) = selected(env, ws, &event.job).await?;
-    let input = RoleInput::Noni(NoniInput::new(pass, item.clone(), brief, &analysis.analysis.moments, revision));
-    let output: DraftOutput = env.runtime.run_task(&seed(env, event, input)).await?.state_delta.require("draft")?;
-    let id = draft_id(&event.job, pass);
+    let mut noni = NoniInput::new(pass, item.clone(), brief, &analysis.analysis.moments, revision);
+    if let Some(operator) = operator {
+        noni = noni.in_round(operator);
+    }
+    let output: DraftOutput =
+        env.runtime.run_task(&seed(env, event, RoleInput::Noni(noni))).await?.state_delta.require("draft")?;
+    let id = draft_id(&event.job, event.round, pass);
     let draft = Draft {
         id: id.clone(),
         job: event.job.clone(),
         item: item.id,
         pass,
+        round: event.round,
         platform: item.channel,
         content_hash: Draft::compute_hash(item.channel, &output.body, &output.claims),
         body: output.body,
@@ -74,12 +90,42 @@ fn require_pass<P: EventPayload>(event: &StageEvent<P>, pass: Pass) -> Result<()
     if event.pass == pass { Ok(()) } else { Err(step::Error::fail(Code::InvalidTransition)) }
 }
 
-/// `draft`, pass 1: Noni writes the selected item.
+/// `draft`, pass 1: Noni writes the selected item — in an operator round, the next version of
+/// the draft the operator's feedback is about.
 impl Step for ItemSelected {
     async fn run(env: &Env, event: &StageEvent<ItemSelected>) -> Result<(), step::Error> {
         require_pass(event, Pass::FIRST)?;
-        write(env, event, None).await
+        let ws = &event.workspace;
+        let operator = match operator_feedback(env, ws, &event.job, ApprovalSubject::Draft, event.round).await? {
+            Some((feedback, version)) => {
+                let before = event.round.previous().ok_or_else(|| step::Error::fail(Code::InvalidTransition))?;
+                let previous = draft_with_hash(env, ws, &event.job, before, &version).await?;
+                let view = DraftView { platform: previous.platform, body: previous.body, claims: previous.claims };
+                Some(OperatorRound { round: event.round, feedback, previous: view })
+            }
+            None => None,
+        };
+        write(env, event, None, operator).await
     }
+}
+
+/// The draft of `round` (either pass) whose version is `hash`: the one an operator decided on.
+async fn draft_with_hash(
+    env: &Env,
+    ws: &WorkspaceId,
+    job: &JobId,
+    round: Round,
+    hash: &str,
+) -> Result<Draft, step::Error> {
+    for pass in [Pass::REVISION, Pass::FIRST] {
+        if let Some(doc) = env.store.get(ws, DRAFTS, &doc_id(draft_id(job, round, pass))).await? {
+            let draft: Draft = doc.decode()?;
+            if draft.content_hash == hash {
+                return Ok(draft);
+            }
+        }
+    }
+    Err(step::Error::fail(Code::StaleVersion))
 }
 
 /// `draft`, pass 2: Noni's single revision, with the first draft and Dara's issues.
@@ -91,7 +137,7 @@ impl Step for RevisionRequested {
         let review: Review = load(env, ws, REVIEWS, &doc_id(&event.payload.draft)).await?;
         let revision =
             Revision { previous_body: previous.body, previous_claims: previous.claims, issues: review.issues };
-        write(env, event, Some(revision)).await
+        write(env, event, Some(revision), None).await
     }
 }
 
@@ -102,11 +148,14 @@ mod tests {
     #[test]
     fn a_draft_id_is_stable_for_its_job_and_pass_even_for_a_long_job_id() {
         let short: JobId = "job-1".parse().expect("job");
-        assert_eq!(draft_id(&short, Pass::REVISION).as_str(), "draft-job-1-2");
+        let r0 = Round::ORIGINAL;
+        assert_eq!(draft_id(&short, r0, Pass::REVISION).as_str(), "draft-job-1-2");
+        assert_eq!(draft_id(&short, Round::MAX, Pass::FIRST).as_str(), "draft-job-1-r3-1");
         let long: JobId = "j".repeat(128).parse().expect("job");
-        let first = draft_id(&long, Pass::FIRST);
-        assert_eq!(first, draft_id(&long, Pass::FIRST));
-        assert_ne!(first, draft_id(&long, Pass::REVISION));
+        let first = draft_id(&long, r0, Pass::FIRST);
+        assert_eq!(first, draft_id(&long, r0, Pass::FIRST));
+        assert_ne!(first, draft_id(&long, r0, Pass::REVISION));
+        assert_ne!(first, draft_id(&long, Round::MAX, Pass::FIRST));
         assert!(first.as_str().starts_with("draft-j"));
     }
 }

@@ -1,7 +1,7 @@
 use chrono::{DateTime, Utc};
 use harmonia_bus::OutboundMessage;
 use harmonia_contracts::domain::{Job, JobStatus, Source, SourceInput};
-use harmonia_contracts::event::{Pass, SourceIngested, Stage, StageEvent};
+use harmonia_contracts::event::{Pass, Round, SourceIngested, Stage, StageEvent};
 use harmonia_contracts::ids::{JobId, SourceId, WorkspaceId};
 use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Error};
@@ -79,6 +79,7 @@ fn new_job(id: JobId, source: &Source, version: u32, now: DateTime<Utc>) -> Job 
         title: source.title.clone(),
         status: JobStatus::Ingested,
         pass: Pass::FIRST,
+        round: Round::ORIGINAL,
         created_at: now,
         updated_at: now,
         failure: None,
@@ -97,6 +98,7 @@ async fn store_new_job(
     let marker = Marker {
         job: job.id.clone(),
         stage: Stage::Ingest,
+        round: Round::ORIGINAL,
         pass: Pass::FIRST,
         next: vec![PendingMessage::from(message)],
         completed_at: now,
@@ -117,7 +119,7 @@ async fn store_new_job(
         }
         tx.put(SOURCES, &doc_id(&source.id), src.clone());
         tx.put(JOBS, &doc_id(&job.id), jb.clone());
-        tx.put(MARKERS, &marker_id(&job.id, Stage::Ingest, Pass::FIRST), mk.clone());
+        tx.put(MARKERS, &marker_id(&job.id, Stage::Ingest, Round::ORIGINAL, Pass::FIRST), mk.clone());
         tx.commit().await.map(|()| None)
     })
     .await
@@ -132,7 +134,7 @@ fn same_submission(a: &Source, b: &Source) -> bool {
 /// Publish the first submission's event again: it may have stopped between its commit and
 /// its publish.
 async fn republish_first(env: &Env, first: &Job) -> Result<(), Error> {
-    let marker = crate::step::marker(env, &first.workspace, &first.id, Stage::Ingest, Pass::FIRST)
+    let marker = crate::step::marker(env, &first.workspace, &first.id, Stage::Ingest, Round::ORIGINAL, Pass::FIRST)
         .await
         .map_err(|_| Error::from_code(Code::StoreUnavailable))?;
     if let Some(m) = marker {

@@ -1,17 +1,11 @@
-use std::collections::HashMap;
-
-use harmonia_agents::research::publication_evidence_id;
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{Draft, JobStatus, PolicyOutcome, Publication, Review};
+use harmonia_contracts::domain::{Draft, JobStatus, PolicyOutcome, Review};
 use harmonia_contracts::event::{PolicyPassed, ReviewPassed, StageEvent};
-use harmonia_contracts::ids::{EvidenceId, WorkspaceId};
-use harmonia_contracts::tool::Provenance;
-use harmonia_store::{decode_each, scan_all};
 
 use super::read::{job_config, load};
 use crate::Env;
 use crate::policy::{PolicyInput, check};
-use crate::records::{ANALYSES, AnalysisRecord, DRAFTS, POLICY_RESULTS, PUBLICATIONS, REVIEWS, doc_id};
+use crate::records::{ANALYSES, AnalysisRecord, DRAFTS, POLICY_RESULTS, REVIEWS, doc_id};
 use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `policy`: the deterministic rules (of the job's workspace configuration version) over the
@@ -26,7 +20,7 @@ impl Step for ReviewPassed {
         let review: Review = load(env, ws, REVIEWS, &doc_id(&draft.id)).await?;
         let config = job_config(env, ws, &event.job).await?;
         let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(&event.job)).await?;
-        let evidence = evidence(env, ws, &analysis).await?;
+        let evidence = crate::rounds::evidence(&*env.store, ws, &analysis).await?;
         let result = check(&PolicyInput {
             workspace: &config,
             draft: &draft,
@@ -44,20 +38,4 @@ impl Step for ReviewPassed {
         };
         complete(env, event, completion.write(POLICY_RESULTS, doc_id(&draft.id), &result)?).await
     }
-}
-
-/// The evidence a post may cite, with its provenance: the analysis's moments, and every
-/// verified publication of the workspace (read page by page, so none is missed).
-async fn evidence(
-    env: &Env,
-    ws: &WorkspaceId,
-    analysis: &AnalysisRecord,
-) -> Result<HashMap<EvidenceId, Provenance>, step::Error> {
-    let mut evidence: HashMap<EvidenceId, Provenance> =
-        analysis.analysis.moments.iter().map(|m| (m.evidence_id.clone(), analysis.analysis.provenance)).collect();
-    let publications: Vec<Publication> = decode_each(PUBLICATIONS, &scan_all(&*env.store, ws, PUBLICATIONS).await?);
-    for post in publications.iter().filter_map(Publication::verified_post) {
-        evidence.insert(publication_evidence_id(post), Provenance::Live);
-    }
-    Ok(evidence)
 }

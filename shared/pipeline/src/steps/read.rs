@@ -3,8 +3,9 @@
 use chrono::Utc;
 use harmonia_agents::eligibility::{self, EligibleMemory, VerifiedPerformance};
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::WorkspaceConfig;
+use harmonia_contracts::domain::{ApprovalSubject, Decision, WorkspaceConfig};
 use harmonia_contracts::domain::{Job, WorkspaceMode};
+use harmonia_contracts::event::Round;
 use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
 use harmonia_store::Collection;
 use serde::de::DeserializeOwned;
@@ -47,4 +48,29 @@ pub(crate) async fn job_config(
 ) -> Result<WorkspaceConfig, step::Error> {
     let job: Job = load(env, workspace, JOBS, &doc_id(job)).await?;
     Ok(crate::workspace::version_of_job(&*env.store, &job).await?.config)
+}
+
+/// The operator's feedback that opened `round` at `subject`'s gate, with the version it is
+/// about (its content hash); `None` for the original round. A round without its request for
+/// changes is a broken record: the step fails (`not_found`).
+pub(crate) async fn operator_feedback(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &JobId,
+    subject: ApprovalSubject,
+    round: Round,
+) -> Result<Option<(String, String)>, step::Error> {
+    if round.is_original() {
+        return Ok(None);
+    }
+    let record = crate::rounds::round_decision(&*env.store, workspace, job, subject, round)
+        .await
+        .map_err(|e| step::Error::fail(e.code))?;
+    match record.map(|r| r.approval) {
+        Some(a) => match a.decision {
+            Decision::ChangesRequested { feedback } => Ok(Some((feedback, a.subject_hash))),
+            _ => Err(step::Error::fail(Code::InvalidTransition)),
+        },
+        None => Err(step::Error::fail(Code::NotFound)),
+    }
 }

@@ -16,7 +16,11 @@ impl Step for DraftWritten {
     async fn run(env: &Env, event: &StageEvent<DraftWritten>) -> Result<(), step::Error> {
         let ws = &event.workspace;
         let draft: Draft = load(env, ws, DRAFTS, &doc_id(&event.payload.draft)).await?;
-        if draft.content_hash != event.payload.content_hash || !draft.hash_is_current() || draft.pass != event.pass {
+        if draft.content_hash != event.payload.content_hash
+            || !draft.hash_is_current()
+            || draft.pass != event.pass
+            || draft.round != event.round
+        {
             return Err(step::Error::fail(Code::StaleVersion));
         }
         let (item, brief, analysis) = selected(env, ws, &event.job).await?;

@@ -57,6 +57,7 @@ async fn update_adds_a_version_only_when_the_content_changes_and_jobs_keep_their
         title: "t".into(),
         status: JobStatus::Ingested,
         pass: Pass::FIRST,
+        round: Default::default(),
         created_at: Utc::now(),
         updated_at: Utc::now(),
         failure: None,

@@ -1,0 +1,394 @@
+//! Operator rounds: the decisions besides approve and reject. At a gate the operator may ask
+//! for changes (the role makes the next version with the feedback as context) or, at the
+//! draft gate, edit (the operator writes the next version; deterministic policy checks it at
+//! once). Each is one round of that gate, numbered from 1; a gate allows [`Round::MAX`], and
+//! asking for one more parks the job as `needs_human`.
+//!
+//! Feedback is context, never authority: it reaches Ryan or Noni in their input, their
+//! authority checks still apply to what they write, and only the operator API's decision
+//! records move a job. Every round is a durable, attributed record (who, when, which version,
+//! what feedback) under [`round_decision_id`].
+
+use std::collections::HashMap;
+
+use chrono::Utc;
+use harmonia_agents::research::publication_evidence_id;
+use harmonia_contracts::domain::{
+    Approval, ApprovalSubject, Claim, Decision, Draft, Job, JobStatus, PolicyOutcome, Publication,
+};
+use harmonia_contracts::event::{AnalysisCompleted, ItemSelected, Pass, Round, StageEvent};
+use harmonia_contracts::ids::{DocId, EvidenceId, JobId, OperatorId, WorkspaceId};
+use harmonia_contracts::tool::Provenance;
+use harmonia_contracts::trace::TraceParent;
+use harmonia_contracts::{Code, Error};
+use harmonia_store::{Store, Tx, decode_each, encode, run_transaction, scan_all};
+
+use crate::Env;
+use crate::operator::{ApprovalRecord, current_version, job, names_version, require_waiting};
+use crate::policy::{PolicyInput, check};
+use crate::records::{
+    ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, PLANS, POLICY_RESULTS, PUBLICATIONS, PendingMessage, PlanRecord,
+    doc_id,
+};
+use crate::steps::{current_draft_id, draft_id_of};
+
+/// The longest feedback, in characters (the same for the CLI and the API).
+pub const MAX_FEEDBACK_CHARS: usize = 2000;
+/// The longest edited draft, in characters (a draft's schema limit; each platform's own limit
+/// is a policy rule).
+pub const MAX_EDIT_CHARS: usize = 5000;
+
+/// The id of a job's round decision on `subject` that opened `round`: `<job>.<subject>.r<round>`.
+pub fn round_decision_id(job: &JobId, subject: ApprovalSubject, round: Round) -> DocId {
+    doc_id(format!("{job}.{}.r{}", subject.as_str(), round.get()))
+}
+
+/// The id of the record of a request for a round beyond the last.
+fn exhausted_id(job: &JobId, subject: ApprovalSubject) -> DocId {
+    doc_id(format!("{job}.{}.exhausted", subject.as_str()))
+}
+
+/// A request for changes, as the operator API or the CLI receives it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChangesRequest {
+    /// The job.
+    pub job: JobId,
+    /// Who asks (from the credential).
+    pub operator: OperatorId,
+    /// Strategy or draft.
+    pub subject: ApprovalSubject,
+    /// The exact version the feedback is about (the whole hash or a prefix of 8 or more).
+    pub subject_hash: String,
+    /// What the operator wants changed: context for the role, never authority.
+    pub feedback: String,
+    /// Trace context of the request, if any.
+    pub trace: Option<TraceParent>,
+}
+
+/// An operator-written draft, as the operator API or the CLI receives it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EditRequest {
+    /// The job.
+    pub job: JobId,
+    /// Who writes (from the credential).
+    pub operator: OperatorId,
+    /// The exact draft version edited.
+    pub subject_hash: String,
+    /// The new text, exactly as it is to be posted.
+    pub body: String,
+}
+
+/// Ask for changes to the strategy or draft awaiting a decision. Records the round, moves the
+/// job to `strategy_changes_requested` or `draft_changes_requested`, and starts Ryan's next
+/// version or a new writing cycle (at most two Noni→Dara passes) for that round.
+///
+/// Refuses feedback that is blank or longer than [`MAX_FEEDBACK_CHARS`] (`invalid_request`), a
+/// job not waiting for this decision (`invalid_transition`), a version that is not the current
+/// one (`stale_version`); a request beyond the gate's last round parks the job as
+/// `needs_human` and answers `rounds_exhausted`.
+pub async fn request_changes(env: &Env, workspace: &WorkspaceId, request: ChangesRequest) -> Result<Approval, Error> {
+    let feedback = request.feedback.trim();
+    if feedback.is_empty() || feedback.chars().count() > MAX_FEEDBACK_CHARS {
+        return Err(Error::new(Code::InvalidRequest, "Feedback is 1 to 2,000 characters."));
+    }
+    let job = job(env, workspace, &request.job).await?;
+    let current = checked_version(env, workspace, &job, request.subject, &request.subject_hash).await?;
+    let decided = |decision| Approval {
+        job: job.id.clone(),
+        subject: request.subject,
+        subject_hash: current.clone(),
+        round: job.round,
+        decision,
+        operator: request.operator.clone(),
+        decided_at: Utc::now(),
+    };
+    let Some(round) = job.round.next() else {
+        return Err(exhausted(env, workspace, &job, decided(Decision::RoundsExhausted)).await);
+    };
+    let approval = decided(Decision::ChangesRequested { feedback: feedback.to_owned() });
+    let span = tracing::info_span!(
+        "decision",
+        otel.name = %format_args!("decision {}", request.subject.as_str()),
+        job = %job.id,
+        decision = "changes_requested",
+        round = round.get(),
+    );
+    let asked = crate::operator::decision_trace(env, workspace, &job, request.subject).await;
+    let trace = crate::trace::origin(&span, asked.or(request.trace).as_ref());
+    let (ws, id) = (workspace.clone(), job.id.clone());
+    // The round re-enters the stage that makes the version: Ryan from the analysis, Noni from
+    // the selected item, each reading this record for the feedback.
+    let next = match request.subject {
+        ApprovalSubject::Strategy => {
+            let analysis: AnalysisRecord = stored(env, workspace, ANALYSES, &doc_id(&job.id)).await?;
+            let moments = u32::try_from(analysis.analysis.moments.len()).unwrap_or(u32::MAX);
+            let event = StageEvent::in_round(ws, id, round, Pass::FIRST, &trace, AnalysisCompleted { moments });
+            span.in_scope(|| env.message(&event))
+        }
+        ApprovalSubject::Draft => {
+            let plan: PlanRecord = stored(env, workspace, PLANS, &doc_id(&job.id)).await?;
+            let event = StageEvent::in_round(ws, id, round, Pass::FIRST, &trace, ItemSelected { item: plan.selected });
+            span.in_scope(|| env.message(&event))
+        }
+    }
+    .map_err(|_| Error::from_code(Code::BusUnavailable))?;
+    let record = ApprovalRecord { approval: approval.clone(), next: vec![PendingMessage::from(&next)] };
+    let moved = match request.subject {
+        ApprovalSubject::Strategy => JobStatus::StrategyChangesRequested,
+        ApprovalSubject::Draft => JobStatus::DraftChangesRequested,
+    };
+    record_round(env, workspace, &job, round, &record, moved, Vec::new()).await?;
+    env.publish(&[next]).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
+    Ok(approval)
+}
+
+/// What an edit made: the decision record and the operator's draft now awaiting approval.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Edited {
+    /// The decision record.
+    pub approval: Approval,
+    /// The operator's draft, the version an approval must now name.
+    pub draft: Draft,
+}
+
+/// Write the next draft version as the operator: the text is kept byte for byte, the previous
+/// version's claims are kept where their text is still in it, and deterministic policy checks
+/// it at once. A version that passes awaits approval in its own round; one that does not is
+/// refused (`policy_violation`, naming each broken rule) and nothing is stored.
+pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> Result<Edited, Error> {
+    let body = request.body;
+    if body.trim().is_empty() || body.chars().count() > MAX_EDIT_CHARS {
+        return Err(Error::new(Code::InvalidRequest, "An edited draft is 1 to 5,000 characters of text."));
+    }
+    let job = job(env, workspace, &request.job).await?;
+    let current = checked_version(env, workspace, &job, ApprovalSubject::Draft, &request.subject_hash).await?;
+    let decided = |decision| Approval {
+        job: job.id.clone(),
+        subject: ApprovalSubject::Draft,
+        subject_hash: current.clone(),
+        round: job.round,
+        decision,
+        operator: request.operator.clone(),
+        decided_at: Utc::now(),
+    };
+    let Some(round) = job.round.next() else {
+        return Err(exhausted(env, workspace, &job, decided(Decision::RoundsExhausted)).await);
+    };
+    let previous: Draft = stored(env, workspace, DRAFTS, &doc_id(current_draft_id(&job))).await?;
+    let claims: Vec<Claim> =
+        previous.claims.into_iter().filter(|c| body.contains(c.text.trim_end_matches('…'))).collect();
+    let id = draft_id_of(&job.id, round, Pass::FIRST);
+    let draft = Draft {
+        content_hash: Draft::compute_hash(previous.platform, &body, &claims),
+        id: id.clone(),
+        job: job.id.clone(),
+        item: previous.item,
+        pass: Pass::FIRST,
+        round,
+        platform: previous.platform,
+        body,
+        claims,
+        provenance: Provenance::Operator,
+        created_at: Utc::now(),
+    };
+    let config = crate::workspace::version_of_job(&*env.store, &job).await?.config;
+    let analysis: AnalysisRecord = stored(env, workspace, ANALYSES, &doc_id(&job.id)).await?;
+    let evidence = evidence(&*env.store, workspace, &analysis).await?;
+    // An operator's text has no Dara review: policy's rules are what it must pass.
+    let result = check(&PolicyInput {
+        workspace: &config,
+        draft: &draft,
+        review: None,
+        evidence: &evidence,
+        connector: env.connector.kind(),
+    });
+    if result.outcome == PolicyOutcome::Blocked {
+        let broken: Vec<String> =
+            result.violations.iter().map(|v| format!("{} ({})", v.rule.as_str(), v.detail)).collect();
+        return Err(Error::new(
+            Code::PolicyViolation,
+            format!(
+                "The edited draft breaks {} policy rule(s): {}. Nothing was stored.",
+                broken.len(),
+                broken.join("; ")
+            ),
+        ));
+    }
+    let approval = decided(Decision::Edited { draft: id.clone(), content_hash: draft.content_hash.clone() });
+    let record = ApprovalRecord { approval: approval.clone(), next: Vec::new() };
+    let writes = vec![(DRAFTS, doc_id(&id), encode(&draft)?), (POLICY_RESULTS, doc_id(&id), encode(&result)?)];
+    record_round(env, workspace, &job, round, &record, JobStatus::AwaitingDraftApproval, writes).await?;
+    Ok(Edited { approval, draft })
+}
+
+/// The job must wait for a decision on `subject`, and `given` must name its current version;
+/// the whole current hash.
+async fn checked_version(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &Job,
+    subject: ApprovalSubject,
+    given: &str,
+) -> Result<String, Error> {
+    require_waiting(job, subject)?;
+    let current = current_version(env, workspace, job, subject).await?;
+    if !names_version(&current, given)? {
+        return Err(Error::from_code(Code::StaleVersion));
+    }
+    Ok(current)
+}
+
+/// Park the job as `needs_human` with a record of the request that went past the last round;
+/// the error that says so (or the one that kept it from being recorded).
+async fn exhausted(env: &Env, workspace: &WorkspaceId, job: &Job, approval: Approval) -> Error {
+    let subject = approval.subject;
+    let record = match encode(&ApprovalRecord { approval, next: Vec::new() }) {
+        Ok(record) => record,
+        Err(e) => return Error::from(e),
+    };
+    let (store, id, record) = (&*env.store, &job.id, &record);
+    let parked = run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
+        let mut tx = Tx::begin(store, workspace);
+        let mut current: Job = tx.get(JOBS, &doc_id(id)).await?.ok_or(harmonia_store::Error::NotFound)?.decode()?;
+        if current.status != crate::operator::waiting_status(subject) {
+            return Err(harmonia_store::Error::Aborted(Code::InvalidTransition));
+        }
+        current
+            .advance(JobStatus::NeedsHuman, Utc::now())
+            .map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
+        tx.put(JOBS, &doc_id(id), encode(&current)?);
+        tx.get(APPROVALS, &exhausted_id(id, subject)).await?;
+        tx.put(APPROVALS, &exhausted_id(id, subject), record.clone());
+        tx.commit().await
+    })
+    .await;
+    if let Err(e) = parked {
+        return moved_meanwhile(e);
+    }
+    Error::new(
+        Code::RoundsExhausted,
+        format!(
+            "The {} already had {} operator rounds, the most one decision allows, so the job is now needs_human. \
+             Its versions and decisions stay on record; submit the source again to start over.",
+            subject.as_str(),
+            Round::MAX.get()
+        ),
+    )
+}
+
+/// Store the round's decision record (and `writes`) and move the job to `status` in `round`,
+/// in one transaction that fails if the job stopped waiting or the round was taken meanwhile.
+async fn record_round(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &Job,
+    round: Round,
+    record: &ApprovalRecord,
+    status: JobStatus,
+    writes: Vec<(harmonia_store::Collection, DocId, serde_json::Map<String, serde_json::Value>)>,
+) -> Result<(), Error> {
+    let subject = record.approval.subject;
+    let waiting = crate::operator::waiting_status(subject);
+    let data = &encode(record)?;
+    let (store, id, writes) = (&*env.store, &job.id, &writes);
+    run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
+        let mut tx = Tx::begin(store, workspace);
+        let decision_id = round_decision_id(id, subject, round);
+        if tx.get(APPROVALS, &decision_id).await?.is_some() {
+            return Err(harmonia_store::Error::Aborted(Code::InvalidTransition));
+        }
+        let mut current: Job = tx.get(JOBS, &doc_id(id)).await?.ok_or(harmonia_store::Error::NotFound)?.decode()?;
+        if current.status != waiting || current.round.next() != Some(round) {
+            return Err(harmonia_store::Error::Aborted(Code::InvalidTransition));
+        }
+        if current.status == status {
+            current.updated_at = Utc::now();
+        } else {
+            current.advance(status, Utc::now()).map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
+        }
+        current.round = round;
+        current.pass = Pass::FIRST;
+        tx.put(JOBS, &doc_id(id), encode(&current)?);
+        tx.put(APPROVALS, &decision_id, data.clone());
+        for (collection, doc, value) in writes {
+            tx.get(*collection, doc).await?;
+            tx.put(*collection, doc, value.clone());
+        }
+        tx.commit().await
+    })
+    .await
+    .map_err(moved_meanwhile)
+}
+
+/// A transaction refused because the job moved on meanwhile, in words; other errors as they are.
+fn moved_meanwhile(e: harmonia_store::Error) -> Error {
+    match e {
+        harmonia_store::Error::Aborted(Code::InvalidTransition) => {
+            Error::new(Code::InvalidTransition, "The job is no longer waiting for this decision.")
+        }
+        other => Error::from(other),
+    }
+}
+
+/// The record of the round decision that opened `round` at `subject`'s gate, if there is one.
+pub async fn round_decision(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    job: &JobId,
+    subject: ApprovalSubject,
+    round: Round,
+) -> Result<Option<ApprovalRecord>, Error> {
+    let doc = store.get(workspace, APPROVALS, &round_decision_id(job, subject, round)).await.map_err(Error::from)?;
+    doc.map(|d| d.decode().map_err(Error::from)).transpose()
+}
+
+/// Every decision record of a job, in the order they were taken: rounds and the final
+/// approve or reject of each gate, and a request past the last round.
+pub async fn decisions(store: &dyn Store, workspace: &WorkspaceId, job: &JobId) -> Result<Vec<ApprovalRecord>, Error> {
+    let mut records = Vec::new();
+    for subject in [ApprovalSubject::Strategy, ApprovalSubject::Draft] {
+        let mut ids: Vec<DocId> =
+            Round::all().filter_map(|r| r.next()).map(|r| round_decision_id(job, subject, r)).collect();
+        ids.push(exhausted_id(job, subject));
+        ids.push(crate::operator::approval_id(job, subject));
+        for id in ids {
+            if let Some(doc) = store.get(workspace, APPROVALS, &id).await.map_err(Error::from)? {
+                records.push(doc.decode::<ApprovalRecord>().map_err(Error::from)?);
+            }
+        }
+    }
+    records.sort_by_key(|r| r.approval.decided_at);
+    Ok(records)
+}
+
+/// The evidence a post may cite, with its provenance: the analysis's moments, and every
+/// verified publication of the workspace (read page by page, so none is missed).
+pub(crate) async fn evidence(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    analysis: &AnalysisRecord,
+) -> Result<HashMap<EvidenceId, Provenance>, harmonia_store::Error> {
+    let mut evidence: HashMap<EvidenceId, Provenance> =
+        analysis.analysis.moments.iter().map(|m| (m.evidence_id.clone(), analysis.analysis.provenance)).collect();
+    let publications: Vec<Publication> = decode_each(PUBLICATIONS, &scan_all(store, workspace, PUBLICATIONS).await?);
+    for post in publications.iter().filter_map(Publication::verified_post) {
+        evidence.insert(publication_evidence_id(post), Provenance::Live);
+    }
+    Ok(evidence)
+}
+
+/// A record the round needs; a missing one is `not_found`.
+async fn stored<T: serde::de::DeserializeOwned>(
+    env: &Env,
+    workspace: &WorkspaceId,
+    collection: harmonia_store::Collection,
+    id: &DocId,
+) -> Result<T, Error> {
+    env.store
+        .get(workspace, collection, id)
+        .await
+        .map_err(Error::from)?
+        .ok_or_else(|| Error::from_code(Code::NotFound))?
+        .decode()
+        .map_err(Error::from)
+}
