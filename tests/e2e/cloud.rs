@@ -201,8 +201,19 @@ async fn a_deployed_system_bootstraps_from_an_empty_firestore_and_takes_a_job_to
 
     let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::AwaitingStrategyApproval).await;
     assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v}");
-    let version = v["awaiting_version"].as_str().expect("version").to_owned();
+    let first = v["awaiting_version"].as_str().expect("version").to_owned();
     let decide = format!("/v1/jobs/{job}/decisions");
+    // An operator round over Pub/Sub push: the strategize function writes the next version.
+    let changes = json!({"subject": "strategy", "decision": "request_changes", "version": first, "feedback": "Lead with what was measured."});
+    let (s, v) = cloud.api("operator", post.clone(), &decide, Some(changes)).await;
+    assert_eq!(s, 200, "{v}");
+    let (status, v) = cloud
+        .wait_view(&job, "shows the round's strategy", |s, v| {
+            s == JobStatus::AwaitingStrategyApproval && v["awaiting_version"].as_str().is_some_and(|a| a != first)
+        })
+        .await;
+    assert_eq!((status, v["job"]["round"].as_u64()), (JobStatus::AwaitingStrategyApproval, Some(1)), "{v}");
+    let version = v["awaiting_version"].as_str().expect("version").to_owned();
     let (s, v) = cloud
         .api(
             "operator",
@@ -215,6 +226,17 @@ async fn a_deployed_system_bootstraps_from_an_empty_firestore_and_takes_a_job_to
 
     let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::AwaitingDraftApproval).await;
     assert_eq!(status, JobStatus::AwaitingDraftApproval, "{v}");
+    let first = v["awaiting_version"].as_str().expect("version").to_owned();
+    // A draft round: the draft, review and policy functions run a new writing cycle.
+    let changes = json!({"subject": "draft", "decision": "request_changes", "version": first, "feedback": "Shorter."});
+    let (s, v) = cloud.api("operator", post.clone(), &decide, Some(changes)).await;
+    assert_eq!(s, 200, "{v}");
+    let (status, v) = cloud
+        .wait_view(&job, "shows the round's draft", |s, v| {
+            s == JobStatus::AwaitingDraftApproval && v["awaiting_version"].as_str().is_some_and(|a| a != first)
+        })
+        .await;
+    assert_eq!((status, v["job"]["round"].as_u64()), (JobStatus::AwaitingDraftApproval, Some(1)), "{v}");
     let version = v["awaiting_version"].as_str().expect("version").to_owned();
     let (s, v) = cloud
         .api("operator", post, &decide, Some(json!({"subject": "draft", "decision": "approve", "version": version})))
