@@ -379,7 +379,18 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
             j.id,
             status_name(j.status),
             j.title,
-            version.as_ref().map(|v| format!(" (version {})", &v[..VERSION_PREFIX_CHARS])).unwrap_or_default(),
+            version
+                .as_ref()
+                .map(|v| match j.round.is_original() {
+                    true => format!(" (version {})", &v[..VERSION_PREFIX_CHARS]),
+                    false => format!(
+                        " (version {}, operator round {} of {})",
+                        &v[..VERSION_PREFIX_CHARS],
+                        j.round.get(),
+                        Round::MAX.get()
+                    ),
+                })
+                .unwrap_or_default(),
             failure.unwrap_or_default()
         ));
         views.push(json!({ "job": j, "awaiting_version": version }));

@@ -158,7 +158,12 @@ fn render(d: &JobDetail, s: &Style) -> String {
         other if other.as_str().ends_with("rejected") => s.bad(other.as_str()),
         other => s.bold(other.as_str()),
     };
-    t.line(&format!("  status: {status} (writing pass {})", job.pass.get()));
+    let round = if job.round.is_original() {
+        String::new()
+    } else {
+        format!(", operator round {} of {}", job.round.get(), Round::MAX.get())
+    };
+    t.line(&format!("  status: {status} (writing pass {}{round})", job.pass.get()));
     t.field("workspace configuration", &format!("version {}", job.workspace_version));
     if let Some(f) = &job.failure {
         let by = f.role.map(|r| format!(" by {r}")).unwrap_or_default();
