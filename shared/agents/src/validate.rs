@@ -3,11 +3,11 @@
 //! must name the request's snapshot and its own briefs and items, Maya may reference only
 //! catalog entities, and no output may claim an authority the role does not have.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{Analysis, Plan, Strategy};
-use harmonia_contracts::ids::EvidenceId;
+use harmonia_contracts::domain::{Analysis, AngleKind, Plan, Strategy};
+use harmonia_contracts::ids::{EvidenceId, PlanItemId};
 use serde_json::Value;
 
 use crate::io::{
@@ -104,6 +104,15 @@ pub fn nimi(input: &NimiInput, out: &Analysis, researched: &HashSet<&EvidenceId>
         for f in &angle.facts {
             unknown_if(!facts.contains(f))?;
         }
+        let qualified = match angle.kind {
+            AngleKind::Source => angle.evidence.iter().all(|e| ids.contains(e)) && angle.facts.is_empty(),
+            AngleKind::Context => angle.evidence.iter().any(|e| researched.contains(e)),
+            AngleKind::Performance => angle.evidence.iter().any(|e| performance.contains(e.as_str())),
+            AngleKind::Memory => !angle.facts.is_empty(),
+        };
+        if !qualified {
+            return Err(Code::AngleUnqualified);
+        }
     }
     Ok(())
 }
@@ -123,21 +132,62 @@ pub fn ryan(input: &RyanInput, out: &Strategy) -> Result<(), Code> {
 }
 
 /// Temi: the plan names the request's snapshot and strategy, realises its briefs, and
-/// depends only on its own items.
+/// depends only on its own items (`evidence_unknown` otherwise); and it is a plan that can be
+/// carried out (`plan_invalid` otherwise): each item goes to one of its brief's channels in a
+/// format that channel publishes, its deadline comes no later than its window opens, the
+/// dependencies have no cycle, and every brief is either planned or deferred with a reason,
+/// never both.
 pub fn temi(input: &TemiInput, out: &Plan) -> Result<(), Code> {
     if out.snapshot != input.snapshot_id {
         return Err(Code::SnapshotMismatch);
     }
     unknown_if(out.strategy_hash != input.strategy_hash)?;
-    let briefs: HashSet<_> = input.strategy.briefs.iter().map(|b| &b.id).collect();
+    let briefs: HashMap<_, _> = input.strategy.briefs.iter().map(|b| (&b.id, b)).collect();
     let mut items = HashSet::new();
     for item in &out.items {
-        unknown_if(!items.insert(&item.id) || !briefs.contains(&item.brief))?;
+        unknown_if(!items.insert(&item.id) || !briefs.contains_key(&item.brief))?;
     }
     for item in &out.items {
         unknown_if(item.depends_on.iter().any(|d| !items.contains(d) || *d == item.id))?;
     }
-    Ok(())
+    let invalid = |bad: bool| if bad { Err(Code::PlanInvalid) } else { Ok(()) };
+    for item in &out.items {
+        let brief = briefs.get(&item.brief).ok_or(Code::EvidenceUnknown)?;
+        invalid(!brief.platforms.contains(&item.channel))?;
+        invalid(!item.format.fits(item.channel))?;
+        invalid(item.deadline > item.window.start)?;
+    }
+    invalid(has_cycle(out))?;
+    let planned: HashSet<_> = out.items.iter().map(|i| &i.brief).collect();
+    let mut deferred = HashSet::new();
+    for d in &out.deferred {
+        unknown_if(!briefs.contains_key(&d.brief))?;
+        invalid(!deferred.insert(&d.brief) || planned.contains(&d.brief) || d.reason.trim().is_empty())?;
+    }
+    invalid(briefs.keys().any(|b| !planned.contains(b) && !deferred.contains(b)))
+}
+
+/// Whether the plan's dependencies form a cycle (depth-first search with three colours).
+fn has_cycle(plan: &Plan) -> bool {
+    let edges: HashMap<_, _> = plan.items.iter().map(|i| (&i.id, &i.depends_on)).collect();
+    // 1: on the current path; 2: finished.
+    let mut state: HashMap<&PlanItemId, u8> = HashMap::new();
+    fn visit<'a>(
+        id: &'a PlanItemId,
+        edges: &HashMap<&'a PlanItemId, &'a Vec<PlanItemId>>,
+        state: &mut HashMap<&'a PlanItemId, u8>,
+    ) -> bool {
+        match state.get(id) {
+            Some(1) => return true,
+            Some(_) => return false,
+            None => {}
+        }
+        state.insert(id, 1);
+        let cyclic = edges.get(id).is_some_and(|next| next.iter().any(|n| visit(n, edges, state)));
+        state.insert(id, 2);
+        cyclic
+    }
+    plan.items.iter().any(|i| visit(&i.id, &edges, &mut state))
 }
 
 fn claims_cite(claims: &[harmonia_contracts::domain::Claim], allowed: &HashSet<&EvidenceId>) -> Result<(), Code> {
@@ -192,8 +242,6 @@ pub fn maya(input: &MayaInput, out: &Layout) -> Result<(), Code> {
 /// - every recorded result is a valid tool envelope (`invalid_envelope`): one that is not
 ///   cannot be checked, so it refuses the answer rather than being left out of the checks.
 pub fn nova(answer: &crate::io::Answer, steps: &[crate::runtime::Step]) -> Result<(), Code> {
-    use std::collections::HashMap;
-
     use harmonia_contracts::tool::{EvidenceLevel, ToolEnvelope};
 
     use crate::io::ClaimScope;

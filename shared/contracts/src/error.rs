@@ -191,6 +191,14 @@ codes! {
     AuthorityClaimed = "authority_claimed", Contract, false, "The output claims an authority the specialist does not have.";
     /// A planning read named a snapshot other than the request's.
     SnapshotMismatch = "snapshot_mismatch", Contract, false, "A planning read named a different snapshot.";
+    /// A plan breaks a planning rule: a channel outside its brief's or the workspace's, a format
+    /// the channel does not publish, a deadline after its window opens, a dependency cycle, or
+    /// a brief neither planned nor deferred with a reason.
+    PlanInvalid = "plan_invalid", Contract, false, "The plan breaks a planning rule (channel, format, deadline, dependencies or coverage of the briefs).";
+    /// An angle's kind is not backed by the evidence it cites (a source angle by moments, a
+    /// context angle by research, a performance angle by a verified post, a memory angle by
+    /// an eligible fact).
+    AngleUnqualified = "angle_unqualified", Contract, false, "An angle's kind is not backed by the evidence it cites.";
     /// A plan item's window is outside the workspace's posting windows for that day.
     PlanOutsideWindows = "plan_outside_windows", Contract, false, "A planned post falls outside the workspace's posting windows.";
     /// An answer says there is no data although a tool returned data.

@@ -92,10 +92,16 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, model::Error> {
         }];
         if let Some(frame) = i.source.frames.first() {
             let nearest = moments.iter().min_by_key(|m| m.start_ms.abs_diff(frame.at_ms)).unwrap_or(first);
+            // What the source shows, tied to what is said closest to it: a source angle (a
+            // context angle needs research evidence, which the offline model has none of).
             angles.push(Angle {
-                kind: AngleKind::Context,
+                kind: AngleKind::Source,
                 title: "What the visuals reinforce".into(),
-                rationale: format!("The frames show {}", clip(&frame.description.to_lowercase(), 200)),
+                rationale: format!(
+                    "The frames show {}, as the speaker says: \"{}\"",
+                    clip(frame.description.to_lowercase().trim_end_matches('.'), 200),
+                    clip(&nearest.quote, 160)
+                ),
                 evidence: vec![nearest.evidence_id.clone()],
                 facts: Vec::new(),
             });
@@ -312,7 +318,7 @@ pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, model::Error> {
                 brief: brief.id.clone(),
                 sequence: u32::try_from(n + 1).unwrap_or(1),
                 channel,
-                format: ContentFormat::Text,
+                format: ContentFormat::preferred_for(channel),
                 window,
                 deadline: start - Duration::hours(6),
                 depends_on: plan_items.last().map(|p| vec![p.id.clone()]).unwrap_or_default(),
@@ -327,6 +333,7 @@ pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, model::Error> {
             strategy_hash: i.strategy_hash.clone(),
             cadence: format!("{} posts, at most one a day, in brief order", plan_items.len()),
             items: plan_items,
+            deferred: Vec::new(),
             provenance: Provenance::Mock,
         })
     })

@@ -6,5 +6,6 @@ mod gemini_stub;
 mod offline_run;
 mod rejections;
 mod research;
+mod semantics;
 
 use fixture::Fixture;

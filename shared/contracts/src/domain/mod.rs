@@ -60,7 +60,7 @@ pub use config::{Cadence, Channel, Day, LocalTime, PostingWindow, TimeZoneName, 
 pub use hash::content_hash;
 pub use job::{Job, JobFailure, JobStatus};
 pub use planning::{
-    AssetReadiness, BlockedDependency, CalendarEntry, Capacity, Commitment, ContentFormat, Plan, PlanItem,
+    AssetReadiness, BlockedDependency, CalendarEntry, Capacity, Commitment, ContentFormat, Deferral, Plan, PlanItem,
     PlanningSnapshot, PostingWindowObservation, Priority, UtcWindow,
 };
 pub use publication::{

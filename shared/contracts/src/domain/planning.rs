@@ -185,6 +185,41 @@ pub enum ContentFormat {
     Article,
 }
 
+impl ContentFormat {
+    /// Every format, in the order a planner prefers them when several fit (text first: it
+    /// needs no asset).
+    pub const ALL: [ContentFormat; 6] = [
+        ContentFormat::Text,
+        ContentFormat::Thread,
+        ContentFormat::Image,
+        ContentFormat::Carousel,
+        ContentFormat::ShortVideo,
+        ContentFormat::Article,
+    ];
+
+    /// Whether `platform` publishes this format: X, Bluesky and Threads take text, threads and
+    /// images (X and Threads short video too, Threads carousels); LinkedIn takes text, images,
+    /// carousels, short video and articles; Instagram images, carousels and short video;
+    /// TikTok short video and photo carousels; YouTube community text, images and Shorts.
+    pub fn fits(self, platform: Platform) -> bool {
+        use ContentFormat::*;
+        match platform {
+            Platform::X => matches!(self, Text | Thread | Image | ShortVideo),
+            Platform::Bluesky => matches!(self, Text | Thread | Image),
+            Platform::Threads => matches!(self, Text | Thread | Image | Carousel | ShortVideo),
+            Platform::Linkedin => matches!(self, Text | Image | Carousel | ShortVideo | Article),
+            Platform::Instagram => matches!(self, Image | Carousel | ShortVideo),
+            Platform::Tiktok => matches!(self, ShortVideo | Carousel),
+            Platform::Youtube => matches!(self, Text | Image | ShortVideo),
+        }
+    }
+
+    /// The first format of [`ContentFormat::ALL`] that `platform` publishes.
+    pub fn preferred_for(platform: Platform) -> ContentFormat {
+        Self::ALL.into_iter().find(|f| f.fits(platform)).unwrap_or(ContentFormat::ShortVideo)
+    }
+}
+
 one_to_five!(
     /// Priority 1 (highest) to 5.
     Priority,
@@ -219,6 +254,17 @@ pub struct PlanItem {
     pub priority: Priority,
 }
 
+/// A brief left out of a plan, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Deferral {
+    /// The brief.
+    pub brief: BriefId,
+    /// Why it is not planned now.
+    #[schemars(length(min = 1, max = 300))]
+    pub reason: String,
+}
+
 /// Temi's plan over one snapshot, with the item deterministic code selected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -233,6 +279,11 @@ pub struct Plan {
     /// Items.
     #[schemars(length(min = 1, max = 30))]
     pub items: Vec<PlanItem>,
+    /// Briefs deliberately left out of this plan, each with why: every brief of the strategy
+    /// is either planned or here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 30))]
+    pub deferred: Vec<Deferral>,
     /// Live or mock.
     pub provenance: Provenance,
 }

@@ -1,6 +1,6 @@
 use harmonia_agents::io::{RoleInput, TemiInput};
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{JobStatus, Plan, PlanItem, PlanningSnapshot, UtcWindow};
+use harmonia_contracts::domain::{JobStatus, Plan, PlanItem, PlanningSnapshot, UtcWindow, WorkspaceConfig};
 use harmonia_contracts::event::{ItemSelected, StageEvent, StrategyApproved};
 use harmonia_contracts::ids::{JobId, PlanItemId, WorkspaceId};
 use harmonia_contracts::roles::Role;
@@ -42,6 +42,7 @@ impl Step for StrategyApproved {
         });
         let plan: Plan = env.runtime.run_task(&seed(env, event, input)).await?.state_delta.require("plan")?;
         within_posting_windows(&snapshot, &plan)?;
+        within_channels(&job_config(env, ws, &event.job).await?, &plan)?;
         let selected = select_item(&plan).ok_or_else(|| step::Error::fail(Code::InvalidDocument))?.id.clone();
         let record = PlanRecord { job: event.job.clone(), plan, selected: selected.clone() };
         let completion = Completion::new(JobStatus::Planned, event.pass)
@@ -84,6 +85,18 @@ fn within_posting_windows(snapshot: &PlanningSnapshot, plan: &Plan) -> Result<()
         return Err(step::Error::Fail { role: Some(Role::Temi), code: Code::PlanOutsideWindows, schema_path: None });
     }
     Ok(())
+}
+
+/// Every item goes to a channel of the job's workspace configuration: a brief may name a
+/// platform the workspace has since dropped, but nothing is planned for a channel it lacks.
+fn within_channels(config: &WorkspaceConfig, plan: &Plan) -> Result<(), step::Error> {
+    match plan.items.iter().find(|i| !config.channels.iter().any(|c| c.platform == i.channel)) {
+        Some(item) => {
+            tracing::warn!(item = %item.id, "a plan item is for a channel the workspace does not have");
+            Err(step::Error::Fail { role: Some(Role::Temi), code: Code::PlanInvalid, schema_path: None })
+        }
+        None => Ok(()),
+    }
 }
 
 /// The first item whose window is not inside a posting window of the snapshot, if any.
@@ -135,5 +148,16 @@ mod tests {
         assert_eq!(outside_windows(&open, &overruns).map(|i| i.as_str()), Some("item-1"));
         // No windows in the snapshot: nothing to hold the plan to.
         assert_eq!(outside_windows(&snapshot(json!([])), &early), None);
+    }
+
+    #[test]
+    fn an_item_must_go_to_a_channel_of_the_workspace() {
+        let example = include_str!("../../../../examples/workspace.toml");
+        let mut config = WorkspaceConfig::from_toml(example).expect("example configuration");
+        let on_bluesky = plan("2026-12-03T18:00:00Z", "2026-12-03T19:00:00Z");
+        assert!(within_channels(&config, &on_bluesky).is_ok());
+        config.channels.retain(|c| c.platform != harmonia_contracts::domain::Platform::Bluesky);
+        let refused = within_channels(&config, &on_bluesky).expect_err("no bluesky channel");
+        assert!(matches!(refused, step::Error::Fail { code: Code::PlanInvalid, role: Some(Role::Temi), .. }));
     }
 }
