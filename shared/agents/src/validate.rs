@@ -1,13 +1,16 @@
 //! Deterministic checks on a specialist's output beyond its JSON Schema: cited evidence must
 //! exist, Nimi's quotes must be exact transcript text inside their time range, Temi's plan
 //! must name the request's snapshot and its own briefs and items, Maya may reference only
-//! catalog entities, and no output may claim an authority the role does not have.
+//! catalog entities, no output may claim an authority the role does not have, and text the
+//! instruction detector flags ([`harmonia_contracts::untrusted`]) never becomes a moment, a
+//! key message or a claim.
 
 use std::collections::HashSet;
 
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{Analysis, Plan, Strategy};
+use harmonia_contracts::domain::{Analysis, Plan, Strategy, segment_flagged};
 use harmonia_contracts::ids::EvidenceId;
+use harmonia_contracts::untrusted;
 use serde_json::Value;
 
 use crate::io::{
@@ -80,20 +83,32 @@ fn unknown_if(bad: bool) -> Result<(), Code> {
     if bad { Err(Code::EvidenceUnknown) } else { Ok(()) }
 }
 
-/// Nimi: unique moment ids; each quote exact transcript text within its range; every angle
-/// cites moments of this analysis, verified performance records it was given, or research
-/// evidence returned in this invocation.
+/// `Err(UntrustedText)` when the instruction detector flags `text`.
+fn trusted(text: &str) -> Result<(), Code> {
+    if untrusted::flagged(text).is_some() { Err(Code::UntrustedText) } else { Ok(()) }
+}
+
+/// Nimi: unique moment ids; each quote exact transcript text within its range, found in a
+/// segment that was not flagged as instruction-like at ingest (a flagged line is data about
+/// the source, never evidence a brief or a post may rest on); every angle cites moments of
+/// this analysis, verified performance records it was given, or research evidence returned in
+/// this invocation.
 pub fn nimi(input: &NimiInput, out: &Analysis, researched: &HashSet<&EvidenceId>) -> Result<(), Code> {
     let mut ids = HashSet::new();
     for m in &out.moments {
-        let in_range = m.end_ms > m.start_ms
-            && input
-                .source
-                .segments
-                .iter()
-                .filter(|s| s.start_ms >= m.start_ms && s.end_ms <= m.end_ms)
-                .any(|s| s.text.contains(&m.quote));
-        unknown_if(!ids.insert(&m.evidence_id) || !in_range)?;
+        let holding: Vec<usize> = input
+            .source
+            .segments
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.start_ms >= m.start_ms && s.end_ms <= m.end_ms && s.text.contains(&m.quote))
+            .map(|(n, _)| n)
+            .collect();
+        unknown_if(!ids.insert(&m.evidence_id) || m.end_ms <= m.start_ms || holding.is_empty())?;
+        if holding.iter().all(|n| segment_flagged(&input.source.untrusted, *n)) {
+            return Err(Code::UntrustedText);
+        }
+        trusted(&m.quote)?;
     }
     let performance: HashSet<String> = input.verified_performance.iter().map(|p| p.post.to_string()).collect();
     let facts: HashSet<_> = input.memory.iter().map(|f| &f.id).collect();
@@ -112,14 +127,16 @@ fn moment_ids(analysis: &Analysis) -> HashSet<&EvidenceId> {
     analysis.moments.iter().map(|m| &m.evidence_id).collect()
 }
 
-/// Ryan: briefs cite Nimi's moments; brief ids are unique.
+/// Ryan: briefs cite Nimi's moments; brief ids are unique; no key message (nor the
+/// objective) reads as an order to the system.
 pub fn ryan(input: &RyanInput, out: &Strategy) -> Result<(), Code> {
     let known = moment_ids(&input.analysis);
     let mut briefs = HashSet::new();
     for b in &out.briefs {
         unknown_if(!briefs.insert(&b.id) || b.evidence.iter().any(|e| !known.contains(e)))?;
+        trusted(&b.key_message)?;
     }
-    Ok(())
+    trusted(&out.objective)
 }
 
 /// Temi: the plan names the request's snapshot and strategy, realises its briefs, and
@@ -145,11 +162,13 @@ fn claims_cite(claims: &[harmonia_contracts::domain::Claim], allowed: &HashSet<&
 }
 
 /// Noni: claims cite only the evidence it was given or research evidence returned in this
-/// invocation.
+/// invocation, and no claim reads as an order to the system. (The body is policy's to judge,
+/// so that a draft carrying such text reaches the operator with the reason.)
 pub fn noni(input: &NoniInput, out: &DraftOutput, researched: &HashSet<&EvidenceId>) -> Result<(), Code> {
     let mut allowed: HashSet<_> = input.evidence.iter().map(|m| &m.evidence_id).collect();
     allowed.extend(researched.iter().copied());
-    claims_cite(&out.claims, &allowed)
+    claims_cite(&out.claims, &allowed)?;
+    out.claims.iter().try_for_each(|c| trusted(&c.text))
 }
 
 /// Dara: a `pass` verdict carries no high-severity issue.

@@ -237,7 +237,12 @@ pub fn normalise(text: &str) -> Normalised {
 /// numbers, prices and ordinals (`2025`, `$3.75`, `1st`, `10am`) stay as they are.
 fn unleet(word: &str) -> String {
     let start = word.find(|c: char| c.is_alphanumeric() || c == '@' || c == '$').unwrap_or(word.len());
-    let end = word.rfind(char::is_alphanumeric).map_or(start, |at| at + 1).max(start);
+    let end = word
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_alphanumeric())
+        .map_or(start, |(at, c)| at + c.len_utf8())
+        .max(start);
     let inner = &word[start..end];
     let letters = inner.chars().filter(|c| c.is_alphabetic()).count();
     let stand_ins = inner.chars().filter(|c| leet(*c).is_some()).count();

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 use harmonia_contracts::domain::{
     Analysis, Angle, AngleKind, Assessment, Assessments, Brief, Claim, ContentFormat, Dimension, Moment, Plan,
-    PlanItem, Platform, ReviewIssue, Severity, Strategy, UtcWindow, Verdict,
+    PlanItem, Platform, ReviewIssue, Severity, Strategy, UtcWindow, Verdict, segment_flagged,
 };
 use harmonia_contracts::event::Pass;
 use harmonia_contracts::ids::{BriefId, EvidenceId, PlanItemId};
@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::engine::{Conversation, Step, load_skill, script};
+use super::sentences::{first_sentence, sentences};
 use crate::io::{
     A2uiVersion, Component, ComponentNode, DaraInput, DraftOutput, HarmoniaInput, Layout, MayaInput, NimiInput,
     NoniInput, ReviewOutput, RyanInput, TemiInput,
@@ -35,15 +36,6 @@ pub(super) fn harmonia(c: &Conversation<'_>) -> Result<Step, model::Error> {
     Ok(Step::Final(json!({ "specialist": i.task.specialist() })))
 }
 
-/// The first sentence of `text` (a prefix, so an exact substring).
-fn first_sentence(text: &str) -> &str {
-    let end = text
-        .char_indices()
-        .find(|(_, ch)| matches!(ch, '.' | '!' | '?'))
-        .map_or(text.len(), |(i, ch)| i + ch.len_utf8());
-    text[..end].trim()
-}
-
 /// How much a segment is worth quoting: concrete numbers and outcomes over questions.
 fn weight(text: &str) -> usize {
     if text.trim_end().ends_with('?') {
@@ -59,7 +51,15 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let calls = load_skill(skill, &["exact-evidence-moments.md", "source-and-context-angles.md"]);
     script(calls, c, || {
         let i: NimiInput = input(c)?;
-        let mut ranked: Vec<_> = i.source.segments.iter().filter(|s| weight(&s.text) > 0).collect();
+        // Lines flagged as instruction-like at ingest are data, never quoted.
+        let mut ranked: Vec<_> = i
+            .source
+            .segments
+            .iter()
+            .enumerate()
+            .filter(|(n, s)| weight(&s.text) > 0 && !segment_flagged(&i.source.untrusted, *n))
+            .map(|(_, s)| s)
+            .collect();
         ranked.sort_by_key(|s| std::cmp::Reverse(weight(&s.text)));
         ranked.truncate(6);
         ranked.sort_by_key(|s| s.start_ms);
@@ -363,7 +363,7 @@ pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, model::Error> {
         let grounded = i.draft.claims.iter().all(|cl| cl.evidence.iter().all(|e| known.contains(&e)));
         let claims_in_body =
             !i.draft.claims.is_empty() && i.draft.claims.iter().all(|cl| body.contains(cl.text.trim_end_matches('…')));
-        let sentences = body.split(['.', '!', '?']).filter(|s| !s.trim().is_empty()).count().max(1);
+        let sentences = sentences(body).len().max(1);
         let words = body.split_whitespace().count();
         let within = body.chars().count() <= limit(i.draft.platform);
         let has_cta = i.brief.call_to_action.as_ref().is_some_and(|cta| body.contains(cta.as_str()));

@@ -70,6 +70,7 @@ const BENIGN: &[&str] = &[
 ];
 
 #[test]
+#[allow(clippy::print_stdout, reason = "the detection rate is part of what this test reports")]
 fn the_detector_flags_every_adversarial_line_and_no_benign_one() {
     let caught = ADVERSARIAL.iter().filter(|t| score(t).flagged()).count();
     let false_alarms: Vec<&str> = BENIGN.iter().copied().filter(|t| score(t).flagged()).collect();
@@ -147,4 +148,14 @@ fn normalisation_undoes_disguises_and_says_so() {
 fn urgency_or_disguise_alone_is_not_a_signal() {
     assert_eq!(score("Tickets are on sale now!").points, 0);
     assert_eq!(score("Ｔｉｃｋｅｔｓ are on sale").points, 0);
+}
+
+proptest::proptest! {
+    /// Any text, in any script, is scored without a panic, and normalising is idempotent.
+    #[test]
+    fn any_text_is_scored(text in "\\PC{0,80}") {
+        let once = normalise(&text);
+        proptest::prop_assert_eq!(normalise(&once.text).text, once.text);
+        let _ = score(&text);
+    }
 }

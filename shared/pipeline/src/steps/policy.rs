@@ -10,7 +10,7 @@ use harmonia_store::{decode_each, scan_all};
 
 use super::read::{job_config, load};
 use crate::Env;
-use crate::policy::{PolicyInput, check};
+use crate::policy::{Evidence, PolicyInput, check};
 use crate::records::{ANALYSES, AnalysisRecord, DRAFTS, POLICY_RESULTS, PUBLICATIONS, REVIEWS, doc_id};
 use crate::step::{self, Completion, Step, complete, next_event};
 
@@ -46,18 +46,27 @@ impl Step for ReviewPassed {
     }
 }
 
-/// The evidence a post may cite, with its provenance: the analysis's moments, and every
-/// verified publication of the workspace (read page by page, so none is missed).
+/// The evidence a post may cite, with its provenance and text: the analysis's moments (their
+/// exact quotes), and every verified publication of the workspace (its body; read page by
+/// page, so none is missed).
 async fn evidence(
     env: &Env,
     ws: &WorkspaceId,
     analysis: &AnalysisRecord,
-) -> Result<HashMap<EvidenceId, Provenance>, step::Error> {
-    let mut evidence: HashMap<EvidenceId, Provenance> =
-        analysis.analysis.moments.iter().map(|m| (m.evidence_id.clone(), analysis.analysis.provenance)).collect();
+) -> Result<HashMap<EvidenceId, Evidence>, step::Error> {
+    let provenance = analysis.analysis.provenance;
+    let mut evidence: HashMap<EvidenceId, Evidence> = analysis
+        .analysis
+        .moments
+        .iter()
+        .map(|m| (m.evidence_id.clone(), Evidence { provenance, text: m.quote.clone() }))
+        .collect();
     let publications: Vec<Publication> = decode_each(PUBLICATIONS, &scan_all(&*env.store, ws, PUBLICATIONS).await?);
-    for post in publications.iter().filter_map(Publication::verified_post) {
-        evidence.insert(publication_evidence_id(post), Provenance::Live);
+    for publication in &publications {
+        if let Some(post) = publication.verified_post() {
+            let text = publication.body.clone();
+            evidence.insert(publication_evidence_id(post), Evidence { provenance: Provenance::Live, text });
+        }
     }
     Ok(evidence)
 }
