@@ -7,8 +7,9 @@
 
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{
-    Analysis, Assessments, Brief, Claim, Frame, LanguageTag, MemoryFact, Moment, Plan, PlanItem, Platform, PostMetrics,
-    ReviewIssue, Source, Strategy, TranscriptSegment, UntrustedSpan, Verdict, WorkspaceConfig,
+    Analysis, Assessments, Brief, Claim, Frame, LanguageTag, MemoryFact, Moment, Plan, PlanItem, Platform,
+    PolicyViolation, PostMetrics, ReviewIssue, Source, Strategy, TranscriptSegment, UntrustedSpan, Verdict,
+    WorkspaceConfig,
 };
 use harmonia_contracts::event::Pass;
 use harmonia_contracts::ids::{EvidenceId, SnapshotId};
@@ -275,6 +276,11 @@ pub struct DaraInput {
     pub brief: Brief,
     /// The evidence the brief references.
     pub evidence: Vec<Moment>,
+    /// What deterministic checks already found in this draft: figures or quotations the
+    /// evidence does not bear out, and lines that read as orders to the system (the same
+    /// findings policy will block on). Each is a high-severity issue to raise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<PolicyViolation>,
 }
 
 /// Dara's output.

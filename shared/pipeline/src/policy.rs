@@ -200,12 +200,7 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
         ));
     }
     violations.extend(grounding_violations(input));
-    if let Some(flagged) = draft.body.lines().find_map(untrusted::flagged) {
-        violations.push(violation(
-            PolicyRule::NoInstructionText,
-            clip(&format!("a line of the post reads as an order to the system: {}", flagged.reason())),
-        ));
-    }
+    violations.extend(instruction_violation(&draft.body));
     if input.connector != ConnectorKind::Sandbox {
         let mock = draft
             .claims
@@ -303,6 +298,26 @@ pub fn grounding_findings(body: &str, evidence: &[&str], extra: &[&str]) -> Vec<
         }
     }
     out
+}
+
+/// The `no_instruction_text` finding for `body`: its first line the instruction detector
+/// flags, with the detector's reason (the signals, never the line).
+fn instruction_violation(body: &str) -> Option<PolicyViolation> {
+    body.lines().find_map(untrusted::flagged).map(|flagged| {
+        violation(
+            PolicyRule::NoInstructionText,
+            clip(&format!("a line of the post reads as an order to the system: {}", flagged.reason())),
+        )
+    })
+}
+
+/// What review should know before Dara reads a draft: the grounding findings over the
+/// brief's evidence (figures may also rest on the brief's call to action) and the
+/// instruction finding, exactly as policy would report them.
+pub fn review_findings(body: &str, evidence: &[&str], call_to_action: Option<&str>) -> Vec<PolicyViolation> {
+    let mut findings = grounding_findings(body, evidence, call_to_action.as_slice());
+    findings.extend(instruction_violation(body));
+    findings
 }
 
 fn grounding_violations(input: &PolicyInput<'_>) -> Vec<PolicyViolation> {
