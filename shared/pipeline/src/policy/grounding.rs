@@ -98,6 +98,10 @@ fn twelve_hour(value: &Value) -> Option<u128> {
     }
 }
 
+/// What may be written straight after a number's digits: scales, multiples, times of day,
+/// ordinals and decades.
+const GLUED_UNITS: &[&str] = &["k", "m", "mn", "b", "bn", "tn", "x", "am", "pm", "st", "nd", "rd", "th", "s", "pc"];
+
 fn scale_word(word: &str) -> Option<i32> {
     Some(match word {
         "thousand" | "k" => 3,
@@ -176,6 +180,14 @@ fn figures(text: &str) -> Vec<Figure> {
             }
         }
         let mut end = i;
+        // Letters glued to the digits are a unit (`5k`, `3x`, `10am`, `1st`) or make the whole
+        // token a name or a code (`3b9e`, `4G`), which is not a figure.
+        let glued_len = text[end..].find(|c: char| !c.is_alphanumeric()).unwrap_or(text.len() - end);
+        let glued = text[end..end + glued_len].to_lowercase();
+        if !glued.is_empty() && !GLUED_UNITS.contains(&glued.as_str()) {
+            i = end + glued_len;
+            continue;
+        }
         let prefix = text[..start].chars().next_back();
         let mut unit = prefix.and_then(currency_sign).map_or(Unit::Plain, Unit::Money);
         let mut scale = 0;
@@ -337,7 +349,8 @@ mod tests {
             values("At 9.30 a.m. on 3 May 2025, 40% (1,200 riders) came; 3x more."),
             ["9.30 a.m.", "3", "2025", "40%", "1,200", "3x"]
         );
-        assert_eq!(values("covid19 and item_2 are words, not figures"), Vec::<String>::new());
+        assert_eq!(values("covid19, item_2, 3b9e and 4G are names, not figures"), Vec::<String>::new());
+        assert_eq!(values("5k riders, 10am, the 1st, the 1990s"), ["5k", "10am", "1", "1990"]);
     }
 
     #[test]

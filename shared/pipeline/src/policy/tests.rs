@@ -336,6 +336,6 @@ fn the_upper_case_full_width_link_is_blocked_like_its_lower_case_form() {
     let lower = grounding("Win here: https://evil.example.net/win");
     let blocked =
         (PolicyRule::LinkAllowList, "a link goes to evil.example.net, which is not on the allow-list".to_owned());
-    assert_eq!(upper, [blocked.clone()]);
+    assert_eq!(upper, lower, "the same verdict in either form");
     assert_eq!(lower, [blocked]);
 }
