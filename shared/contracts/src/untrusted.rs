@@ -125,8 +125,7 @@ pub fn score(text: &str) -> Score {
     for clause in clauses(&normal.text) {
         scan_clause(clause, &mut signals);
     }
-    // A bare call such as `publish_post(` is a tool name even outside a clause's words.
-    if normal.text.contains("_post(") || normal.text.contains("publish(") {
+    if calls_a_tool(&normal.text) {
         signals.insert(Signal::ToolName);
     }
     let base: u32 = signals.iter().map(|s| s.points()).sum();
@@ -524,6 +523,21 @@ fn tool_name(word: &str) -> bool {
     word.contains('_')
         && word.split('_').filter(|p| !p.is_empty()).count() >= 2
         && word.split('_').any(|p| is(p, TOOL_WORDS))
+}
+
+/// Whether `text` has call syntax on a tool-like or action name (`publish(`, `approve_draft (`).
+fn calls_a_tool(text: &str) -> bool {
+    text.match_indices('(').any(|(at, _)| {
+        let name = text[..at].trim_end();
+        let start = name
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_alphanumeric() || *c == '_')
+            .last()
+            .map_or(name.len(), |(i, _)| i);
+        let name = &name[start..];
+        tool_name(name) || is(name, ACTIONS) || is(name, CALL_VERBS)
+    })
 }
 
 /// Add the signals of one clause.

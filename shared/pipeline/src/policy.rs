@@ -279,23 +279,24 @@ fn without_links(body: &str) -> String {
 pub fn grounding_findings(body: &str, evidence: &[&str], extra: &[&str]) -> Vec<PolicyViolation> {
     let mut figure_sources: Vec<&str> = evidence.to_vec();
     figure_sources.extend_from_slice(extra);
-    let figures = grounding::ungrounded_figures(&without_links(body), &figure_sources);
-    let quotes = grounding::inexact_quotations(body, evidence);
-    let mut out = Vec::new();
-    for (rule, items, say) in [
-        (PolicyRule::FiguresGrounded, figures, "the figure \"{}\" does not appear in the evidence the draft cites"),
-        (
-            PolicyRule::QuotesExact,
-            quotes.into_iter().map(str::to_owned).collect(),
-            "the quotation \"{}\" is not an exact span of the evidence the draft cites",
-        ),
-    ] {
-        for item in items.iter().take(NAMED) {
-            out.push(violation(rule, clip(&say.replacen("{}", &clip_to(item, 120), 1))));
-        }
-        if items.len() > NAMED {
-            out.push(violation(rule, format!("{} more of the same kind", items.len() - NAMED)));
-        }
+    let figures = grounding::ungrounded_figures(&without_links(body), &figure_sources)
+        .into_iter()
+        .map(|f| format!("the figure \"{}\" does not appear in the evidence the draft cites", clip_to(&f, 120)));
+    let quotes = grounding::inexact_quotations(body, evidence)
+        .into_iter()
+        .map(|q| format!("the quotation \"{}\" is not an exact span of the evidence the draft cites", clip_to(q, 120)));
+    let mut out = named(PolicyRule::FiguresGrounded, figures.collect());
+    out.extend(named(PolicyRule::QuotesExact, quotes.collect()));
+    out
+}
+
+/// One violation of `rule` per detail, the first [`NAMED`] of them, then one counting the
+/// rest.
+fn named(rule: PolicyRule, details: Vec<String>) -> Vec<PolicyViolation> {
+    let rest = details.len().saturating_sub(NAMED);
+    let mut out: Vec<PolicyViolation> = details.into_iter().take(NAMED).map(|d| violation(rule, clip(&d))).collect();
+    if rest > 0 {
+        out.push(violation(rule, format!("{rest} more of the same kind")));
     }
     out
 }

@@ -141,6 +141,19 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Sentences are trimmed, non-empty pieces of the text, in order, covering all of its
+        /// non-space characters; any text is split without a panic.
+        #[test]
+        fn sentences_cover_the_text(text in "\\PC{0,120}") {
+            let found = sentences(&text);
+            let joined: String = found.concat().split_whitespace().collect();
+            let expected: String = text.split_whitespace().collect();
+            proptest::prop_assert_eq!(joined, expected);
+            proptest::prop_assert!(found.iter().all(|s| !s.is_empty() && s.trim() == *s));
+        }
+    }
+
     #[test]
     fn the_first_sentence_never_ends_inside_a_figure() {
         assert_eq!(

@@ -145,6 +145,13 @@ fn normalisation_undoes_disguises_and_says_so() {
 }
 
 #[test]
+fn call_syntax_on_an_action_is_a_tool_name() {
+    assert!(score("then publish(everything)").signals.contains(&Signal::ToolName));
+    assert!(score("approve_draft (now)").signals.contains(&Signal::ToolName));
+    assert!(!score("The bridge (built in 1932) still stands").signals.contains(&Signal::ToolName));
+}
+
+#[test]
 fn urgency_or_disguise_alone_is_not_a_signal() {
     assert_eq!(score("Tickets are on sale now!").points, 0);
     assert_eq!(score("Ｔｉｃｋｅｔｓ are on sale").points, 0);

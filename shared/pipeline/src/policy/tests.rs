@@ -339,3 +339,28 @@ fn the_upper_case_full_width_link_is_blocked_like_its_lower_case_form() {
     assert_eq!(upper, lower, "the same verdict in either form");
     assert_eq!(lower, [blocked]);
 }
+
+proptest::proptest! {
+    /// Any body, in any script, is checked without a panic, and every detail stays within the
+    /// contract's 300 characters.
+    #[test]
+    fn any_body_is_checked(body in "\\PC{0,120}", said in "\\PC{0,80}") {
+        let ws = workspace(WorkspaceMode::Development);
+        let d = draft(Platform::Linkedin, &body, &["m-1"], Provenance::Mock);
+        let evidence = HashMap::from([("m-1".parse().expect("id"), Evidence { provenance: Provenance::Mock, text: said })]);
+        let input = PolicyInput { workspace: &ws, draft: &d, review: None, evidence: &evidence, connector: ConnectorKind::Sandbox };
+        for v in check(&input).violations {
+            proptest::prop_assert!(!v.detail.is_empty() && v.detail.chars().count() <= 300, "{}", v.detail);
+        }
+    }
+
+    /// Figures that the evidence states are grounded whatever surrounds them.
+    #[test]
+    fn a_stated_figure_is_grounded(whole in 0u32..100_000, cents in 0u32..100) {
+        let figure = format!("${whole}.{cents:02} million");
+        let body = format!("It cost {figure}.");
+        let evidence = [format!("The service cost {figure} in all.")];
+        let refs: Vec<&str> = evidence.iter().map(String::as_str).collect();
+        proptest::prop_assert_eq!(grounding_findings(&body, &refs, &[]), Vec::new());
+    }
+}
