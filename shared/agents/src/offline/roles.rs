@@ -4,7 +4,7 @@ use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 use harmonia_contracts::domain::{
     Analysis, Angle, AngleKind, Assessment, Assessments, Brief, Claim, ContentFormat, Dimension, Moment, Plan,
     PlanItem, Platform, PolicyRule, PolicyViolation, ReviewIssue, Severity, Strategy, UtcWindow, Verdict,
-    segment_flagged,
+    frame_flagged, segment_flagged,
 };
 use harmonia_contracts::event::Pass;
 use harmonia_contracts::ids::{BriefId, EvidenceId, PlanItemId};
@@ -91,7 +91,10 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, model::Error> {
             evidence: if with_numbers.is_empty() { vec![first.evidence_id.clone()] } else { with_numbers },
             facts: Vec::new(),
         }];
-        if let Some(frame) = i.source.frames.first() {
+        // A flagged frame is data, never an angle's rationale.
+        let first_frame =
+            i.source.frames.iter().enumerate().find(|(n, _)| !frame_flagged(&i.source.untrusted, *n)).map(|(_, f)| f);
+        if let Some(frame) = first_frame {
             let nearest = moments.iter().min_by_key(|m| m.start_ms.abs_diff(frame.at_ms)).unwrap_or(first);
             angles.push(Angle {
                 kind: AngleKind::Context,

@@ -74,7 +74,7 @@ pub use review::{
 };
 pub use source::{
     Frame, LanguageTag, SOURCE_MAX_BYTES, Source, SourceInput, SourcePart, TranscriptSegment, UntrustedSpan,
-    segment_flagged, untrusted_spans,
+    frame_flagged, segment_flagged, untrusted_spans,
 };
 pub use strategy::{Brief, Claim, Draft, Strategy};
 pub use workspace::{Platform, Workspace, WorkspaceMode, WorkspaceVersion};

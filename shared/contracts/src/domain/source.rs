@@ -257,9 +257,12 @@ impl Source {
 
 /// Whether `spans` flag segment `index`.
 pub fn segment_flagged(spans: &[UntrustedSpan], index: usize) -> bool {
-    spans
-        .iter()
-        .any(|s| matches!(s.part, SourcePart::Segment { index: i } if usize::try_from(i).is_ok_and(|i| i == index)))
+    u32::try_from(index).is_ok_and(|index| spans.iter().any(|s| s.part == SourcePart::Segment { index }))
+}
+
+/// Whether `spans` flag frame `index`.
+pub fn frame_flagged(spans: &[UntrustedSpan], index: usize) -> bool {
+    u32::try_from(index).is_ok_and(|index| spans.iter().any(|s| s.part == SourcePart::Frame { index }))
 }
 
 #[cfg(test)]
