@@ -142,19 +142,18 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
             format!("{unresolved} claim(s) cite evidence that does not resolve"),
         ));
     }
-    if input.workspace.mode == WorkspaceMode::Production {
-        let mock = draft
-            .claims
-            .iter()
-            .flat_map(|c| &c.evidence)
-            .filter(|e| input.evidence.get(*e).is_some_and(|e| e.provenance == Provenance::Mock))
-            .count();
-        if mock > 0 || draft.provenance == Provenance::Mock {
-            violations.push(violation(
-                PolicyRule::NoMockEvidenceInProduction,
-                format!("{mock} cited evidence item(s) and the draft itself must not be mock in production"),
-            ));
-        }
+    let mock = draft
+        .claims
+        .iter()
+        .flat_map(|c| &c.evidence)
+        .filter(|e| input.evidence.get(*e).is_some_and(|e| e.provenance == Provenance::Mock))
+        .count();
+    let any_mock = mock > 0 || draft.provenance == Provenance::Mock;
+    if input.workspace.mode == WorkspaceMode::Production && any_mock {
+        violations.push(violation(
+            PolicyRule::NoMockEvidenceInProduction,
+            format!("{mock} cited evidence item(s) and the draft itself must not be mock in production"),
+        ));
     }
     let body = draft.body.to_lowercase();
     let banned = input
@@ -201,22 +200,14 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
     }
     violations.extend(grounding_violations(input));
     violations.extend(instruction_violation(&draft.body));
-    if input.connector != ConnectorKind::Sandbox {
-        let mock = draft
-            .claims
-            .iter()
-            .flat_map(|c| &c.evidence)
-            .filter(|e| input.evidence.get(*e).is_some_and(|e| e.provenance == Provenance::Mock))
-            .count();
-        if mock > 0 || draft.provenance == Provenance::Mock {
-            violations.push(violation(
-                PolicyRule::NoMockEvidenceToLiveConnector,
-                format!(
-                    "{mock} cited evidence item(s) and the draft itself must not be mock when publishing through {}",
-                    connector_name(input.connector)
-                ),
-            ));
-        }
+    if input.connector != ConnectorKind::Sandbox && any_mock {
+        violations.push(violation(
+            PolicyRule::NoMockEvidenceToLiveConnector,
+            format!(
+                "{mock} cited evidence item(s) and the draft itself must not be mock when publishing through {}",
+                connector_name(input.connector)
+            ),
+        ));
     }
     PolicyResult {
         draft: draft.id.clone(),
@@ -247,9 +238,8 @@ fn clip(text: &str) -> String {
     clip_to(text, DETAIL_MAX)
 }
 
-/// The texts a draft's figures and quotations may rest on: the evidence its claims cite
-/// (that resolves) and, for figures only, the workspace's call to action, which the operator
-/// wrote and the draft may repeat.
+/// The texts a draft's figures and quotations may rest on: those of the evidence its claims
+/// cite (that resolves).
 fn cited_texts<'a>(input: &'a PolicyInput<'_>) -> Vec<&'a str> {
     let mut texts: Vec<&str> = input
         .draft
@@ -321,6 +311,8 @@ pub fn review_findings(body: &str, evidence: &[&str], call_to_action: Option<&st
     findings
 }
 
+/// The grounding findings of the draft; its figures may also rest on the workspace's call to
+/// action, which the operator wrote and the draft may repeat.
 fn grounding_violations(input: &PolicyInput<'_>) -> Vec<PolicyViolation> {
     grounding_findings(&input.draft.body, &cited_texts(input), &[input.workspace.call_to_action.as_str()])
 }
