@@ -22,7 +22,7 @@
 //! | tool name | 3 | a snake_case identifier built on an action word (`publish_post`, `send_email`, `approve_draft`) or a call (`publish(`) |
 //! | publishing order | 3 | a clause-initial action verb (`publish`, `post`, `approve`, `mark`, `schedule`, …) with a pipeline target within six words (`draft`, `post`, `channel`, `everything`, `it`, …) |
 //! | approval claim | 3 | an approval word (`approved`, `authorized`, `cleared`, `signed off`, …) in a clause that names the pipeline's gate or work (`gate`, `human`, `operator`, `reviewer`, `draft`, `everything`, …) |
-//! | addressee | 2 | a system, assistant or model (`ai`, `assistant`, `model`, `llm`, `bot`, …) addressed in the second person or with an imperative |
+//! | addressee | 2 | a system, assistant or model (`ai`, `assistant`, `model`, `llm`, `bot`, …) called on (`hey assistant,`, `model, …`) or told what to do (`assistant, you must`) — not merely mentioned |
 //! | call order | 2 | `call`, `invoke`, `execute`, `run` or `trigger` followed by a tool name or `tool`/`function` |
 //! | urgency | 1 | `now`, `immediately`, `right away`, … — only together with another signal |
 //! | disguise | 2 | normalisation changed the text (zero-width, full-width, look-alike or spaced letters) — only together with another signal |
@@ -31,8 +31,6 @@
 //! that touches one topic ("the system will be upgraded", "we approved the budget", "post
 //! it on every channel") passes, while an order to the system carries two signals or more:
 //! a role marker with any order, an override with an addressee, a tool name with a call.
-
-use std::fmt::Write as _;
 
 use unicode_normalization::UnicodeNormalization;
 
@@ -109,12 +107,8 @@ impl Score {
 
     /// A sentence naming the score and its signals (never the text itself).
     pub fn reason(&self) -> String {
-        let mut out = format!("instruction-like text (score {} of threshold {THRESHOLD}: ", self.points);
-        for (n, s) in self.signals.iter().enumerate() {
-            let _ = write!(out, "{}{}", if n == 0 { "" } else { ", " }, s.describe());
-        }
-        out.push(')');
-        out
+        let signals: Vec<&str> = self.signals.iter().map(|s| s.describe()).collect();
+        format!("instruction-like text (score {}, threshold {THRESHOLD}: {})", self.points, signals.join(", "))
     }
 }
 
@@ -600,10 +594,19 @@ fn scan_words(w: &[String], signals: &mut std::collections::BTreeSet<Signal>) {
             signals.insert(Signal::Persona);
         }
     }
-    let addressed = w.iter().any(|x| is(x, ADDRESSED));
-    let second_person = w.iter().any(|x| is(x, &["you", "your", "yourself", "you're"]));
-    let imperative = is(at(0), OVERRIDE_VERBS) || is(at(0), ACTIONS) || is(at(0), CALL_VERBS);
-    if addressed && (second_person || imperative) {
+    // Addressed, not merely mentioned: the run opens by calling on the system ("hey
+    // assistant", "model, …"), or a role is followed at once by what it must do ("assistant
+    // you must", "model, your rules"); "our AI team" and "the system will" only mention one.
+    let opener = w
+        .iter()
+        .map(String::as_str)
+        .find(|x| !is(x, &["hey", "hi", "dear", "ok", "okay", "attention", "yo", "listen"]));
+    let vocative = w.len() > 1 && opener.is_some_and(|x| is(x, ADDRESSED));
+    let told = (0..w.len()).any(|i| {
+        is(at(i), ADDRESSED)
+            && (i + 1..(i + 3).min(w.len())).any(|j| is(at(j), &["you", "your", "yourself", "you're", "must"]))
+    });
+    if vocative || told {
         signals.insert(Signal::Addressee);
     }
 }

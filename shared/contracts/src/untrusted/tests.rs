@@ -67,6 +67,8 @@ const BENIGN: &[&str] = &[
     "The assistant manager ran the 1st shift on 3 May.",
     "Our new app lets you schedule a pickup in two taps.",
     "Developers can run the tests with one command.",
+    "Please share this post now and tag your AI team.",
+    "Our AI assistant helps you publish posts faster.",
 ];
 
 #[test]
@@ -104,10 +106,30 @@ fn the_trial_lines_carry_the_expected_signals() {
     assert_eq!(
         assistant.reason(),
         format!(
-            "instruction-like text (score {} of threshold 5: a role marker, a tool name, a claim of approval, an order to call a tool, urgency)",
+            "instruction-like text (score {}, threshold 5: a role marker, a tool name, a claim of approval, an order to call a tool, urgency)",
             assistant.points
         )
     );
+}
+
+#[test]
+fn the_longest_reason_fits_a_stored_reason() {
+    let all = Score {
+        points: 99,
+        signals: vec![
+            Signal::RoleMarker,
+            Signal::Override,
+            Signal::Persona,
+            Signal::ToolName,
+            Signal::PublishingOrder,
+            Signal::ApprovalClaim,
+            Signal::Addressee,
+            Signal::CallOrder,
+            Signal::Urgency,
+            Signal::Disguise,
+        ],
+    };
+    assert!(all.reason().chars().count() <= 300, "{}", all.reason());
 }
 
 #[test]
