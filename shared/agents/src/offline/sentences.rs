@@ -2,8 +2,11 @@
 //! abbreviation or a time.
 //!
 //! Unicode's sentence rules (UAX #29, as in `unicode-segmentation`) already keep decimals
-//! together but break after every abbreviation ("Dr. Ruiz", "the U.S. Senate"), so the rules
-//! are written here: a sentence ends at `.`, `!` or `?` (with any closing quotes or brackets)
+//! together but break after every abbreviation ("Dr. Ruiz", "the U.S. Senate"). Of the
+//! rule-based crates, `pragmatic-segmenter` needs the Oniguruma C library and
+//! `sentence_segmentation` brings regex engines and more; `sentencize` is lean but a single
+//! 0.1 release. The few rules the offline model needs are therefore written and tested here:
+//! a sentence ends at `.`, `!` or `?` (with any closing quotes or brackets)
 //! followed by white space and the start of a new sentence (an upper-case letter, a digit or
 //! an opening quote), or at the end of the text; it does not end
 //!
