@@ -57,7 +57,8 @@ impl Value {
                 }
                 Self::Exact { mantissa, exponent }
             }
-            Err(_) => Self::Digits(format!("{digits}e{scale}")),
+            // Digits too many for the mantissa are compared as written, exponent included.
+            Err(_) => Self::Digits(format!("{digits}e{scale}-{fraction_digits}")),
         }
     }
 }
@@ -262,20 +263,21 @@ fn figures(text: &str) -> Vec<Figure> {
 
 /// A time of day from its hour and minute digits, with a.m./p.m. when given.
 fn time(hour: &str, minutes: &str, pm: Option<bool>, written: Value, text: &str) -> Figure {
-    let h: u128 = hour.parse().unwrap_or(u128::MAX / 1000);
-    let m: u128 = minutes.parse().unwrap_or(0);
-    let h = match pm {
-        Some(true) => h % 12 + 12,
-        Some(false) => h % 12,
-        None => h,
+    let on_the_hour = if minutes.is_empty() { "0" } else { minutes };
+    let clock = match (hour.parse::<u128>(), on_the_hour.parse::<u128>()) {
+        (Ok(h), Ok(m)) => {
+            let h = match pm {
+                Some(true) => h % 12 + 12,
+                Some(false) => h % 12,
+                None => h,
+            };
+            h.checked_mul(60).and_then(|t| t.checked_add(m))
+        }
+        _ => None,
     };
-    let minutes = h.saturating_mul(60).saturating_add(m);
-    Figure {
-        value: Value::new(&minutes.to_string(), 0, 0),
-        written,
-        unit: Unit::Time { meridiem: pm.is_some() },
-        text: text.trim_end().to_owned(),
-    }
+    // Digits too many for a time of day are compared as written.
+    let value = clock.map_or_else(|| Value::Digits(format!("{hour}:{minutes}")), |t| Value::new(&t.to_string(), 0, 0));
+    Figure { value, written, unit: Unit::Time { meridiem: pm.is_some() }, text: text.trim_end().to_owned() }
 }
 
 /// Whether exactly three digits start at `at` (a thousands group).
