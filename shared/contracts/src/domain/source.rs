@@ -111,12 +111,11 @@ pub struct UntrustedSpan {
 
 /// Every part of a source the detector flags, in title, segment, frame order.
 pub fn untrusted_spans(title: &str, segments: &[TranscriptSegment], frames: &[Frame]) -> Vec<UntrustedSpan> {
-    let position = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    // A validated source holds at most 20,000 segments and 5,000 frames, so `u32` positions
+    // number them all.
     let parts = std::iter::once((SourcePart::Title, title))
-        .chain(segments.iter().enumerate().map(|(n, s)| (SourcePart::Segment { index: position(n) }, s.text.as_str())))
-        .chain(
-            frames.iter().enumerate().map(|(n, f)| (SourcePart::Frame { index: position(n) }, f.description.as_str())),
-        );
+        .chain(segments.iter().zip(0u32..).map(|(s, index)| (SourcePart::Segment { index }, s.text.as_str())))
+        .chain(frames.iter().zip(0u32..).map(|(f, index)| (SourcePart::Frame { index }, f.description.as_str())));
     parts
         .filter_map(|(part, text)| {
             crate::untrusted::flagged(text).map(|s| UntrustedSpan { part, score: s.points, reason: s.reason() })

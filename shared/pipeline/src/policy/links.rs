@@ -20,15 +20,18 @@ const BARE_TLDS: &[&str] = &[
 const TRAILING: [char; 11] = ['.', ',', ')', '!', '?', ';', ':', '"', '\'', '”', '。'];
 
 /// The links in `text`, as they appear: `http://` or `https://` in any case up to white
-/// space, and bare domains.
+/// space, any other `scheme://` word, and bare domains.
 pub fn links(text: &str) -> Vec<&str> {
     text.split_whitespace()
         .filter_map(|word| {
             let lower = word.to_ascii_lowercase();
             // ASCII lower-casing keeps byte offsets, so `lower`'s index is `word`'s.
+            let opened = word.trim_start_matches(['(', '"', '\'', '“', '[']);
             let link = match lower.find("https://").or_else(|| lower.find("http://")) {
                 Some(start) => &word[start..],
-                None => bare(word.trim_start_matches(['(', '"', '\'', '“', '['])).filter(|_| !word.contains("://"))?,
+                // Another scheme (`ftp://`, `javascript://`) is a link too, and refused.
+                None if lower.contains("://") => opened,
+                None => bare(opened)?,
             };
             Some(link.trim_end_matches(TRAILING)).filter(|l| !l.is_empty())
         })
@@ -80,11 +83,13 @@ impl Refusal {
     }
 }
 
-/// Parse `link` (adding `https://` to a bare domain).
+/// Parse `link` (adding `https://` to a bare domain); another scheme is not a web address.
 fn parse(link: &str) -> Option<Url> {
     let lower = link.to_ascii_lowercase();
     let url = if lower.starts_with("http://") || lower.starts_with("https://") {
         Url::parse(link)
+    } else if lower.contains("://") {
+        return None;
     } else {
         Url::parse(&format!("https://{link}"))
     }
@@ -133,6 +138,7 @@ mod tests {
             links("See HTTPS://evil。example。net/win, www.evil.net and evil.net/x. Also https://example.com/a."),
             ["HTTPS://evil。example。net/win", "www.evil.net", "evil.net/x", "https://example.com/a"]
         );
+        assert_eq!(links("Get it at ftp://example.com/file."), ["ftp://example.com/file"]);
         assert_eq!(
             links("It cost 1.2 million in the U.S. at 9.30 a.m. with Node.js, ask ana@example.com"),
             Vec::<&str>::new()
@@ -167,6 +173,7 @@ mod tests {
             ("https://[::1]/", Err(Refusal::IpLiteral("::1".into()))),
             ("https://ехample.com/", Err(Refusal::Outside("xn--ample-ywe6i.com".into()))),
             ("evil.net/win", Err(Refusal::Outside("evil.net".into()))),
+            ("ftp://example.com/file", Err(Refusal::Unreadable)),
         ];
         for (link, expected) in cases {
             assert_eq!(&check(link, &allow()), expected, "{link}");
