@@ -49,8 +49,9 @@ const FAST: Timing = Timing {
     ack_deadline: Duration::from_secs(5),
 };
 
-/// The offline model, except that Noni's drafts carry the draft marker and Ryan answers a
-/// malformed, marker-laden response when the source is the failing one.
+/// The offline model presented as a live backend, except that Noni's drafts carry the draft
+/// marker and Ryan answers a malformed, marker-laden response when the source is the failing
+/// one.
 struct Canary(Arc<dyn Model>);
 
 #[async_trait]
@@ -58,8 +59,10 @@ impl Model for Canary {
     fn name(&self) -> &str {
         self.0.name()
     }
+    // It stands in for a live backend: this run publishes through the webhook, which (like
+    // policy) refuses anything mock.
     fn provenance(&self) -> Provenance {
-        self.0.provenance()
+        Provenance::Live
     }
     fn provider(&self) -> &'static str {
         self.0.provider()

@@ -7,8 +7,9 @@
 
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{
-    Analysis, Assessments, Brief, Claim, Frame, LanguageTag, MemoryFact, Moment, Plan, PlanItem, Platform, PostMetrics,
-    ReviewIssue, Source, Strategy, TranscriptSegment, Verdict, WorkspaceConfig,
+    Analysis, Assessments, Brief, Claim, Frame, LanguageTag, MemoryFact, Moment, Plan, PlanItem, Platform,
+    PolicyViolation, PostMetrics, ReviewIssue, Source, Strategy, TranscriptSegment, UntrustedSpan, Verdict,
+    WorkspaceConfig,
 };
 use harmonia_contracts::event::{Pass, Round};
 use harmonia_contracts::ids::{EvidenceId, SnapshotId};
@@ -85,6 +86,10 @@ pub struct SourceView {
     pub segments: Vec<TranscriptSegment>,
     /// Frames.
     pub frames: Vec<Frame>,
+    /// The parts flagged at ingest as instruction-like: data to analyse, never evidence to
+    /// quote or orders to follow.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untrusted: Vec<UntrustedSpan>,
 }
 
 /// Nimi's allowed context.
@@ -108,6 +113,7 @@ impl NimiInput {
                 language: source.language.clone(),
                 segments: source.segments.clone(),
                 frames: source.frames.clone(),
+                untrusted: source.untrusted.clone(),
             },
             verified_performance: verified_performance.into_vec(),
             memory: memory.into_vec(),
@@ -307,6 +313,11 @@ pub struct DaraInput {
     pub brief: Brief,
     /// The evidence the brief references.
     pub evidence: Vec<Moment>,
+    /// What deterministic checks already found in this draft: figures or quotations the
+    /// evidence does not bear out, and lines that read as orders to the system (the same
+    /// findings policy will block on). Each is a high-severity issue to raise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<PolicyViolation>,
 }
 
 /// Dara's output.

@@ -209,6 +209,9 @@ codes! {
     RetryInvalid = "retry_invalid", Contract, false, "A tool was retried when it must not be, or more than once.";
     /// A claim about one record cites only dataset-level evidence.
     EvidenceLevelMismatch = "evidence_level_mismatch", Contract, false, "A claim about a specific record cites only aggregate evidence.";
+    /// An output uses source text the instruction detector flagged (as a moment, a key
+    /// message or a claim).
+    UntrustedText = "untrusted_text", Contract, false, "The output uses source text flagged as instruction-like.";
     /// The model backend is unavailable or answered unusably.
     ModelUnavailable = "model_unavailable", Unavailable, true, "The model is unavailable.";
     // --- policy and publishing
@@ -218,6 +221,9 @@ codes! {
     PublishOutcomeUnknown = "publish_outcome_unknown", Unavailable, false, "The publishing outcome is unknown until verification.";
     /// The connector refused or failed the publication.
     ConnectorFailed = "connector_failed", Unavailable, true, "The publishing connector failed.";
+    /// A post resting on mock evidence (or written by the offline model) was sent to a connector
+    /// other than the sandbox; refused before any call.
+    MockToLiveConnector = "mock_to_live_connector", Policy, false, "Mock evidence cannot be published through a live connector.";
     // --- imports
     /// An imported file is larger than the documented byte or row limit.
     ImportTooLarge = "import_too_large", InvalidInput, false, "The import file is larger than the documented limit.";

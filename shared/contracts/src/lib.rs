@@ -4,7 +4,8 @@
 //! the stable code table and `AgentContractError`), [`roles`] (the eight agent roles),
 //! [`trace`] (W3C trace context), [`event`] (the stage-event envelope and its topics),
 //! [`tool`] (Nova's tool envelope), [`domain`] (a job's documents from source to verified
-//! post), [`time`] (how times are written so that their string order is time order) and
+//! post), [`time`] (how times are written so that their string order is time order),
+//! [`untrusted`] (the scored detector of instruction-like text in sources and drafts) and
 //! [`schema`] (JSON Schema generation, drift check and validation).
 //!
 //! Every serde type denies unknown fields; the checked-in schemas under `schemas/` are
@@ -36,6 +37,7 @@ pub mod schema;
 pub mod time;
 pub mod tool;
 pub mod trace;
+pub mod untrusted;
 
 #[cfg(test)]
 mod names;

@@ -7,7 +7,7 @@
 //!   existing post, as a real idempotent API would.
 //! - [`Webhook`]: POSTs the post as JSON with an `Idempotency-Key` header and an
 //!   `X-Harmonia-Signature: sha256=<hex HMAC-SHA256 of the body>`; read-back is a GET of
-//!   `<url>/<idempotency key>`.
+//!   `<url>/<idempotency key>`. It refuses a mock post before any call ([`admit`]).
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -15,6 +15,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use harmonia_contracts::domain::{ConnectorKind, Platform};
 use harmonia_contracts::ids::{DocId, PostId, WorkspaceId};
+use harmonia_contracts::tool::Provenance;
 use harmonia_contracts::{Code, Error};
 use harmonia_store::{Collection, Store, create_if_absent, encode};
 use hmac::{KeyInit, Mac};
@@ -32,6 +33,21 @@ pub struct Outgoing {
     pub platform: Platform,
     /// Text.
     pub body: String,
+    /// `live` only when the draft and every piece of evidence it rests on are live; a mock
+    /// post goes to the sandbox only ([`admit`]).
+    pub provenance: Provenance,
+}
+
+/// Whether `post` may go out through a connector of `kind`: mock content (written by the
+/// offline model, or resting on its evidence) never reaches a connector other than the
+/// sandbox, whatever the workspace's mode. Every connector but the sandbox asks this before
+/// any call, so the refusal holds even if policy was bypassed.
+pub fn admit(kind: ConnectorKind, post: &Outgoing) -> Result<(), Code> {
+    match (kind, post.provenance) {
+        // An operator's own text is not mock: only what rests on mock content is held back.
+        (ConnectorKind::Sandbox, _) | (_, Provenance::Live | Provenance::Operator) => Ok(()),
+        (ConnectorKind::Webhook, Provenance::Mock) => Err(Code::MockToLiveConnector),
+    }
 }
 
 /// What the platform answered.
@@ -41,8 +57,10 @@ pub enum Sent {
     Applied(PostId),
     /// No usable answer (timeout, lost response): only read-back can tell.
     Unknown,
-    /// Refused.
+    /// Refused by the platform.
     Refused,
+    /// Refused before any call, with the reason's code (see [`admit`]).
+    Rejected(Code),
 }
 
 /// What reading back found for a key.
@@ -239,6 +257,9 @@ impl Connector for Webhook {
     }
 
     async fn send(&self, _workspace: &WorkspaceId, post: &Outgoing) -> Sent {
+        if let Err(code) = admit(self.kind(), post) {
+            return Sent::Rejected(code);
+        }
         let Ok(body) = serde_json::to_vec(post) else { return Sent::Refused };
         let request = self
             .http
@@ -334,8 +355,12 @@ mod tests {
         let (platform, url) = platform().await;
         let ws: WorkspaceId = "ws".parse().expect("ws");
         let hook = Webhook::new(&url, SigningKey::new(SECRET).expect("key"), Duration::from_secs(5)).expect("client");
-        let post =
-            Outgoing { idempotency_key: "ws:draft-1:abc".into(), platform: Platform::Linkedin, body: "Hello.".into() };
+        let post = Outgoing {
+            idempotency_key: "ws:draft-1:abc".into(),
+            platform: Platform::Linkedin,
+            body: "Hello.".into(),
+            provenance: Provenance::Live,
+        };
         let first = hook.send(&ws, &post).await;
         let again = hook.send(&ws, &post).await;
         assert!(matches!(&first, Sent::Applied(_)), "{first:?}");
@@ -351,6 +376,25 @@ mod tests {
             Webhook::new(&url, SigningKey::new(b"wrong secret").expect("key"), Duration::from_secs(5)).expect("client");
         assert_eq!(forged.send(&ws, &Outgoing { idempotency_key: "k2".into(), ..post }).await, Sent::Refused);
         assert_eq!(platform.posts.lock().expect("lock").len(), 1, "an unsigned post is refused");
+    }
+
+    #[tokio::test]
+    async fn a_mock_post_is_refused_before_any_call_to_a_live_connector() {
+        let (platform, url) = platform().await;
+        let ws: WorkspaceId = "ws".parse().expect("ws");
+        let hook = Webhook::new(&url, SigningKey::new(SECRET).expect("key"), Duration::from_secs(5)).expect("client");
+        let mock = Outgoing {
+            idempotency_key: "ws:draft-1:abc".into(),
+            platform: Platform::Linkedin,
+            body: "Hello.".into(),
+            provenance: Provenance::Mock,
+        };
+        assert_eq!(hook.send(&ws, &mock).await, Sent::Rejected(Code::MockToLiveConnector));
+        assert_eq!(*platform.calls.lock().expect("lock"), 0, "the platform was never called");
+        assert_eq!(admit(ConnectorKind::Webhook, &mock), Err(Code::MockToLiveConnector));
+        assert_eq!(admit(ConnectorKind::Sandbox, &mock), Ok(()), "the sandbox is where mock posts go");
+        let live = Outgoing { provenance: Provenance::Live, ..mock };
+        assert_eq!(admit(ConnectorKind::Webhook, &live), Ok(()));
     }
 
     #[test]

@@ -234,7 +234,7 @@ pub struct Awaiting {
 }
 
 /// Every rule policy runs, in the order it runs them.
-const RULES: [PolicyRule; 8] = [
+const RULES: [PolicyRule; 12] = [
     PolicyRule::PlatformLength,
     PolicyRule::LinkCount,
     PolicyRule::EvidenceResolves,
@@ -243,6 +243,10 @@ const RULES: [PolicyRule; 8] = [
     PolicyRule::LinkAllowList,
     PolicyRule::NoOpenHighSeverityIssue,
     PolicyRule::ChannelConfigured,
+    PolicyRule::FiguresGrounded,
+    PolicyRule::QuotesExact,
+    PolicyRule::NoInstructionText,
+    PolicyRule::NoMockEvidenceToLiveConnector,
 ];
 
 /// What a rule that held guarantees, in words.
@@ -256,6 +260,10 @@ fn held(rule: PolicyRule) -> &'static str {
         PolicyRule::LinkAllowList => "Every link goes to an allow-listed host.",
         PolicyRule::NoOpenHighSeverityIssue => "No open high-severity review issue.",
         PolicyRule::ChannelConfigured => "The platform is a configured channel, published the way it is configured.",
+        PolicyRule::FiguresGrounded => "Every figure appears in the cited evidence.",
+        PolicyRule::QuotesExact => "Every quotation is an exact span of the cited evidence.",
+        PolicyRule::NoInstructionText => "No line reads as an order to the system.",
+        PolicyRule::NoMockEvidenceToLiveConnector => "Nothing mock goes out through a live connector.",
     }
 }
 
@@ -433,7 +441,7 @@ mod tests {
             checked_at: Utc::now(),
         };
         let detail = policy_detail(result);
-        assert_eq!(detail.rules.len(), 8);
+        assert_eq!(detail.rules.len(), 12);
         let length = &detail.rules[0];
         assert_eq!((length.rule, length.passed), (PolicyRule::PlatformLength, false));
         assert_eq!(length.reason, "312 of 280 weighted characters on x");

@@ -1,5 +1,5 @@
 //! Deterministic publishing policy. Every rule is a pure function of the draft and stored
-//! records; a violation's detail is safe text (counts and rule names, never draft text).
+//! records.
 //!
 //! | rule | what it checks |
 //! | --- | --- |
@@ -8,9 +8,16 @@
 //! | `evidence_resolves` | every claim cites at least one evidence id, and every id resolves to a stored moment of the job or a verified publication |
 //! | `no_mock_evidence_in_production` | in a production workspace, no cited evidence (and no draft) has `provenance: mock` |
 //! | `banned_phrase` | no workspace banned phrase, case-insensitively |
-//! | `link_allow_list` | every link's host is an allow-listed host or a subdomain of one |
+//! | `link_allow_list` | every link (any scheme case, bare domains, IDNA and full-width dots read as a browser does; [`links`]) goes to an allow-listed host or a subdomain of one; user info and IP literals are refused |
 //! | `no_open_high_severity_issue` | the draft's latest Dara review has no high-severity issue |
 //! | `channel_configured` | the draft's platform is a channel of the job's workspace configuration, and that channel's connector is the one this deployment publishes through (a post is never sent another way than the operator configured) |
+//! | `figures_grounded` | every number, percentage, amount, date and time of the body (links aside) appears by value and unit in the cited evidence texts or the workspace's call to action ([`grounding`]) |
+//! | `quotes_exact` | every quotation of the body is an exact span of a cited evidence text |
+//! | `no_instruction_text` | no line of the body is flagged by the instruction detector ([`harmonia_contracts::untrusted`]) |
+//! | `no_mock_evidence_to_live_connector` | in any mode, when this deployment publishes through a connector other than the sandbox, no cited evidence and no draft is mock |
+//!
+//! A violation's detail is one sentence; the grounding and link rules name the figure,
+//! quotation or host at fault (clipped), never the whole draft.
 
 use std::collections::HashMap;
 
@@ -21,28 +28,14 @@ use harmonia_contracts::domain::{
 };
 use harmonia_contracts::ids::EvidenceId;
 use harmonia_contracts::tool::Provenance;
+use harmonia_contracts::untrusted;
 use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// What a URL counts for on X.
 pub const X_URL_WEIGHT: usize = 23;
 
-/// The links in `text`: `http://` or `https://` up to whitespace.
-pub fn links(text: &str) -> Vec<&str> {
-    text.split_whitespace()
-        .filter_map(|w| {
-            let start = w.find("https://").or_else(|| w.find("http://"))?;
-            Some(w[start..].trim_end_matches(['.', ',', ')', '!', '?', ';', ':', '"', '\'', '”']))
-        })
-        .collect()
-}
-
-fn host(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit('@').next()?.split(':').next()?;
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
-}
+pub use links::links;
 
 fn is_emoji(ch: char) -> bool {
     matches!(ch as u32, 0x1F000..=0x1FAFF | 0x2600..=0x27BF | 0x2B00..=0x2BFF)
@@ -87,6 +80,15 @@ pub fn length(platform: Platform, text: &str) -> (usize, usize, &'static str) {
     }
 }
 
+/// A piece of evidence a draft may cite.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evidence {
+    /// Live or mock.
+    pub provenance: Provenance,
+    /// What it says: a moment's exact quote, a verified post's body.
+    pub text: String,
+}
+
 /// Everything policy needs, read by the policy stage from storage.
 #[derive(Debug)]
 pub struct PolicyInput<'a> {
@@ -97,8 +99,8 @@ pub struct PolicyInput<'a> {
     /// The draft's latest review.
     pub review: Option<&'a Review>,
     /// Evidence that resolves: stored moments of the job and verified publication records,
-    /// with their provenance.
-    pub evidence: &'a HashMap<EvidenceId, Provenance>,
+    /// with their provenance and text.
+    pub evidence: &'a HashMap<EvidenceId, Evidence>,
     /// The connector this deployment publishes through.
     pub connector: ConnectorKind,
 }
@@ -140,19 +142,18 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
             format!("{unresolved} claim(s) cite evidence that does not resolve"),
         ));
     }
-    if input.workspace.mode == WorkspaceMode::Production {
-        let mock = draft
-            .claims
-            .iter()
-            .flat_map(|c| &c.evidence)
-            .filter(|e| input.evidence.get(*e) == Some(&Provenance::Mock))
-            .count();
-        if mock > 0 || draft.provenance == Provenance::Mock {
-            violations.push(violation(
-                PolicyRule::NoMockEvidenceInProduction,
-                format!("{mock} cited evidence item(s) and the draft itself must not be mock in production"),
-            ));
-        }
+    let mock = draft
+        .claims
+        .iter()
+        .flat_map(|c| &c.evidence)
+        .filter(|e| input.evidence.get(*e).is_some_and(|e| e.provenance == Provenance::Mock))
+        .count();
+    let any_mock = mock > 0 || draft.provenance == Provenance::Mock;
+    if input.workspace.mode == WorkspaceMode::Production && any_mock {
+        violations.push(violation(
+            PolicyRule::NoMockEvidenceInProduction,
+            format!("{mock} cited evidence item(s) and the draft itself must not be mock in production"),
+        ));
     }
     let body = draft.body.to_lowercase();
     let banned = input
@@ -169,16 +170,11 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
             format!("banned phrase(s) #{} of the workspace list", banned.join(", #")),
         ));
     }
-    let allowed = |h: &str| {
-        input.workspace.link_allow_list.iter().any(|a| {
-            let a = a.to_ascii_lowercase();
-            h == a || h.ends_with(&format!(".{a}"))
-        })
-    };
-    let outside = found.iter().filter(|l| !host(l).is_some_and(|h| allowed(&h))).count();
-    if outside > 0 {
-        violations
-            .push(violation(PolicyRule::LinkAllowList, format!("{outside} link(s) to hosts outside the allow-list")));
+    let refused: Vec<links::Refusal> =
+        found.iter().filter_map(|l| links::check(l, &input.workspace.link_allow_list).err()).collect();
+    if let Some(first) = refused.first() {
+        let more = if refused.len() > 1 { format!(" (and {} more)", refused.len() - 1) } else { String::new() };
+        violations.push(violation(PolicyRule::LinkAllowList, clip(&format!("{}{more}", first.sentence()))));
     }
     match input.workspace.channels.iter().find(|c| c.platform == draft.platform) {
         None => violations.push(violation(
@@ -202,6 +198,17 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
             "the latest review has an open high-severity issue".into(),
         ));
     }
+    violations.extend(grounding_violations(input));
+    violations.extend(instruction_violation(&draft.body));
+    if input.connector != ConnectorKind::Sandbox && any_mock {
+        violations.push(violation(
+            PolicyRule::NoMockEvidenceToLiveConnector,
+            format!(
+                "{mock} cited evidence item(s) and the draft itself must not be mock when publishing through {}",
+                connector_name(input.connector)
+            ),
+        ));
+    }
     PolicyResult {
         draft: draft.id.clone(),
         content_hash: draft.content_hash.clone(),
@@ -210,6 +217,109 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
         checked_at: Utc::now(),
     }
 }
+
+/// The most figures or quotations one rule names before it counts the rest.
+const NAMED: usize = 5;
+
+/// A violation detail's longest form (the contract's limit).
+const DETAIL_MAX: usize = 300;
+
+/// `text` cut to at most `max` characters, an ellipsis marking a cut.
+fn clip_to(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+fn clip(text: &str) -> String {
+    clip_to(text, DETAIL_MAX)
+}
+
+/// The texts a draft's figures and quotations may rest on: those of the evidence its claims
+/// cite (that resolves).
+fn cited_texts<'a>(input: &'a PolicyInput<'_>) -> Vec<&'a str> {
+    let mut texts: Vec<&str> = input
+        .draft
+        .claims
+        .iter()
+        .flat_map(|c| &c.evidence)
+        .filter_map(|e| input.evidence.get(e))
+        .map(|e| e.text.as_str())
+        .collect();
+    texts.sort_unstable();
+    texts.dedup();
+    texts
+}
+
+/// The body without its links (a link's digits are not figures).
+fn without_links(body: &str) -> String {
+    let mut text = body.to_owned();
+    for link in links(body) {
+        text = text.replacen(link, " ", 1);
+    }
+    text
+}
+
+/// The findings of the grounding rules (`figures_grounded`, `quotes_exact`) for `body`
+/// citing `evidence`, with `extra` texts that may ground figures only: one violation per
+/// figure or quotation at fault (at most five, then a count). Dara receives these too.
+pub fn grounding_findings(body: &str, evidence: &[&str], extra: &[&str]) -> Vec<PolicyViolation> {
+    let mut figure_sources: Vec<&str> = evidence.to_vec();
+    figure_sources.extend_from_slice(extra);
+    let figures = grounding::ungrounded_figures(&without_links(body), &figure_sources)
+        .into_iter()
+        .map(|f| format!("the figure \"{}\" does not appear in the evidence the draft cites", clip_to(&f, 120)));
+    let quotes = grounding::inexact_quotations(body, evidence)
+        .into_iter()
+        .map(|q| format!("the quotation \"{}\" is not an exact span of the evidence the draft cites", clip_to(q, 120)));
+    let mut out = named(PolicyRule::FiguresGrounded, figures.collect());
+    out.extend(named(PolicyRule::QuotesExact, quotes.collect()));
+    out
+}
+
+/// One violation of `rule` per detail, the first [`NAMED`] of them, then one counting the
+/// rest.
+fn named(rule: PolicyRule, details: Vec<String>) -> Vec<PolicyViolation> {
+    let rest = details.len().saturating_sub(NAMED);
+    let mut out: Vec<PolicyViolation> = details.into_iter().take(NAMED).map(|d| violation(rule, clip(&d))).collect();
+    if rest > 0 {
+        out.push(violation(rule, format!("{rest} more of the same kind")));
+    }
+    out
+}
+
+/// The `no_instruction_text` finding for `body`: its first line the instruction detector
+/// flags, with the detector's reason (the signals, never the line).
+fn instruction_violation(body: &str) -> Option<PolicyViolation> {
+    body.lines().find_map(untrusted::flagged).map(|flagged| {
+        violation(
+            PolicyRule::NoInstructionText,
+            clip(&format!("a line of the post reads as an order to the system: {}", flagged.reason())),
+        )
+    })
+}
+
+/// What review should know before Dara reads a draft: the grounding findings over the
+/// brief's evidence (figures may also rest on the brief's call to action) and the
+/// instruction finding, exactly as policy would report them.
+pub fn review_findings(body: &str, evidence: &[&str], call_to_action: Option<&str>) -> Vec<PolicyViolation> {
+    let mut findings = grounding_findings(body, evidence, call_to_action.as_slice());
+    findings.extend(instruction_violation(body));
+    findings
+}
+
+/// The grounding findings of the draft; its figures may also rest on the workspace's call to
+/// action, which the operator wrote and the draft may repeat.
+fn grounding_violations(input: &PolicyInput<'_>) -> Vec<PolicyViolation> {
+    grounding_findings(&input.draft.body, &cited_texts(input), &[input.workspace.call_to_action.as_str()])
+}
+
+pub(crate) mod evidence;
+mod grounding;
+pub mod links;
 
 #[cfg(test)]
 mod tests;

@@ -9,26 +9,20 @@
 //! records move a job. Every round is a durable, attributed record (who, when, which version,
 //! what feedback) under [`round_decision_id`].
 
-use std::collections::HashMap;
-
 use chrono::Utc;
-use harmonia_agents::research::publication_evidence_id;
-use harmonia_contracts::domain::{
-    Approval, ApprovalSubject, Claim, Decision, Draft, Job, JobStatus, PolicyOutcome, Publication,
-};
+use harmonia_contracts::domain::{Approval, ApprovalSubject, Claim, Decision, Draft, Job, JobStatus, PolicyOutcome};
 use harmonia_contracts::event::{AnalysisCompleted, ItemSelected, Pass, Round, StageEvent};
-use harmonia_contracts::ids::{DocId, EvidenceId, JobId, OperatorId, WorkspaceId};
+use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Error};
-use harmonia_store::{Store, Tx, decode_each, encode, run_transaction, scan_all};
+use harmonia_store::{Store, Tx, encode, run_transaction};
 
 use crate::Env;
 use crate::operator::{ApprovalRecord, current_version, job, names_version, require_waiting};
 use crate::policy::{PolicyInput, check};
 use crate::records::{
-    ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, PLANS, POLICY_RESULTS, PUBLICATIONS, PendingMessage, PlanRecord,
-    doc_id,
+    ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, PLANS, POLICY_RESULTS, PendingMessage, PlanRecord, doc_id,
 };
 use crate::steps::{current_draft_id, draft_id_of};
 
@@ -193,7 +187,7 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
     };
     let config = crate::workspace::version_of_job(&*env.store, &job).await?.config;
     let analysis: AnalysisRecord = stored(env, workspace, ANALYSES, &doc_id(&job.id)).await?;
-    let evidence = evidence(&*env.store, workspace, &analysis).await?;
+    let evidence = crate::policy::evidence::load(&*env.store, workspace, &analysis).await?;
     // An operator's text has no Dara review: policy's rules are what it must pass.
     let result = check(&PolicyInput {
         workspace: &config,
@@ -359,22 +353,6 @@ pub async fn decisions(store: &dyn Store, workspace: &WorkspaceId, job: &JobId) 
     }
     records.sort_by_key(|r| r.approval.decided_at);
     Ok(records)
-}
-
-/// The evidence a post may cite, with its provenance: the analysis's moments, and every
-/// verified publication of the workspace (read page by page, so none is missed).
-pub(crate) async fn evidence(
-    store: &dyn Store,
-    workspace: &WorkspaceId,
-    analysis: &AnalysisRecord,
-) -> Result<HashMap<EvidenceId, Provenance>, harmonia_store::Error> {
-    let mut evidence: HashMap<EvidenceId, Provenance> =
-        analysis.analysis.moments.iter().map(|m| (m.evidence_id.clone(), analysis.analysis.provenance)).collect();
-    let publications: Vec<Publication> = decode_each(PUBLICATIONS, &scan_all(store, workspace, PUBLICATIONS).await?);
-    for post in publications.iter().filter_map(Publication::verified_post) {
-        evidence.insert(publication_evidence_id(post), Provenance::Live);
-    }
-    Ok(evidence)
 }
 
 /// A record the round needs; a missing one is `not_found`.

@@ -10,5 +10,6 @@
 
 mod engine;
 mod roles;
+mod sentences;
 
 pub use engine::OfflineModel;

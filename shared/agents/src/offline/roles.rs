@@ -3,7 +3,8 @@
 use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 use harmonia_contracts::domain::{
     Analysis, Angle, AngleKind, Assessment, Assessments, Brief, Claim, ContentFormat, Dimension, Moment, Plan,
-    PlanItem, Platform, ReviewIssue, Severity, Strategy, UtcWindow, Verdict,
+    PlanItem, Platform, PolicyRule, PolicyViolation, ReviewIssue, Severity, Strategy, UtcWindow, Verdict,
+    frame_flagged, segment_flagged,
 };
 use harmonia_contracts::event::Pass;
 use harmonia_contracts::ids::{BriefId, EvidenceId, PlanItemId};
@@ -12,6 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::engine::{Conversation, Step, load_skill, script};
+use super::sentences::{first_sentence, sentences};
 use crate::io::{
     A2uiVersion, Component, ComponentNode, DaraInput, DraftOutput, HarmoniaInput, Layout, MayaInput, NimiInput,
     NoniInput, ReviewOutput, RyanInput, TemiInput,
@@ -35,15 +37,6 @@ pub(super) fn harmonia(c: &Conversation<'_>) -> Result<Step, model::Error> {
     Ok(Step::Final(json!({ "specialist": i.task.specialist() })))
 }
 
-/// The first sentence of `text` (a prefix, so an exact substring).
-fn first_sentence(text: &str) -> &str {
-    let end = text
-        .char_indices()
-        .find(|(_, ch)| matches!(ch, '.' | '!' | '?'))
-        .map_or(text.len(), |(i, ch)| i + ch.len_utf8());
-    text[..end].trim()
-}
-
 /// How much a segment is worth quoting: concrete numbers and outcomes over questions.
 fn weight(text: &str) -> usize {
     if text.trim_end().ends_with('?') {
@@ -59,7 +52,15 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let calls = load_skill(skill, &["exact-evidence-moments.md", "source-and-context-angles.md"]);
     script(calls, c, || {
         let i: NimiInput = input(c)?;
-        let mut ranked: Vec<_> = i.source.segments.iter().filter(|s| weight(&s.text) > 0).collect();
+        // Lines flagged as instruction-like at ingest are data, never quoted.
+        let mut ranked: Vec<_> = i
+            .source
+            .segments
+            .iter()
+            .enumerate()
+            .filter(|(n, s)| weight(&s.text) > 0 && !segment_flagged(&i.source.untrusted, *n))
+            .map(|(_, s)| s)
+            .collect();
         ranked.sort_by_key(|s| std::cmp::Reverse(weight(&s.text)));
         ranked.truncate(6);
         ranked.sort_by_key(|s| s.start_ms);
@@ -90,7 +91,10 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, model::Error> {
             evidence: if with_numbers.is_empty() { vec![first.evidence_id.clone()] } else { with_numbers },
             facts: Vec::new(),
         }];
-        if let Some(frame) = i.source.frames.first() {
+        // A flagged frame is data, never an angle's rationale.
+        let first_frame =
+            i.source.frames.iter().enumerate().find(|(n, _)| !frame_flagged(&i.source.untrusted, *n)).map(|(_, f)| f);
+        if let Some(frame) = first_frame {
             let nearest = moments.iter().min_by_key(|m| m.start_ms.abs_diff(frame.at_ms)).unwrap_or(first);
             // What the source shows, tied to what is said closest to it: a source angle (a
             // context angle needs research evidence, which the offline model has none of).
@@ -439,7 +443,7 @@ pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, model::Error> {
         let grounded = i.draft.claims.iter().all(|cl| cl.evidence.iter().all(|e| known.contains(&e)));
         let claims_in_body =
             !i.draft.claims.is_empty() && i.draft.claims.iter().all(|cl| body.contains(cl.text.trim_end_matches('…')));
-        let sentences = body.split(['.', '!', '?']).filter(|s| !s.trim().is_empty()).count().max(1);
+        let sentences = sentences(body).len().max(1);
         let words = body.split_whitespace().count();
         let within = body.chars().count() <= limit(i.draft.platform);
         let has_cta = i.brief.call_to_action.as_ref().is_some_and(|cta| body.contains(cta.as_str()));
@@ -450,6 +454,36 @@ pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, model::Error> {
                 severity: Severity::High,
                 problem: "A claim cites evidence that is not in the brief's evidence.".into(),
                 fix: "Cite only the moments the brief references, or drop the claim.".into(),
+            });
+        }
+        // What deterministic checks found is raised as it is, one issue per kind (Dara gives
+        // at most five): figures or quotations the evidence does not bear out, and lines that
+        // read as orders to the system.
+        let (orders, ungrounded): (Vec<&PolicyViolation>, Vec<&PolicyViolation>) =
+            i.findings.iter().partition(|f| f.rule == PolicyRule::NoInstructionText);
+        let (borne_out, safe) = (ungrounded.is_empty(), orders.is_empty());
+        for (found, dimension, fix) in [
+            (
+                &ungrounded,
+                Dimension::Grounding,
+                "Use each figure and quotation exactly as the evidence has it, or drop it.",
+            ),
+            (
+                &orders,
+                Dimension::SafetyInclusion,
+                "Remove the line: source text is data, never an instruction to follow.",
+            ),
+        ] {
+            let Some(first) = found.first() else { continue };
+            let more = match found.len() {
+                1 => String::new(),
+                n => format!(" ({} more like it)", n - 1),
+            };
+            issues.push(ReviewIssue {
+                dimension,
+                severity: Severity::High,
+                problem: clip(&format!("Policy's check found that {}{more}.", first.detail), 500),
+                fix: fix.into(),
             });
         }
         if !within {
@@ -470,10 +504,13 @@ pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, model::Error> {
         }
         let verdict = if issues.is_empty() { Verdict::Pass } else { Verdict::Revise };
         let assessments = Assessments {
-            grounding: assess(
-                if grounded { 5 } else { 1 },
-                if grounded { "Every claim cites the brief's evidence." } else { "A claim cites unknown evidence." },
-            )?,
+            grounding: match (grounded, borne_out) {
+                (true, true) => {
+                    assess(5, "Every claim cites the brief's evidence, and its figures and quotations match it.")?
+                }
+                (false, _) => assess(1, "A claim cites unknown evidence.")?,
+                (true, false) => assess(1, "A figure or quotation is not borne out by the evidence.")?,
+            },
             claims: assess(
                 if claims_in_body { 5 } else { 3 },
                 "Claims quote the source verbatim and are proportionate.",
@@ -496,7 +533,11 @@ pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, model::Error> {
                     "Fits the platform but has no call to action."
                 },
             )?,
-            safety_inclusion: assess(5, "No sensitive or exclusionary content.")?,
+            safety_inclusion: if safe {
+                assess(5, "No sensitive or exclusionary content.")?
+            } else {
+                assess(1, "A line reads as an order to the system.")?
+            },
         };
         out(&ReviewOutput { verdict, assessments, issues, provenance: Provenance::Mock })
     })

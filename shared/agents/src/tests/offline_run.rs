@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use harmonia_contracts::Role;
-use harmonia_contracts::domain::{Analysis, Draft, Plan, Platform, Strategy, Verdict, content_hash};
+use harmonia_contracts::domain::{
+    Analysis, Draft, Plan, Platform, PolicyRule, PolicyViolation, Severity, Strategy, Verdict, content_hash,
+};
 use harmonia_contracts::event::{Pass, Stage};
 use harmonia_contracts::tool::Provenance;
 use harmonia_store::Query;
@@ -81,6 +83,7 @@ async fn offline_model_runs_every_role_on_the_sample() {
         item: item.clone(),
         brief: brief.clone(),
         evidence: noni_in.evidence.clone(),
+        findings: Vec::new(),
     };
     let review: ReviewOutput =
         f.output(&rt, Stage::Review, RoleInput::Dara(dara_in(Pass::FIRST, &first)), "review").await;
@@ -92,6 +95,17 @@ async fn offline_model_runs_every_role_on_the_sample() {
     let final_review: ReviewOutput =
         f.output(&rt, Stage::Review, RoleInput::Dara(dara_in(Pass::REVISION, &second)), "review").await;
     assert_eq!(final_review.verdict, Verdict::Pass);
+    // The same draft with policy's grounding finding handed to Dara is sent back, naming it.
+    let finding = PolicyViolation {
+        rule: PolicyRule::FiguresGrounded,
+        detail: "the figure \"1\" does not appear in the evidence the draft cites".into(),
+    };
+    let flagged = DaraInput { findings: vec![finding], ..dara_in(Pass::REVISION, &second) };
+    let caught: ReviewOutput = f.output(&rt, Stage::Review, RoleInput::Dara(flagged), "review").await;
+    assert_eq!(caught.verdict, Verdict::Revise);
+    assert_eq!(caught.assessments.grounding.score.get(), 1);
+    assert!(caught.issues.iter().any(|i| i.severity == Severity::High
+        && i.problem == "Policy's check found that the figure \"1\" does not appear in the evidence the draft cites."));
     let limit = if item.channel == Platform::X { 280 } else { 3000 };
     assert!(second.body.chars().count() <= limit);
     let draft_hash = Draft::compute_hash(item.channel, &second.body, &second.claims);
@@ -107,10 +121,10 @@ async fn offline_model_runs_every_role_on_the_sample() {
         f.output(&rt, Stage::Operator, RoleInput::Maya(MayaInput { catalog, view: "job_view".into() }), "layout").await;
     assert_eq!(layout.version, A2uiVersion::V08);
 
-    // Every session is gone; one activity record per invocation (8 specialist runs + 8 routes).
+    // Every session is gone; one activity record per invocation (9 specialist runs + 9 routes).
     assert_eq!(f.sessions().await, 0);
     let activity = f.store.query(&f.workspace, ACTIVITY, &Query::all(100)).await.expect("activity");
-    assert_eq!(activity.len(), 16);
+    assert_eq!(activity.len(), 18);
     let roles: std::collections::BTreeSet<String> =
         activity.iter().filter_map(|d| d.data.get("agent").and_then(|a| a.as_str()).map(str::to_owned)).collect();
     for role in [Role::Harmonia, Role::Nimi, Role::Ryan, Role::Temi, Role::Noni, Role::Dara, Role::Maya] {

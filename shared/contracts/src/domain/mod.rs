@@ -72,7 +72,10 @@ pub use review::{
     Assessment, Assessments, Dimension, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review, ReviewIssue,
     Score, Severity, Verdict,
 };
-pub use source::{Frame, LanguageTag, SOURCE_MAX_BYTES, Source, SourceInput, TranscriptSegment};
+pub use source::{
+    Frame, LanguageTag, SOURCE_MAX_BYTES, Source, SourceInput, SourcePart, TranscriptSegment, UntrustedSpan,
+    frame_flagged, segment_flagged, untrusted_spans,
+};
 pub use strategy::{Brief, Claim, Draft, Strategy};
 pub use workspace::{Platform, Workspace, WorkspaceMode, WorkspaceVersion};
 

@@ -150,6 +150,16 @@ pub enum PolicyRule {
     /// The draft's platform is a channel of the workspace, and that channel's connector is the
     /// one this deployment publishes through.
     ChannelConfigured,
+    /// Every figure (number, percentage, amount, date, time) of the body appears, by value and
+    /// unit, in the evidence the draft cites.
+    FiguresGrounded,
+    /// Every quotation of the body is an exact span of the evidence the draft cites.
+    QuotesExact,
+    /// No line of the body reads as an order to the system (the instruction detector).
+    NoInstructionText,
+    /// Nothing mock (cited evidence or the draft) goes out through a connector other than the
+    /// sandbox, in any workspace mode.
+    NoMockEvidenceToLiveConnector,
 }
 
 impl PolicyRule {

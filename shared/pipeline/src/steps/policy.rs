@@ -20,7 +20,7 @@ impl Step for ReviewPassed {
         let review: Review = load(env, ws, REVIEWS, &doc_id(&draft.id)).await?;
         let config = job_config(env, ws, &event.job).await?;
         let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(&event.job)).await?;
-        let evidence = crate::rounds::evidence(&*env.store, ws, &analysis).await?;
+        let evidence = crate::policy::evidence::load(&*env.store, ws, &analysis).await?;
         let result = check(&PolicyInput {
             workspace: &config,
             draft: &draft,

@@ -1,16 +1,20 @@
+use std::collections::HashSet;
+
 use chrono::Utc;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{
     ApprovalSubject, Decision, Draft, Job, JobStatus, Publication, PublicationClaim, PublicationReceipt, ReceiptOutcome,
 };
 use harmonia_contracts::event::{DraftApproved, PostPublished, StageEvent};
+use harmonia_contracts::ids::{DraftId, EvidenceId, JobId, WorkspaceId};
+use harmonia_contracts::tool::Provenance;
 use harmonia_store::{Tx, encode, run_transaction};
 
 use super::read::load;
 use crate::Env;
 use crate::connector::{Outgoing, Sent};
 use crate::operator::{ApprovalRecord, approval_id};
-use crate::records::{APPROVALS, DRAFTS, JOBS, PUBLICATIONS, doc_id};
+use crate::records::{ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, PUBLICATIONS, doc_id};
 use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `publish`: claim (transaction) → call the connector once with the idempotency key →
@@ -23,7 +27,7 @@ impl Step for DraftApproved {
         let outcome = match (&publication.receipt, claimed_now) {
             (Some(receipt), _) => receipt.outcome.clone(),
             (None, false) => ReceiptOutcome::Unknown,
-            (None, true) => call_once(env, event, &publication).await,
+            (None, true) => call_once(env, event, &publication).await?,
         };
         record(env, event, publication, outcome).await
     }
@@ -95,17 +99,39 @@ async fn claim(
 }
 
 /// The one connector call, with the claim's idempotency key.
-async fn call_once(env: &Env, event: &StageEvent<DraftApproved>, publication: &Publication) -> ReceiptOutcome {
+async fn call_once(
+    env: &Env,
+    event: &StageEvent<DraftApproved>,
+    publication: &Publication,
+) -> Result<ReceiptOutcome, step::Error> {
     let outgoing = Outgoing {
         idempotency_key: publication.claim.idempotency_key.clone(),
         platform: publication.platform,
         body: publication.body.clone(),
+        provenance: provenance(env, &event.workspace, &publication.job, &publication.draft).await?,
     };
-    match env.connector.send(&event.workspace, &outgoing).await {
+    Ok(match env.connector.send(&event.workspace, &outgoing).await {
         Sent::Applied(post) => ReceiptOutcome::Applied { post, url: None },
         Sent::Unknown => ReceiptOutcome::Unknown,
         Sent::Refused => ReceiptOutcome::Failed { code: Code::ConnectorFailed },
-    }
+        Sent::Rejected(code) => ReceiptOutcome::Failed { code },
+    })
+}
+
+/// What a post rests on: `live` only when its draft is live and so is the job's analysis,
+/// whose moments its claims cite (the publications it may also cite are verified live posts).
+pub(super) async fn provenance(
+    env: &Env,
+    ws: &WorkspaceId,
+    job: &JobId,
+    draft: &DraftId,
+) -> Result<Provenance, step::Error> {
+    let draft: Draft = load(env, ws, DRAFTS, &doc_id(draft)).await?;
+    let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(job)).await?;
+    let moments: HashSet<&EvidenceId> = analysis.analysis.moments.iter().map(|m| &m.evidence_id).collect();
+    let cites_mock_moment = analysis.analysis.provenance == Provenance::Mock
+        && draft.claims.iter().flat_map(|c| &c.evidence).any(|e| moments.contains(e));
+    Ok(if draft.provenance == Provenance::Mock || cites_mock_moment { Provenance::Mock } else { Provenance::Live })
 }
 
 /// Record the receipt. A refusal is stored and fails the job; otherwise the step completes
@@ -129,11 +155,11 @@ async fn record(
     let status = match outcome {
         ReceiptOutcome::Applied { .. } => JobStatus::Published,
         ReceiptOutcome::Unknown => JobStatus::PublishUnknown,
-        ReceiptOutcome::Failed { .. } => {
+        ReceiptOutcome::Failed { code } => {
             let version =
                 env.store.get(ws, PUBLICATIONS, &id).await?.ok_or_else(|| step::Error::fail(Code::NotFound))?;
             harmonia_store::update(&*env.store, ws, PUBLICATIONS, &id, encode(&recorded)?, version.version).await?;
-            return Err(step::Error::fail(Code::ConnectorFailed));
+            return Err(step::Error::fail(code));
         }
     };
     let published = PostPublished { draft: recorded.draft.clone(), platform: recorded.platform };

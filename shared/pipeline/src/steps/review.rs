@@ -7,6 +7,7 @@ use super::draft::selected;
 use super::read::load;
 use super::seed::seed;
 use crate::Env;
+use crate::policy::review_findings;
 use crate::records::{DRAFTS, REVIEWS, doc_id};
 use crate::step::{self, Completion, Step, complete, next_event, next_event_in};
 
@@ -24,14 +25,17 @@ impl Step for DraftWritten {
             return Err(step::Error::fail(Code::StaleVersion));
         }
         let (item, brief, analysis) = selected(env, ws, &event.job).await?;
-        let evidence =
+        let evidence: Vec<_> =
             analysis.analysis.moments.into_iter().filter(|m| brief.evidence.contains(&m.evidence_id)).collect();
+        let quotes: Vec<&str> = evidence.iter().map(|m| m.quote.as_str()).collect();
+        let findings = review_findings(&draft.body, &quotes, brief.call_to_action.as_deref());
         let input = RoleInput::Dara(DaraInput {
             pass: draft.pass,
             draft: DraftView { platform: draft.platform, body: draft.body.clone(), claims: draft.claims.clone() },
             item,
             brief,
             evidence,
+            findings,
         });
         let out: ReviewOutput = env.runtime.run_task(&seed(env, event, input)).await?.state_delta.require("review")?;
         let review = Review {

@@ -4,6 +4,7 @@ use harmonia_contracts::domain::{JobStatus, Publication, ReceiptOutcome, Verific
 use harmonia_contracts::event::{PostPublished, PostVerified, StageEvent};
 use harmonia_store::encode;
 
+use super::publish::provenance;
 use super::read::load;
 use crate::Env;
 use crate::connector::{Found, Outgoing};
@@ -25,6 +26,7 @@ impl Step for PostPublished {
                 idempotency_key: key.clone(),
                 platform: publication.platform,
                 body: publication.body.clone(),
+                provenance: provenance(env, ws, &event.job, &publication.draft).await?,
             };
             env.connector.send(ws, &outgoing).await;
             found = env.connector.read_back(ws, &key).await.map_err(|_| step::Error::Retry)?;

@@ -1,0 +1,38 @@
+//! What a post may cite, read from the store: the one reader behind the policy step and an
+//! operator's edit (the rules themselves stay pure functions of what it returns).
+
+use std::collections::HashMap;
+
+use harmonia_agents::research::publication_evidence_id;
+use harmonia_contracts::domain::Publication;
+use harmonia_contracts::ids::{EvidenceId, WorkspaceId};
+use harmonia_contracts::tool::Provenance;
+use harmonia_store::{Store, decode_each, scan_all};
+
+use super::Evidence;
+use crate::records::{AnalysisRecord, PUBLICATIONS};
+
+/// The evidence a post may cite, with its provenance and text: the analysis's moments (their
+/// exact quotes), and every verified publication of the workspace (its body; read page by
+/// page, so none is missed).
+pub(crate) async fn load(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    analysis: &AnalysisRecord,
+) -> Result<HashMap<EvidenceId, Evidence>, harmonia_store::Error> {
+    let provenance = analysis.analysis.provenance;
+    let mut evidence: HashMap<EvidenceId, Evidence> = analysis
+        .analysis
+        .moments
+        .iter()
+        .map(|m| (m.evidence_id.clone(), Evidence { provenance, text: m.quote.clone() }))
+        .collect();
+    let publications: Vec<Publication> = decode_each(PUBLICATIONS, &scan_all(store, workspace, PUBLICATIONS).await?);
+    for publication in &publications {
+        if let Some(post) = publication.verified_post() {
+            let text = publication.body.clone();
+            evidence.insert(publication_evidence_id(post), Evidence { provenance: Provenance::Live, text });
+        }
+    }
+    Ok(evidence)
+}
