@@ -620,3 +620,90 @@ async fn insights_hold_only_verified_performance() {
     let production = call(s, &f.ws, &GetEngagementInsights, json!({})).await;
     assert_eq!(production["data"]["count"], 0, "{production}");
 }
+
+/// A store whose reads of `JOBS` fail transiently `failures` times, then answer.
+struct FailsFirst(Arc<dyn Store>, std::sync::atomic::AtomicUsize);
+
+#[async_trait]
+impl Store for FailsFirst {
+    async fn get(&self, w: &WorkspaceId, c: Collection, id: &DocId) -> Result<Option<Document>, harmonia_store::Error> {
+        let failing = c == JOBS
+            && self
+                .1
+                .fetch_update(std::sync::atomic::Ordering::SeqCst, std::sync::atomic::Ordering::SeqCst, |n| {
+                    n.checked_sub(1)
+                })
+                .is_ok();
+        if failing {
+            return Err(harmonia_store::Error::Unavailable { kind: "test".into() });
+        }
+        self.0.get(w, c, id).await
+    }
+    async fn query(&self, w: &WorkspaceId, c: Collection, q: &Query) -> Result<Vec<Document>, harmonia_store::Error> {
+        self.0.query(w, c, q).await
+    }
+    async fn commit(&self, w: &WorkspaceId, writes: Vec<Write>) -> Result<(), harmonia_store::Error> {
+        self.0.commit(w, writes).await
+    }
+}
+
+/// The attempts of `tool` in an invocation's trace: whether each answered with success.
+fn attempts(steps: &[harmonia_agents::runtime::Step], tool: &str) -> Vec<bool> {
+    steps
+        .iter()
+        .filter(|s| matches!(&s.event, harmonia_agents::skills::LoadEvent::DataTool(t) if t == tool))
+        .map(|s| s.result.as_ref().is_some_and(|r| r["status"] == "success"))
+        .collect()
+}
+
+fn seed_for(ws: &WorkspaceId) -> harmonia_agents::InvocationSeed {
+    harmonia_agents::InvocationSeed {
+        workspace: ws.clone(),
+        user: "ana".parse().expect("op"),
+        job: JobId::generate(),
+        stage: Stage::Operator,
+        input: RoleInput::Nova(NovaInput { question: "q".into() }),
+        trace: TraceParent::new_root(),
+    }
+}
+
+#[tokio::test]
+async fn a_transient_failure_gets_exactly_one_retry_and_both_attempts_are_in_the_trace() {
+    let f = fixture(12).await;
+    let args = json!({"job_id": f.job.to_string()});
+    let ask = || skill(ScriptedModel::new(), "job-status", "status-vocabulary.md").call("get_job_status", args.clone());
+
+    // Failing once: the runtime's retry answers, and the model never retried anything itself.
+    let once: Arc<dyn Store> = Arc::new(FailsFirst(f.store.clone(), 1.into()));
+    let cite =
+        json!([{"text": "The job awaits a decision.", "scope": "record", "evidence": [format!("job-{}", f.job)]}]);
+    let model = ask().json(answer(cite, false, json!([])));
+    let done = runtime(once, Arc::new(model)).invoke(&seed_for(&f.ws)).await.expect("accepted after the retry");
+    assert_eq!(attempts(&done.steps, "get_job_status"), [false, true], "two attempts: the failure, then the retry");
+
+    // Failing for good: two attempts and no more; the answer reports the final error as it was.
+    let down: Arc<dyn Store> = Arc::new(FailsFirst(f.store.clone(), usize::MAX.into()));
+    let failed = call(&*down, &f.ws, &GetJobStatus, args.clone()).await;
+    assert_eq!(error(&failed), ("dependency_unavailable", "unavailable", true));
+    let unavailable = json!([failed["error"]]);
+    let model = ask().json(answer(json!([]), false, unavailable));
+    let done = runtime(down.clone(), Arc::new(model)).invoke(&seed_for(&f.ws)).await.expect("accepted");
+    assert_eq!(attempts(&done.steps, "get_job_status"), [false, false], "exactly two attempts");
+    // Each attempt is its own tool activity record.
+    let calls = down
+        .query(&f.ws, harmonia_pipeline::records::ACTIVITY, &Query::all(100))
+        .await
+        .expect("activity")
+        .iter()
+        .filter(|d| d.data.get("operation").and_then(Value::as_str) == Some("tool_call"))
+        .count();
+    assert!(calls >= 2, "both attempts are projected: {calls}");
+
+    // The model calling the same arguments again is a third attempt: refused.
+    let model = ask().call("get_job_status", args.clone()).json(answer(json!([]), false, json!([])));
+    assert_eq!(rejected(down.clone(), &f.ws, model).await, Code::RetryInvalid);
+    // Other arguments are another call, with its own retry.
+    let other = json!({"job_id": JobId::generate().to_string()});
+    let model = ask().call("get_job_status", other).json(answer(json!([]), false, json!([])));
+    assert_ne!(rejected(down, &f.ws, model).await, Code::RetryInvalid, "retries are counted per tool and arguments");
+}

@@ -4,17 +4,17 @@
 //! `invalid_request` (arguments that do not match the declaration), `out_of_range` (a limit
 //! outside 1-10), `invalid_query`, `invalid_id`, `not_found`, `authorization`,
 //! `insufficient_history` and `dependency_unavailable` (the only retryable one, and only when
-//! the failure is transient). Reads have a deadline (20 s for the public trend tools, 30 s for
-//! workspace tools) and one retry of a transient failure; every workspace read is scoped to
-//! the caller's workspace.
+//! the failure is transient). Each call has the contract's deadline (20 s for the public trend
+//! tools, 30 s for the workspace tools); the contract's one retry of a transient failure is
+//! made by the agent runtime, as a second attempt in the trace, never inside a tool. Every
+//! workspace read is scoped to the caller's workspace.
 //!
 //! A tool is a [`NovaTool`]: a name, a description and a schemars-derived argument type with
-//! `deny_unknown_fields`; it reads through `read::Reads`, which gives each read its deadline
-//! and retry. The declaration the model sees is generated from the argument type, so it
+//! `deny_unknown_fields`; it reads through `read::Reads`, scoped to the caller's workspace. The declaration the model sees is generated from the argument type, so it
 //! cannot drift from what the tool accepts.
 //!
 //! Layout: [`limit`] (the `Limit` newtype), `outcome` (failures, evidence and the envelope),
-//! `read` (the scoped reads, their deadline and the one retry), then one module per tool
+//! `read` (the scoped reads), then one module per tool
 //! family: `trends` (`fetch_trend_signals`, `search_trend_signals`), `engagement`, `feed`,
 //! `job_status`, `windows`.
 
@@ -62,6 +62,8 @@ pub const MIN_HISTORY: usize = 5;
 pub(crate) trait NovaTool: Send + Sync {
     /// The name the model calls.
     const NAME: &'static str;
+    /// The contract's deadline for one call.
+    const DEADLINE: Duration;
     /// What the model is told the tool does.
     const DESCRIPTION: &'static str;
     /// The arguments; their JSON Schema is the declaration's `parameters`.
@@ -95,7 +97,10 @@ pub(crate) fn declaration<T: NovaTool>() -> FunctionDeclaration {
 /// Parse the arguments, run the tool and wrap the result in its envelope.
 async fn answer<T: NovaTool>(tool: &T, ctx: &ToolContext<'_>, args: &Value) -> Result<Value, ToolFailure> {
     let result = match parse::<T>(args) {
-        Ok(args) => tool.run(Reads::new(ctx.store, ctx.workspace), args).await,
+        // A call that outlives its deadline is a transient failure, retryable once.
+        Ok(args) => tokio::time::timeout(T::DEADLINE, tool.run(Reads::new(ctx.store, ctx.workspace), args))
+            .await
+            .unwrap_or_else(|_elapsed| Err(Fail::unavailable(true))),
         Err(refused) => Err(refused),
     };
     outcome::envelope(T::NAME, result)

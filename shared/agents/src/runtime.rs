@@ -81,12 +81,20 @@ pub struct Step {
     pub evidence: Vec<harmonia_contracts::ids::EvidenceId>,
     /// A data tool's response (in memory only; never stored or logged).
     pub result: Option<Value>,
+    /// A data tool's arguments (in memory only): retries are counted per tool and arguments.
+    pub args: Option<Value>,
 }
 
 impl Step {
     fn new(event: LoadEvent, ok: bool) -> Self {
-        Self { event, ok, evidence: Vec::new(), result: None }
+        Self { event, ok, evidence: Vec::new(), result: None, args: None }
     }
+}
+
+/// Whether a tool's answer is an envelope error the contract calls transient.
+fn retryable_error(value: &Value) -> bool {
+    value.get("status").and_then(Value::as_str) == Some("error")
+        && value.get("error").and_then(|e| e.get("retryable")).and_then(Value::as_bool) == Some(true)
 }
 
 /// Evidence ids in a tool response: `evidence` as a list of ids, or of tool-envelope entries
@@ -532,18 +540,31 @@ impl Runtime {
             let mut responses = Vec::with_capacity(calls.len());
             for (name, args) in calls {
                 let began = Began::now();
+                let before = steps.len();
                 let response = self.call(spec, &ctx, steps, &name, &args).await?;
-                // Nova's tool calls are projected too, under the invocation's real span.
-                if role == Role::Nova && steps.last().is_some_and(|s| matches!(s.event, LoadEvent::DataTool(_))) {
-                    let code = response
-                        .get("error")
-                        .and_then(|e| e.get("code"))
-                        .and_then(|c| serde_json::from_value(c.clone()).ok());
-                    let outcome = match code {
-                        Some(code) => ActivityOutcome::Failure { code },
-                        None => ActivityOutcome::Success,
-                    };
-                    tool_activity.push(self.activity(seed, Operation::ToolCall, began, &span.child(), span, outcome));
+                // Nova's tool calls are projected too, under the invocation's real span: one
+                // record per attempt, so the runtime's retry shows as what it was.
+                if role == Role::Nova {
+                    for attempt in steps[before..].iter().filter(|s| matches!(s.event, LoadEvent::DataTool(_))) {
+                        let code = attempt
+                            .result
+                            .as_ref()
+                            .and_then(|r| r.get("error"))
+                            .and_then(|e| e.get("code"))
+                            .and_then(|c| serde_json::from_value(c.clone()).ok());
+                        let outcome = match code {
+                            Some(code) => ActivityOutcome::Failure { code },
+                            None => ActivityOutcome::Success,
+                        };
+                        tool_activity.push(self.activity(
+                            seed,
+                            Operation::ToolCall,
+                            began,
+                            &span.child(),
+                            span,
+                            outcome,
+                        ));
+                    }
                 }
                 responses.push(Part::FunctionResponse { name, response });
             }
@@ -604,39 +625,67 @@ impl Runtime {
                         json!({"error": {"code": "dependency_unavailable", "message": "This tool is not available."}}),
                     );
                 };
-                // `tool` is a registered name here, never free model text.
-                let span = tracing::info_span!(
-                    "execute_tool",
-                    otel.name = %format_args!("execute_tool {tool}"),
-                    gen_ai.operation.name = harmonia_telemetry::genai::EXECUTE_TOOL,
-                    gen_ai.tool.name = tool,
-                    "gen_ai.tool.type" = "function",
-                    "error.type" = tracing::field::Empty,
-                    otel.status_code = tracing::field::Empty,
-                );
-                let result = implementation.call(ctx, args).instrument(span.clone()).await;
-                if let Err(e) = &result {
-                    span.record("error.type", tool_error_type(e));
-                    span.record("otel.status_code", "ERROR");
+                // The tool contract's one retry of a transient failure is the runtime's, not the
+                // tool's or the model's: a first call of these arguments that fails transiently
+                // is made once more at once, and both attempts are in the trace. A later call
+                // of the same arguments is the model's own retry, which the validator refuses.
+                let first = !steps
+                    .iter()
+                    .any(|s| matches!(&s.event, LoadEvent::DataTool(t) if t == tool) && s.args.as_ref() == Some(args));
+                let response = self.execute(implementation.as_ref(), ctx, steps, tool, args).await;
+                match response {
+                    Ok(value) if first && retryable_error(&value) && matches!(spec.skills, SkillRule::OneOf(_)) => {
+                        self.execute(implementation.as_ref(), ctx, steps, tool, args).await
+                    }
+                    other => other,
                 }
-                let mut step = Step::new(LoadEvent::DataTool(tool.to_owned()), result.is_ok());
-                if let Ok(value) = &result {
-                    step.evidence = evidence_of(value);
-                    step.result = Some(value.clone());
-                }
-                steps.push(step);
-                match result {
-                    Ok(value) => Ok(value),
-                    Err(ToolFailure::SnapshotMismatch) => Err(contract(role, Code::SnapshotMismatch)),
-                    Err(ToolFailure::InvalidArguments) => Ok(
-                        json!({"error": {"code": "invalid_request", "message": "The arguments do not match the tool."}}),
-                    ),
-                    Err(ToolFailure::Unavailable) => Ok(
-                        json!({"error": {"code": "dependency_unavailable", "message": "The data could not be read."}}),
-                    ),
-                }
+                .map_err(|code| contract(role, code))
             }
             _ => Err(contract(role, Code::ToolNotAllowed)),
+        }
+    }
+
+    /// One attempt of a registered tool, in its own `execute_tool` span, recorded as a step;
+    /// a failure the model may see becomes an error answer, a contract failure a code.
+    async fn execute(
+        &self,
+        implementation: &dyn crate::tools::Tool,
+        ctx: &ToolContext<'_>,
+        steps: &mut Vec<Step>,
+        tool: &str,
+        args: &Value,
+    ) -> Result<Value, Code> {
+        // `tool` is a registered name here, never free model text.
+        let span = tracing::info_span!(
+            "execute_tool",
+            otel.name = %format_args!("execute_tool {tool}"),
+            gen_ai.operation.name = harmonia_telemetry::genai::EXECUTE_TOOL,
+            gen_ai.tool.name = tool,
+            "gen_ai.tool.type" = "function",
+            "error.type" = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let result = implementation.call(ctx, args).instrument(span.clone()).await;
+        if let Err(e) = &result {
+            span.record("error.type", tool_error_type(e));
+            span.record("otel.status_code", "ERROR");
+        }
+        let mut step = Step::new(LoadEvent::DataTool(tool.to_owned()), result.is_ok());
+        step.args = Some(args.clone());
+        if let Ok(value) = &result {
+            step.evidence = evidence_of(value);
+            step.result = Some(value.clone());
+        }
+        steps.push(step);
+        match result {
+            Ok(value) => Ok(value),
+            Err(ToolFailure::SnapshotMismatch) => Err(Code::SnapshotMismatch),
+            Err(ToolFailure::InvalidArguments) => {
+                Ok(json!({"error": {"code": "invalid_request", "message": "The arguments do not match the tool."}}))
+            }
+            Err(ToolFailure::Unavailable) => {
+                Ok(json!({"error": {"code": "dependency_unavailable", "message": "The data could not be read."}}))
+            }
         }
     }
 

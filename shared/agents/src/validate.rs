@@ -258,8 +258,9 @@ pub fn maya(input: &MayaInput, out: &Layout) -> Result<(), Code> {
 /// - "no data" only when no tool returned any evidence (`false_no_data`);
 /// - each tool whose last call failed has that error in `errors`, exactly, and `errors` holds
 ///   nothing else (`tool_error_hidden`);
-/// - a tool is called again after an error only if that error was retryable, and at most once
-///   (`retry_invalid`);
+/// - a tool is called again with the same arguments after an error only if that error was
+///   retryable, and at most once (`retry_invalid`): the runtime's own retry of a transient
+///   failure is that once, so a model that calls again has retried too often;
 /// - every recorded result is a valid tool envelope (`invalid_envelope`): one that is not
 ///   cannot be checked, so it refuses the answer rather than being left out of the checks.
 pub fn nova(answer: &crate::io::Answer, steps: &[crate::runtime::Step]) -> Result<(), Code> {
@@ -268,12 +269,14 @@ pub fn nova(answer: &crate::io::Answer, steps: &[crate::runtime::Step]) -> Resul
     use crate::io::ClaimScope;
     use crate::skills::LoadEvent;
 
-    let calls: Vec<(&str, ToolEnvelope)> = steps
+    // Each call with its retry key: the tool and its exact arguments.
+    let calls: Vec<((&str, String), ToolEnvelope)> = steps
         .iter()
         .filter_map(|s| match (&s.event, &s.result) {
-            (LoadEvent::DataTool(name), Some(result)) => Some(
-                ToolEnvelope::from_value(result.clone()).map(|e| (name.as_str(), e)).map_err(|_| Code::InvalidEnvelope),
-            ),
+            (LoadEvent::DataTool(name), Some(result)) => {
+                let key = (name.as_str(), s.args.as_ref().map(Value::to_string).unwrap_or_default());
+                Some(ToolEnvelope::from_value(result.clone()).map(|e| (key, e)).map_err(|_| Code::InvalidEnvelope))
+            }
             _ => None,
         })
         .collect::<Result<_, _>>()?;
@@ -296,17 +299,17 @@ pub fn nova(answer: &crate::io::Answer, steps: &[crate::runtime::Step]) -> Resul
     if answer.no_data && !known.is_empty() {
         return Err(Code::FalseNoData);
     }
-    let mut last: HashMap<&str, &ToolEnvelope> = HashMap::new();
-    let mut retries: HashMap<&str, u32> = HashMap::new();
-    for (name, envelope) in &calls {
-        if let Some(ToolEnvelope::Error(previous)) = last.get(name) {
-            let n = retries.entry(name).or_insert(0);
+    let mut last: HashMap<&(&str, String), &ToolEnvelope> = HashMap::new();
+    let mut retries: HashMap<&(&str, String), u32> = HashMap::new();
+    for (key, envelope) in &calls {
+        if let Some(ToolEnvelope::Error(previous)) = last.get(key) {
+            let n = retries.entry(key).or_insert(0);
             *n += 1;
             if !previous.retryable || *n > 1 {
                 return Err(Code::RetryInvalid);
             }
         }
-        last.insert(name, envelope);
+        last.insert(key, envelope);
     }
     let final_errors: Vec<_> = last
         .values()
@@ -434,6 +437,7 @@ mod tests {
             ok: true,
             evidence: Vec::new(),
             result: Some(result),
+            args: None,
         };
         let failed = json!({"status": "error", "data": null, "evidence": [], "error": {
             "code": "dependency_unavailable", "category": "unavailable", "message": "down", "retryable": false}});

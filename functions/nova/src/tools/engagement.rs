@@ -22,6 +22,7 @@ pub struct GetEngagementInsights;
 
 impl NovaTool for GetEngagementInsights {
     const NAME: &'static str = "get_engagement_insights";
+    const DEADLINE: std::time::Duration = super::WORKSPACE_TIMEOUT;
     const DESCRIPTION: &'static str = "Measured posts of this workspace and takeaways.";
     type Args = NoArgs;
 

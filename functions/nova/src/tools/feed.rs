@@ -16,6 +16,7 @@ pub struct GetOperatorFeed;
 
 impl NovaTool for GetOperatorFeed {
     const NAME: &'static str = "get_operator_feed";
+    const DEADLINE: std::time::Duration = super::WORKSPACE_TIMEOUT;
     const DESCRIPTION: &'static str = "Pending items, job health, goals and recent posts of this workspace.";
     type Args = NoArgs;
 

@@ -29,6 +29,7 @@ pub struct JobStatusArgs {
 
 impl NovaTool for GetJobStatus {
     const NAME: &'static str = "get_job_status";
+    const DEADLINE: std::time::Duration = super::WORKSPACE_TIMEOUT;
     const DESCRIPTION: &'static str = "A redacted status summary of one job of this workspace.";
     type Args = JobStatusArgs;
 

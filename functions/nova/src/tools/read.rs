@@ -1,8 +1,5 @@
-//! A tool call's reads: each under the deadline of what it reads, with the contract's one
-//! retry of a transient failure, and every workspace read scoped to the caller's workspace.
-
-use std::future::Future;
-use std::time::Duration;
+//! A tool call's reads, every one scoped to the caller's workspace. A read is made once: the
+//! call's deadline and the contract's one retry belong to the tool call as a whole.
 
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{Workspace, WorkspaceConfig, WorkspaceVersion};
@@ -13,11 +10,8 @@ use harmonia_store::{Collection, Store, decode_each, scan_all};
 use serde::de::DeserializeOwned;
 
 use super::outcome::Fail;
-use super::{TREND_TIMEOUT, WORKSPACE_TIMEOUT};
 
-/// What one tool call may read: the store, as the caller's workspace. The deadline follows
-/// what is read (the trend signals or the workspace's own records), so a tool
-/// states only which reads it makes.
+/// What one tool call may read: the store, as the caller's workspace.
 #[derive(Clone, Copy)]
 pub(crate) struct Reads<'a> {
     store: &'a dyn Store,
@@ -31,13 +25,10 @@ impl<'a> Reads<'a> {
 
     /// The caller's workspace record; a caller without one may not read anything.
     pub(crate) async fn workspace(&self) -> Result<Workspace, Fail> {
-        read(WORKSPACE_TIMEOUT, || async {
-            match self.store.get(self.ws, WORKSPACES, &doc_id(self.ws)).await? {
-                Some(doc) => doc.decode().map_err(|_| Fail::unavailable(false)),
-                None => Err(Fail::code(Code::Authorization, "The caller is not allowed to read this workspace.")),
-            }
-        })
-        .await
+        match self.store.get(self.ws, WORKSPACES, &doc_id(self.ws)).await? {
+            Some(doc) => doc.decode().map_err(|_| Fail::unavailable(false)),
+            None => Err(Fail::code(Code::Authorization, "The caller is not allowed to read this workspace.")),
+        }
     }
 
     /// The caller's workspace's current configuration (the feed shows its goals).
@@ -52,43 +43,21 @@ impl<'a> Reads<'a> {
 
     /// One document of `collection` in the caller's workspace, if it exists there.
     pub(crate) async fn get<T: DeserializeOwned>(&self, collection: Collection, id: &DocId) -> Result<Option<T>, Fail> {
-        read(WORKSPACE_TIMEOUT, || async {
-            match self.store.get(self.ws, collection, id).await? {
-                Some(doc) => doc.decode().map(Some).map_err(|_| Fail::unavailable(false)),
-                None => Ok(None),
-            }
-        })
-        .await
+        match self.store.get(self.ws, collection, id).await? {
+            Some(doc) => doc.decode().map(Some).map_err(|_| Fail::unavailable(false)),
+            None => Ok(None),
+        }
     }
 
     /// Every decodable document of `collection` in the caller's workspace.
     pub(crate) async fn every<T: DeserializeOwned>(&self, collection: Collection) -> Result<Vec<T>, Fail> {
-        read(WORKSPACE_TIMEOUT, || every(self.store, self.ws, collection)).await
+        every(self.store, self.ws, collection).await
     }
 
-    /// Every decodable trend signal the caller's workspace imported, under the trend deadline.
+    /// Every decodable trend signal the caller's workspace imported.
     pub(crate) async fn trend_signals<T: DeserializeOwned>(&self) -> Result<Vec<T>, Fail> {
-        read(TREND_TIMEOUT, || every(self.store, self.ws, TREND_SIGNALS)).await
+        every(self.store, self.ws, TREND_SIGNALS).await
     }
-}
-
-/// Run `read` under `deadline`; a transient failure or a timeout is retried once.
-///
-/// This stays one explicit second call rather than a backoff policy: the tool contract fixes
-/// exactly one immediate retry, and Nova's validator checks retries against that count.
-async fn read<T, F, Fut>(deadline: Duration, mut read: F) -> Result<T, Fail>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, Fail>>,
-{
-    match attempt(deadline, read()).await {
-        Err(failed) if failed.0.retryable => attempt(deadline, read()).await,
-        done => done,
-    }
-}
-
-async fn attempt<T>(deadline: Duration, read: impl Future<Output = Result<T, Fail>>) -> Result<T, Fail> {
-    tokio::time::timeout(deadline, read).await.map_err(|_elapsed| Fail::unavailable(true))?
 }
 
 /// Every decodable document of `collection` in `ws`, page by page so that none is cut off; an

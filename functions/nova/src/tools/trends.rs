@@ -29,6 +29,7 @@ pub struct FetchArgs {
 
 impl NovaTool for FetchTrendSignals {
     const NAME: &'static str = "fetch_trend_signals";
+    const DEADLINE: std::time::Duration = super::TREND_TIMEOUT;
     const DESCRIPTION: &'static str = "Public trend signals, strongest first.";
     type Args = FetchArgs;
 
@@ -57,6 +58,7 @@ pub struct SearchArgs {
 
 impl NovaTool for SearchTrendSignals {
     const NAME: &'static str = "search_trend_signals";
+    const DEADLINE: std::time::Duration = super::TREND_TIMEOUT;
     const DESCRIPTION: &'static str = "Public trend signals matching a query.";
     type Args = SearchArgs;
 

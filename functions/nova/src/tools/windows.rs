@@ -29,6 +29,7 @@ struct Slot {
 
 impl NovaTool for SuggestPostingWindows {
     const NAME: &'static str = "suggest_posting_windows";
+    const DEADLINE: std::time::Duration = super::WORKSPACE_TIMEOUT;
     const DESCRIPTION: &'static str = "UTC posting windows computed from measured history, with the basis.";
     type Args = NoArgs;
 
