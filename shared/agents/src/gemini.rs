@@ -295,8 +295,7 @@ impl Gemini {
         if !status.is_success() {
             return Err(Failed::fatal(model::Error::Refused("client error")));
         }
-        let body =
-            response.bytes().await.map_err(|_| Failed::fatal(model::Error::Refused("malformed response")))?;
+        let body = response.bytes().await.map_err(|_| Failed::fatal(model::Error::Refused("malformed response")))?;
         decode_response(&body).map_err(Failed::fatal)
     }
 }
