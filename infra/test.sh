@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The full test suite, as CI runs it: formatting, lints, the JSON-Schema drift check, the
 # dependency policy (cargo deny) and every test (both storage backends and both bus backends,
-# against emulators this script starts and stops). The last line is the total over every test
-# harness run: `N passed, N failed, N skipped`. Usage: infra/test.sh [extra cargo test arguments]
+# against emulators this script starts and stops), then a bounded run of every fuzz target
+# (infra/fuzz.sh --bounded). The last line is the total over every test harness run:
+# `N passed, N failed, N skipped`. Usage: infra/test.sh [extra cargo test arguments]
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -74,6 +75,20 @@ summary="$(awk '
 ' "$log")"
 if [ "$status" -ne 0 ]; then
   echo "error: cargo test exited with status $status"
+fi
+
+echo "==> fuzzing every decoder of untrusted bytes (bounded: about 2-3 minutes)"
+# After the tests, so a decoder that fails its own tests is reported by them first. A crash,
+# hang or over-limit allocation fails the command and prints the reproducer's path.
+set +e
+"$root/infra/fuzz.sh" --bounded
+fuzz_status=$?
+set -e
+if [ "$fuzz_status" -ne 0 ]; then
+  echo "error: the bounded fuzz step failed (status $fuzz_status)"
+  if [ "$status" -eq 0 ]; then
+    status=$fuzz_status
+  fi
 fi
 echo "$summary"
 exit "$status"

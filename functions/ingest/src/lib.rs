@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use harmonia_auth::Credentials;
+use harmonia_contracts::domain::SourceInput;
 use harmonia_contracts::{Code, Error};
 use harmonia_http::{ApiError, Caller, JsonBody, Trace};
 use harmonia_pipeline::Env;
@@ -102,6 +103,17 @@ pub struct SourceBody {
     pub language: Option<String>,
 }
 
+impl SourceBody {
+    /// The validated source this body submits: `content` parsed as `format` by
+    /// [`formats::parse`] (with its size limit), titled "Untitled source" and in English unless
+    /// the body says otherwise.
+    pub fn into_input(self) -> Result<SourceInput, Error> {
+        let title = self.title.unwrap_or_else(|| "Untitled source".into());
+        let language = self.language.unwrap_or_else(|| "en".into());
+        formats::parse(self.content.as_bytes(), self.format.into(), &title, &language)
+    }
+}
+
 /// The caller's `Idempotency-Key`, if sent: a retry with the same key answers the same job.
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, Error> {
     headers
@@ -119,9 +131,7 @@ pub async fn submit(
     headers: HeaderMap,
     JsonBody(request): JsonBody<SourceBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let title = request.title.unwrap_or_else(|| "Untitled source".into());
-    let language = request.language.unwrap_or_else(|| "en".into());
-    let input = formats::parse(request.content.as_bytes(), request.format.into(), &title, &language)?;
+    let input = request.into_input()?;
     let job = ingest(&env, &who.workspace, input, Some(trace), idempotency_key(&headers)?).await?;
     Ok((StatusCode::CREATED, Json(json!({ "job": job }))))
 }

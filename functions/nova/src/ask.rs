@@ -51,8 +51,8 @@ pub async fn ask(runtime: &Runtime, who: &Identity, question: &str, trace: Trace
     })
 }
 
-/// The trimmed question, 1-2000 characters.
-fn checked(question: &str) -> Result<&str, Error> {
+/// The trimmed question, 1-2000 characters; anything else is `invalid_request`.
+pub fn checked(question: &str) -> Result<&str, Error> {
     let question = question.trim();
     if question.is_empty() || question.chars().count() > MAX_QUESTION_CHARS {
         return Err(Error::new(Code::InvalidRequest, "the question must be 1-2000 characters"));

@@ -15,7 +15,7 @@
 mod ask;
 pub mod tools;
 
-pub use ask::{Asked, MAX_QUESTION_CHARS, ToolCall, ask};
+pub use ask::{Asked, MAX_QUESTION_CHARS, ToolCall, ask, checked as checked_question};
 
 use std::sync::Arc;
 
@@ -44,10 +44,18 @@ impl FromRef<NovaState> for Arc<Credentials> {
     }
 }
 
+/// The body of `POST /v1/ask`: `{"question"}`; the question is checked by [`checked_question`].
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct AskBody {
+pub struct AskBody {
     question: String,
+}
+
+impl AskBody {
+    /// The question as sent, before [`checked_question`] trims and bounds it.
+    pub fn question(&self) -> &str {
+        &self.question
+    }
 }
 
 async fn ask_route(
@@ -56,7 +64,7 @@ async fn ask_route(
     Trace(trace): Trace,
     JsonBody(body): JsonBody<AskBody>,
 ) -> Result<Json<Asked>, ApiError> {
-    Ok(Json(ask(&state.runtime, &who, &body.question, trace).await?))
+    Ok(Json(ask(&state.runtime, &who, body.question(), trace).await?))
 }
 
 /// Nova's router: `POST /v1/ask` and `GET /healthz`; anything else is a JSON 404 or 405.

@@ -42,7 +42,7 @@ pub use harmonia_auth::{Credentials, Identity, Role};
 /// since the operator API serves the ingest function's `submit` handler too.
 pub use harmonia_ingest::IngestState as OperatorState;
 pub use harmonia_ingest::MAX_BODY_BYTES;
-pub use routes::app;
+pub use routes::{DecisionBody, EditBody, app};
 
 #[cfg(test)]
 mod rounds_tests;

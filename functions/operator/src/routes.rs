@@ -115,9 +115,10 @@ enum DecisionKind {
     RequestChanges,
 }
 
+/// The body of `POST /v1/jobs/{job}/decisions`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct DecisionBody {
+pub struct DecisionBody {
     subject: ApprovalSubject,
     decision: DecisionKind,
     version: String,
@@ -187,9 +188,10 @@ async fn decide(
     Ok((StatusCode::OK, Json(json!({ "approval": approval, "job": job }))))
 }
 
+/// The body of `POST /v1/jobs/{job}/edits`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct EditBody {
+pub struct EditBody {
     /// The exact draft version edited.
     version: String,
     /// The new text, exactly as it is to be posted.

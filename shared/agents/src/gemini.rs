@@ -177,6 +177,14 @@ fn count(v: &Value, key: &str) -> u32 {
     v.get(key).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok()).unwrap_or(0)
 }
 
+/// Decode a `generateContent` response body as received: JSON text, then [`parse_response`].
+/// Nesting is bounded by `serde_json`'s recursion limit (128), so a hostile or corrupted body
+/// is refused (`malformed response`) rather than exhausting the stack.
+pub fn decode_response(body: &[u8]) -> Result<ModelResponse, model::Error> {
+    let value: Value = serde_json::from_slice(body).map_err(|_| model::Error::Refused("malformed response"))?;
+    parse_response(&value)
+}
+
 /// Read a `generateContent` response body.
 pub fn parse_response(body: &Value) -> Result<ModelResponse, model::Error> {
     let candidate = body
@@ -287,9 +295,8 @@ impl Gemini {
         if !status.is_success() {
             return Err(Failed::fatal(model::Error::Refused("client error")));
         }
-        let value: Value =
-            response.json().await.map_err(|_| Failed::fatal(model::Error::Refused("malformed response")))?;
-        parse_response(&value).map_err(Failed::fatal)
+        let body = response.bytes().await.map_err(|_| Failed::fatal(model::Error::Refused("malformed response")))?;
+        decode_response(&body).map_err(Failed::fatal)
     }
 }
 

@@ -241,6 +241,17 @@ impl GoogleIdTokens {
         &self.keys
     }
 
+    /// The id of the key a token claims to be signed with: what [`GoogleIdTokens::verify`]
+    /// reads of an untrusted token before any signature check. A token whose header is not
+    /// base64url JSON, is not RS256 or names no key is `unauthenticated`.
+    pub fn key_id(token: &str) -> Result<String, Error> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| refused())?;
+        if header.alg != Algorithm::RS256 {
+            return Err(refused());
+        }
+        header.kid.ok_or_else(refused)
+    }
+
     /// Whether `token` has the shape of a JWT.
     pub fn looks_like(token: &str) -> bool {
         token.split('.').count() == 3
@@ -252,11 +263,7 @@ impl GoogleIdTokens {
     /// for a correctly signed token that fails that check; a valid token of an unmapped email
     /// is `authorization`.
     pub async fn verify(&self, token: &str) -> Result<Identity, Error> {
-        let header = jsonwebtoken::decode_header(token).map_err(|_| refused())?;
-        if header.alg != Algorithm::RS256 {
-            return Err(refused());
-        }
-        let kid = header.kid.ok_or_else(refused)?;
+        let kid = Self::key_id(token)?;
         let key = self.keys.key(&kid).await?;
         let mut validation = Validation::new(Algorithm::RS256);
         validation.leeway = LEEWAY_SECS;

@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use base64::Engine as _;
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use harmonia_bus::{Delivery, Handler, Name, Outcome};
 use harmonia_contracts::{Code, ErrorBody};
 use serde_json::{Value, json};
@@ -63,14 +63,13 @@ pub fn decode(body: &[u8]) -> Result<Delivery, Error> {
         Some(_) => return Err(Error::NotAPushRequest),
     };
     // Pub/Sub always stamps a message; a body without a stamp is taken as published on
-    // arrival, but a stamp that is not RFC 3339 means the body is not Pub/Sub's.
+    // arrival, but a stamp that is not RFC 3339 in years 0000 to 9999 (UTC) means the body is
+    // not Pub/Sub's, and could not be stored and read back (the dead-letter record keeps it).
     let published_at = match field(message, "publishTime", "publish_time") {
         None | Some(Value::Null) => Utc::now(),
-        Some(stamp) => stamp
-            .as_str()
-            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-            .map(|t| t.with_timezone(&Utc))
-            .ok_or(Error::NotAPushRequest)?,
+        Some(stamp) => {
+            stamp.as_str().and_then(|t| harmonia_contracts::time::parse(t).ok()).ok_or(Error::NotAPushRequest)?
+        }
     };
     // Pub/Sub reports the attempt only with a dead-letter policy (the emulator never does).
     let attempt = field(root.as_object().ok_or(Error::NotAPushRequest)?, "deliveryAttempt", "delivery_attempt")
@@ -134,6 +133,15 @@ mod tests {
         assert_eq!(decode(attrs.to_string().as_bytes()).err(), Some(Error::NotAPushRequest));
         let stamp = json!({"message": {"messageId": "1", "publishTime": "yesterday"}, "subscription": "projects/p/subscriptions/s-1"});
         assert_eq!(decode(stamp.to_string().as_bytes()).err(), Some(Error::NotAPushRequest));
+    }
+
+    /// `push_body`: `9999-12-31T23:59:59-01:00` is year 10000 in UTC. It was taken as the
+    /// publication time, which the dead-letter record then stored in a form that does not
+    /// read back.
+    #[test]
+    fn a_publish_time_after_year_9999_in_utc_is_not_a_push() {
+        let body = include_bytes!("../testdata/fuzz/push-published-in-year-10000.json");
+        assert_eq!(decode(body).err(), Some(Error::NotAPushRequest));
     }
 
     struct Ack;

@@ -448,3 +448,18 @@ mod tests {
         }
     }
 }
+
+/// Inputs the fuzz targets found (`fuzz/fuzz_targets/`), kept as ordinary tests.
+#[cfg(test)]
+mod fuzz_regressions {
+    use super::*;
+
+    /// `stage_event`: `9999-12-31T23:59:59-01:00` is year 10000 in UTC. The event decoded, but
+    /// its re-encoding (`+10000-01-01T00:59:59…Z`) did not decode: a time must be refused when
+    /// it cannot be written back in the fixed-width form.
+    #[test]
+    fn an_event_emitted_after_year_9999_in_utc_is_undecodable() {
+        let bytes = include_bytes!("../testdata/fuzz/stage-event-emitted-in-year-10000.json");
+        assert_eq!(StageEvent::<SourceIngested>::decode(bytes).err().map(|e| e.code), Some(Code::EventUndecodable));
+    }
+}

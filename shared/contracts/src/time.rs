@@ -5,12 +5,14 @@
 //! (`…13.486Z` against `…13.4861Z`) string order is not time order — `Z` sorts after every
 //! digit — so "the newest" could be the wrong document. A fixed width makes the two orders
 //! agree for every year from 0000 to 9999. Reading accepts any RFC 3339 time (any fraction,
-//! any offset), so documents written before this format still load.
+//! any offset), so documents written before this format still load, as long as it falls in
+//! those years once in UTC: an offset can move `9999-12-31T23:59:59-01:00` into year 10000,
+//! which this form cannot write (nor read back).
 //!
 //! Use it on a field with `#[serde(with = "crate::time::rfc3339")]` (or `rfc3339_option` for
 //! an `Option`) and `#[schemars(with = "Timestamp")]`, which keeps the schema's `date-time`.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike as _, SecondsFormat, Utc};
 use serde::{Deserialize, Deserializer, Serializer};
 
 /// `t` as stored: RFC 3339, UTC, nine fraction digits, `Z`.
@@ -18,9 +20,25 @@ pub fn format(t: &DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Nanos, true)
 }
 
-/// Any RFC 3339 time, converted to UTC.
-pub fn parse(s: &str) -> Result<DateTime<Utc>, chrono::ParseError> {
-    DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc))
+/// Why a time was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// Not RFC 3339 text.
+    #[error("{0}")]
+    Syntax(chrono::ParseError),
+    /// An RFC 3339 time whose instant, in UTC, is before year 0000 or after year 9999.
+    #[error("the time is outside the years 0000 to 9999 in UTC")]
+    OutOfRange,
+}
+
+/// Any RFC 3339 time, converted to UTC; refused when that is outside the years 0000 to 9999,
+/// so that every time read can be written with [`format`] and read back.
+pub fn parse(s: &str) -> Result<DateTime<Utc>, Error> {
+    let t = DateTime::parse_from_rfc3339(s).map_err(Error::Syntax)?.with_timezone(&Utc);
+    if !(0..=9999).contains(&t.year()) {
+        return Err(Error::OutOfRange);
+    }
+    Ok(t)
 }
 
 /// Serde for a `DateTime<Utc>` field, written with [`format`] and read with [`parse`].
@@ -101,6 +119,18 @@ mod tests {
         }
         assert!(serde_json::from_str::<At>(r#"{"at":"yesterday"}"#).is_err());
         assert!(serde_json::from_str::<At>(r#"{"at":"2026-03-01 09:30:13"}"#).is_err(), "RFC 3339 needs the T");
+    }
+
+    #[test]
+    fn only_times_in_years_0000_to_9999_in_utc_are_read() {
+        for edge in ["0000-01-01T00:00:00Z", "9999-12-31T23:59:59.999999999Z", "0000-01-01T00:00:00-01:00"] {
+            let t = parse(edge).expect(edge);
+            assert_eq!(parse(&format(&t)), Ok(t), "{edge} is written and read back");
+        }
+        for outside in ["9999-12-31T23:59:59-01:00", "0000-01-01T00:00:00+01:00"] {
+            assert_eq!(parse(outside), Err(Error::OutOfRange), "{outside}");
+        }
+        assert!(matches!(parse("yesterday"), Err(Error::Syntax(_))));
     }
 
     #[test]

@@ -31,6 +31,14 @@ pub fn rejection(rejection: &JsonRejection) -> Error {
     }
 }
 
+/// Decode a request body's bytes as `T` exactly as [`JsonBody`] does once the body has been
+/// read within the router's limit and its content type checked (axum's `Json::from_bytes`),
+/// with the same typed rejections. For callers that hold the bytes already, such as the fuzz
+/// targets of every request body.
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+    Json::<T>::from_bytes(bytes).map(|Json(value)| value).map_err(|refused| rejection(&refused))
+}
+
 impl<T, S> FromRequest<S> for JsonBody<T>
 where
     T: DeserializeOwned,

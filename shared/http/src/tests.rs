@@ -169,3 +169,18 @@ async fn admin_routes_answer_forbidden_to_operators() {
     let (status, body) = send(http.get(format!("{base}/admin"))).await;
     assert_eq!((status, error_code(&body)), (401, "unauthenticated"), "no credential is 401, not 403");
 }
+
+#[test]
+fn decoded_bytes_are_refused_with_the_codes_of_the_extractor() {
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Body {
+        name: String,
+    }
+    let code = |bytes: &[u8]| crate::body::decode::<Body>(bytes).err().map(|e| e.code);
+    assert_eq!(crate::body::decode::<Body>(br#"{"name":"ana"}"#).ok(), Some(Body { name: "ana".into() }));
+    assert_eq!(code(b"{"), Some(harmonia_contracts::Code::InvalidRequest), "not JSON");
+    assert_eq!(code(br#"{"name":"ana","x":1}"#), Some(harmonia_contracts::Code::InvalidRequest), "another shape");
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    assert_eq!(code(deep.as_bytes()), Some(harmonia_contracts::Code::InvalidRequest), "nesting is bounded");
+}

@@ -192,3 +192,19 @@ async fn grounding_metadata_is_read() {
     assert_eq!(g.queries, ["offline first sync"]);
     assert_eq!(g.sources, [("https://example.org/a".to_owned(), "Example".to_owned())]);
 }
+
+#[test]
+fn response_bytes_decode_to_parts_and_anything_else_is_a_malformed_response() {
+    let body = text("{}").to_string();
+    let response = crate::gemini::decode_response(body.as_bytes()).expect("decodes");
+    assert!(matches!(response.parts.as_slice(), [Part::Text(t)] if t == "{}"));
+    assert_eq!(response.usage.input_tokens, 120);
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    for bad in [b"\xff".as_slice(), b"{\"candidates\":", deep.as_bytes()] {
+        assert!(
+            matches!(crate::gemini::decode_response(bad), Err(model::Error::Refused("malformed response"))),
+            "{}",
+            String::from_utf8_lossy(&bad[..bad.len().min(20)])
+        );
+    }
+}

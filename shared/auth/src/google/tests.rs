@@ -196,3 +196,23 @@ async fn credentials_route_jwts_to_google_and_operator_credentials_to_the_store(
     let refused = credentials.authenticate(Some(&format!("Bearer {expired}"))).await.err().map(|e| e.code);
     assert_eq!(refused, Some(Code::TokenExpired));
 }
+
+#[test]
+fn the_key_id_is_read_before_any_signature_check_and_only_from_an_rs256_header() {
+    let claims = claims(AUD, now() + 600, "ana@example.com", true);
+    assert_eq!(GoogleIdTokens::key_id(&token("k1", &claims)).ok().as_deref(), Some("k1"));
+    let unsigned = |header: &str| {
+        let header = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(header);
+        format!("{header}.e30.c2ln")
+    };
+    assert_eq!(GoogleIdTokens::key_id(&unsigned(r#"{"alg":"RS256","kid":"k2"}"#)).ok().as_deref(), Some("k2"));
+    for refused in [
+        unsigned(r#"{"alg":"HS256","kid":"k1"}"#),
+        unsigned(r#"{"alg":"RS256"}"#),
+        unsigned("not json"),
+        "a.b.c".to_owned(),
+        String::new(),
+    ] {
+        assert_eq!(GoogleIdTokens::key_id(&refused).err().map(|e| e.code), Some(Code::Unauthenticated), "{refused}");
+    }
+}

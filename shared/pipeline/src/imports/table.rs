@@ -93,10 +93,11 @@ impl Row {
         self.required(column)?.trim().parse().map_err(|_| self.invalid(column, "a whole number from 0 is expected"))
     }
 
-    /// An RFC 3339 time with an offset (for example 2026-11-02T14:00:00Z).
+    /// An RFC 3339 time with an offset (for example 2026-11-02T14:00:00Z), read as every stored
+    /// time is (`harmonia_contracts::time::parse`: in years 0000 to 9999 once in UTC), so the
+    /// record it goes into reads back.
     pub(super) fn time(&self, column: &str) -> Result<DateTime<Utc>, Error> {
-        DateTime::parse_from_rfc3339(self.required(column)?.trim())
-            .map(|t| t.with_timezone(&Utc))
+        harmonia_contracts::time::parse(self.required(column)?.trim())
             .map_err(|_| self.invalid(column, "an RFC 3339 time such as 2026-11-02T14:00:00Z is expected"))
     }
 

@@ -224,3 +224,13 @@ proptest::proptest! {
         }
     }
 }
+
+/// `imports` (after the `stage_event` finding): `9999-12-31T23:59:59-01:00` is year 10000 in
+/// UTC. The row was accepted, and its record stored a time that no longer reads back.
+#[test]
+fn a_time_after_year_9999_in_utc_is_an_invalid_row() {
+    let text = include_str!("../../testdata/fuzz/metrics-published-in-year-10000.csv");
+    let (code, message) = refused(metrics::parse(text));
+    assert_eq!(code, Code::ImportInvalidRow);
+    assert!(message.contains("`published_at`"), "{message}");
+}

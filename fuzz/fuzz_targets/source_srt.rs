@@ -1,0 +1,10 @@
+//! `formats::parse` as `ingest` calls it, for the srt source format: any bytes are a
+//! source or a typed refusal, never a panic, a hang or an unbounded allocation.
+#![no_main]
+
+use harmonia_pipeline::formats::{self, Format};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|bytes: &[u8]| {
+    let _ = formats::parse(bytes, Format::Srt, "fuzz", "en");
+});

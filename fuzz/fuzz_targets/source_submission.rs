@@ -1,0 +1,12 @@
+//! `POST /v1/sources` (ingest and the operator API): the JSON body, then the source it carries
+//! parsed in its declared format, exactly as the `submit` handler does before storing anything.
+#![no_main]
+
+use harmonia_ingest::SourceBody;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|bytes: &[u8]| {
+    if let Ok(body) = harmonia_http::body::decode::<SourceBody>(bytes) {
+        let _ = body.into_input();
+    }
+});

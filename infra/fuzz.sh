@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing (cargo-fuzz, libFuzzer) of every decoder of untrusted bytes: each
+# target under fuzz/fuzz_targets/ runs in turn, seeded from fuzz/corpus/<target>/ and, where
+# the format has keywords, fuzz/dict/<target>.dict.
+#
+# Usage:
+#   infra/fuzz.sh [MINUTES]   a campaign: every target for MINUTES minutes (default 20)
+#   infra/fuzz.sh --bounded   the test command's step: every target for FUZZ_BOUNDED_SECONDS
+#                             (default 8) seconds, about 2-3 minutes for all of them
+#
+# Prints, per target, the executions, the coverage of the final stats line (`cov:` edges,
+# `ft:` features) and whether it crashed, as a table at the end. Any crash, hang (an input
+# running past 10 s) or allocation past 2048 MB fails the script and prints the reproducer
+# path; reproduce it with `cargo fuzz run --dev --sanitizer none --fuzz-dir fuzz
+# --target-dir target/fuzz TARGET PATH`, then check it in as a regression test (README).
+#
+# Everything the runs write (build, grown corpora, logs, reproducers) lives under
+# target/fuzz/, so the checked-in seeds never change and CI caches one folder.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+if [ "${1:-}" = "--bounded" ]; then
+  seconds="${FUZZ_BOUNDED_SECONDS:-8}"
+elif [ $# -eq 0 ] || [[ "$1" =~ ^[1-9][0-9]*$ ]]; then
+  seconds=$(( ${1:-20} * 60 ))
+else
+  echo "usage: infra/fuzz.sh [MINUTES] | --bounded" >&2
+  exit 2
+fi
+
+# Built by this script into the user's cache (pinned, like cargo-deny in infra/test.sh), once
+# per machine: a fresh clone reuses it.
+fuzz_version=0.13.2
+fuzz_root="${XDG_CACHE_HOME:-$HOME/.cache}/harmonia/tools/cargo-fuzz-$fuzz_version"
+if [ ! -x "$fuzz_root/bin/cargo-fuzz" ]; then
+  echo "cargo-fuzz is not installed: building it into $fuzz_root (once per machine; about a minute)"
+  cargo install --quiet --locked cargo-fuzz --version "$fuzz_version" --root "$fuzz_root"
+fi
+export PATH="$fuzz_root/bin:$PATH"
+
+# The fuzz crate's own Cargo.lock pins its dependencies: `cargo fuzz` has no --locked, so a
+# lock file that would have to change is refused here first.
+cargo metadata --quiet --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
+# The dev profile and no sanitizer keep the build short and need no nightly toolchain.
+work="$root/target/fuzz"
+fuzz=(--dev --sanitizer none --fuzz-dir fuzz --target-dir "$work")
+echo "==> building the fuzz targets"
+cargo fuzz build "${fuzz[@]}"
+
+targets=()
+while IFS= read -r target; do targets+=("$target"); done < <(cargo fuzz list --fuzz-dir fuzz)
+echo "==> fuzzing ${#targets[@]} targets for $seconds s each"
+
+rows=()
+crashed=0
+for target in "${targets[@]}"; do
+  mkdir -p "$work/corpus/$target" "$work/artifacts/$target" "$work/logs"
+  log="$work/logs/$target.log"
+  options=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
+    -artifact_prefix="$work/artifacts/$target/")
+  if [ -f "fuzz/dict/$target.dict" ]; then
+    options+=(-dict="fuzz/dict/$target.dict")
+  fi
+  # New inputs go to the first (grown) corpus folder; the checked-in seeds are read only.
+  corpora=("$work/corpus/$target")
+  if [ -d "fuzz/corpus/$target" ]; then
+    corpora+=("fuzz/corpus/$target")
+  fi
+  set +e
+  cargo fuzz run "${fuzz[@]}" "$target" "${corpora[@]}" -- "${options[@]}" >"$log" 2>&1
+  status=$?
+  set -e
+  executions="$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$log" | tail -n 1)"
+  last="$(grep -E '^#[0-9]+' "$log" | grep 'cov: ' | tail -n 1 || true)"
+  cov="$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")"
+  ft="$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$last")"
+  if [ "$status" -eq 0 ]; then
+    result="ok"
+  else
+    crashed=$((crashed + 1))
+    reproducer="$(sed -nE 's/.*Test unit written to (.*)$/\1/p' "$log" | tail -n 1)"
+    result="FAILED (status $status)"
+    echo "error: fuzz target $target failed; log: $log"
+    grep -E '^(==[0-9]+== ERROR|thread .* panicked)' "$log" | head -n 3 || true
+    echo "reproducer: ${reproducer:-none written (see the log)}"
+  fi
+  echo "$target: ${executions:-?} executions, cov ${cov:-?}, ft ${ft:-?}, $result"
+  rows+=("$target|${executions:-?}|${cov:-?}|${ft:-?}|$result")
+done
+
+echo
+printf '%-20s %14s %8s %8s  %s\n' target executions cov ft result
+for row in "${rows[@]}"; do
+  IFS='|' read -r target executions cov ft result <<<"$row"
+  printf '%-20s %14s %8s %8s  %s\n' "$target" "$executions" "$cov" "$ft" "$result"
+done
+if [ "$crashed" -ne 0 ]; then
+  echo "error: $crashed of ${#targets[@]} fuzz targets failed"
+  exit 1
+fi
+echo "${#targets[@]} fuzz targets, no crash, hang or over-limit allocation"
