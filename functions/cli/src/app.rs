@@ -141,7 +141,7 @@ fn describe(s: JobStatus) -> &'static str {
         JobStatus::DraftRejected => "operator    draft rejected",
         JobStatus::PolicyBlocked => "policy      blocked by a rule",
         JobStatus::NeedsHuman => {
-            "            parked for a person: the review still failed after the revision, or a decision used all its operator rounds"
+            "            parked for a person: the review still failed after the revision, a decision used all its operator rounds, or the draft carries a line that reads as an order to the system (see `harmonia show`)"
         }
         JobStatus::Failed => "failed",
     }

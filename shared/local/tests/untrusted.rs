@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use harmonia_agents::model::{self, Model, ModelRequest, ModelResponse, Part};
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{
-    Dimension, JobStatus, Review, Severity, Source, SourceInput, SourcePart, TranscriptSegment,
+    Dimension, JobStatus, PolicyRule, Review, Severity, Source, SourceInput, SourcePart, TranscriptSegment,
 };
 use harmonia_contracts::tool::Provenance;
 use harmonia_local::{Local, Wrap};
@@ -149,4 +149,59 @@ async fn a_draft_carrying_an_injected_line_is_parked_for_a_human_with_the_reason
         );
         assert_eq!(review.assessments.safety_inclusion.score.get(), 1);
     }
+}
+
+/// A reviewer that passes everything: what policy does when review misses an injected line.
+struct Lenient(Arc<dyn Model>);
+
+#[async_trait]
+impl Model for Lenient {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn provenance(&self) -> Provenance {
+        self.0.provenance()
+    }
+    fn provider(&self) -> &'static str {
+        self.0.provider()
+    }
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
+        let mut response = self.0.generate(request).await?;
+        if request.role == Role::Dara {
+            for part in &mut response.parts {
+                if let Part::Text(text) = part
+                    && let Ok(mut review) = serde_json::from_str::<Value>(text)
+                    && review.get("verdict").is_some()
+                {
+                    review["verdict"] = Value::String("pass".into());
+                    review["issues"] = Value::Array(Vec::new());
+                    *text = review.to_string();
+                }
+            }
+        }
+        Ok(response)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_injected_line_a_reviewer_missed_parks_the_job_for_a_human_at_policy() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let wrap = Wrap {
+        model: Some(Box::new(|m| Arc::new(Lenient(Arc::new(Injecting(m)))) as Arc<dyn Model>)),
+        ..Wrap::default()
+    };
+    let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let sample: SourceInput = serde_json::from_str(SAMPLE).expect("sample parses");
+    let job = ingest(&local.env, &ws, sample, None, None).await.expect("ingest");
+    let done = local.drive(&ws, &job.id, true, WAIT, |_| {}).await.expect("drive");
+    local.settle(WAIT).await.expect("settle");
+    assert_eq!(done.status, JobStatus::NeedsHuman, "a person looks at it, not a rewording: {:?}", done.failure);
+    let store = &*local.env.store;
+    assert_eq!(scan_all(store, &ws, SANDBOX_POSTS).await.expect("posts").len(), 0, "nothing was published");
+    // The operator sees why: the policy result names the rule and the detector's reason.
+    let detail = harmonia_pipeline::detail::job(&local.env, &ws, &job.id).await.expect("detail");
+    let rule = detail.policy.last().and_then(|p| p.rules.iter().find(|r| r.rule == PolicyRule::NoInstructionText));
+    let rule = rule.expect("the rule's result");
+    assert!(!rule.passed && rule.reason.contains("instruction-like"), "{}", rule.reason);
 }

@@ -16,6 +16,7 @@ use crate::roles::Role;
 /// strategy_approved -> planned -> drafted -> revision_requested -> drafted (pass 2)
 /// drafted -> reviewed | needs_human (pass 2 still "revise")
 /// reviewed -> awaiting_draft_approval (policy passed) | policy_blocked
+///   | needs_human (the draft carries a line that reads as an order to the system)
 /// awaiting_draft_approval -> draft_approved | draft_rejected
 /// awaiting_draft_approval -> draft_changes_requested -> drafted (an operator round: a new
 ///   writing cycle) | needs_human (rounds exhausted)
@@ -67,8 +68,8 @@ pub enum JobStatus {
     DraftRejected,
     /// Deterministic policy refused the draft. Terminal.
     PolicyBlocked,
-    /// The revision still did not pass, or a gate used all its operator rounds; parked for a
-    /// human. Terminal.
+    /// The revision still did not pass, a gate used all its operator rounds, or the draft
+    /// carries instruction-like source text; parked for a human. Terminal.
     NeedsHuman,
     /// A typed failure. Terminal.
     Failed,
@@ -112,7 +113,7 @@ impl JobStatus {
                 | (Planned, Drafted)
                 | (Drafted, RevisionRequested | Reviewed | NeedsHuman)
                 | (RevisionRequested, Drafted)
-                | (Reviewed, AwaitingDraftApproval | PolicyBlocked)
+                | (Reviewed, AwaitingDraftApproval | PolicyBlocked | NeedsHuman)
                 | (AwaitingDraftApproval, DraftApproved | DraftRejected | DraftChangesRequested | NeedsHuman)
                 | (DraftChangesRequested, Drafted)
                 | (DraftApproved, Publishing)

@@ -1,5 +1,5 @@
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{Draft, JobStatus, PolicyOutcome, Review};
+use harmonia_contracts::domain::{Draft, JobStatus, PolicyOutcome, PolicyRule, Review};
 use harmonia_contracts::event::{PolicyPassed, ReviewPassed, StageEvent};
 
 use super::read::{job_config, load};
@@ -33,6 +33,11 @@ impl Step for ReviewPassed {
                 let passed = PolicyPassed { draft: draft.id.clone(), content_hash: draft.content_hash.clone() };
                 Completion::new(JobStatus::AwaitingDraftApproval, event.pass)
                     .publish(env.message(&next_event(event, passed))?)
+            }
+            // A line that reads as an order to the system is not a rule to fix by rewording:
+            // it may be an attack carried in from the source, so a person looks at it.
+            PolicyOutcome::Blocked if result.violations.iter().any(|v| v.rule == PolicyRule::NoInstructionText) => {
+                Completion::new(JobStatus::NeedsHuman, event.pass)
             }
             PolicyOutcome::Blocked => Completion::new(JobStatus::PolicyBlocked, event.pass),
         };
