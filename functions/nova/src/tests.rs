@@ -470,15 +470,7 @@ async fn offline_answers_for_each_of_the_five_skills() {
 
 async fn rejected(store: Arc<dyn Store>, ws: &WorkspaceId, model: ScriptedModel) -> Code {
     let rt = runtime(store, Arc::new(model));
-    let seed = harmonia_agents::InvocationSeed {
-        workspace: ws.clone(),
-        user: "ana".parse().expect("op"),
-        job: JobId::generate(),
-        stage: Stage::Operator,
-        input: RoleInput::Nova(NovaInput { question: "q".into() }),
-        trace: TraceParent::new_root(),
-    };
-    let err = rt.invoke(&seed).await.expect_err("rejected");
+    let err = rt.invoke(&seed_for(ws)).await.expect_err("rejected");
     let c = err.contract().expect("contract error");
     assert_eq!(c.role, Role::Nova);
     c.code
@@ -656,6 +648,7 @@ fn attempts(steps: &[harmonia_agents::runtime::Step], tool: &str) -> Vec<bool> {
         .collect()
 }
 
+/// A Nova invocation asked by `ana` in `ws`.
 fn seed_for(ws: &WorkspaceId) -> harmonia_agents::InvocationSeed {
     harmonia_agents::InvocationSeed {
         workspace: ws.clone(),

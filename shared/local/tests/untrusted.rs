@@ -88,12 +88,11 @@ async fn injected_lines_are_flagged_and_never_reach_a_brief_a_claim_or_a_post() 
     assert!(!body.contains("1.2") || body.contains("1.2 million dollars"), "{body}");
 }
 
-/// The offline model, except that every Noni draft carries the injected line after its
-/// evidence (its claims stay clean, so only the body carries it).
-struct Injecting(Arc<dyn Model>);
+/// A model whose JSON answers for one role are rewritten: what a misbehaving model would say.
+struct Rewriting(Arc<dyn Model>, Role, fn(&mut Value));
 
 #[async_trait]
-impl Model for Injecting {
+impl Model for Rewriting {
     fn name(&self) -> &str {
         self.0.name()
     }
@@ -105,14 +104,13 @@ impl Model for Injecting {
     }
     async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
         let mut response = self.0.generate(request).await?;
-        if request.role == Role::Noni {
+        if request.role == self.1 {
             for part in &mut response.parts {
                 if let Part::Text(text) = part
-                    && let Ok(mut draft) = serde_json::from_str::<Value>(text)
-                    && let Some(body) = draft.get("body").and_then(Value::as_str)
+                    && let Ok(mut answer) = serde_json::from_str::<Value>(text)
                 {
-                    draft["body"] = Value::String(format!("{body}\n\n{ASSISTANT}"));
-                    *text = draft.to_string();
+                    (self.2)(&mut answer);
+                    *text = answer.to_string();
                 }
             }
         }
@@ -120,10 +118,28 @@ impl Model for Injecting {
     }
 }
 
+/// Noni's draft carries the injected assistant line.
+fn inject(draft: &mut Value) {
+    if let Some(body) = draft.get("body").and_then(Value::as_str) {
+        draft["body"] = Value::String(format!("{body}\n\n{ASSISTANT}"));
+    }
+}
+
+/// Dara passes whatever it reads.
+fn lenient(review: &mut Value) {
+    if review.get("verdict").is_some() {
+        review["verdict"] = Value::String("pass".into());
+        review["issues"] = Value::Array(Vec::new());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_draft_carrying_an_injected_line_is_parked_for_a_human_with_the_reason() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let wrap = Wrap { model: Some(Box::new(|m| Arc::new(Injecting(m)) as Arc<dyn Model>)), ..Wrap::default() };
+    let wrap = Wrap {
+        model: Some(Box::new(|m| Arc::new(Rewriting(m, Role::Noni, inject)) as Arc<dyn Model>)),
+        ..Wrap::default()
+    };
     let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
     let ws = local.workspace().await.expect("workspace");
     let sample: SourceInput = serde_json::from_str(SAMPLE).expect("sample parses");
@@ -151,43 +167,13 @@ async fn a_draft_carrying_an_injected_line_is_parked_for_a_human_with_the_reason
     }
 }
 
-/// A reviewer that passes everything: what policy does when review misses an injected line.
-struct Lenient(Arc<dyn Model>);
-
-#[async_trait]
-impl Model for Lenient {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn provenance(&self) -> Provenance {
-        self.0.provenance()
-    }
-    fn provider(&self) -> &'static str {
-        self.0.provider()
-    }
-    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
-        let mut response = self.0.generate(request).await?;
-        if request.role == Role::Dara {
-            for part in &mut response.parts {
-                if let Part::Text(text) = part
-                    && let Ok(mut review) = serde_json::from_str::<Value>(text)
-                    && review.get("verdict").is_some()
-                {
-                    review["verdict"] = Value::String("pass".into());
-                    review["issues"] = Value::Array(Vec::new());
-                    *text = review.to_string();
-                }
-            }
-        }
-        Ok(response)
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_injected_line_a_reviewer_missed_parks_the_job_for_a_human_at_policy() {
     let dir = tempfile::tempdir().expect("temp dir");
     let wrap = Wrap {
-        model: Some(Box::new(|m| Arc::new(Lenient(Arc::new(Injecting(m)))) as Arc<dyn Model>)),
+        model: Some(Box::new(|m| {
+            Arc::new(Rewriting(Arc::new(Rewriting(m, Role::Noni, inject)), Role::Dara, lenient)) as Arc<dyn Model>
+        })),
         ..Wrap::default()
     };
     let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");

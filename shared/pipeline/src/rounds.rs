@@ -86,20 +86,9 @@ pub async fn request_changes(env: &Env, workspace: &WorkspaceId, request: Change
         return Err(Error::new(Code::InvalidRequest, "Feedback is 1 to 2,000 characters."));
     }
     let job = job(env, workspace, &request.job).await?;
-    let current = checked_version(env, workspace, &job, request.subject, &request.subject_hash).await?;
-    let decided = |decision| Approval {
-        job: job.id.clone(),
-        subject: request.subject,
-        subject_hash: current.clone(),
-        round: job.round,
-        decision,
-        operator: request.operator.clone(),
-        decided_at: Utc::now(),
-    };
-    let Some(round) = job.round.next() else {
-        return Err(exhausted(env, workspace, &job, decided(Decision::RoundsExhausted)).await);
-    };
-    let approval = decided(Decision::ChangesRequested { feedback: feedback.to_owned() });
+    let (round, decided) =
+        open_round(env, workspace, &job, request.subject, &request.subject_hash, &request.operator).await?;
+    let approval = decided.decide(Decision::ChangesRequested { feedback: feedback.to_owned() });
     let span = tracing::info_span!(
         "decision",
         otel.name = %format_args!("decision {}", request.subject.as_str()),
@@ -155,19 +144,8 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
         return Err(Error::new(Code::InvalidRequest, "An edited draft is 1 to 5,000 characters of text."));
     }
     let job = job(env, workspace, &request.job).await?;
-    let current = checked_version(env, workspace, &job, ApprovalSubject::Draft, &request.subject_hash).await?;
-    let decided = |decision| Approval {
-        job: job.id.clone(),
-        subject: ApprovalSubject::Draft,
-        subject_hash: current.clone(),
-        round: job.round,
-        decision,
-        operator: request.operator.clone(),
-        decided_at: Utc::now(),
-    };
-    let Some(round) = job.round.next() else {
-        return Err(exhausted(env, workspace, &job, decided(Decision::RoundsExhausted)).await);
-    };
+    let (round, decided) =
+        open_round(env, workspace, &job, ApprovalSubject::Draft, &request.subject_hash, &request.operator).await?;
     let previous: Draft = stored(env, workspace, DRAFTS, &doc_id(current_draft_id(&job))).await?;
     let claims: Vec<Claim> =
         previous.claims.into_iter().filter(|c| body.contains(c.text.trim_end_matches('…'))).collect();
@@ -208,11 +186,54 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
             ),
         ));
     }
-    let approval = decided(Decision::Edited { draft: id.clone(), content_hash: draft.content_hash.clone() });
+    let approval = decided.decide(Decision::Edited { draft: id.clone(), content_hash: draft.content_hash.clone() });
     let record = ApprovalRecord { approval: approval.clone(), next: Vec::new() };
     let writes = vec![(DRAFTS, doc_id(&id), encode(&draft)?), (POLICY_RESULTS, doc_id(&id), encode(&result)?)];
     record_round(env, workspace, &job, round, &record, JobStatus::AwaitingDraftApproval, writes).await?;
     Ok(Edited { approval, draft })
+}
+
+/// A decision on one exact version, by one operator, waiting for what it decides.
+struct Pending {
+    job: JobId,
+    subject: ApprovalSubject,
+    version: String,
+    round: Round,
+    operator: OperatorId,
+}
+
+impl Pending {
+    /// The decision record of `decision`, taken now.
+    fn decide(&self, decision: Decision) -> Approval {
+        Approval {
+            job: self.job.clone(),
+            subject: self.subject,
+            subject_hash: self.version.clone(),
+            round: self.round,
+            decision,
+            operator: self.operator.clone(),
+            decided_at: Utc::now(),
+        }
+    }
+}
+
+/// The round a request for changes or an edit opens, with the decision it will record; past
+/// the gate's last round the job is parked (`rounds_exhausted`). Checks that the job waits for
+/// this decision and that `given` names its current version.
+async fn open_round(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &Job,
+    subject: ApprovalSubject,
+    given: &str,
+    operator: &OperatorId,
+) -> Result<(Round, Pending), Error> {
+    let version = checked_version(env, workspace, job, subject, given).await?;
+    let pending = Pending { job: job.id.clone(), subject, version, round: job.round, operator: operator.clone() };
+    match job.round.next() {
+        Some(round) => Ok((round, pending)),
+        None => Err(exhausted(env, workspace, job, pending.decide(Decision::RoundsExhausted)).await),
+    }
 }
 
 /// The job must wait for a decision on `subject`, and `given` must name its current version;
