@@ -12,6 +12,7 @@ use harmonia_contracts::Role;
 use harmonia_contracts::domain::{
     Dimension, JobStatus, PolicyRule, Review, Severity, Source, SourceInput, SourcePart, TranscriptSegment,
 };
+use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::tool::Provenance;
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::connector::SANDBOX_POSTS;
@@ -88,6 +89,21 @@ async fn injected_lines_are_flagged_and_never_reach_a_brief_a_claim_or_a_post() 
     assert!(!body.contains("1.2") || body.contains("1.2 million dollars"), "{body}");
 }
 
+/// The sample run through a pipeline whose model is wrapped by `wrap`, approving both gates,
+/// until the job settles: the deployment, its workspace, the job and where it ended.
+async fn sample_through(
+    dir: &std::path::Path,
+    wrap: Wrap,
+) -> (Local, WorkspaceId, harmonia_contracts::domain::Job, harmonia_contracts::domain::Job) {
+    let local = Local::open_with(dir, Timing::LOCAL, wrap).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let sample: SourceInput = serde_json::from_str(SAMPLE).expect("sample parses");
+    let job = ingest(&local.env, &ws, sample, None, None).await.expect("ingest");
+    let done = local.drive(&ws, &job.id, true, WAIT, |_| {}).await.expect("drive");
+    local.settle(WAIT).await.expect("settle");
+    (local, ws, job, done)
+}
+
 /// A model whose JSON answers for one role are rewritten: what a misbehaving model would say.
 struct Rewriting(Arc<dyn Model>, Role, fn(&mut Value));
 
@@ -140,12 +156,7 @@ async fn a_draft_carrying_an_injected_line_is_parked_for_a_human_with_the_reason
         model: Some(Box::new(|m| Arc::new(Rewriting(m, Role::Noni, inject)) as Arc<dyn Model>)),
         ..Wrap::default()
     };
-    let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
-    let ws = local.workspace().await.expect("workspace");
-    let sample: SourceInput = serde_json::from_str(SAMPLE).expect("sample parses");
-    let job = ingest(&local.env, &ws, sample, None, None).await.expect("ingest");
-    let done = local.drive(&ws, &job.id, true, WAIT, |_| {}).await.expect("drive");
-    local.settle(WAIT).await.expect("settle");
+    let (local, ws, _, done) = sample_through(dir.path(), wrap).await;
     assert_eq!(done.status, JobStatus::NeedsHuman, "{:?}", done.failure);
     let store = &*local.env.store;
     assert_eq!(scan_all(store, &ws, SANDBOX_POSTS).await.expect("posts").len(), 0, "nothing was published");
@@ -176,12 +187,7 @@ async fn an_injected_line_a_reviewer_missed_parks_the_job_for_a_human_at_policy(
         })),
         ..Wrap::default()
     };
-    let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
-    let ws = local.workspace().await.expect("workspace");
-    let sample: SourceInput = serde_json::from_str(SAMPLE).expect("sample parses");
-    let job = ingest(&local.env, &ws, sample, None, None).await.expect("ingest");
-    let done = local.drive(&ws, &job.id, true, WAIT, |_| {}).await.expect("drive");
-    local.settle(WAIT).await.expect("settle");
+    let (local, ws, job, done) = sample_through(dir.path(), wrap).await;
     assert_eq!(done.status, JobStatus::NeedsHuman, "a person looks at it, not a rewording: {:?}", done.failure);
     let store = &*local.env.store;
     assert_eq!(scan_all(store, &ws, SANDBOX_POSTS).await.expect("posts").len(), 0, "nothing was published");

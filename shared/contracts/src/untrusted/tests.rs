@@ -112,40 +112,29 @@ fn the_trial_lines_carry_the_expected_signals() {
     );
 }
 
+/// Every signal the detector scores.
+const EVERY_SIGNAL: [Signal; 10] = [
+    Signal::RoleMarker,
+    Signal::Override,
+    Signal::Persona,
+    Signal::ToolName,
+    Signal::PublishingOrder,
+    Signal::ApprovalClaim,
+    Signal::Addressee,
+    Signal::CallOrder,
+    Signal::Urgency,
+    Signal::Disguise,
+];
+
 #[test]
 fn the_longest_reason_fits_a_stored_reason() {
-    let all = Score {
-        points: 99,
-        signals: vec![
-            Signal::RoleMarker,
-            Signal::Override,
-            Signal::Persona,
-            Signal::ToolName,
-            Signal::PublishingOrder,
-            Signal::ApprovalClaim,
-            Signal::Addressee,
-            Signal::CallOrder,
-            Signal::Urgency,
-            Signal::Disguise,
-        ],
-    };
+    let all = Score { points: 99, signals: EVERY_SIGNAL.to_vec() };
     assert!(all.reason().chars().count() <= 300, "{}", all.reason());
 }
 
 #[test]
 fn no_single_signal_reaches_the_threshold() {
-    for s in [
-        Signal::RoleMarker,
-        Signal::Override,
-        Signal::Persona,
-        Signal::ToolName,
-        Signal::PublishingOrder,
-        Signal::ApprovalClaim,
-        Signal::Addressee,
-        Signal::CallOrder,
-        Signal::Urgency,
-        Signal::Disguise,
-    ] {
+    for s in EVERY_SIGNAL {
         assert!(s.points() < THRESHOLD, "{s:?}");
     }
 }
