@@ -9,7 +9,7 @@ use harmonia_contracts::domain::{ApprovalSubject, Draft, Job, JobStatus, Publica
 use harmonia_contracts::event::{Pass, Round, Stage};
 use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
-use harmonia_pipeline::detail::VERSION_PREFIX_CHARS;
+use harmonia_pipeline::detail::version_prefix;
 use harmonia_pipeline::formats::{self, Format};
 use harmonia_pipeline::operator;
 use harmonia_pipeline::records::{ANALYSES, AnalysisRecord, DRAFTS, PUBLICATIONS, SOURCES, doc_id};
@@ -168,18 +168,12 @@ pub(crate) async fn follow(
                 "  {:<11} approved the {} version {}",
                 "operator",
                 if subject == ApprovalSubject::Strategy { "strategy" } else { "draft" },
-                &version[..VERSION_PREFIX_CHARS]
+                version_prefix(&version)
             )),
         })
         .await?;
-    let waiting = match current.status {
-        JobStatus::AwaitingStrategyApproval => Some(ApprovalSubject::Strategy),
-        JobStatus::AwaitingDraftApproval => Some(ApprovalSubject::Draft),
-        _ => None,
-    };
-    match waiting {
-        Some(subject) => {
-            let version = operator::current_version(&env.env, ws, &current, subject).await?;
+    match operator::awaiting(&env.env, ws, &current).await? {
+        Some((subject, version)) => {
             let choices = if subject == ApprovalSubject::Draft {
                 "approve, reject, request changes or edit"
             } else {
@@ -188,7 +182,7 @@ pub(crate) async fn follow(
             out.say(&format!(
                 "Waiting for the operator to {choices}: the {} version {} (see it with `harmonia show {job}`).",
                 subject.as_str(),
-                &version[..VERSION_PREFIX_CHARS]
+                version_prefix(&version)
             ));
         }
         None if current.status != JobStatus::Verified => out.say(&format!("  {}", describe(current.status))),
@@ -361,15 +355,7 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
         out.say(&format!("{:<36}  {:<27} TITLE (VERSION AWAITING A DECISION) [FAILURE]", "JOB", "STATUS"));
     }
     for j in &jobs {
-        let waiting = match j.status {
-            JobStatus::AwaitingStrategyApproval => Some(ApprovalSubject::Strategy),
-            JobStatus::AwaitingDraftApproval => Some(ApprovalSubject::Draft),
-            _ => None,
-        };
-        let version = match waiting {
-            Some(s) => Some(operator::current_version(env, &ws, j, s).await?),
-            None => None,
-        };
+        let version = operator::awaiting(env, &ws, j).await?.map(|(_, version)| version);
         let failure = j
             .failure
             .as_ref()
@@ -382,10 +368,10 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
             version
                 .as_ref()
                 .map(|v| match j.round.is_original() {
-                    true => format!(" (version {})", &v[..VERSION_PREFIX_CHARS]),
+                    true => format!(" (version {})", version_prefix(v)),
                     false => format!(
                         " (version {}, operator round {} of {})",
-                        &v[..VERSION_PREFIX_CHARS],
+                        version_prefix(v),
                         j.round.get(),
                         Round::MAX.get()
                     ),

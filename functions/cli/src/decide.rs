@@ -8,7 +8,7 @@ use std::path::Path;
 use harmonia_contracts::domain::{Approval, ApprovalSubject, Decision};
 use harmonia_contracts::ids::{JobId, OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
-use harmonia_pipeline::detail::VERSION_PREFIX_CHARS;
+use harmonia_pipeline::detail::version_prefix as short;
 use harmonia_pipeline::operator;
 use harmonia_pipeline::rounds::{self, ChangesRequest, EditRequest, MAX_EDIT_CHARS};
 use serde_json::json;
@@ -35,11 +35,6 @@ async fn version(
         Some(v) => Ok(v),
         None => operator::current_version(backend.env(), ws, &current, subject).await,
     }
-}
-
-/// The first characters of a version, as `status` prints them.
-fn short(version: &str) -> &str {
-    &version[..version.len().min(VERSION_PREFIX_CHARS)]
 }
 
 /// After a decision: follow the job locally until it needs the operator again (printing only

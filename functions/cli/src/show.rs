@@ -258,7 +258,7 @@ fn render(d: &JobDetail, s: &Style) -> String {
                 let leads =
                     v.briefs.first().map(|b| format!(" Led by brief {}: {}", b.id, b.key_message)).unwrap_or_default();
                 t.item(
-                    &format!("round {} (version {}):", v.round.get(), short(&v.content_hash)),
+                    &format!("round {} (version {}):", v.round.get(), detail::version_prefix(&v.content_hash)),
                     &format!("{}{leads}", v.objective),
                 );
             }
@@ -347,13 +347,13 @@ fn render(d: &JobDetail, s: &Style) -> String {
                 Decision::Rejected { reason } => format!("rejected the {subject}: “{reason}”"),
                 Decision::ChangesRequested { feedback } => format!("asked for changes to the {subject}: “{feedback}”"),
                 Decision::Edited { draft, content_hash } => {
-                    format!("edited the {subject}, writing {draft} (version {})", short(content_hash))
+                    format!("edited the {subject}, writing {draft} (version {})", detail::version_prefix(content_hash))
                 }
                 Decision::RoundsExhausted => {
                     format!("asked for a round beyond the last at the {subject} gate, so the job needs a person")
                 }
             };
-            let version = format!("version {}{}", short(&a.subject_hash), round_label(a.round));
+            let version = format!("version {}{}", detail::version_prefix(&a.subject_hash), round_label(a.round));
             t.item(&when(&a.decided_at), &format!("{} {what}; on {version}.", a.operator));
         }
     }
@@ -396,11 +396,6 @@ fn render(d: &JobDetail, s: &Style) -> String {
 /// ", round N" for an operator round; nothing for the original.
 fn round_label(round: Round) -> String {
     if round.is_original() { String::new() } else { format!(", round {}", round.get()) }
-}
-
-/// The prefix of a version an operator can type back.
-fn short(version: &str) -> &str {
-    &version[..version.len().min(detail::VERSION_PREFIX_CHARS)]
 }
 
 /// The text being built, in one style.

@@ -2,7 +2,7 @@ use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
-use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus};
+use harmonia_contracts::domain::{ApprovalSubject, Decision};
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::{Code, Error};
 use harmonia_http::{ApiError, Caller, JsonBody, PathId, Trace};
@@ -37,19 +37,6 @@ pub fn app(state: OperatorState) -> Router {
     .with_state(state)
 }
 
-async fn waiting_version(
-    state: &OperatorState,
-    ws: &harmonia_contracts::ids::WorkspaceId,
-    job: &Job,
-) -> Result<Option<String>, Error> {
-    let subject = match job.status {
-        JobStatus::AwaitingStrategyApproval => ApprovalSubject::Strategy,
-        JobStatus::AwaitingDraftApproval => ApprovalSubject::Draft,
-        _ => return Ok(None),
-    };
-    operator::current_version(&state.env, ws, job, subject).await.map(Some)
-}
-
 async fn list(State(state): State<OperatorState>, Caller(who): Caller) -> Reply {
     let jobs = operator::jobs(&state.env, &who.workspace, 200).await?;
     Ok((StatusCode::OK, Json(json!({ "jobs": jobs }))))
@@ -57,7 +44,7 @@ async fn list(State(state): State<OperatorState>, Caller(who): Caller) -> Reply 
 
 async fn show(State(state): State<OperatorState>, Caller(who): Caller, PathId(id): PathId<JobId>) -> Reply {
     let job = operator::job(&state.env, &who.workspace, &id).await?;
-    let version = waiting_version(&state, &who.workspace, &job).await?;
+    let version = operator::awaiting(&state.env, &who.workspace, &job).await?.map(|(_, version)| version);
     Ok((StatusCode::OK, Json(json!({ "job": job, "awaiting_version": version }))))
 }
 

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 
 use harmonia_agents::InvocationSeed;
 use harmonia_agents::io::{EntityKind, EntityRef, Layout, MayaInput, RoleInput};
-use harmonia_contracts::event::{Pass, Round, Stage};
+use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::operator;
 use harmonia_pipeline::records::{DRAFTS, PLANS, POLICY_RESULTS, PUBLICATIONS, REVIEWS, SOURCES, STRATEGIES, doc_id};
-use harmonia_pipeline::steps::draft_id_of;
+use harmonia_pipeline::steps::every_draft_id;
 use harmonia_store::Collection;
 use serde_json::{Value, json};
 
@@ -74,8 +74,8 @@ pub(crate) async fn job_view(
         add(EntityKind::PlanItem, selected.to_owned(), item.clone());
     }
     // Every draft version of every round: the operator sees what each round changed.
-    for (round, pass) in Round::all().flat_map(|r| [(r, Pass::FIRST), (r, Pass::REVISION)]) {
-        let draft = draft_id_of(&job.id, round, pass).to_string();
+    for draft in every_draft_id(&job.id) {
+        let draft = draft.to_string();
         if let Some((id, data)) = fetch(DRAFTS, draft.clone()).await? {
             add(EntityKind::Draft, id, data);
         }

@@ -15,7 +15,7 @@ use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_bus::Bus;
 use harmonia_bus_local::LocalBus;
-use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus, WorkspaceConfig};
+use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, WorkspaceConfig};
 use harmonia_contracts::event::{Pass, Round, Stage};
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::ids::WorkspaceId;
@@ -202,12 +202,7 @@ impl Local {
                     });
                 }
             }
-            let subject = match current.status {
-                JobStatus::AwaitingStrategyApproval => Some(ApprovalSubject::Strategy),
-                JobStatus::AwaitingDraftApproval => Some(ApprovalSubject::Draft),
-                _ => None,
-            };
-            match subject {
+            match operator::awaited(current.status) {
                 Some(subject) if approve => {
                     let version = operator::current_version(&self.env, workspace, &current, subject).await?;
                     let request = operator::DecisionRequest {

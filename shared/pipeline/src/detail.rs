@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use harmonia_contracts::Error;
 use harmonia_contracts::domain::{
-    Analysis, Angle, Approval, ApprovalSubject, Brief, Draft, Job, JobStatus, LanguageTag, Moment, Plan, PlanItem,
-    Platform, PolicyOutcome, PolicyResult, PolicyRule, Publication, Review, Source,
+    Analysis, Angle, Approval, ApprovalSubject, Brief, Draft, Job, LanguageTag, Moment, Plan, PlanItem, Platform,
+    PolicyOutcome, PolicyResult, PolicyRule, Publication, Review, Source,
 };
 use harmonia_contracts::event::{Pass, Round};
 use harmonia_contracts::ids::{BriefId, DraftId, EvidenceId, JobId, PlanItemId, WorkspaceId};
@@ -21,12 +21,11 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::Env;
-use crate::operator::current_version;
 use crate::records::{
     ANALYSES, AnalysisRecord, DRAFTS, PLANS, POLICY_RESULTS, PUBLICATIONS, PlanRecord, REVIEWS, SOURCES, STRATEGIES,
     STRATEGY_VERSIONS, StrategyRecord, doc_id, strategy_version_id,
 };
-use crate::steps::draft_id_of;
+use crate::steps::every_draft_id;
 
 /// How many hexadecimal characters of a version `status` and `show` print: enough to be
 /// unique in practice and accepted wherever a version is named.
@@ -233,6 +232,12 @@ pub struct Awaiting {
     pub prefix: String,
 }
 
+/// The first [`VERSION_PREFIX_CHARS`] characters of a version (all of a shorter one): what
+/// `status` and `show` print, and what a decision may name.
+pub fn version_prefix(version: &str) -> &str {
+    version.get(..VERSION_PREFIX_CHARS).unwrap_or(version)
+}
+
 /// Every rule policy runs, in the order it runs them.
 const RULES: [PolicyRule; 12] = [
     PolicyRule::PlatformLength,
@@ -290,39 +295,29 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDe
     }
     let plan: Option<PlanRecord> = decode(get(PLANS, job.id.to_string()).await?)?;
     let (mut drafts, mut reviews, mut policy, mut publication) = (Vec::new(), Vec::new(), Vec::new(), None);
-    for round in Round::all() {
-        for pass in [Pass::FIRST, Pass::REVISION] {
-            let draft_id = draft_id_of(&job.id, round, pass).to_string();
-            if let Some(draft) = decode::<Draft>(get(DRAFTS, draft_id.clone()).await?)? {
-                drafts.push(draft_detail(draft, &cite));
-            }
-            if let Some(review) = decode::<Review>(get(REVIEWS, draft_id.clone()).await?)? {
-                reviews.push(review);
-            }
-            if let Some(result) = decode::<PolicyResult>(get(POLICY_RESULTS, draft_id.clone()).await?)? {
-                policy.push(policy_detail(result));
-            }
-            // Only the approved version is published; it is the one that has a record.
-            if let Some(p) = decode::<Publication>(get(PUBLICATIONS, draft_id).await?)? {
-                publication = Some(p);
-            }
+    for draft_id in every_draft_id(&job.id) {
+        let draft_id = draft_id.to_string();
+        if let Some(draft) = decode::<Draft>(get(DRAFTS, draft_id.clone()).await?)? {
+            drafts.push(draft_detail(draft, &cite));
+        }
+        if let Some(review) = decode::<Review>(get(REVIEWS, draft_id.clone()).await?)? {
+            reviews.push(review);
+        }
+        if let Some(result) = decode::<PolicyResult>(get(POLICY_RESULTS, draft_id.clone()).await?)? {
+            policy.push(policy_detail(result));
+        }
+        // Only the approved version is published; it is the one that has a record.
+        if let Some(p) = decode::<Publication>(get(PUBLICATIONS, draft_id).await?)? {
+            publication = Some(p);
         }
     }
     let decisions =
         crate::rounds::decisions(&*env.store, workspace, &job.id).await?.into_iter().map(|r| r.approval).collect();
-    let awaiting = match job.status {
-        JobStatus::AwaitingStrategyApproval => Some(ApprovalSubject::Strategy),
-        JobStatus::AwaitingDraftApproval => Some(ApprovalSubject::Draft),
-        _ => None,
-    };
-    let awaiting = match awaiting {
-        Some(subject) => {
-            let version = current_version(env, workspace, &job, subject).await?;
-            let prefix = version.chars().take(VERSION_PREFIX_CHARS).collect();
-            Some(Awaiting { subject, version, prefix })
-        }
-        None => None,
-    };
+    let awaiting = crate::operator::awaiting(env, workspace, &job).await?.map(|(subject, version)| Awaiting {
+        subject,
+        prefix: version_prefix(&version).to_owned(),
+        version,
+    });
     Ok(JobDetail {
         source: source.map(summary),
         analysis: analysis.as_ref().map(|a| analysis_detail(&a.analysis)),

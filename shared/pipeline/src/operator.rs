@@ -84,11 +84,7 @@ pub const MAX_REASON_CHARS: usize = 500;
 pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest) -> Result<Approval, Error> {
     check_reason(&request.decision)?;
     let job = job(env, workspace, &request.job).await?;
-    require_waiting(&job, request.subject)?;
-    let current = current_version(env, workspace, &job, request.subject).await?;
-    if !names_version(&current, &request.subject_hash)? {
-        return Err(Error::from_code(Code::StaleVersion));
-    }
+    let current = checked_version(env, workspace, &job, request.subject, &request.subject_hash).await?;
     let approval = Approval {
         job: job.id.clone(),
         subject: request.subject,
@@ -134,9 +130,26 @@ pub fn require_waiting(job: &Job, subject: ApprovalSubject) -> Result<(), Error>
     ))
 }
 
+/// The job must wait for a decision on `subject` (`invalid_transition`, naming its status), and
+/// `given` must name its current version (`stale_version`); the whole current hash.
+pub(crate) async fn checked_version(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &Job,
+    subject: ApprovalSubject,
+    given: &str,
+) -> Result<String, Error> {
+    require_waiting(job, subject)?;
+    let current = current_version(env, workspace, job, subject).await?;
+    if !names_version(&current, given)? {
+        return Err(Error::from_code(Code::StaleVersion));
+    }
+    Ok(current)
+}
+
 /// Whether `given` names the version `current`: the whole hash or a prefix of at least
 /// [`MIN_VERSION_PREFIX`] hexadecimal characters (either case). Anything else is not a version.
-pub(crate) fn names_version(current: &str, given: &str) -> Result<bool, Error> {
+fn names_version(current: &str, given: &str) -> Result<bool, Error> {
     let given = given.trim();
     if given.len() < MIN_VERSION_PREFIX || given.len() > 64 || !given.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::new(
@@ -154,6 +167,23 @@ fn check_reason(decision: &Decision) -> Result<(), Error> {
             Err(Error::new(Code::InvalidRequest, "A rejection needs a reason of 1 to 500 characters."))
         }
         _ => Ok(()),
+    }
+}
+
+/// The decision a job in `status` waits for, if any (the inverse of [`waiting_status`]).
+pub fn awaited(status: JobStatus) -> Option<ApprovalSubject> {
+    [ApprovalSubject::Strategy, ApprovalSubject::Draft].into_iter().find(|s| waiting_status(*s) == status)
+}
+
+/// The decision `job` waits for and the version it must name, when it waits for one.
+pub async fn awaiting(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &Job,
+) -> Result<Option<(ApprovalSubject, String)>, Error> {
+    match awaited(job.status) {
+        Some(subject) => Ok(Some((subject, current_version(env, workspace, job, subject).await?))),
+        None => Ok(None),
     }
 }
 
@@ -253,12 +283,18 @@ async fn record_decision(
         tx.commit().await
     })
     .await
-    .map_err(|e| match e {
+    .map_err(moved_meanwhile)
+}
+
+/// A decision's transaction refused because the job moved on meanwhile, in words; other
+/// errors as they are.
+pub(crate) fn moved_meanwhile(e: harmonia_store::Error) -> Error {
+    match e {
         harmonia_store::Error::Aborted(Code::InvalidTransition) => {
-            Error::new(Code::InvalidTransition, "the job is no longer waiting for this decision")
+            Error::new(Code::InvalidTransition, "The job is no longer waiting for this decision.")
         }
         other => Error::from(other),
-    })
+    }
 }
 
 /// A job by id.

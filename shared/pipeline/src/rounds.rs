@@ -19,7 +19,7 @@ use harmonia_contracts::{Code, Error};
 use harmonia_store::{Store, Tx, encode, run_transaction};
 
 use crate::Env;
-use crate::operator::{ApprovalRecord, current_version, job, names_version, require_waiting};
+use crate::operator::{ApprovalRecord, checked_version, job, moved_meanwhile};
 use crate::policy::{PolicyInput, check};
 use crate::records::{
     ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, PLANS, POLICY_RESULTS, PendingMessage, PlanRecord, doc_id,
@@ -236,23 +236,6 @@ async fn open_round(
     }
 }
 
-/// The job must wait for a decision on `subject`, and `given` must name its current version;
-/// the whole current hash.
-async fn checked_version(
-    env: &Env,
-    workspace: &WorkspaceId,
-    job: &Job,
-    subject: ApprovalSubject,
-    given: &str,
-) -> Result<String, Error> {
-    require_waiting(job, subject)?;
-    let current = current_version(env, workspace, job, subject).await?;
-    if !names_version(&current, given)? {
-        return Err(Error::from_code(Code::StaleVersion));
-    }
-    Ok(current)
-}
-
 /// Park the job as `needs_human` with a record of the request that went past the last round;
 /// the error that says so (or the one that kept it from being recorded).
 async fn exhausted(env: &Env, workspace: &WorkspaceId, job: &Job, approval: Approval) -> Error {
@@ -333,16 +316,6 @@ async fn record_round(
     })
     .await
     .map_err(moved_meanwhile)
-}
-
-/// A transaction refused because the job moved on meanwhile, in words; other errors as they are.
-fn moved_meanwhile(e: harmonia_store::Error) -> Error {
-    match e {
-        harmonia_store::Error::Aborted(Code::InvalidTransition) => {
-            Error::new(Code::InvalidTransition, "The job is no longer waiting for this decision.")
-        }
-        other => Error::from(other),
-    }
 }
 
 /// The record of the round decision that opened `round` at `subject`'s gate, if there is one.

@@ -24,6 +24,12 @@ pub fn draft_id(job: &JobId, round: Round, pass: Pass) -> DraftId {
     }
 }
 
+/// The ids every draft version of `job` can have, in the order they are written: by round,
+/// then pass.
+pub fn every_draft_id(job: &JobId) -> impl Iterator<Item = DraftId> + '_ {
+    Round::all().flat_map(move |round| [Pass::FIRST, Pass::REVISION].map(|pass| draft_id(job, round, pass)))
+}
+
 /// The id of the job's current draft: the one of its round and pass.
 pub fn current_draft_id(job: &Job) -> DraftId {
     draft_id(&job.id, job.round, job.pass)
@@ -156,6 +162,9 @@ mod tests {
         assert_eq!(first, draft_id(&long, r0, Pass::FIRST));
         assert_ne!(first, draft_id(&long, r0, Pass::REVISION));
         assert_ne!(first, draft_id(&long, Round::MAX, Pass::FIRST));
+        let every: Vec<DraftId> = every_draft_id(&short).collect();
+        assert_eq!(every.len(), 8, "two passes in each of four rounds");
+        assert_eq!((every[0].as_str(), every[7].as_str()), ("draft-job-1-1", "draft-job-1-r3-2"));
         assert!(first.as_str().starts_with("draft-j"));
     }
 }

@@ -16,7 +16,7 @@ mod strategize;
 mod verify;
 
 pub use deadletter::{DeadLetterRecorder, system_workspace};
-pub use draft::{current_draft_id, draft_id as draft_id_of};
+pub use draft::{current_draft_id, draft_id as draft_id_of, every_draft_id};
 pub use ingest::ingest;
 pub use plan::select_item;
 
