@@ -4,9 +4,11 @@
 # the format has keywords, fuzz/dict/<target>.dict.
 #
 # Usage:
-#   infra/fuzz.sh [MINUTES]   a campaign: every target for MINUTES minutes (default 20)
-#   infra/fuzz.sh --bounded   the test command's step: every target for FUZZ_BOUNDED_SECONDS
-#                             (default 8) seconds, about 2-3 minutes for all of them
+#   infra/fuzz.sh [MINUTES] [TARGET...]   a campaign: every target (or only the TARGETs named)
+#                                         for MINUTES minutes each (default 20)
+#   infra/fuzz.sh --bounded               the test command's step: every target for
+#                                         FUZZ_BOUNDED_SECONDS (default 8) seconds, about 2-3
+#                                         minutes for all of them
 #
 # Prints, per target, the executions, the coverage of the final stats line (`cov:` edges,
 # `ft:` features) and whether it crashed, as a table at the end. Any crash, hang (an input
@@ -21,12 +23,15 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-if [ "${1:-}" = "--bounded" ]; then
+usage="usage: infra/fuzz.sh [MINUTES] [TARGET...] | --bounded"
+if [ "${1:-}" = "--bounded" ] && [ $# -eq 1 ]; then
   seconds="${FUZZ_BOUNDED_SECONDS:-8}"
+  shift
 elif [ $# -eq 0 ] || [[ "$1" =~ ^[1-9][0-9]*$ ]]; then
   seconds=$(( ${1:-20} * 60 ))
+  shift $(( $# > 0 ? 1 : 0 ))
 else
-  echo "usage: infra/fuzz.sh [MINUTES] | --bounded" >&2
+  echo "$usage" >&2
   exit 2
 fi
 
@@ -43,14 +48,29 @@ export PATH="$fuzz_root/bin:$PATH"
 # The fuzz crate's own Cargo.lock pins its dependencies: `cargo fuzz` has no --locked, so a
 # lock file that would have to change is refused here first.
 cargo metadata --quiet --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
+
+known=()
+while IFS= read -r target; do known+=("$target"); done < <(cargo fuzz list --fuzz-dir fuzz)
+if [ $# -eq 0 ]; then
+  targets=("${known[@]}")
+else
+  targets=()
+  for target in "$@"; do
+    if [[ " ${known[*]} " != *" $target "* ]]; then
+      echo "error: there is no fuzz target named '$target'; the targets are: ${known[*]}" >&2
+      echo "$usage" >&2
+      exit 2
+    fi
+    targets+=("$target")
+  done
+fi
+
 # The dev profile and no sanitizer keep the build short and need no nightly toolchain.
 work="$root/target/fuzz"
 fuzz=(--dev --sanitizer none --fuzz-dir fuzz --target-dir "$work")
 echo "==> building the fuzz targets"
 cargo fuzz build "${fuzz[@]}"
 
-targets=()
-while IFS= read -r target; do targets+=("$target"); done < <(cargo fuzz list --fuzz-dir fuzz)
 echo "==> fuzzing ${#targets[@]} targets for $seconds s each"
 
 rows=()
