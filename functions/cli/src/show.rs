@@ -435,12 +435,16 @@ impl Text<'_> {
         }
     }
 
-    /// Cited evidence, each quoted with its time range.
+    /// Cited evidence, each quoted: a moment with its time range, a web page with its address.
     fn evidence(&mut self, cited: &[Cited]) {
         for c in cited {
             match (&c.quote, c.start_ms, c.end_ms) {
                 (Some(q), Some(start), Some(end)) => {
                     self.item(&format!("  [{}] {}–{}", c.evidence_id, clock(start), clock(end)), &format!("“{q}”"));
+                }
+                (Some(q), _, _) if c.url.is_some() => {
+                    let url = c.url.as_deref().unwrap_or_default();
+                    self.item(&format!("  [{}] web page", c.evidence_id), &format!("{url}: “{q}”"));
                 }
                 _ => self.item(&format!("  [{}]", c.evidence_id), "(not one of this job's moments)"),
             }

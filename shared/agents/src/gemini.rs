@@ -218,29 +218,7 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, model::Error> {
         }
     }
     let usage = body.get("usageMetadata").cloned().unwrap_or_default();
-    let grounding = candidate.get("groundingMetadata").map(|g| Grounding {
-        queries: g
-            .get("webSearchQueries")
-            .and_then(Value::as_array)
-            .map(|q| q.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
-            .unwrap_or_default(),
-        sources: g
-            .get("groundingChunks")
-            .and_then(Value::as_array)
-            .map(|chunks| {
-                chunks
-                    .iter()
-                    .filter_map(|c| {
-                        let web = c.get("web")?;
-                        Some((
-                            web.get("uri")?.as_str()?.to_owned(),
-                            web.get("title").and_then(Value::as_str).unwrap_or("").to_owned(),
-                        ))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-    });
+    let grounding = candidate.get("groundingMetadata").map(grounding);
     Ok(ModelResponse {
         parts,
         usage: TokenUsage {
@@ -249,6 +227,46 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, model::Error> {
         },
         grounding,
     })
+}
+
+/// `groundingMetadata` as reported (`webSearchQueries`, `groundingChunks[].web`,
+/// `groundingSupports[]` with byte offsets into a text part); checked later by
+/// [`crate::research`], so nothing is dropped or repaired here.
+fn grounding(g: &Value) -> Grounding {
+    // An index that is not a non-negative whole number cannot point at anything.
+    let index =
+        |v: Option<&Value>| v.and_then(Value::as_u64).and_then(|n| usize::try_from(n).ok()).unwrap_or(usize::MAX);
+    let list = |key: &str| g.get(key).and_then(Value::as_array).cloned().unwrap_or_default();
+    Grounding {
+        queries: list("webSearchQueries").iter().filter_map(|q| q.as_str().map(str::to_owned)).collect(),
+        chunks: list("groundingChunks")
+            .iter()
+            .map(|c| {
+                let web = c.get("web");
+                let text = |key: &str| web.and_then(|w| w.get(key)).and_then(Value::as_str).unwrap_or("").to_owned();
+                model::GroundingChunk { uri: text("uri"), title: text("title") }
+            })
+            .collect(),
+        supports: list("groundingSupports")
+            .iter()
+            .map(|s| {
+                let segment = s.get("segment");
+                let field = |key: &str| segment.and_then(|seg| seg.get(key));
+                model::GroundingSupport {
+                    // Proto3 JSON leaves out zero values: an absent part or start is 0.
+                    part: field("partIndex").map_or(0, |v| index(Some(v))),
+                    start: field("startIndex").map_or(0, |v| index(Some(v))),
+                    end: index(field("endIndex")),
+                    text: field("text").and_then(Value::as_str).map(str::to_owned),
+                    chunks: s
+                        .get("groundingChunkIndices")
+                        .and_then(Value::as_array)
+                        .map(|ix| ix.iter().map(|i| index(Some(i))).collect())
+                        .unwrap_or_default(),
+                }
+            })
+            .collect(),
+    }
 }
 
 /// One failed `generateContent` call, and whether another attempt may help.

@@ -313,6 +313,10 @@ pub struct DaraInput {
     pub brief: Brief,
     /// The evidence the brief references.
     pub evidence: Vec<Moment>,
+    /// The grounded-search results of this job that the draft cites (each page with the
+    /// answer spans it supports): production input like the moments, never authority.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub research: Vec<harmonia_contracts::domain::ResearchEvidence>,
     /// What deterministic checks already found in this draft: figures or quotations the
     /// evidence does not bear out, and lines that read as orders to the system (the same
     /// findings policy will block on). Each is a high-severity issue to raise.

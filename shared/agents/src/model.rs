@@ -79,13 +79,43 @@ pub struct ModelRequest {
     pub grounded_search: bool,
 }
 
-/// Grounding metadata returned with a grounded answer (web search).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// Grounding metadata returned with a grounded answer (web search), exactly as the provider
+/// reported it. Nothing here is trusted: [`crate::research`] validates it before any result
+/// is accepted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Grounding {
-    /// Sources: (uri, title).
-    pub sources: Vec<(String, String)>,
+    /// The pages the answer may rest on, referred to by index.
+    pub chunks: Vec<GroundingChunk>,
+    /// Which span of the answer rests on which chunks.
+    pub supports: Vec<GroundingSupport>,
     /// Queries the model ran.
     pub queries: Vec<String>,
+}
+
+/// One page of a grounded answer.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroundingChunk {
+    /// Its address (empty when the provider gave none).
+    pub uri: String,
+    /// Its title.
+    pub title: String,
+}
+
+/// One span of a grounded answer and the chunks it rests on. Numbers the provider sent that
+/// are not indices (negative, fractional, missing where required) are kept as `usize::MAX`,
+/// so validation refuses them instead of a parser guessing.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroundingSupport {
+    /// Which text part of the answer the span is in.
+    pub part: usize,
+    /// Byte offset where the span starts in that part (inclusive).
+    pub start: usize,
+    /// Byte offset where it ends (exclusive).
+    pub end: usize,
+    /// The span's text, when the provider repeated it.
+    pub text: Option<String>,
+    /// Indices into [`Grounding::chunks`].
+    pub chunks: Vec<usize>,
 }
 
 /// One model answer.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
-use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord, Operation, TokenUsage};
+use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord, Operation, ResearchEvidence, TokenUsage};
 use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
 use harmonia_contracts::trace::{SpanId, TraceParent};
@@ -122,6 +122,17 @@ pub struct Invocation {
     pub activity: ActivityRecord,
     /// The real load and tool sequence.
     pub steps: Vec<Step>,
+    /// Every result its grounded searches accepted, for the step to persist with the output
+    /// (so policy can resolve the `web-*` ids the output cites).
+    pub research: Vec<ResearchEvidence>,
+}
+
+/// What an invocation's children left besides its steps: the activity records of its tool
+/// calls and research children, and the research results they accepted.
+#[derive(Default)]
+struct Children {
+    activity: Vec<ActivityRecord>,
+    research: Vec<ResearchEvidence>,
 }
 
 /// Why an invocation did not produce an accepted output.
@@ -290,7 +301,8 @@ fn contract(role: Role, code: Code) -> AgentContractError {
 
 impl Runtime {
     /// A runtime over `model`, `store` and `skills`, with Temi's snapshot tools and the
-    /// research tools registered.
+    /// verified-publication search registered (the grounded web search is the runtime's own
+    /// child invocation, see [`crate::research`]).
     pub fn new(model: Arc<dyn Model>, store: Arc<dyn Store>, skills: Arc<SkillLibrary>) -> Self {
         let mut validators = HashMap::new();
         for role in Role::ALL {
@@ -298,12 +310,11 @@ impl Runtime {
                 validators.insert(role, v);
             }
         }
-        let search = Arc::new(crate::research::GroundedSearch::new(model.clone()));
         let mut runtime = Self { model, store, skills, tools: HashMap::new(), validators };
         for view in crate::tools::SnapshotView::ALL {
             runtime = runtime.with_tool(Arc::new(crate::tools::SnapshotTool(view)));
         }
-        runtime.with_tool(Arc::new(crate::research::SearchVerifiedPublications)).with_tool(search)
+        runtime.with_tool(Arc::new(crate::research::SearchVerifiedPublications))
     }
 
     /// Register a data tool (a role still calls only what its allow-list names).
@@ -399,8 +410,8 @@ impl Runtime {
 
         let mut steps = Vec::new();
         let mut usage = TokenUsage::default();
-        let mut tool_activity = Vec::new();
-        let outcome = self.run(seed, spec, &span, &mut steps, &mut usage, &mut tool_activity).await;
+        let mut children = Children::default();
+        let outcome = self.run(seed, spec, &span, &mut steps, &mut usage, &mut children).await;
         let outcome = match outcome {
             Ok(value) => {
                 let event =
@@ -429,8 +440,8 @@ impl Runtime {
             span_id = %activity.span_id, "specialist invocation"
         );
         record_metrics(&activity, self.model.provider());
-        let mut writes = Vec::with_capacity(1 + tool_activity.len());
-        for record in std::iter::once(&activity).chain(&tool_activity) {
+        let mut writes = Vec::with_capacity(1 + children.activity.len());
+        for record in std::iter::once(&activity).chain(&children.activity) {
             let id = activity_id(&record.job, &record.span_id);
             writes.push(Write { collection: ACTIVITY, id, op: WriteOp::Create(encode(record)?) });
         }
@@ -441,7 +452,7 @@ impl Runtime {
         if !state_delta.values.contains_key(spec.output_key) {
             return Err(contract(role, Code::MissingOutputKey).into());
         }
-        Ok(Invocation { state_delta, activity, steps })
+        Ok(Invocation { state_delta, activity, steps, research: children.research })
     }
 
     /// The record of `operation` for the seed's role: begun at `began`, ending now, under `span`
@@ -488,6 +499,9 @@ impl Runtime {
             });
         }
         out.extend(spec.tools.iter().filter_map(|t| self.tools.get(*t)).map(|t| t.declaration()));
+        if spec.tools.contains(&crate::research::GOOGLE_SEARCH) {
+            out.push(crate::research::declaration());
+        }
         out
     }
 
@@ -498,7 +512,7 @@ impl Runtime {
         span: &TraceParent,
         steps: &mut Vec<Step>,
         usage: &mut TokenUsage,
-        tool_activity: &mut Vec<ActivityRecord>,
+        children: &mut Children,
     ) -> Result<Value, AgentContractError> {
         let role = spec.role;
         let task = json!({ "task": seed.input.task(), "input": seed.input.to_json() });
@@ -541,6 +555,11 @@ impl Runtime {
             for (name, args) in calls {
                 let began = Began::now();
                 let before = steps.len();
+                if name == crate::research::GOOGLE_SEARCH && spec.tools.contains(&crate::research::GOOGLE_SEARCH) {
+                    let response = self.research(seed, span, &args, steps, children).await;
+                    responses.push(Part::FunctionResponse { name, response });
+                    continue;
+                }
                 let response = self.call(spec, &ctx, steps, &name, &args).await?;
                 // Nova's tool calls are projected too, under the invocation's real span: one
                 // record per attempt, so the runtime's retry shows as what it was.
@@ -556,7 +575,7 @@ impl Runtime {
                             Some(code) => ActivityOutcome::Failure { code },
                             None => ActivityOutcome::Success,
                         };
-                        tool_activity.push(self.activity(
+                        children.activity.push(self.activity(
                             seed,
                             Operation::ToolCall,
                             began,
@@ -572,6 +591,86 @@ impl Runtime {
             request.turns.push(Turn { speaker: Speaker::User, parts: responses });
         }
         Err(contract(role, Code::MissingOutputKey))
+    }
+
+    /// A grounded web search for the seed's role, as its own child invocation: its own span
+    /// (a child of the invocation's) and activity record (operation `research`, its own token
+    /// counts), a query bound to the request ([`crate::research::Binding`]), and grounding
+    /// metadata validated before anything is accepted. The step records the accepted
+    /// results' evidence ids; a refusal is an error answer the model sees, and the invocation
+    /// goes on.
+    async fn research(
+        &self,
+        seed: &InvocationSeed,
+        parent: &TraceParent,
+        args: &Value,
+        steps: &mut Vec<Step>,
+        children: &mut Children,
+    ) -> Value {
+        use crate::research::{self, Binding};
+        let role = seed.input.role();
+        let about = args.get("about").and_then(Value::as_str);
+        let unknown_keys = args.as_object().is_some_and(|o| o.keys().any(|k| k != "about"));
+        let binding = Binding::of(&seed.input);
+        let query = binding.as_ref().and_then(|b| b.query(about)).filter(|_| !unknown_keys).map(str::to_owned);
+        let mut step = Step::new(LoadEvent::DataTool(research::GOOGLE_SEARCH.to_owned()), false);
+        step.args = Some(args.clone());
+        let Some(query) = query else {
+            steps.push(step);
+            return json!({"error": {"code": "invalid_request", "message": "There is no such field of this request to search for."}});
+        };
+        let span = parent.child();
+        let traced = tracing::info_span!(
+            "invoke_agent",
+            otel.name = "invoke_agent research",
+            gen_ai.operation.name = harmonia_telemetry::genai::INVOKE_AGENT,
+            gen_ai.agent.name = "research",
+            gen_ai.provider.name = self.model.provider(),
+            gen_ai.request.model = self.model.name(),
+            harmonia.stage = %seed.stage,
+            "error.type" = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let began = Began::now();
+        let request = research::request(role, &query);
+        let result = generate(&*self.model, &request, Some(seed.stage)).instrument(traced.clone()).await;
+        let failure = |code: Code| {
+            traced.record("error.type", code.as_str());
+            traced.record("otel.status_code", "ERROR");
+            let message = match code {
+                Code::GroundingInvalid => "The search results could not be verified; nothing from them may be cited.",
+                _ => "The search is unavailable.",
+            };
+            (ActivityOutcome::Failure { code }, json!({"error": {"code": code, "message": message}}))
+        };
+        let mut usage = TokenUsage::default();
+        let (outcome, answer) = match result {
+            Ok(response) => {
+                usage = response.usage;
+                match research::accept(&response) {
+                    Ok(accepted) => {
+                        let provenance = self.model.provenance();
+                        let found = research::records(accepted, &seed.job, role, &query, provenance);
+                        let answer = research::answer(&response, &found, provenance);
+                        step.ok = true;
+                        step.evidence = found.iter().map(|r| r.evidence_id.clone()).collect();
+                        step.result = Some(answer.clone());
+                        children.research.extend(found);
+                        (ActivityOutcome::Success, answer)
+                    }
+                    Err(rejected) => {
+                        tracing::warn!(job = %seed.job, agent = %role, reason = %rejected, "a grounded search was refused");
+                        failure(Code::GroundingInvalid)
+                    }
+                }
+            }
+            Err(_) => failure(Code::DependencyUnavailable),
+        };
+        steps.push(step);
+        let activity =
+            ActivityRecord { usage, ..self.activity(seed, Operation::Research, began, &span, parent, outcome) };
+        children.activity.push(activity);
+        answer
     }
 
     /// Execute one function call, recording it. Contract violations end the invocation.

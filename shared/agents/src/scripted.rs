@@ -39,16 +39,33 @@ impl ScriptedModel {
         self.part(Part::FunctionCall { name: name.to_owned(), args })
     }
 
-    /// Queue a grounded text answer with `(uri, title)` sources (for the search child).
+    /// Queue a grounded text answer with `(uri, title)` sources, each supporting the whole
+    /// text (for the search child).
     pub fn grounded(self, text: &str, sources: &[(&str, &str)]) -> Self {
+        let grounding = crate::model::Grounding {
+            chunks: sources
+                .iter()
+                .map(|(uri, title)| crate::model::GroundingChunk { uri: (*uri).to_owned(), title: (*title).to_owned() })
+                .collect(),
+            supports: vec![crate::model::GroundingSupport {
+                part: 0,
+                start: 0,
+                end: text.len(),
+                text: Some(text.to_owned()),
+                chunks: (0..sources.len()).collect(),
+            }],
+            queries: Vec::new(),
+        };
+        self.grounding(text, grounding)
+    }
+
+    /// Queue a text answer with exactly this grounding metadata (well-formed or not).
+    pub fn grounding(self, text: &str, grounding: crate::model::Grounding) -> Self {
         if let Ok(mut q) = self.queue.lock() {
             q.push_back(Ok(ModelResponse {
                 parts: vec![Part::Text(text.to_owned())],
                 usage: TokenUsage { input_tokens: 10, output_tokens: 5 },
-                grounding: Some(crate::model::Grounding {
-                    sources: sources.iter().map(|(u, t)| ((*u).to_owned(), (*t).to_owned())).collect(),
-                    queries: Vec::new(),
-                }),
+                grounding: Some(grounding),
             }));
         }
         self

@@ -199,6 +199,10 @@ codes! {
     /// context angle by research, a performance angle by a verified post, a memory angle by
     /// an eligible fact).
     AngleUnqualified = "angle_unqualified", Contract, false, "An angle's kind is not backed by the evidence it cites.";
+    /// A grounded search's metadata does not hold: a support names a chunk the search did not
+    /// return, a segment lies outside the answer or differs from it, a source is not https, or
+    /// nothing in the answer is supported.
+    GroundingInvalid = "grounding_invalid", Unavailable, true, "The web search returned results whose grounding could not be verified.";
     /// A plan item's window is outside the workspace's posting windows for that day.
     PlanOutsideWindows = "plan_outside_windows", Contract, false, "A planned post falls outside the workspace's posting windows.";
     /// An answer says there is no data although a tool returned data.

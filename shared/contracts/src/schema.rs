@@ -85,6 +85,7 @@ pub fn all_schemas() -> BTreeMap<String, Value> {
         "post-metrics" => domain::PostMetrics,
         "trend-signal" => domain::TrendSignal,
         "memory-fact" => domain::MemoryFact,
+        "research-evidence" => domain::ResearchEvidence,
         "activity-record" => domain::ActivityRecord,
     }
     for (name, schema) in event_schemas(&mut generator()) {

@@ -1,7 +1,8 @@
 //! The trial's findings through the whole embedded pipeline: figures survive analysis whole,
 //! instruction-like transcript lines are flagged at ingest and never become evidence, a key
 //! message, a claim or a post, and a draft that carries such a line is parked for a human
-//! with the reason.
+//! with the reason; and a draft citing a grounded web search has its `web-*` evidence
+//! persisted, resolved and checked by policy, and shown to the operator.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -196,4 +197,138 @@ async fn an_injected_line_a_reviewer_missed_parks_the_job_for_a_human_at_policy(
     let rule = detail.policy.last().and_then(|p| p.rules.iter().find(|r| r.rule == PolicyRule::NoInstructionText));
     let rule = rule.expect("the rule's result");
     assert!(!rule.passed && rule.reason.contains("instruction-like"), "{}", rule.reason);
+}
+
+/// The page the wrapped search returns, and the one sentence of its answer it supports.
+const PAGE: &str = "https://transit.example.org/field-report";
+const FACT: &str = "Field crews now sync 3 times a day.";
+
+/// The offline model, except that Noni searches before it answers (for the brief's key
+/// message) and writes the search's fact as its post, citing the result; the search itself is
+/// answered with grounding metadata like a real grounded search's.
+struct Researching(Arc<dyn Model>);
+
+fn research_id() -> harmonia_contracts::ids::EvidenceId {
+    harmonia_contracts::domain::ResearchEvidence::id_for(PAGE, &[FACT.to_owned()])
+}
+
+#[async_trait]
+impl Model for Researching {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn provenance(&self) -> Provenance {
+        self.0.provenance()
+    }
+    fn provider(&self) -> &'static str {
+        self.0.provider()
+    }
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
+        use harmonia_agents::model::{Grounding, GroundingChunk, GroundingSupport};
+        if request.grounded_search {
+            return Ok(ModelResponse {
+                parts: vec![Part::Text(FACT.into())],
+                usage: harmonia_contracts::domain::TokenUsage { input_tokens: 9, output_tokens: 9 },
+                grounding: Some(Grounding {
+                    chunks: vec![GroundingChunk { uri: PAGE.into(), title: "Field report".into() }],
+                    supports: vec![GroundingSupport {
+                        part: 0,
+                        start: 0,
+                        end: FACT.len(),
+                        text: Some(FACT.into()),
+                        chunks: vec![0],
+                    }],
+                    queries: Vec::new(),
+                }),
+            });
+        }
+        if request.role != Role::Noni {
+            return self.0.generate(request).await;
+        }
+        let searched = request.turns.iter().flat_map(|t| &t.parts).any(
+            |p| matches!(p, Part::FunctionResponse { name, .. } if name == harmonia_agents::research::GOOGLE_SEARCH),
+        );
+        if !searched {
+            let response = self.0.generate(request).await?;
+            // Once the skills are loaded, Noni's next step is its answer: search first.
+            let answering = response.parts.iter().any(|p| matches!(p, Part::Text(_)));
+            return Ok(match answering {
+                true => ModelResponse {
+                    parts: vec![Part::FunctionCall {
+                        name: harmonia_agents::research::GOOGLE_SEARCH.into(),
+                        args: serde_json::json!({"about": "key_message"}),
+                    }],
+                    ..response
+                },
+                false => response,
+            });
+        }
+        // The answer the offline model gives without the search's two turns, rewritten to
+        // post the fact (and the call to action when the offline draft carries it).
+        let mut plain = request.clone();
+        plain.turns.truncate(plain.turns.len().saturating_sub(2));
+        let mut response = self.0.generate(&plain).await?;
+        for part in &mut response.parts {
+            if let Part::Text(text) = part
+                && let Ok(draft) = serde_json::from_str::<Value>(text)
+            {
+                let original = draft["body"].as_str().unwrap_or_default();
+                let cta = original
+                    .rsplit("\n\n")
+                    .next()
+                    .filter(|last| !last.contains('“'))
+                    .filter(|_| original.contains("\n\n"));
+                let body = match cta {
+                    Some(cta) => format!("{FACT}\n\n{cta}"),
+                    None => FACT.to_owned(),
+                };
+                *text = serde_json::json!({"body": body, "claims": [{"text": FACT, "evidence": [research_id()]}]})
+                    .to_string();
+            }
+        }
+        Ok(response)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_draft_citing_grounded_research_resolves_its_web_evidence_in_policy_and_is_published() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let wrap = Wrap { model: Some(Box::new(|m| Arc::new(Researching(m)) as Arc<dyn Model>)), ..Wrap::default() };
+    let (local, ws, job, done) = sample_through(dir.path(), wrap).await;
+    assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
+    let store = &*local.env.store;
+
+    // The search's result was persisted with the draft, as the search returned it.
+    let research = harmonia_pipeline::records::research_of(store, &ws, &job.id).await.expect("research");
+    let [result] = research.as_slice() else { panic!("one result: {research:?}") };
+    assert_eq!((result.evidence_id.clone(), result.uri.as_str(), result.role), (research_id(), PAGE, Role::Noni));
+    assert_eq!(result.supported, [FACT]);
+    assert_eq!(result.provenance, Provenance::Mock);
+    let strategy: StrategyRecord = read(store, &ws, STRATEGIES, &job.id).await.decode().expect("strategy");
+    assert!(
+        strategy.strategy.briefs.iter().any(|b| b.key_message == result.query),
+        "bound to a brief: {}",
+        result.query
+    );
+
+    // Policy resolved it and found the figure in it; the post says exactly that.
+    let detail = harmonia_pipeline::detail::job(&local.env, &ws, &job.id).await.expect("detail");
+    let policy = detail.policy.last().expect("a policy result");
+    assert_eq!(policy.outcome, harmonia_contracts::domain::PolicyOutcome::Passed, "{:?}", policy.rules);
+    for rule in [PolicyRule::EvidenceResolves, PolicyRule::FiguresGrounded] {
+        assert!(policy.rules.iter().any(|r| r.rule == rule && r.passed), "{rule:?}: {:?}", policy.rules);
+    }
+    let posts = scan_all(store, &ws, SANDBOX_POSTS).await.expect("posts");
+    assert_eq!(posts.len(), 1);
+    assert!(posts[0].data["body"].as_str().is_some_and(|b| b.starts_with(FACT)), "{:?}", posts[0].data["body"]);
+
+    // The operator sees the page and what it supports beside the claim.
+    let draft = detail.drafts.last().expect("the draft");
+    let cited = &draft.claims[0].evidence[0];
+    assert_eq!((cited.url.as_deref(), cited.quote.as_deref()), (Some(PAGE), Some(FACT)));
+
+    // Each search was its own invocation, on the record.
+    let activity = scan_all(store, &ws, harmonia_pipeline::records::ACTIVITY).await.expect("activity");
+    let searches = activity.iter().filter(|d| d.data["operation"] == "research").count();
+    assert!(searches >= 1, "a research activity record per search");
 }

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use harmonia_contracts::Error;
 use harmonia_contracts::domain::{
     Analysis, Angle, Approval, ApprovalSubject, Brief, Draft, Job, LanguageTag, Moment, Plan, PlanItem, Platform,
-    PolicyOutcome, PolicyResult, PolicyRule, Publication, Review, Source,
+    PolicyOutcome, PolicyResult, PolicyRule, Publication, ResearchEvidence, Review, Source,
 };
 use harmonia_contracts::event::{Pass, Round};
 use harmonia_contracts::ids::{BriefId, DraftId, EvidenceId, JobId, PlanItemId, WorkspaceId};
@@ -93,9 +93,9 @@ pub struct AnalysisDetail {
     pub angles: Vec<Angle>,
 }
 
-/// One cited piece of evidence, with its quote and time range when it is one of the job's
-/// moments. Evidence that is not a moment (a verified publication of the workspace) has no
-/// quote here.
+/// One cited piece of evidence: a moment of the job with its quote and time range, or a page
+/// the job's grounded search returned with its address and the answer spans it supports.
+/// Other evidence (a verified publication of the workspace) has no quote here.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cited {
     /// Evidence id.
@@ -106,6 +106,10 @@ pub struct Cited {
     pub start_ms: Option<u64>,
     /// Where the moment ends, in milliseconds.
     pub end_ms: Option<u64>,
+    /// The web page, when the evidence is a grounded-search result (its quote is then the
+    /// answer spans the page supports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// Ryan's strategy as the operator approves it.
@@ -283,7 +287,11 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDe
     let analysis: Option<AnalysisRecord> = decode(get(ANALYSES, job.id.to_string()).await?)?;
     let moments: HashMap<&EvidenceId, &Moment> =
         analysis.as_ref().map(|a| a.analysis.moments.iter().map(|m| (&m.evidence_id, m)).collect()).unwrap_or_default();
-    let cite = |ids: &[EvidenceId]| ids.iter().map(|e| cited(e, moments.get(e).copied())).collect::<Vec<_>>();
+    let research = crate::records::research_of(&*env.store, workspace, &job.id).await?;
+    let research: HashMap<&EvidenceId, &ResearchEvidence> = research.iter().map(|r| (&r.evidence_id, r)).collect();
+    let cite = |ids: &[EvidenceId]| {
+        ids.iter().map(|e| cited(e, moments.get(e).copied(), research.get(e).copied())).collect::<Vec<_>>()
+    };
     let strategy: Option<StrategyRecord> = decode(get(STRATEGIES, job.id.to_string()).await?)?;
     let mut strategy_versions = Vec::new();
     for round in Round::all() {
@@ -341,12 +349,13 @@ fn decode<T: DeserializeOwned>(doc: Option<Document>) -> Result<Option<T>, Error
     doc.map(|d| d.decode().map_err(Error::from)).transpose()
 }
 
-fn cited(id: &EvidenceId, moment: Option<&Moment>) -> Cited {
+fn cited(id: &EvidenceId, moment: Option<&Moment>, research: Option<&ResearchEvidence>) -> Cited {
     Cited {
         evidence_id: id.clone(),
-        quote: moment.map(|m| m.quote.clone()),
+        quote: moment.map(|m| m.quote.clone()).or_else(|| research.map(|r| r.supported.join(" … "))),
         start_ms: moment.map(|m| m.start_ms),
         end_ms: moment.map(|m| m.end_ms),
+        url: research.map(|r| r.uri.clone()),
     }
 }
 

@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | `platform_length` | X 280 weighted characters (NFC; a URL counts 23; emoji and CJK count 2); LinkedIn 3,000; Instagram 2,200; Threads 500; Bluesky 300 graphemes; YouTube description 5,000; TikTok 2,200 (characters after NFC) |
 //! | `link_count` | Threads: at most 5 links |
-//! | `evidence_resolves` | every claim cites at least one evidence id, and every id resolves to a stored moment of the job or a verified publication |
+//! | `evidence_resolves` | every claim cites at least one evidence id, and every id resolves to a stored moment of the job, an accepted grounded-search result of the job (`web-*`) or a verified publication of the workspace |
 //! | `no_mock_evidence_in_production` | in a production workspace, no cited evidence (and no draft) has `provenance: mock` |
 //! | `banned_phrase` | no workspace banned phrase, case-insensitively |
 //! | `link_allow_list` | every link (any scheme case, bare domains, IDNA and full-width dots read as a browser does; [`links`]) goes to an allow-listed host or a subdomain of one; user info and IP literals are refused |
@@ -85,7 +85,8 @@ pub fn length(platform: Platform, text: &str) -> (usize, usize, &'static str) {
 pub struct Evidence {
     /// Live or mock.
     pub provenance: Provenance,
-    /// What it says: a moment's exact quote, a verified post's body.
+    /// What it says: a moment's exact quote, the answer spans a web page supports, a verified
+    /// post's body.
     pub text: String,
 }
 
@@ -98,8 +99,9 @@ pub struct PolicyInput<'a> {
     pub draft: &'a Draft,
     /// The draft's latest review.
     pub review: Option<&'a Review>,
-    /// Evidence that resolves: stored moments of the job and verified publication records,
-    /// with their provenance and text.
+    /// Evidence that resolves: stored moments of the job, its accepted grounded-search
+    /// results and the workspace's verified publication records, with their provenance and
+    /// text.
     pub evidence: &'a HashMap<EvidenceId, Evidence>,
     /// The connector this deployment publishes through.
     pub connector: ConnectorKind,
@@ -238,15 +240,14 @@ fn clip(text: &str) -> String {
     clip_to(text, DETAIL_MAX)
 }
 
-/// The texts a draft's figures and quotations may rest on: those of the evidence its claims
-/// cite (that resolves).
-fn cited_texts<'a>(input: &'a PolicyInput<'_>) -> Vec<&'a str> {
-    let mut texts: Vec<&str> = input
-        .draft
+/// The texts `draft`'s figures and quotations may rest on: those of the evidence its claims
+/// cite (that resolves in `evidence`).
+pub(crate) fn cited_texts<'a>(draft: &Draft, evidence: &'a HashMap<EvidenceId, Evidence>) -> Vec<&'a str> {
+    let mut texts: Vec<&str> = draft
         .claims
         .iter()
         .flat_map(|c| &c.evidence)
-        .filter_map(|e| input.evidence.get(e))
+        .filter_map(|e| evidence.get(e))
         .map(|e| e.text.as_str())
         .collect();
     texts.sort_unstable();
@@ -314,7 +315,11 @@ pub fn review_findings(body: &str, evidence: &[&str], call_to_action: Option<&st
 /// The grounding findings of the draft; its figures may also rest on the workspace's call to
 /// action, which the operator wrote and the draft may repeat.
 fn grounding_violations(input: &PolicyInput<'_>) -> Vec<PolicyViolation> {
-    grounding_findings(&input.draft.body, &cited_texts(input), &[input.workspace.call_to_action.as_str()])
+    grounding_findings(
+        &input.draft.body,
+        &cited_texts(input.draft, input.evidence),
+        &[input.workspace.call_to_action.as_str()],
+    )
 }
 
 pub(crate) mod evidence;

@@ -3,10 +3,10 @@
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use harmonia_bus::{Name, OutboundMessage};
-use harmonia_contracts::domain::{Analysis, Plan, Strategy};
+use harmonia_contracts::domain::{Analysis, Plan, ResearchEvidence, Strategy};
 use harmonia_contracts::event::{Pass, Round, Stage};
-use harmonia_contracts::ids::{DocId, JobId, PlanItemId};
-use harmonia_store::Collection;
+use harmonia_contracts::ids::{DocId, EvidenceId, JobId, PlanItemId, WorkspaceId};
+use harmonia_store::{Collection, MAX_QUERY_LIMIT, Query, Store, decode_each, scan};
 use serde::{Deserialize, Serialize};
 
 /// Workspaces (the workspace document lives in its own scope under its own id; see
@@ -53,6 +53,10 @@ pub const TREND_SIGNALS: Collection = Collection::new("trend_signals");
 pub const JOB_SNAPSHOTS: Collection = Collection::new("job_snapshots");
 /// The workspace's imported calendar: scheduled posts and blackout dates.
 pub const CALENDAR: Collection = Collection::new("calendar_entries");
+/// Accepted grounded-search results, one per job and `web-*` evidence id
+/// ([`ResearchEvidence`]): written with the output of the invocation whose search found them,
+/// read by policy and the job view.
+pub const RESEARCH: Collection = Collection::new("research_evidence");
 pub use harmonia_agents::research::{MEMORY, PUBLICATIONS};
 pub use harmonia_agents::runtime::ACTIVITY;
 pub use harmonia_agents::tools::PLANNING_SNAPSHOTS;
@@ -62,6 +66,22 @@ pub use harmonia_agents::tools::PLANNING_SNAPSHOTS;
 /// one ([`DocId::stable`]), never a random one that would lose idempotency.
 pub fn doc_id(id: impl std::fmt::Display) -> DocId {
     DocId::stable(&id.to_string())
+}
+
+/// The document id of `job`'s research result `evidence`.
+pub fn research_id(job: &JobId, evidence: &EvidenceId) -> DocId {
+    doc_id(format!("{job}.{evidence}"))
+}
+
+/// Every research result of `job`, read page by page. A stored result that does not decode
+/// is skipped and counted ([`decode_each`]); whatever cites it then does not resolve.
+pub async fn research_of(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    job: &JobId,
+) -> Result<Vec<ResearchEvidence>, harmonia_store::Error> {
+    let query = Query::all(MAX_QUERY_LIMIT).filter("job", job.to_string())?;
+    Ok(decode_each(RESEARCH, &scan(store, workspace, RESEARCH, query).await?))
 }
 
 /// Which frozen planning snapshot a job planned from.

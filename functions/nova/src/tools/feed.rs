@@ -1,11 +1,12 @@
 //! `get_operator_feed`: what waits for the operator, job health, goals and recent posts.
 
 use harmonia_contracts::domain::{Job, JobStatus, Publication};
-use harmonia_contracts::tool::{Evidence, Provenance};
+use harmonia_contracts::tool::Evidence;
 use harmonia_pipeline::records::{JOBS, PUBLICATIONS};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
+use super::job_status::job_provenance;
 use super::outcome::{Fail, Found, dataset, record};
 use super::read::Reads;
 use super::{NoArgs, NovaTool};
@@ -24,7 +25,7 @@ impl NovaTool for GetOperatorFeed {
         let config = reads.config().await?;
         let jobs: Vec<Job> = reads.every(JOBS).await?;
         let publications: Vec<Publication> = reads.every(PUBLICATIONS).await?;
-        let (pending, mut evidence) = pending(&jobs)?;
+        let (pending, mut evidence) = pending(&jobs, &publications)?;
         if !jobs.is_empty() {
             evidence.push(dataset("dataset-jobs", false)?);
         }
@@ -41,8 +42,8 @@ impl NovaTool for GetOperatorFeed {
     }
 }
 
-/// Jobs waiting for an approval, each citable.
-fn pending(jobs: &[Job]) -> Result<(Vec<Value>, Vec<Evidence>), Fail> {
+/// Jobs waiting for an approval, each citable (with the provenance of its publications).
+fn pending(jobs: &[Job], publications: &[Publication]) -> Result<(Vec<Value>, Vec<Evidence>), Fail> {
     let waiting = jobs
         .iter()
         .filter(|j| matches!(j.status, JobStatus::AwaitingStrategyApproval | JobStatus::AwaitingDraftApproval));
@@ -50,7 +51,8 @@ fn pending(jobs: &[Job]) -> Result<(Vec<Value>, Vec<Evidence>), Fail> {
     let mut evidence = Vec::new();
     for j in waiting {
         let id = format!("job-{}", j.id);
-        evidence.push(record(&id, Provenance::Live)?);
+        let provenance = job_provenance(publications.iter().filter(|p| p.job == j.id));
+        evidence.push(record(&id, provenance)?);
         items.push(json!({"evidence_id": id, "job": j.id, "status": j.status, "waiting_since": j.updated_at}));
     }
     Ok((items, evidence))
@@ -71,7 +73,7 @@ fn recent_posts(publications: &[Publication]) -> Result<(Vec<Value>, Vec<Evidenc
     let mut evidence = Vec::new();
     for (p, post) in publications.iter().filter_map(|p| p.verified_post().map(|post| (p, post))) {
         let id = format!("pub-{post}");
-        evidence.push(record(&id, Provenance::Live)?);
+        evidence.push(record(&id, p.provenance())?);
         items.push(json!({"evidence_id": id, "post": post, "platform": p.platform, "job": p.job}));
     }
     Ok((items, evidence))

@@ -1,10 +1,10 @@
 //! `get_job_status`: a redacted status summary of one job of this workspace.
 
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::Job;
+use harmonia_contracts::domain::{Job, Publication};
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::tool::Provenance;
-use harmonia_pipeline::records::{JOBS, doc_id};
+use harmonia_pipeline::records::{JOBS, PUBLICATIONS, doc_id};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -43,8 +43,18 @@ impl NovaTool for GetJobStatus {
             .await?
             .ok_or_else(|| Fail::code(Code::NotFound, "No job with that id exists in this workspace."))?;
         let evidence_id = format!("job-{}", job.id);
-        let evidence = record(&evidence_id, Provenance::Live)?;
+        let publications: Vec<Publication> = reads.of_job(PUBLICATIONS, &job.id).await?;
+        let evidence = record(&evidence_id, job_provenance(&publications))?;
         Ok(Found::new([("job", summary(&job, &evidence_id)), ("count", json!(1))]).cite([evidence]))
+    }
+}
+
+/// A job's provenance as evidence: live only when one of its publications went to a real
+/// platform and was verified there ([`Publication::provenance`]); mock otherwise.
+pub(crate) fn job_provenance<'a>(publications: impl IntoIterator<Item = &'a Publication>) -> Provenance {
+    match publications.into_iter().any(|p| p.provenance() == Provenance::Live) {
+        true => Provenance::Live,
+        false => Provenance::Mock,
     }
 }
 

@@ -3,10 +3,10 @@
 
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{Workspace, WorkspaceConfig, WorkspaceVersion};
-use harmonia_contracts::ids::{DocId, WorkspaceId};
+use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
 use harmonia_pipeline::records::{TREND_SIGNALS, WORKSPACE_VERSIONS, WORKSPACES, doc_id};
 use harmonia_pipeline::workspace::version_id;
-use harmonia_store::{Collection, Store, decode_each, scan_all};
+use harmonia_store::{Collection, MAX_QUERY_LIMIT, Query, Store, decode_each, scan, scan_all};
 use serde::de::DeserializeOwned;
 
 use super::outcome::Fail;
@@ -52,6 +52,17 @@ impl<'a> Reads<'a> {
     /// Every decodable document of `collection` in the caller's workspace.
     pub(crate) async fn every<T: DeserializeOwned>(&self, collection: Collection) -> Result<Vec<T>, Fail> {
         every(self.store, self.ws, collection).await
+    }
+
+    /// Every decodable document of `collection` in the caller's workspace whose `job` field is
+    /// `job`.
+    pub(crate) async fn of_job<T: DeserializeOwned>(
+        &self,
+        collection: Collection,
+        job: &JobId,
+    ) -> Result<Vec<T>, Fail> {
+        let query = Query::all(MAX_QUERY_LIMIT).filter("job", job.to_string())?;
+        Ok(decode_each(collection, &scan(self.store, self.ws, collection, query).await?))
     }
 
     /// Every decodable trend signal the caller's workspace imported.

@@ -83,7 +83,9 @@ pub(crate) fn load_skill(skill: &str, references: &[&str]) -> Vec<(&'static str,
     std::iter::once(("load_skill", json!({ "name": skill }))).chain(references).collect()
 }
 
-/// A mock grounded answer: one reserved-domain source per query, clearly not a real page.
+/// A mock grounded answer: one sentence saying no search ran, resting on one reserved-domain
+/// page (clearly not a real one), with grounding metadata that validates like a real
+/// search's.
 fn grounded(request: &ModelRequest) -> ModelResponse {
     let query: String = request
         .turns
@@ -92,13 +94,24 @@ fn grounded(request: &ModelRequest) -> ModelResponse {
         .filter_map(|p| if let Part::Text(t) = p { Some(t.as_str()) } else { None })
         .collect();
     let slug: String = query.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let answer = format!("Offline mode: no web search ran for \"{query}\".");
     ModelResponse {
-        parts: vec![Part::Text(format!("Offline mode: no web search ran for \"{query}\"."))],
         usage: TokenUsage { input_tokens: tokens(&query), output_tokens: 12 },
         grounding: Some(crate::model::Grounding {
-            sources: vec![(format!("https://search.example.invalid/{slug}"), "Mock search result".into())],
+            chunks: vec![crate::model::GroundingChunk {
+                uri: format!("https://search.example.invalid/{slug}"),
+                title: "Mock search result".into(),
+            }],
+            supports: vec![crate::model::GroundingSupport {
+                part: 0,
+                start: 0,
+                end: answer.len(),
+                text: Some(answer.clone()),
+                chunks: vec![0],
+            }],
             queries: vec![query],
         }),
+        parts: vec![Part::Text(answer)],
     }
 }
 

@@ -439,7 +439,8 @@ pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, model::Error> {
     script(calls, c, || {
         let i: DaraInput = input(c)?;
         let body = &i.draft.body;
-        let known: Vec<&EvidenceId> = i.evidence.iter().map(|m| &m.evidence_id).collect();
+        let known: Vec<&EvidenceId> =
+            i.evidence.iter().map(|m| &m.evidence_id).chain(i.research.iter().map(|r| &r.evidence_id)).collect();
         let grounded = i.draft.claims.iter().all(|cl| cl.evidence.iter().all(|e| known.contains(&e)));
         let claims_in_body =
             !i.draft.claims.is_empty() && i.draft.claims.iter().all(|cl| body.contains(cl.text.trim_end_matches('…')));
@@ -452,8 +453,11 @@ pub(super) fn dara(c: &Conversation<'_>) -> Result<Step, model::Error> {
             issues.push(ReviewIssue {
                 dimension: Dimension::Grounding,
                 severity: Severity::High,
-                problem: "A claim cites evidence that is not in the brief's evidence.".into(),
-                fix: "Cite only the moments the brief references, or drop the claim.".into(),
+                problem:
+                    "A claim cites evidence that is neither in the brief's evidence nor a search result of this job."
+                        .into(),
+                fix: "Cite only the moments the brief references or the search results returned, or drop the claim."
+                    .into(),
             });
         }
         // What deterministic checks found is raised as it is, one issue per kind (Dara gives

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::Fixture;
 use crate::gemini::{Auth, Gemini, GeminiConfig};
 use crate::io::{DraftOutput, NoniInput, RoleInput};
-use crate::model::{self, Model, ModelRequest, Part, Speaker, Turn};
+use crate::model::{self, GroundingChunk, GroundingSupport, Model, ModelRequest, Part, Speaker, Turn};
 
 #[derive(Clone, Default)]
 struct Stub {
@@ -182,15 +182,36 @@ async fn throttling_is_retried_then_reported() {
 
 #[tokio::test]
 async fn grounding_metadata_is_read() {
-    let body = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "{}"}]},
+    let body = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Sync works offline."}]},
         "groundingMetadata": {"webSearchQueries": ["offline first sync"],
-            "groundingChunks": [{"web": {"uri": "https://example.org/a", "title": "Example"}}]}}],
+            "groundingChunks": [{"web": {"uri": "https://example.org/a", "title": "Example"}}, {"retrievedContext": {}}],
+            "groundingSupports": [
+                {"segment": {"endIndex": 19, "text": "Sync works offline."}, "groundingChunkIndices": [0], "confidenceScores": [0.9]},
+                {"segment": {"partIndex": 0, "startIndex": 5, "endIndex": -1}, "groundingChunkIndices": [1, -2, 0.5]}]}}],
         "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1}});
     let (_stub, config) = stub(vec![(200, body)]).await;
     let response = Gemini::new(config).expect("client").generate(&request()).await.expect("ok");
-    let g = response.grounding.expect("grounding");
+    let g = response.grounding.clone().expect("grounding");
     assert_eq!(g.queries, ["offline first sync"]);
-    assert_eq!(g.sources, [("https://example.org/a".to_owned(), "Example".to_owned())]);
+    let chunk = |uri: &str, title: &str| GroundingChunk { uri: uri.into(), title: title.into() };
+    assert_eq!(g.chunks, [chunk("https://example.org/a", "Example"), chunk("", "")]);
+    // Omitted zeros read as 0; numbers that are not indices are kept as usize::MAX for the
+    // validation to refuse, never repaired.
+    let support = |part, start, end, text: Option<&str>, chunks: Vec<usize>| GroundingSupport {
+        part,
+        start,
+        end,
+        text: text.map(str::to_owned),
+        chunks,
+    };
+    assert_eq!(
+        g.supports,
+        [
+            support(0, 0, 19, Some("Sync works offline."), vec![0]),
+            support(0, 5, usize::MAX, None, vec![1, usize::MAX, usize::MAX])
+        ]
+    );
+    assert_eq!(crate::research::accept(&response), Err(crate::research::Rejected::NotHttps));
 }
 
 #[test]

@@ -83,6 +83,7 @@ async fn offline_model_runs_every_role_on_the_sample() {
         item: item.clone(),
         brief: brief.clone(),
         evidence: noni_in.evidence.clone(),
+        research: Vec::new(),
         findings: Vec::new(),
     };
     let review: ReviewOutput =

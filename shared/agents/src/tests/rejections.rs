@@ -72,6 +72,7 @@ fn dara() -> RoleInput {
         item: item(),
         brief: brief(),
         evidence: vec![moment()],
+        research: Vec::new(),
         findings: Vec::new(),
     })
 }

@@ -49,6 +49,7 @@ mod job;
 mod planning;
 mod publication;
 mod records;
+mod research;
 mod review;
 mod source;
 mod strategy;
@@ -68,6 +69,7 @@ pub use publication::{
     ReceiptOutcome, Verification, VerificationOutcome,
 };
 pub use records::{ActivityOutcome, ActivityRecord, MemoryFact, Operation, PostMetrics, TokenUsage, TrendSignal};
+pub use research::ResearchEvidence;
 pub use review::{
     Assessment, Assessments, Dimension, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review, ReviewIssue,
     Score, Severity, Verdict,

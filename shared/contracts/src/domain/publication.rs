@@ -234,4 +234,14 @@ impl Publication {
             _ => None,
         }
     }
+
+    /// The provenance of this publication as evidence: live only when it went to a real
+    /// platform (any connector but the sandbox) and read-back verified it; a sandbox post, or
+    /// one not verified, is mock.
+    pub fn provenance(&self) -> crate::tool::Provenance {
+        match self.verified_post() {
+            Some(_) if self.claim.connector != ConnectorKind::Sandbox => crate::tool::Provenance::Live,
+            _ => crate::tool::Provenance::Mock,
+        }
+    }
 }

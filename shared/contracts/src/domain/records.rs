@@ -112,6 +112,9 @@ pub enum Operation {
     Invoke,
     /// A tool call (only with a real trace context).
     ToolCall,
+    /// A grounded web search, run as its own child invocation of the specialist that asked
+    /// for it (the record's agent).
+    Research,
 }
 
 /// Invocation outcome.

@@ -6,15 +6,16 @@ use std::collections::HashMap;
 use harmonia_agents::research::publication_evidence_id;
 use harmonia_contracts::domain::Publication;
 use harmonia_contracts::ids::{EvidenceId, WorkspaceId};
-use harmonia_contracts::tool::Provenance;
 use harmonia_store::{Store, decode_each, scan_all};
 
 use super::Evidence;
-use crate::records::{AnalysisRecord, PUBLICATIONS};
+use crate::records::{AnalysisRecord, PUBLICATIONS, research_of};
 
-/// The evidence a post may cite, with its provenance and text: the analysis's moments (their
-/// exact quotes), and every verified publication of the workspace (its body; read page by
-/// page, so none is missed).
+/// The evidence a post may cite, with its provenance (from its own record) and text: the
+/// analysis's moments (their exact quotes), the job's accepted grounded-search results (the
+/// answer spans each page supports), and every verified publication of the workspace (its
+/// body; live only when it went to a real platform). Collections are read page by page, so
+/// nothing is missed.
 pub(crate) async fn load(
     store: &dyn Store,
     workspace: &WorkspaceId,
@@ -27,11 +28,15 @@ pub(crate) async fn load(
         .iter()
         .map(|m| (m.evidence_id.clone(), Evidence { provenance, text: m.quote.clone() }))
         .collect();
+    for research in research_of(store, workspace, &analysis.job).await? {
+        let text = research.text();
+        evidence.insert(research.evidence_id, Evidence { provenance: research.provenance, text });
+    }
     let publications: Vec<Publication> = decode_each(PUBLICATIONS, &scan_all(store, workspace, PUBLICATIONS).await?);
     for publication in &publications {
         if let Some(post) = publication.verified_post() {
             let text = publication.body.clone();
-            evidence.insert(publication_evidence_id(post), Evidence { provenance: Provenance::Live, text });
+            evidence.insert(publication_evidence_id(post), Evidence { provenance: publication.provenance(), text });
         }
     }
     Ok(evidence)

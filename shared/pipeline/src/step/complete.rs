@@ -68,6 +68,19 @@ impl Completion {
         Ok(self)
     }
 
+    /// Also write the grounded-search results an invocation accepted (in the same
+    /// transaction as its output), so that policy resolves the `web-*` ids it cites.
+    pub fn research(mut self, found: &[harmonia_contracts::domain::ResearchEvidence]) -> Result<Self, Error> {
+        for result in found {
+            self = self.write(
+                crate::records::RESEARCH,
+                crate::records::research_id(&result.job, &result.evidence_id),
+                result,
+            )?;
+        }
+        Ok(self)
+    }
+
     /// Also publish `message`.
     pub fn publish(mut self, message: OutboundMessage) -> Self {
         self.next.push(message);

@@ -68,8 +68,8 @@ async fn write<P: Subscribed<Consumer = stage::Draft>>(
     if let Some(operator) = operator {
         noni = noni.in_round(operator);
     }
-    let output: DraftOutput =
-        env.runtime.run_task(&seed(env, event, RoleInput::Noni(noni))).await?.state_delta.require("draft")?;
+    let invocation = env.runtime.run_task(&seed(env, event, RoleInput::Noni(noni))).await?;
+    let output: DraftOutput = invocation.state_delta.require("draft")?;
     let id = draft_id(&event.job, event.round, pass);
     let draft = Draft {
         id: id.clone(),
@@ -87,6 +87,7 @@ async fn write<P: Subscribed<Consumer = stage::Draft>>(
     let written = DraftWritten { draft: id.clone(), content_hash: draft.content_hash.clone() };
     let completion = Completion::new(JobStatus::Drafted, pass)
         .write(DRAFTS, doc_id(&id), &draft)?
+        .research(&invocation.research)?
         .publish(env.message(&next_event(event, written))?);
     complete(env, event, completion).await
 }

@@ -1,12 +1,10 @@
-use std::collections::HashSet;
-
 use chrono::Utc;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{
     ApprovalSubject, Decision, Draft, Job, JobStatus, Publication, PublicationClaim, PublicationReceipt, ReceiptOutcome,
 };
 use harmonia_contracts::event::{DraftApproved, PostPublished, StageEvent};
-use harmonia_contracts::ids::{DraftId, EvidenceId, JobId, WorkspaceId};
+use harmonia_contracts::ids::{DraftId, JobId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use harmonia_store::{Tx, encode, run_transaction};
 
@@ -118,8 +116,10 @@ async fn call_once(
     })
 }
 
-/// What a post rests on: `live` only when its draft is live and so is the job's analysis,
-/// whose moments its claims cite (the publications it may also cite are verified live posts).
+/// What a post rests on: `live` only when its draft is not mock and every piece of evidence
+/// its claims cite resolves to a record that is not mock either (a live moment, a live search
+/// result, a post verified on a real platform; [`crate::policy::evidence::load`]). Evidence
+/// that no longer resolves cannot vouch for anything and counts as mock.
 pub(super) async fn provenance(
     env: &Env,
     ws: &WorkspaceId,
@@ -128,10 +128,13 @@ pub(super) async fn provenance(
 ) -> Result<Provenance, step::Error> {
     let draft: Draft = load(env, ws, DRAFTS, &doc_id(draft)).await?;
     let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(job)).await?;
-    let moments: HashSet<&EvidenceId> = analysis.analysis.moments.iter().map(|m| &m.evidence_id).collect();
-    let cites_mock_moment = analysis.analysis.provenance == Provenance::Mock
-        && draft.claims.iter().flat_map(|c| &c.evidence).any(|e| moments.contains(e));
-    Ok(if draft.provenance == Provenance::Mock || cites_mock_moment { Provenance::Mock } else { Provenance::Live })
+    let evidence = crate::policy::evidence::load(&*env.store, ws, &analysis).await?;
+    let cites_mock = draft
+        .claims
+        .iter()
+        .flat_map(|c| &c.evidence)
+        .any(|e| evidence.get(e).is_none_or(|e| e.provenance == Provenance::Mock));
+    Ok(if draft.provenance == Provenance::Mock || cites_mock { Provenance::Mock } else { Provenance::Live })
 }
 
 /// Record the receipt. A refusal is stored and fails the job; otherwise the step completes

@@ -7,8 +7,12 @@ use super::draft::selected;
 use super::read::load;
 use super::seed::seed;
 use crate::Env;
-use crate::policy::review_findings;
-use crate::records::{DRAFTS, REVIEWS, doc_id};
+use std::collections::HashSet;
+
+use harmonia_contracts::ids::EvidenceId;
+
+use crate::policy::{cited_texts, review_findings};
+use crate::records::{DRAFTS, REVIEWS, doc_id, research_of};
 use crate::step::{self, Completion, Step, complete, next_event, next_event_in};
 
 /// `review`: Dara assesses the exact draft. `revise` on pass 1 sends it back to Noni once;
@@ -25,16 +29,25 @@ impl Step for DraftWritten {
             return Err(step::Error::fail(Code::StaleVersion));
         }
         let (item, brief, analysis) = selected(env, ws, &event.job).await?;
+        // The findings are policy's own, over the evidence the draft cites as policy resolves
+        // it (moments, this job's search results, verified posts).
+        let resolved = crate::policy::evidence::load(&*env.store, ws, &analysis).await?;
+        let findings = review_findings(&draft.body, &cited_texts(&draft, &resolved), brief.call_to_action.as_deref());
+        let cited: HashSet<&EvidenceId> = draft.claims.iter().flat_map(|c| &c.evidence).collect();
+        let research = research_of(&*env.store, ws, &event.job)
+            .await?
+            .into_iter()
+            .filter(|r| cited.contains(&r.evidence_id))
+            .collect();
         let evidence: Vec<_> =
             analysis.analysis.moments.into_iter().filter(|m| brief.evidence.contains(&m.evidence_id)).collect();
-        let quotes: Vec<&str> = evidence.iter().map(|m| m.quote.as_str()).collect();
-        let findings = review_findings(&draft.body, &quotes, brief.call_to_action.as_deref());
         let input = RoleInput::Dara(DaraInput {
             pass: draft.pass,
             draft: DraftView { platform: draft.platform, body: draft.body.clone(), claims: draft.claims.clone() },
             item,
             brief,
             evidence,
+            research,
             findings,
         });
         let out: ReviewOutput = env.runtime.run_task(&seed(env, event, input)).await?.state_delta.require("review")?;
