@@ -92,8 +92,9 @@ for target in "${targets[@]}"; do
   cargo fuzz run "${fuzz[@]}" "$target" "${corpora[@]}" -- "${options[@]}" >"$log" 2>&1
   status=$?
   set -e
+  # A target may print the bytes of an input, so the log is read as text whatever it holds.
   executions="$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$log" | tail -n 1)"
-  last="$(grep -E '^#[0-9]+' "$log" | grep 'cov: ' | tail -n 1 || true)"
+  last="$(grep -aE '^#[0-9]+' "$log" | grep -a 'cov: ' | tail -n 1 || true)"
   cov="$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")"
   ft="$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$last")"
   if [ "$status" -eq 0 ]; then
@@ -103,7 +104,7 @@ for target in "${targets[@]}"; do
     reproducer="$(sed -nE 's/.*Test unit written to (.*)$/\1/p' "$log" | tail -n 1)"
     result="FAILED (status $status)"
     echo "error: fuzz target $target failed; log: $log"
-    grep -E '^(==[0-9]+== ERROR|thread .* panicked)' "$log" | head -n 3 || true
+    grep -aE '^(==[0-9]+== ERROR|thread .* panicked)' "$log" | head -n 3 || true
     echo "reproducer: ${reproducer:-none written (see the log)}"
   fi
   echo "$target: ${executions:-?} executions, cov ${cov:-?}, ft ${ft:-?}, $result"
