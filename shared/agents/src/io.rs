@@ -485,6 +485,36 @@ pub enum ClaimScope {
     Aggregate,
 }
 
+/// What a claim of Nova's answer says, which decides the tools that may back it. There is no
+/// kind for an action: Nova reports and suggests, it never does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimKind {
+    /// What a record says now: a job's status, what waits for the operator, a post that went
+    /// out (`get_job_status`, `get_operator_feed`).
+    Status,
+    /// A measured figure or takeaway of earlier posts (`get_engagement_insights`).
+    Measurement,
+    /// A public trend signal (`fetch_trend_signals`, `search_trend_signals`).
+    Signal,
+    /// A posting window to consider: advice for the operator, nothing scheduled
+    /// (`suggest_posting_windows`).
+    Suggestion,
+}
+
+impl ClaimKind {
+    /// Whether evidence returned by `tool` can back a claim of this kind.
+    pub fn backed_by(self, tool: &str) -> bool {
+        let tools: &[&str] = match self {
+            Self::Status => &["get_job_status", "get_operator_feed"],
+            Self::Measurement => &["get_engagement_insights"],
+            Self::Signal => &["fetch_trend_signals", "search_trend_signals"],
+            Self::Suggestion => &["suggest_posting_windows"],
+        };
+        tools.contains(&tool)
+    }
+}
+
 /// One claim of an answer and the evidence ids it cites.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -494,6 +524,8 @@ pub struct AnswerClaim {
     pub text: String,
     /// Record or aggregate.
     pub scope: ClaimScope,
+    /// What it says: a status, a measurement, a signal or a suggestion.
+    pub kind: ClaimKind,
     /// Evidence ids returned by tools in this invocation.
     #[schemars(length(min = 1, max = 10))]
     pub evidence: Vec<EvidenceId>,

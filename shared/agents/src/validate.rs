@@ -20,38 +20,6 @@ use crate::io::{
 /// Phrases by which an output claims to have approved, published, scheduled or changed
 /// something. Matched case-insensitively on every string of the output except verified
 /// transcript quotes.
-const AUTHORITY_CLAIMS: &[&str] = &[
-    "i approved",
-    "i have approved",
-    "i've approved",
-    "has been approved",
-    "have been approved",
-    "approved for publication",
-    "i published",
-    "i have published",
-    "i've published",
-    "has been published",
-    "i posted",
-    "i have posted",
-    "i've posted",
-    "has been posted",
-    "i scheduled",
-    "i have scheduled",
-    "i've scheduled",
-    "has been scheduled",
-    "scheduled for publication",
-    "i retried",
-    "i have retried",
-    "has been retried",
-    "i updated the",
-    "i have updated",
-    "i changed the",
-    "i have changed",
-    "i deleted",
-    "i have deleted",
-    "i've deleted",
-];
-
 fn strings<'a>(value: &'a Value, skip_key: Option<&str>, out: &mut Vec<&'a str>) {
     match value {
         Value::String(s) => out.push(s),
@@ -67,16 +35,17 @@ fn strings<'a>(value: &'a Value, skip_key: Option<&str>, out: &mut Vec<&'a str>)
     }
 }
 
-/// `Err(AuthorityClaimed)` when any string claims approval, publication, scheduling or a
-/// mutation. Nimi's `quote` fields are skipped: they are verified transcript text.
+/// `Err(AuthorityClaimed)` when any string of the output claims to have approved, published,
+/// scheduled or changed the pipeline's work, or that the work already is
+/// ([`untrusted::authority`]). Nimi's `quote` fields are skipped: they are verified transcript
+/// text.
 pub fn no_authority_claims(output: &Value, skip_quotes: bool) -> Result<(), Code> {
     let mut all = Vec::new();
     strings(output, skip_quotes.then_some("quote"), &mut all);
-    let claims = all.iter().any(|s| {
-        let lower = s.to_lowercase();
-        AUTHORITY_CLAIMS.iter().any(|p| lower.contains(p))
-    });
-    if claims { Err(Code::AuthorityClaimed) } else { Ok(()) }
+    match all.iter().any(|s| untrusted::authority::claim(s).is_some()) {
+        true => Err(Code::AuthorityClaimed),
+        false => Ok(()),
+    }
 }
 
 fn unknown_if(bad: bool) -> Result<(), Code> {
@@ -253,6 +222,11 @@ pub fn maya(input: &MayaInput, out: &Layout) -> Result<(), Code> {
 
 /// Nova: checked against the recorded tool calls of this invocation.
 ///
+/// - the answer and every claim are free of authority claims and of text the instruction
+///   detector flags (`authority_claimed`, `untrusted_text`): Nova reports what tools returned
+///   and never relays an order found in a trend signal or a record;
+/// - each claim's kind is one the tool behind its evidence reports (`claim_kind_mismatch`):
+///   a status rests on job or feed evidence, a suggestion on the posting-window tool;
 /// - every cited id was returned in this invocation (`evidence_unknown`), and a record-scope
 ///   claim cites at least one record-level id (`evidence_level_mismatch`);
 /// - "no data" only when no tool returned any evidence (`false_no_data`);
@@ -280,15 +254,28 @@ pub fn nova(answer: &crate::io::Answer, steps: &[crate::runtime::Step]) -> Resul
             _ => None,
         })
         .collect::<Result<_, _>>()?;
+    for text in std::iter::once(&answer.answer).chain(answer.claims.iter().map(|c| &c.text)) {
+        if untrusted::authority::claim(text).is_some() {
+            return Err(Code::AuthorityClaimed);
+        }
+        trusted(text)?;
+    }
     let mut known: HashMap<&EvidenceId, EvidenceLevel> = HashMap::new();
-    for (_, envelope) in &calls {
+    let mut from: HashMap<&EvidenceId, Vec<&str>> = HashMap::new();
+    for ((tool, _), envelope) in &calls {
         for e in envelope.evidence() {
             known.insert(&e.evidence_id, e.level);
+            from.entry(&e.evidence_id).or_default().push(tool);
         }
     }
     for claim in &answer.claims {
         if claim.evidence.iter().any(|e| !known.contains_key(e)) {
             return Err(Code::EvidenceUnknown);
+        }
+        let backed =
+            claim.evidence.iter().flat_map(|e| from.get(e).into_iter().flatten()).any(|t| claim.kind.backed_by(t));
+        if !backed {
+            return Err(Code::ClaimKindMismatch);
         }
         if claim.scope == ClaimScope::Record
             && !claim.evidence.iter().any(|e| known.get(e) == Some(&EvidenceLevel::Record))
@@ -455,7 +442,7 @@ mod tests {
         );
         assert_eq!(no_authority_claims(&json!({"a": [{"b": "I APPROVED it"}]}), false), Err(Code::AuthorityClaimed));
         assert!(no_authority_claims(&json!({"body": "Rangers logged 4,200 notes offline."}), false).is_ok());
-        let quote = json!({"moments": [{"quote": "I posted the update myself", "evidence_id": "m1"}]});
+        let quote = json!({"moments": [{"quote": "I posted this draft myself", "evidence_id": "m1"}]});
         assert!(no_authority_claims(&quote, true).is_ok());
         assert!(no_authority_claims(&quote, false).is_err());
     }

@@ -189,6 +189,9 @@ codes! {
     EvidenceUnknown = "evidence_unknown", Contract, false, "The output cites evidence that does not exist.";
     /// An output claims approval, publication, scheduling or mutation.
     AuthorityClaimed = "authority_claimed", Contract, false, "The output claims an authority the specialist does not have.";
+    /// A claim of Nova's answer is of a kind the tool behind its evidence does not report (a
+    /// suggestion resting on a job's status, a status resting on a trend signal).
+    ClaimKindMismatch = "claim_kind_mismatch", Contract, false, "A claim's kind does not match the tool its evidence came from.";
     /// A planning read named a snapshot other than the request's.
     SnapshotMismatch = "snapshot_mismatch", Contract, false, "A planning read named a different snapshot.";
     /// A plan breaks a planning rule: a channel outside its brief's or the workspace's, a format

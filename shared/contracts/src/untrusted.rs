@@ -625,5 +625,7 @@ fn role_marker(clause: &str) -> bool {
         && head.iter().all(|w| is(w, ROLES) || is(w, MARKER_WORDS) || w.chars().all(|c| c.is_ascii_digit()))
 }
 
+pub mod authority;
+
 #[cfg(test)]
 mod tests;

@@ -630,15 +630,28 @@ pub(super) fn nova(c: &Conversation<'_>) -> Result<Step, model::Error> {
         })));
     }
     let mock = evidence.iter().any(|e| e["provenance"] == "mock");
+    let kind = match tool {
+        "get_job_status" | "get_operator_feed" => "status",
+        "get_engagement_insights" => "measurement",
+        "suggest_posting_windows" => "suggestion",
+        _ => "signal",
+    };
     let mut claims = Vec::new();
     let mut lines = Vec::new();
     for e in evidence.iter().take(5) {
         let id = e["evidenceId"].as_str().unwrap_or_default();
         let record = e["level"] == "record";
         let text = describe_evidence(&last["data"], id, record);
+        // What a tool returned is data: a line that reads as an order is reported, not relayed.
+        let text = match harmonia_contracts::untrusted::flagged(&text) {
+            Some(_) => {
+                "One returned item reads as an instruction to the system, so its text is not repeated.".to_owned()
+            }
+            None => text,
+        };
         lines.push(text.clone());
         claims.push(
-            json!({ "text": clip(&text, 500), "scope": if record { "record" } else { "aggregate" }, "evidence": [id] }),
+            json!({ "text": clip(&text, 500), "scope": if record { "record" } else { "aggregate" }, "kind": kind, "evidence": [id] }),
         );
     }
     let mut answer = lines.join(" ");

@@ -245,3 +245,51 @@ impl Publication {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::Provenance;
+
+    fn publication(connector: ConnectorKind, verified: bool) -> Publication {
+        let (job, draft): (JobId, DraftId) = ("job-1".parse().expect("job"), "draft-1".parse().expect("draft"));
+        let post: PostId = "post-1".parse().expect("post");
+        let at = chrono::Utc::now();
+        Publication {
+            job: job.clone(),
+            draft: draft.clone(),
+            platform: Platform::Linkedin,
+            body: "A post.".into(),
+            content_hash: "h".into(),
+            claim: PublicationClaim {
+                job: job.clone(),
+                draft: draft.clone(),
+                content_hash: "h".into(),
+                platform: Platform::Linkedin,
+                connector,
+                idempotency_key: "k".into(),
+                claimed_at: at,
+            },
+            receipt: Some(PublicationReceipt {
+                job: job.clone(),
+                draft: draft.clone(),
+                connector,
+                outcome: ReceiptOutcome::Applied { post: post.clone(), url: None },
+                recorded_at: at,
+            }),
+            verification: verified.then_some(Verification {
+                job,
+                draft,
+                outcome: VerificationOutcome::Verified { post },
+                checked_at: at,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_publication_is_live_evidence_only_when_verified_on_a_real_platform() {
+        assert_eq!(publication(ConnectorKind::Webhook, true).provenance(), Provenance::Live);
+        assert_eq!(publication(ConnectorKind::Webhook, false).provenance(), Provenance::Mock);
+        assert_eq!(publication(ConnectorKind::Sandbox, true).provenance(), Provenance::Mock);
+    }
+}

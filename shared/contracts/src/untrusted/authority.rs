@@ -1,0 +1,282 @@
+//! Claims of authority in a specialist's own words: that it (or "we") approved, published,
+//! scheduled, retried or changed the pipeline's work, or that the work now is approved or
+//! published. No role has that authority, so an output that claims it is refused.
+//!
+//! The text is normalised like untrusted input ([`super::normalise`]), so disguises do not
+//! hide a claim, and read clause by clause:
+//!
+//! | kind | what it is |
+//! | --- | --- |
+//! | own action | an actor that is the speaker (`i`, `we`, `nova`, `the assistant`, …) followed within a few helper words (`have`, `just`, `will`, `am going to`, …) by an effect verb (`approve`, `publish`, `post`, `schedule`, `retry`, `delete`, `update`, `mark`, `send`, `cancel`, …) whose object, within six words, is the pipeline's work (`it`, `this`, `draft`, `post`, `strategy`, `job`, `everything`, …) — unless a negation (`not`, `cannot`, `never`, …) stands between actor and verb |
+//! | work done | the work (`draft`, `post`, `strategy`, `job`, `it`, `this`, `everything`, …) said to be in a finished effect state now: a perfect or present passive (`has been approved`, `is now published`, `are already scheduled`) or `approved for publication` |
+//!
+//! What happened in the past to a record is a report, not a claim of authority: "the post
+//! was published on 3 May", "we published our annual report", "I posted a video last week"
+//! (no pipeline work as the object) and "I cannot approve drafts" all pass.
+
+use super::{clauses, normalise, words};
+
+/// What kind of authority a text claims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// The speaker says it acted on the work (or will).
+    OwnAction,
+    /// The work is said to be approved, published or scheduled now.
+    WorkDone,
+}
+
+impl Claim {
+    /// What it is, in words an operator reads.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Self::OwnAction => "the output says it approved, published, scheduled or changed the work itself",
+            Self::WorkDone => "the output says the work is already approved, published or scheduled",
+        }
+    }
+}
+
+/// The first authority claim `text` makes, if any.
+pub fn claim(text: &str) -> Option<Claim> {
+    let normal = normalise(text);
+    clauses(&normal.text).find_map(|clause| {
+        let w = words(clause);
+        if own_action(&w) {
+            Some(Claim::OwnAction)
+        } else if work_done(&w) {
+            Some(Claim::WorkDone)
+        } else {
+            None
+        }
+    })
+}
+
+const ACTORS: &[&str] = &["i", "i've", "i'm", "i'll", "i'd", "we", "we've", "we're", "we'll", "nova", "myself", "ive"];
+/// Words that may stand between an actor and its verb without changing who acts.
+const HELPERS: &[&str] = &[
+    "have",
+    "has",
+    "had",
+    "just",
+    "already",
+    "now",
+    "will",
+    "shall",
+    "am",
+    "is",
+    "are",
+    "was",
+    "were",
+    "going",
+    "to",
+    "gonna",
+    "be",
+    "been",
+    "also",
+    "successfully",
+    "then",
+    "went",
+    "ahead",
+    "and",
+    "automatically",
+    "can",
+    "could",
+    "did",
+    "do",
+    "may",
+    "might",
+    "should",
+    "would",
+    "let",
+    "me",
+    "us",
+    "finally",
+    "here",
+];
+const NEGATIONS: &[&str] =
+    &["not", "cannot", "can't", "cant", "never", "no", "don't", "dont", "won't", "wont", "didn't", "didnt", "unable"];
+/// Effect verbs in every form a claim uses.
+const EFFECTS: &[&str] = &[
+    "approve",
+    "approved",
+    "approving",
+    "publish",
+    "published",
+    "publishing",
+    "post",
+    "posted",
+    "posting",
+    "schedule",
+    "scheduled",
+    "scheduling",
+    "reschedule",
+    "rescheduled",
+    "retry",
+    "retried",
+    "retrying",
+    "delete",
+    "deleted",
+    "deleting",
+    "update",
+    "updated",
+    "updating",
+    "change",
+    "changed",
+    "changing",
+    "mark",
+    "marked",
+    "marking",
+    "send",
+    "sent",
+    "sending",
+    "cancel",
+    "cancelled",
+    "canceled",
+    "reject",
+    "rejected",
+    "release",
+    "released",
+    "submit",
+    "submitted",
+    "queue",
+    "queued",
+    "edit",
+    "edited",
+    "rewrote",
+    "rewritten",
+    "overrode",
+    "override",
+    "resend",
+    "resent",
+    "requeued",
+    "unblock",
+    "unblocked",
+    "tweeted",
+    "shared",
+];
+/// Participles of a finished effect.
+const DONE: &[&str] = &[
+    "approved",
+    "published",
+    "posted",
+    "scheduled",
+    "rescheduled",
+    "retried",
+    "deleted",
+    "sent",
+    "released",
+    "submitted",
+    "queued",
+    "cleared",
+    "greenlit",
+    "authorized",
+    "authorised",
+    "signed",
+    "live",
+];
+/// The pipeline's work, as an object or a subject.
+const WORK: &[&str] = &[
+    "it",
+    "this",
+    "that",
+    "them",
+    "these",
+    "draft",
+    "drafts",
+    "post",
+    "posts",
+    "strategy",
+    "strategies",
+    "job",
+    "jobs",
+    "everything",
+    "publication",
+    "plan",
+    "brief",
+    "briefs",
+    "item",
+    "items",
+    "content",
+    "approval",
+    "window",
+    "windows",
+    "all",
+];
+
+fn is(word: &str, set: &[&str]) -> bool {
+    set.contains(&word)
+}
+
+/// An actor that is the speaker, then (past helpers, with no negation) an effect verb, then
+/// the work within six words.
+fn own_action(w: &[String]) -> bool {
+    let at = |i: usize| w.get(i).map_or("", String::as_str);
+    (0..w.len()).any(|i| {
+        let actor = is(at(i), ACTORS) || (at(i) == "the" && at(i + 1) == "assistant");
+        if !actor {
+            return false;
+        }
+        let mut j = i + 1 + usize::from(at(i) == "the");
+        while j < w.len() && is(at(j), HELPERS) {
+            j += 1;
+        }
+        if (i + 1..j).any(|k| is(at(k), NEGATIONS)) || is(at(j), NEGATIONS) {
+            return false;
+        }
+        is(at(j), EFFECTS) && (j + 1..(j + 7).min(w.len())).any(|k| is(at(k), WORK))
+    })
+}
+
+/// The work said to be in a finished effect state now.
+fn work_done(w: &[String]) -> bool {
+    let at = |i: usize| w.get(i).map_or("", String::as_str);
+    let names_work = w.iter().any(|x| is(x, WORK));
+    (0..w.len()).any(|i| {
+        let perfect = matches!((at(i), at(i + 1)), ("has" | "have", "been") | ("is" | "are", "now" | "already"));
+        let participle = if perfect { at(i + 2) } else { "" };
+        let for_publication = is(at(i), DONE) && at(i + 1) == "for" && at(i + 2) == "publication";
+        (perfect && is(participle, DONE) && names_work) || for_publication
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_actions_and_finished_work_are_claims_in_any_disguise() {
+        for (text, kind) in [
+            ("I approved the draft.", Claim::OwnAction),
+            ("I've gone and... no: I have just published it.", Claim::OwnAction),
+            ("We will schedule the post for Monday.", Claim::OwnAction),
+            ("Nova retried the job for you.", Claim::OwnAction),
+            ("The assistant has marked everything as ready.", Claim::OwnAction),
+            ("I'm going to send this to every channel.", Claim::OwnAction),
+            ("Ｉ ａｐｐｒｏｖｅｄ ｔｈｅ ｄｒａｆｔ", Claim::OwnAction),
+            ("I p\u{200b}ublished it", Claim::OwnAction),
+            ("Good news: this draft has been approved.", Claim::WorkDone),
+            ("Your posts are now scheduled.", Claim::WorkDone),
+            ("The strategy is already approved, so go ahead.", Claim::WorkDone),
+            ("Approved for publication.", Claim::WorkDone),
+        ] {
+            assert_eq!(claim(text), Some(kind), "{text}");
+        }
+    }
+
+    #[test]
+    fn reports_refusals_and_ordinary_speech_are_not_claims() {
+        for text in [
+            "Job job-1 is awaiting draft approval.",
+            "The post was published on LinkedIn on 3 May and verified.",
+            "I cannot approve drafts; only an operator can.",
+            "I will not publish anything.",
+            "We published our annual report in March.",
+            "I posted a video last week.",
+            "Our report has been published.",
+            "Engagement rose 12% after the schedule changed.",
+            "Post in the morning window for more reach.",
+            "The operator approved the strategy on 2 December.",
+        ] {
+            assert_eq!(claim(text), None, "{text}");
+        }
+    }
+}
