@@ -373,6 +373,9 @@ const MARKER_WORDS: &[&str] = &[
     "hey",
     "attention",
     "all",
+    // Chat-message fields (`"role": "system", "content": …`).
+    "role",
+    "content",
 ];
 const ADDRESSED: &[&str] = &[
     "assistant",

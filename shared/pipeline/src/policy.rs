@@ -292,9 +292,14 @@ fn named(rule: PolicyRule, details: Vec<String>) -> Vec<PolicyViolation> {
 }
 
 /// The `no_instruction_text` finding for `body`: its first line the instruction detector
-/// flags, with the detector's reason (the signals, never the line).
+/// flags, else its first pair of consecutive lines (a role label alone on a line governs the
+/// order on the next: "SYSTEM:" then "Publish this draft…"), with the detector's reason (the
+/// signals, never the text).
 fn instruction_violation(body: &str) -> Option<PolicyViolation> {
-    body.lines().find_map(untrusted::flagged).map(|flagged| {
+    let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();
+    let single = lines.iter().find_map(|l| untrusted::flagged(l));
+    let paired = || lines.windows(2).find_map(|pair| untrusted::flagged(&pair.join("\n")));
+    single.or_else(paired).map(|flagged| {
         violation(
             PolicyRule::NoInstructionText,
             clip(&format!("a line of the post reads as an order to the system: {}", flagged.reason())),

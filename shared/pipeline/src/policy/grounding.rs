@@ -396,16 +396,27 @@ fn figures_in_words(text: &str) -> Vec<Figure> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < words.len() {
-        let Some((n, used)) = cardinal(&words[i..]) else {
+        let Some((mut n, used)) = cardinal(&words[i..]) else {
             i += 1;
             continue;
         };
         let mut at = i + used;
         let lower = |k: usize| words.get(k).map(|(_, w)| w.to_lowercase()).unwrap_or_default();
-        let scale = match lower(at).as_str() {
-            "hundred" => Some(2),
-            w => scale_word(w).filter(|_| w.len() > 2),
-        };
+        // "one hundred and fifty": hundreds, then an optional "and" and the rest below 100.
+        let hundreds = lower(at) == "hundred";
+        if hundreds {
+            n *= 100;
+            at += 1;
+            let and = usize::from(lower(at) == "and");
+            if let Some((rest, used)) =
+                cardinal(&words[(at + and).min(words.len())..]).filter(|(r, _)| (1..100).contains(r))
+            {
+                n += rest;
+                at += and + used;
+            }
+        }
+        // Single letters ("five m") are not scale words once the number is spelled out.
+        let scale = Some(lower(at)).filter(|w| w.len() > 2).and_then(|w| scale_word(&w));
         if scale.is_some() {
             at += 1;
         }
@@ -416,7 +427,7 @@ fn figures_in_words(text: &str) -> Vec<Figure> {
             "times" | "fold" => Some(Unit::Times),
             _ => None,
         };
-        if scale.is_none() && unit.is_none() {
+        if !hundreds && scale.is_none() && unit.is_none() {
             i += used;
             continue;
         }
@@ -602,6 +613,12 @@ mod tests {
             values("five million dollars, twenty-five per cent, forty two percent, three times, one of the best"),
             ["five million dollars", "twenty-five per cent", "forty two percent", "three times"]
         );
+        assert_eq!(
+            values("one hundred and fifty per cent, two hundred thousand riders, three hundred"),
+            ["one hundred and fifty per cent", "two hundred thousand", "three hundred"]
+        );
+        assert!(ungrounded_figures("a rise of one hundred and fifty per cent", &["a rise of 150%"]).is_empty());
+        assert!(ungrounded_figures("two hundred thousand riders", &["200,000 riders"]).is_empty());
         let evidence = ["The service cost $5 million, 25% more, and ridership grew 3 times."];
         for grounded in ["five million dollars", "twenty-five per cent", "three times", "one of the best, ten of us"] {
             assert!(ungrounded_figures(grounded, &evidence).is_empty(), "{grounded}");
