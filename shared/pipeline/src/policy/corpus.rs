@@ -190,10 +190,12 @@ impl Case {
             (Some(format), None) => {
                 assert!(matches!(self.kind, Kind::Source | Kind::Control), "{name}: a source is a source or a control");
                 assert!(self.text.is_some(), "{name}: a source needs `text`");
-                assert!(
-                    matches!(format, SourceFormat::Json) || self.title.is_some(),
-                    "{name}: a transcript needs a `title`"
+                assert_eq!(
+                    matches!(format, SourceFormat::Json),
+                    self.title.is_none(),
+                    "{name}: a transcript needs a `title`; a JSON source carries its own"
                 );
+                assert_eq!(self.connector, Admission::Admitted, "{name}: a source reaches no connector");
                 assert!(pass || self.expect == [FLAGGED], "{name}: a source expects `flagged` or `pass`");
                 assert_eq!(pass, self.parts.is_empty(), "{name}: a flagged source names its `parts`, a control none");
             }
