@@ -16,7 +16,7 @@
 //!
 //! | signal | points | what it is |
 //! | --- | --- | --- |
-//! | role marker | 4 | a clause opening with a role label and a colon or bracket: `SYSTEM:`, `Assistant:`, `[system]`, `SYSTEM OVERRIDE 2025:`, `note to the model:` |
+//! | role marker | 4 | a clause, or a quotation or colon inside it, opening with a role label and a colon or bracket: `SYSTEM:`, `Assistant:`, `[system]`, `<\|system\|>`, `SYSTEM OVERRIDE 2025:`, `note to the model:`, `a slide reading: 'note to the model: …'` |
 //! | override | 4 | a verb that sets rules aside (`ignore`, `disregard`, `bypass`, …) followed within five words by what it sets aside (`instructions`, `rules`, `guardrails`, `review`, …) |
 //! | persona | 3 | re-casting the reader (`you are now`, `act as`, `pretend`, `from now on`, `developer mode`, `new instructions`) |
 //! | tool name | 3 | a snake_case identifier built on an action word (`publish_post`, `send_email`, `approve_draft`) or a call (`publish(`) |
@@ -116,7 +116,10 @@ impl Score {
 pub fn score(text: &str) -> Score {
     let normal = normalise(text);
     let mut signals = std::collections::BTreeSet::new();
-    for clause in clauses(&normal.text) {
+    // Chat-template tokens (`<|system|>`, `<|im_start|>`) are role labels in angle brackets;
+    // their bars must not split the label from its bracket as clause breaks.
+    let delimited = normal.text.replace("<|", "<").replace("|>", ">");
+    for clause in clauses(&delimited) {
         scan_clause(clause, &mut signals);
     }
     if calls_a_tool(&normal.text) {
@@ -370,6 +373,9 @@ const MARKER_WORDS: &[&str] = &[
     "hey",
     "attention",
     "all",
+    // Chat-message fields (`"role": "system", "content": …`).
+    "role",
+    "content",
 ];
 const ADDRESSED: &[&str] = &[
     "assistant",
@@ -536,13 +542,16 @@ fn calls_a_tool(text: &str) -> bool {
 
 /// Add the signals of one clause.
 fn scan_clause(clause: &str, signals: &mut std::collections::BTreeSet<Signal>) {
-    if role_marker(clause) {
-        signals.insert(Signal::RoleMarker);
-    }
-    // After a role marker the order itself begins.
-    let body = match clause.split_once([':', ']', '>']) {
-        Some((head, tail)) if role_marker(clause) && !head.is_empty() => tail,
-        _ => clause,
+    // A role marker opens the clause, or a quotation or colon inside it ("a slide reading:
+    // 'note for the model: …'"); after it the order itself begins.
+    let inner = clause.char_indices().filter(|(_, c)| c == &':' || QUOTES.contains(c)).map(|(at, c)| at + c.len_utf8());
+    let marker = std::iter::once(0).chain(inner).find_map(|at| role_marker(&clause[at..]).map(|end| at + end));
+    let body = match marker {
+        Some(end) => {
+            signals.insert(Signal::RoleMarker);
+            &clause[end..]
+        }
+        None => clause,
     };
     for part in body.split(',') {
         scan_words(&words(part), signals);
@@ -611,18 +620,22 @@ fn scan_words(w: &[String], signals: &mut std::collections::BTreeSet<Signal>) {
     }
 }
 
-/// Whether the clause opens with a role label: up to eight words before a colon or closing
-/// bracket, at least one of them a role and every other one a label word or a number.
-fn role_marker(clause: &str) -> bool {
-    let clause = clause.trim_start_matches(['[', '<', '#', '(', '{', '*', '-', '>', ' ', '|']);
-    let Some(cut) = clause.find([':', ']', '>', ')', '}']) else {
-        return false;
-    };
-    let head = words(&clause[..cut]);
-    !head.is_empty()
+/// Opening quotation marks, after which a quoted order may begin with its own role label.
+const QUOTES: [char; 6] = ['\'', '"', '“', '‘', '«', '„'];
+
+/// Where the role label opening `text` ends (just past its colon or closing bracket), if
+/// `text` opens with one: up to eight words before a colon or closing bracket, at least one of
+/// them a role and every other one a label word or a number.
+fn role_marker(text: &str) -> Option<usize> {
+    let label = text.trim_start_matches(|c: char| "[<#({*->| ".contains(c) || QUOTES.contains(&c));
+    // Every closing character is ASCII, one byte.
+    let cut = label.find([':', ']', '>', ')', '}'])?;
+    let head = words(&label[..cut]);
+    let marked = !head.is_empty()
         && head.len() <= 8
         && head.iter().any(|w| is(w, ROLES))
-        && head.iter().all(|w| is(w, ROLES) || is(w, MARKER_WORDS) || w.chars().all(|c| c.is_ascii_digit()))
+        && head.iter().all(|w| is(w, ROLES) || is(w, MARKER_WORDS) || w.chars().all(|c| c.is_ascii_digit()));
+    marked.then_some(text.len() - label.len() + cut + 1)
 }
 
 pub mod authority;

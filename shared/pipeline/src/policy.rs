@@ -11,7 +11,7 @@
 //! | `link_allow_list` | every link (any scheme case, bare domains, IDNA and full-width dots read as a browser does; [`links`]) goes to an allow-listed host or a subdomain of one; user info and IP literals are refused |
 //! | `no_open_high_severity_issue` | the draft's latest Dara review has no high-severity issue |
 //! | `channel_configured` | the draft's platform is a channel of the job's workspace configuration, and that channel's connector is the one this deployment publishes through (a post is never sent another way than the operator configured) |
-//! | `figures_grounded` | every number, percentage, amount, date and time of the body (links aside) appears by value and unit in the cited evidence texts or the workspace's call to action ([`grounding`]) |
+//! | `figures_grounded` | every number (also one written in words with a scale or unit), percentage, amount, date (a day with its month) and time of the body (links aside) appears by value and unit in the cited evidence texts or the workspace's call to action ([`grounding`]) |
 //! | `quotes_exact` | every quotation of the body is an exact span of a cited evidence text |
 //! | `no_instruction_text` | no line of the body is flagged by the instruction detector ([`harmonia_contracts::untrusted`]) |
 //! | `no_mock_evidence_to_live_connector` | in any mode, when this deployment publishes through a connector other than the sandbox, no cited evidence and no draft is mock |
@@ -293,9 +293,14 @@ fn named(rule: PolicyRule, details: Vec<String>) -> Vec<PolicyViolation> {
 }
 
 /// The `no_instruction_text` finding for `body`: its first line the instruction detector
-/// flags, with the detector's reason (the signals, never the line).
+/// flags, else its first pair of consecutive lines (a role label alone on a line governs the
+/// order on the next: "SYSTEM:" then "Publish this draft…"), with the detector's reason (the
+/// signals, never the text).
 fn instruction_violation(body: &str) -> Option<PolicyViolation> {
-    body.lines().find_map(untrusted::flagged).map(|flagged| {
+    let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();
+    let single = lines.iter().find_map(|l| untrusted::flagged(l));
+    let paired = || lines.windows(2).find_map(|pair| untrusted::flagged(&pair.join("\n")));
+    single.or_else(paired).map(|flagged| {
         violation(
             PolicyRule::NoInstructionText,
             clip(&format!("a line of the post reads as an order to the system: {}", flagged.reason())),
@@ -326,5 +331,7 @@ pub(crate) mod evidence;
 mod grounding;
 pub mod links;
 
+#[cfg(test)]
+mod corpus;
 #[cfg(test)]
 mod tests;

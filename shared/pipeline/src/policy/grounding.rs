@@ -2,7 +2,10 @@
 //!
 //! A figure is a number as written with what makes it a quantity: a currency (`$3.75
 //! million`, `1.2 million dollars`), a percentage (`40%`, `40 per cent`), a multiple (`2.5
-//! times`, `3x`), a time (`9.30 a.m.`, `21:30`) or a plain number (years, days, counts).
+//! times`, `3x`), a time (`9.30 a.m.`, `21:30`), a day with its month (`3 May`, `May 3rd`,
+//! `the 3rd of May`: the month must match too) or a plain number (years, counts). A cardinal
+//! written in words counts when a scale or unit follows it (`five million dollars`,
+//! `twenty-five per cent`, `three times`), so spelling a number out does not hide it.
 //! Scale words are applied (`1.2 million` = `1,200,000`), thousands separators dropped, so
 //! a figure is compared by value. A draft's figure is grounded when some figure of the cited
 //! evidence has the same value and, when the draft names a unit, the same unit (a plain
@@ -32,6 +35,10 @@ enum Unit {
     /// Minutes after midnight (or after noon or midnight when no a.m./p.m. was given).
     Time {
         meridiem: bool,
+    },
+    /// A day of the month written with its month (`3 May`, `May 3`, `3rd of May`), 1-12.
+    Day {
+        month: u8,
     },
 }
 
@@ -239,12 +246,21 @@ fn figures(text: &str) -> Vec<Figure> {
         }
         // A scale or unit word was read with its stop ("million."), which is punctuation.
         let figure_text = text[start..end].trim_end().trim_end_matches('.').to_owned();
-        match clock {
-            Some(minutes) => {
+        let day = (unit == Unit::Plain && scale == 0 && fraction.is_empty() && clock.is_none())
+            .then(|| day_of_month(text, &digits, start, end + glued_len))
+            .flatten();
+        match (clock, day) {
+            (Some(minutes), _) => {
                 let written = Value::new(&format!("{digits}{minutes}"), minutes.len(), 0);
                 out.push(time(&digits, &minutes, None, written, &figure_text));
             }
-            None => out.push(Figure {
+            (None, Some((month, span))) => out.push(Figure {
+                value: Value::new(&digits, 0, 0),
+                written: Value::new(&digits, 0, 0),
+                unit: Unit::Day { month },
+                text: text[span].trim_end_matches('.').to_owned(),
+            }),
+            (None, None) => out.push(Figure {
                 value: Value::new(&format!("{digits}{fraction}"), fraction.len(), scale),
                 written: Value::new(&format!("{digits}{fraction}"), fraction.len(), 0),
                 unit,
@@ -257,6 +273,198 @@ fn figures(text: &str) -> Vec<Figure> {
             }),
         }
         i = end.max(i);
+    }
+    out.extend(figures_in_words(text));
+    out
+}
+
+/// Month names; a date names one in full or by its first three or four letters (`Sept.`).
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// The month (1-12) `word` names, capitalised as a date writes it ("May", not the verb
+/// "may").
+fn month(word: &str) -> Option<u8> {
+    let word = word.trim_end_matches('.');
+    if !word.starts_with(char::is_uppercase) || word.chars().count() < 3 {
+        return None;
+    }
+    let lower = word.to_lowercase();
+    let at = MONTHS.iter().position(|m| *m == lower || (lower.chars().count() <= 4 && m.starts_with(&lower)))?;
+    u8::try_from(at + 1).ok()
+}
+
+/// When the number `digits` at `start..end` (any ordinal suffix included) is a day of the
+/// month written with its month — "3 May", "3rd of May", "May 3" — the month and the span
+/// of the whole date.
+fn day_of_month(text: &str, digits: &str, start: usize, end: usize) -> Option<(u8, std::ops::Range<usize>)> {
+    if !digits.parse::<u8>().is_ok_and(|d| (1..=31).contains(&d)) {
+        return None;
+    }
+    let after = &text[end..];
+    let mut gap = after.len() - after.trim_start().len();
+    if after.trim_start().starts_with("of ") {
+        let of = &after[gap + 2..];
+        gap += 2 + of.len() - of.trim_start().len();
+    }
+    let next_len = after[gap..].find(|c: char| !(c.is_alphabetic() || c == '.')).unwrap_or(after.len() - gap);
+    if gap > 0
+        && let Some(m) = month(&after[gap..gap + next_len])
+    {
+        return Some((m, start..end + gap + next_len));
+    }
+    let before = text[..start].trim_end_matches(' ');
+    let word_start = before
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !(c.is_alphabetic() || *c == '.'))
+        .map_or(0, |(at, c)| at + c.len_utf8());
+    // The month must be its own word, apart from the number ("Sept. 6", not "Sept.6").
+    let m = month(&before[word_start..]).filter(|_| before.len() < start)?;
+    Some((m, word_start..end))
+}
+
+/// Cardinal number words and their values.
+const NUMBER_WORDS: [(&str, u32); 28] = [
+    ("zero", 0),
+    ("one", 1),
+    ("two", 2),
+    ("three", 3),
+    ("four", 4),
+    ("five", 5),
+    ("six", 6),
+    ("seven", 7),
+    ("eight", 8),
+    ("nine", 9),
+    ("ten", 10),
+    ("eleven", 11),
+    ("twelve", 12),
+    ("thirteen", 13),
+    ("fourteen", 14),
+    ("fifteen", 15),
+    ("sixteen", 16),
+    ("seventeen", 17),
+    ("eighteen", 18),
+    ("nineteen", 19),
+    ("twenty", 20),
+    ("thirty", 30),
+    ("forty", 40),
+    ("fifty", 50),
+    ("sixty", 60),
+    ("seventy", 70),
+    ("eighty", 80),
+    ("ninety", 90),
+];
+
+fn number_word(word: &str) -> Option<u32> {
+    NUMBER_WORDS.iter().find(|(w, _)| *w == word).map(|(_, n)| *n)
+}
+
+/// The value of a cardinal written in words: `five`, `twenty-five`, `twenty five`.
+fn cardinal(words: &[(usize, &str)]) -> Option<(u32, usize)> {
+    let (_, first) = words.first()?;
+    let lower = first.to_lowercase();
+    if let Some((tens, ones)) = lower.split_once('-') {
+        let (t, o) = (number_word(tens)?, number_word(ones)?);
+        return (t >= 20 && t % 10 == 0 && (1..10).contains(&o)).then_some((t + o, 1));
+    }
+    let n = number_word(&lower)?;
+    let ones = words.get(1).and_then(|(_, w)| number_word(&w.to_lowercase())).filter(|o| (1..10).contains(o));
+    match ones {
+        Some(o) if n >= 20 && n % 10 == 0 => Some((n + o, 2)),
+        _ => Some((n, 1)),
+    }
+}
+
+/// Figures written in words ("five million dollars", "twenty per cent", "three times"): a
+/// cardinal followed by a scale, a unit, or both. A bare number word ("one of the best") is
+/// not a figure.
+fn figures_in_words(text: &str) -> Vec<Figure> {
+    let words = words_at(text);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let Some((mut n, used)) = cardinal(&words[i..]) else {
+            i += 1;
+            continue;
+        };
+        let mut at = i + used;
+        let lower = |k: usize| words.get(k).map(|(_, w)| w.to_lowercase()).unwrap_or_default();
+        // "one hundred and fifty": hundreds, then an optional "and" and the rest below 100.
+        let hundreds = lower(at) == "hundred";
+        if hundreds {
+            n *= 100;
+            at += 1;
+            let and = usize::from(lower(at) == "and");
+            if let Some((rest, used)) =
+                cardinal(&words[(at + and).min(words.len())..]).filter(|(r, _)| (1..100).contains(r))
+            {
+                n += rest;
+                at += and + used;
+            }
+        }
+        // Single letters ("five m") are not scale words once the number is spelled out.
+        let scale = Some(lower(at)).filter(|w| w.len() > 2).and_then(|w| scale_word(&w));
+        if scale.is_some() {
+            at += 1;
+        }
+        let unit = match lower(at).as_str() {
+            w if currency_word(w).is_some() => currency_word(w).map(Unit::Money),
+            "percent" => Some(Unit::Percent),
+            "per" if lower(at + 1) == "cent" => Some(Unit::Percent),
+            "times" | "fold" => Some(Unit::Times),
+            _ => None,
+        };
+        if !hundreds && scale.is_none() && unit.is_none() {
+            i += used;
+            continue;
+        }
+        let last = match unit {
+            Some(Unit::Percent) if lower(at) == "per" => at + 1,
+            Some(_) => at,
+            None => at - 1,
+        };
+        let (first_at, _) = words[i];
+        let (last_at, last_word) = words[last];
+        out.push(Figure {
+            value: Value::new(&n.to_string(), 0, scale.unwrap_or(0)),
+            written: Value::new(&n.to_string(), 0, 0),
+            unit: unit.unwrap_or(Unit::Plain),
+            text: text[first_at..last_at + last_word.len()].to_owned(),
+        });
+        i = last + 1;
+    }
+    out
+}
+
+/// The words of `text` (letters, digits and hyphens) with their byte offsets.
+fn words_at(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (at, c) in text.char_indices() {
+        match (c.is_alphanumeric() || c == '-', start) {
+            (true, None) => start = Some(at),
+            (false, Some(from)) => {
+                out.push((from, &text[from..at]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(from) = start {
+        out.push((from, &text[from..]));
     }
     out
 }
@@ -349,7 +557,7 @@ mod tests {
         );
         assert_eq!(
             values("At 9.30 a.m. on 3 May 2025, 40% (1,200 riders) came; 3x more."),
-            ["9.30 a.m.", "3", "2025", "40%", "1,200", "3x"]
+            ["9.30 a.m.", "3 May", "2025", "40%", "1,200", "3x"]
         );
         assert_eq!(values("covid19, item_2, 3b9e and 4G are names, not figures"), Vec::<String>::new());
         assert_eq!(values("5k riders, 10am, the 1st, the 1990s"), ["5k", "10am", "1", "1990"]);
@@ -383,6 +591,40 @@ mod tests {
         assert_eq!(ungrounded_figures("It cost €3.75 million.", &evidence), ["€3.75 million"]);
         assert_eq!(ungrounded_figures("A 1.2% rise", &evidence), ["1.2%"]);
         assert_eq!(ungrounded_figures("At 9.30 p.m.", &["At 9.30 a.m."]), ["9.30 p.m."]);
+    }
+
+    #[test]
+    fn a_day_is_read_with_its_month() {
+        assert_eq!(
+            values("On 3 May, May 4th, the 5th of June and Sept. 6 it may 7 times"),
+            ["3 May", "May 4th", "5th of June", "Sept. 6", "7 times"]
+        );
+        let evidence = ["The first bus leaves on 3 May 2025, 12 riders on board."];
+        for grounded in ["on May 3, 2025", "on the 3rd of May", "12 riders, 3 of them"] {
+            assert!(ungrounded_figures(grounded, &evidence).is_empty(), "{grounded}");
+        }
+        assert_eq!(ungrounded_figures("on 3 June 2025", &evidence), ["3 June"]);
+        assert_eq!(ungrounded_figures("on May 12", &evidence), ["May 12"]);
+    }
+
+    #[test]
+    fn figures_written_in_words_are_figures() {
+        assert_eq!(
+            values("five million dollars, twenty-five per cent, forty two percent, three times, one of the best"),
+            ["five million dollars", "twenty-five per cent", "forty two percent", "three times"]
+        );
+        assert_eq!(
+            values("one hundred and fifty per cent, two hundred thousand riders, three hundred"),
+            ["one hundred and fifty per cent", "two hundred thousand", "three hundred"]
+        );
+        assert!(ungrounded_figures("a rise of one hundred and fifty per cent", &["a rise of 150%"]).is_empty());
+        assert!(ungrounded_figures("two hundred thousand riders", &["200,000 riders"]).is_empty());
+        let evidence = ["The service cost $5 million, 25% more, and ridership grew 3 times."];
+        for grounded in ["five million dollars", "twenty-five per cent", "three times", "one of the best, ten of us"] {
+            assert!(ungrounded_figures(grounded, &evidence).is_empty(), "{grounded}");
+        }
+        assert_eq!(ungrounded_figures("It cost five billion dollars.", &evidence), ["five billion dollars"]);
+        assert_eq!(ungrounded_figures("It cost $5 million.", &["It cost five million dollars."]), Vec::<String>::new());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Links in a draft and their hosts, read the way a browser or a platform's auto-linker reads
 //! them: the scheme in any case (`HTTPS://`), internationalised names mapped to their
 //! punycode form and full-width or ideographic dots (`。`, `．`) read as dots (UTS #46, by
-//! the `url` crate), bare domains without a scheme (`evil.net/win`, `www.evil.net`), and the
+//! the `url` crate), bare domains without a scheme (`evil.net/win`, `www.evil.net`), also
+//! when punctuation glues them to the word before (`Tickets:evil.net`), and the
 //! host after any user info (`https://trusted@evil.net` goes to `evil.net`).
 
 use url::{Host, Url};
@@ -17,7 +18,7 @@ const BARE_TLDS: &[&str] = &[
 ];
 
 /// Characters trimmed from the end of a link (sentence punctuation and closing quotes).
-const TRAILING: [char; 11] = ['.', ',', ')', '!', '?', ';', ':', '"', '\'', '”', '。'];
+const TRAILING: [char; 14] = ['.', ',', ')', ']', '!', '?', ';', ':', '"', '\'', '”', '’', '»', '。'];
 
 /// The links in `text`, as they appear: `http://` or `https://` in any case up to white
 /// space, any other `scheme://` word, and bare domains.
@@ -31,7 +32,7 @@ pub fn links(text: &str) -> Vec<&str> {
                 Some(start) => &word[start..],
                 // Another scheme (`ftp://`, `javascript://`) is a link too, and refused.
                 None if lower.contains("://") => opened,
-                None => bare(opened)?,
+                None => bare(opened).or_else(|| glued(opened))?,
             };
             Some(link.trim_end_matches(TRAILING)).filter(|l| !l.is_empty())
         })
@@ -56,6 +57,16 @@ fn bare(word: &str) -> Option<&str> {
         && (tld.chars().all(char::is_alphabetic) || tld.starts_with("xn--"));
     let linked = host.to_lowercase().starts_with("www") || word.len() > host.len() || BARE_TLDS.contains(&tld.as_str());
     (well_formed && linked).then_some(word)
+}
+
+/// A bare domain glued by punctuation to the text before it (`Tickets:evil.net/x`,
+/// `—evil.net`): an auto-linker starts a link after any character but a letter, a digit or
+/// one that would make the domain part of something longer (an e-mail address, a tag, a
+/// name or a number).
+fn glued(word: &str) -> Option<&str> {
+    word.char_indices()
+        .filter(|(_, c)| !(c.is_alphanumeric() || "@$#_-.%~+&=?".contains(*c) || DOTS.contains(c)))
+        .find_map(|(at, c)| bare(&word[at + c.len_utf8()..]))
 }
 
 /// Why a link is refused.
@@ -139,6 +150,11 @@ mod tests {
             ["HTTPS://evil。example。net/win", "www.evil.net", "evil.net/x", "https://example.com/a"]
         );
         assert_eq!(links("Get it at ftp://example.com/file."), ["ftp://example.com/file"]);
+        assert_eq!(
+            links("Tickets:evil.net/offer (see:www.evil.org) —evil.net, «evil.net» [evil.net] and/evil.net"),
+            ["evil.net/offer", "www.evil.org", "evil.net", "evil.net", "evil.net", "evil.net"]
+        );
+        assert_eq!(links("At 9:30, mail desk@evil.net, tag #evil.net or $evil.net"), Vec::<&str>::new());
         assert_eq!(
             links("It cost 1.2 million in the U.S. at 9.30 a.m. with Node.js, ask ana@example.com"),
             Vec::<&str>::new()
