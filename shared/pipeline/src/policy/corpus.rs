@@ -2,8 +2,8 @@
 //! through the real entry points.
 //!
 //! The cases live in `shared/pipeline/tests/adversarial/corpus.toml`, with the world they are
-//! checked in: a workspace configuration, jobs whose stored analyses hold evidence moments, and
-//! publications, stored in a real SQLite store under two workspaces (`corpus`, where every draft
+//! checked in: a workspace configuration, jobs whose stored analyses hold evidence moments,
+//! publications, and grounded-search results (`web-*`) of jobs, stored in a real SQLite store under two workspaces (`corpus`, where every draft
 //! is checked, and `elsewhere`, whose records are foreign to it).
 //!
 //! - A case with `format` is a source (`json`, `srt` or `webvtt` bytes in `text`, with a
@@ -29,8 +29,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::Utc;
 use harmonia_contracts::domain::{
-    Analysis, Angle, AngleKind, Claim, ConnectorKind, Draft, Moment, Platform, Publication, SourceInput, SourcePart,
-    WorkspaceConfig,
+    Analysis, Angle, AngleKind, Claim, ConnectorKind, Draft, Moment, Platform, Publication, ResearchEvidence,
+    SourceInput, SourcePart, WorkspaceConfig,
 };
 use harmonia_contracts::event::Pass;
 use harmonia_contracts::ids::{EvidenceId, JobId, PostId, WorkspaceId};
@@ -43,7 +43,7 @@ use serde_json::json;
 use super::{Evidence, PolicyInput, check, evidence};
 use crate::connector::{Outgoing, admit};
 use crate::formats::{Format, parse};
-use crate::records::{ANALYSES, AnalysisRecord, PUBLICATIONS, doc_id};
+use crate::records::{ANALYSES, AnalysisRecord, PUBLICATIONS, RESEARCH, doc_id, research_id};
 
 const CORPUS: &str = include_str!("../../tests/adversarial/corpus.toml");
 
@@ -66,7 +66,22 @@ struct Corpus {
     workspace: String,
     job: Vec<StoredJob>,
     publication: Vec<StoredPublication>,
+    /// Accepted grounded-search results, as the draft step persists them.
+    research: Vec<StoredResearch>,
     case: Vec<Case>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoredResearch {
+    workspace: WorkspaceId,
+    job: JobId,
+    uri: String,
+    supported: Vec<String>,
+    provenance: Provenance,
+    /// The id cases cite: the one [`ResearchEvidence::id_for`] derives from `uri` and
+    /// `supported` (checked when the world is built).
+    id: EvidenceId,
 }
 
 #[derive(Debug, Deserialize)]
@@ -263,6 +278,24 @@ async fn world(corpus: &Corpus) -> (harmonia_testkit::TempDir, SqliteStore) {
         create_if_absent(&store, &p.workspace, PUBLICATIONS, &doc_id(&publication.draft), data)
             .await
             .expect("store a publication");
+    }
+    for r in &corpus.research {
+        assert_eq!(r.id, ResearchEvidence::id_for(&r.uri, &r.supported), "the id of the research result {}", r.uri);
+        let result = ResearchEvidence {
+            evidence_id: r.id.clone(),
+            job: r.job.clone(),
+            role: harmonia_contracts::Role::Noni,
+            query: "night buses".into(),
+            uri: r.uri.clone(),
+            title: "A page".into(),
+            supported: r.supported.clone(),
+            provenance: r.provenance,
+            retrieved_at: Utc::now(),
+        };
+        let data = encode(&result).expect("encode a research result");
+        create_if_absent(&store, &r.workspace, RESEARCH, &research_id(&r.job, &r.id), data)
+            .await
+            .expect("store a research result");
     }
     (dir, store)
 }
