@@ -101,3 +101,59 @@ async fn show_prints_a_verified_job_whole_as_json_and_as_text() {
     assert_eq!(code, 1);
     assert!(err.contains("[not_found]"), "{err}");
 }
+
+/// Twenty operators at once on one data dir: twenty `run`s, then twenty strategy approvals,
+/// then twenty draft approvals, each its own process. Every command exits 0 — above all none
+/// after its decision was recorded — and every job ends verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_concurrent_commands_on_one_data_dir_never_fail_after_a_recorded_decision() {
+    const PROCESSES: usize = 20;
+    let dir = harmonia_testkit::temp_dir();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let example = root.join("examples/workspace.toml");
+    let (code, _, err) = harmonia(dir.path(), &["workspace", "init", example.to_str().expect("path")]).await;
+    assert_eq!(code, 0, "{err}");
+    let sample = root.join("examples/launch-talk.json");
+    let sample = sample.to_str().expect("path");
+    // Every command of `args` at once, each its own process; (its words, its outcome) in order.
+    let all = |args: Vec<Vec<String>>| {
+        let dir = dir.path().to_owned();
+        async move {
+            let mut set = tokio::task::JoinSet::new();
+            for (n, a) in args.into_iter().enumerate() {
+                let dir = dir.clone();
+                set.spawn(async move {
+                    let words: Vec<&str> = a.iter().map(String::as_str).collect();
+                    (n, words.join(" "), harmonia(&dir, &words).await)
+                });
+            }
+            let mut done: Vec<_> = set.join_all().await;
+            done.sort_by_key(|(n, _, _)| *n);
+            done.into_iter().map(|(_, words, outcome)| (words, outcome)).collect::<Vec<_>>()
+        }
+    };
+    let runs = all((0..PROCESSES)
+        .map(|n| vec!["--json".into(), "run".into(), sample.into(), "--title".into(), format!("Talk {n}")])
+        .collect())
+    .await;
+    let mut jobs = Vec::new();
+    for (args, (code, out, err)) in runs {
+        assert_eq!(code, 0, "{args}: {err}");
+        let run: serde_json::Value = serde_json::from_str(&out).expect("run json");
+        assert_eq!(run["job"]["status"], "awaiting_strategy_approval", "{args}: {out}");
+        jobs.push(run["job"]["id"].as_str().expect("job id").to_owned());
+    }
+    for subject in ["strategy", "draft"] {
+        let approvals = all(jobs.iter().map(|j| vec!["approve".into(), j.clone(), subject.into()]).collect()).await;
+        for (args, (code, out, err)) in approvals {
+            assert_eq!(code, 0, "{args} exited {code} after its decision: {out} {err}");
+            assert!(!err.contains("error"), "{args}: {err}");
+        }
+    }
+    let (code, out, err) = harmonia(dir.path(), &["--json", "status"]).await;
+    assert_eq!(code, 0, "{err}");
+    let status: serde_json::Value = serde_json::from_str(&out).expect("status json");
+    let statuses: Vec<&str> =
+        status["jobs"].as_array().expect("jobs").iter().filter_map(|j| j["job"]["status"].as_str()).collect();
+    assert_eq!(statuses, vec!["verified"; PROCESSES], "every job verified: {out}");
+}

@@ -25,6 +25,9 @@ use harmonia_operator::{Credentials, Identity, OperatorState, Role};
 /// The bundled sample source.
 const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
 
+/// How long `status` lets the jobs it shows move on before it shows them as they are.
+const STATUS_WAIT: Duration = Duration::from_secs(10);
+
 /// How long one job may take end to end before the CLI gives up waiting.
 const JOB_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -342,14 +345,21 @@ pub(crate) async fn run(
 pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, job: Option<&str>) -> Result<(), Error> {
     let ws = ws.clone();
     backend.resume(&ws).await?;
-    if let Backend::Local(l) = backend {
-        l.settle(Duration::from_secs(30)).await?;
-    }
     let env = backend.env();
-    let jobs = match job {
-        Some(id) => vec![operator::job(env, &ws, &id.parse()?).await?],
-        None => operator::jobs(env, &ws, 1000).await?,
+    let listed = |jobs: Vec<Job>| jobs.into_iter().map(|j| j.id).collect::<Vec<_>>();
+    let ids = match job {
+        Some(id) => vec![operator::job(env, &ws, &id.parse()?).await?.id],
+        None => listed(operator::jobs(env, &ws, 1000).await?),
     };
+    // Locally, the jobs shown first move on to where they rest (a decision or the end), for a
+    // little while; the rest of the queue is not waited for.
+    if let Backend::Local(l) = backend {
+        l.rest(&ws, &ids, STATUS_WAIT).await?;
+    }
+    let mut jobs = Vec::with_capacity(ids.len());
+    for id in &ids {
+        jobs.push(operator::job(env, &ws, id).await?);
+    }
     let mut views = Vec::new();
     if !jobs.is_empty() {
         out.say(&format!("{:<36}  {:<27} TITLE (VERSION AWAITING A DECISION) [FAILURE]", "JOB", "STATUS"));
@@ -394,7 +404,7 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
     Ok(())
 }
 
-/// `harmonia serve`: the operator API on 127.0.0.1 until Ctrl-C. It issues no credential: the
+/// `harmonia serve`: the operator API on 127.0.0.1 until Ctrl-C (or SIGTERM). It issues no credential: the
 /// operators of the store sign in (`harmonia operator add`), and when the workspace has none
 /// it says how to create the first admin.
 pub(crate) async fn serve(env: &Local, out: &Output, ws: &WorkspaceId, port: u16) -> Result<(), Error> {
@@ -414,7 +424,7 @@ pub(crate) async fn serve(env: &Local, out: &Output, ws: &WorkspaceId, port: u16
     out.value(&json!({ "listening": format!("127.0.0.1:{port}"), "active_operators": active, "hint": hint }));
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
+            crate::interrupted().await;
         })
         .await
         .map_err(|_| Error::from_code(Code::Internal))

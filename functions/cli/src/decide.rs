@@ -48,8 +48,21 @@ async fn after(
 ) -> Result<(), Error> {
     let since = Some(decision.decided_at);
     let now = match backend {
-        Backend::Local(l) => follow(l, out, ws, job, false, since).await?,
-        Backend::Cloud { .. } => operator::job(backend.env(), ws, job).await?,
+        Backend::Local(l) => match follow(l, out, ws, job, false, since).await {
+            Ok(now) => Some(now),
+            // The decision is recorded: whatever stopped the following, the command succeeded,
+            // and the job carries on with the next command.
+            Err(e) => {
+                out.say(&format!(
+                    "Recorded: the {} was {}. Following the job stopped ({}); it continues, and the next `harmonia` command carries on with it (see `harmonia status {job}`).",
+                    decision.subject.as_str(),
+                    decision.decision.describe(),
+                    e.message.trim_end_matches('.')
+                ));
+                operator::job(backend.env(), ws, job).await.ok()
+            }
+        },
+        Backend::Cloud { .. } => Some(operator::job(backend.env(), ws, job).await?),
     };
     out.value(&json!({ "decision": decision, "job": now }));
     Ok(())

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use harmonia_contracts::{Code, Error};
 
 mod app;
 #[cfg(test)]
@@ -222,40 +223,85 @@ async fn main() -> ExitCode {
         } else {
             app::Backend::Local(harmonia_local::Local::open(&data_dir).await?)
         };
-        match cli.command {
-            Command::Demo => app::demo(backend.local()?, &out, &data_dir).await,
-            Command::Workspace { action } => workspace::run(&backend, &out, &ws, action).await,
-            Command::Run { source, title, language } => {
-                app::run(backend.local()?, &out, &ws, &source, title, &language).await
-            }
-            Command::Status { job } => app::status(&backend, &out, &ws, job.as_deref()).await,
-            Command::Show { job } => show::show(&backend, &out, &ws, &job).await,
-            Command::Approve { job, subject, version } => {
-                decide::decide(&backend, &out, &ws, &job, subject.into(), None, version).await
-            }
-            Command::Ask { question } => app::ask(backend.local()?, &out, &ws, &question).await,
-            Command::Serve { port } => app::serve(backend.local()?, &out, &ws, port).await,
-            Command::Activity { job } => app::activity(&backend, &out, &ws, &job).await,
-            Command::Provision { .. } | Command::Completions { .. } => Ok(()),
-            Command::Import { what } => imports::import(&backend, &out, &ws, imports::Import::File(what)).await,
-            Command::Calendar { what } => imports::import(&backend, &out, &ws, imports::Import::Calendar(what)).await,
-            Command::Operator { command } => operators::run(&backend, &out, &ws, command).await,
-            Command::Reject { job, subject, reason, version } => {
-                decide::decide(&backend, &out, &ws, &job, subject.into(), Some(reason), version).await
-            }
-            Command::RequestChanges { job, subject, feedback, version } => {
-                decide::request_changes(&backend, &out, &ws, &job, subject.into(), feedback, version).await
-            }
-            Command::Edit { job, file, version } => decide::edit(&backend, &out, &ws, &job, &file, version).await,
+        let outcome = match cli.command {
+            // The server stops cleanly on the signal itself.
+            command @ Command::Serve { .. } => dispatch(&backend, &out, &ws, &data_dir, command).await,
+            command => tokio::select! {
+                outcome = dispatch(&backend, &out, &ws, &data_dir, command) => outcome,
+                signal = interrupted() => Err(Error::new(
+                    Code::Interrupted,
+                    format!("{signal}: stopped; the work in flight was handed back and the next command carries on with it"),
+                )),
+            },
+        };
+        // Whatever this process still holds goes back now, so the next command never waits for it.
+        if let app::Backend::Local(local) = &backend
+            && let Err(e) = local.shutdown().await
+        {
+            tracing::warn!(error = %e, "work in flight could not be handed back; it lapses with its lease");
         }
+        outcome
     }
     .await;
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             out.error(&e);
-            ExitCode::FAILURE
+            // 128 + SIGINT, as shells expect of an interrupted command.
+            if e.code == Code::Interrupted { ExitCode::from(130) } else { ExitCode::FAILURE }
         }
+    }
+}
+
+/// Run one command (everything but `completions` and `provision`) on `backend`.
+async fn dispatch(
+    backend: &app::Backend,
+    out: &app::Output,
+    ws: &harmonia_contracts::ids::WorkspaceId,
+    data_dir: &std::path::Path,
+    command: Command,
+) -> Result<(), Error> {
+    match command {
+        Command::Demo => app::demo(backend.local()?, out, data_dir).await,
+        Command::Workspace { action } => workspace::run(backend, out, ws, action).await,
+        Command::Run { source, title, language } => {
+            app::run(backend.local()?, out, ws, &source, title, &language).await
+        }
+        Command::Status { job } => app::status(backend, out, ws, job.as_deref()).await,
+        Command::Show { job } => show::show(backend, out, ws, &job).await,
+        Command::Approve { job, subject, version } => {
+            decide::decide(backend, out, ws, &job, subject.into(), None, version).await
+        }
+        Command::Ask { question } => app::ask(backend.local()?, out, ws, &question).await,
+        Command::Serve { port } => app::serve(backend.local()?, out, ws, port).await,
+        Command::Activity { job } => app::activity(backend, out, ws, &job).await,
+        Command::Provision { .. } | Command::Completions { .. } => Ok(()),
+        Command::Import { what } => imports::import(backend, out, ws, imports::Import::File(what)).await,
+        Command::Calendar { what } => imports::import(backend, out, ws, imports::Import::Calendar(what)).await,
+        Command::Operator { command } => operators::run(backend, out, ws, command).await,
+        Command::Reject { job, subject, reason, version } => {
+            decide::decide(backend, out, ws, &job, subject.into(), Some(reason), version).await
+        }
+        Command::RequestChanges { job, subject, feedback, version } => {
+            decide::request_changes(backend, out, ws, &job, subject.into(), feedback, version).await
+        }
+        Command::Edit { job, file, version } => decide::edit(backend, out, ws, &job, &file, version).await,
+    }
+}
+
+/// The first SIGINT or SIGTERM, named.
+pub(crate) async fn interrupted() -> &'static str {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(term) => term,
+        // Without a SIGTERM handler, Ctrl-C still hands the work back.
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            return "SIGINT";
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => "SIGINT",
+        _ = term.recv() => "SIGTERM",
     }
 }
 

@@ -7,6 +7,14 @@
 //! makes it visible again after exponential backoff; a message leased after `max_attempts`
 //! failed deliveries moves to the subscription's dead-letter topic instead, keeping its data
 //! and attributes. The file may be the same one the SQLite store uses.
+//!
+//! Several processes may share the file (every CLI command runs the stages). Each open bus is
+//! a *holder* with its own id, and every lease names its holder. A holder that subscribes
+//! keeps a heartbeat row fresh ([`HEARTBEAT`]); [`LocalBus::release`] (or dropping the last
+//! handle) gives back everything it holds at once, as if it had never been leased. A holder
+//! that stops without releasing (killed, crashed) is dead once its heartbeat is older than
+//! [`HOLDER_STALE`], and any other holder reclaims its leases then, instead of waiting out the
+//! ack deadline.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -46,7 +54,18 @@ CREATE TABLE IF NOT EXISTS bus_messages (
     lease         TEXT
 );
 CREATE INDEX IF NOT EXISTS bus_messages_due ON bus_messages (subscription, visible_at_ms);
+CREATE TABLE IF NOT EXISTS bus_holders (
+    holder       TEXT PRIMARY KEY,
+    heartbeat_ms INTEGER NOT NULL
+) WITHOUT ROWID;
 ";
+
+/// How often a subscribing holder refreshes its heartbeat.
+pub const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// How old a holder's heartbeat may be before other holders take it for dead and reclaim its
+/// leases: three missed beats, so a busy process is not taken for a dead one.
+pub const HOLDER_STALE: Duration = Duration::from_secs(3);
 
 fn unavailable(e: rusqlite::Error) -> Error {
     Error::Unavailable { kind: harmonia_store_sqlite::error_kind(&e) }
@@ -65,6 +84,30 @@ fn millis(d: Duration) -> i64 {
 pub struct LocalBus {
     conn: Blocking,
     wake: Arc<Notify>,
+    holder: Arc<Holder>,
+}
+
+/// This bus's holder identity and heartbeat. Dropping the last handle releases what it holds.
+struct Holder {
+    id: String,
+    conn: Blocking,
+    heartbeat: std::sync::Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        if let Ok(mut beat) = self.heartbeat.lock()
+            && let Some(task) = beat.take()
+        {
+            task.abort();
+        }
+        // A process that ends without `release` still gives its leases back here.
+        let id = &self.id;
+        let released = self.conn.run_now(|c| release_rows(c, id), |kind| Error::Unavailable { kind: kind.into() });
+        if let Err(e) = released {
+            tracing::warn!(error = %e, "leases could not be released on exit; other processes reclaim them once this one's heartbeat is stale");
+        }
+    }
 }
 
 impl std::fmt::Debug for LocalBus {
@@ -81,11 +124,60 @@ struct Leased {
 }
 
 impl LocalBus {
-    /// Open (creating if needed) the queue tables in the SQLite file at `path`.
+    /// Open (creating if needed) the queue tables in the SQLite file at `path`, as a new
+    /// holder.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
-        let conn = harmonia_store_sqlite::open_connection(path.as_ref()).map_err(unavailable)?;
-        conn.execute_batch(SCHEMA).map_err(unavailable)?;
-        Ok(Self { conn: Blocking::new(conn), wake: Arc::new(Notify::new()) })
+        let mut conn = harmonia_store_sqlite::open_connection(path.as_ref()).map_err(unavailable)?;
+        migrate(&mut conn)?;
+        let conn = Blocking::new(conn);
+        let holder = Holder {
+            id: uuid::Uuid::new_v4().simple().to_string(),
+            conn: conn.clone(),
+            heartbeat: std::sync::Mutex::new(None),
+        };
+        Ok(Self { conn, wake: Arc::new(Notify::new()), holder: Arc::new(holder) })
+    }
+
+    /// This bus's holder id (what its leases name).
+    pub fn holder(&self) -> &str {
+        &self.holder.id
+    }
+
+    /// Give back every message this holder has leased, at once and without counting the
+    /// attempt, and stop being a holder: for a process that is about to exit (or to stop
+    /// subscribing). Deliveries still running here settle nothing afterwards; their messages
+    /// are due again for any holder. Returns how many were released.
+    pub async fn release(&self) -> Result<u64, Error> {
+        let id = self.holder.id.clone();
+        let released = self.with_conn(move |c| release_rows(c, &id)).await?;
+        self.wake.notify_waiters();
+        Ok(released)
+    }
+
+    /// Start the heartbeat once, when this holder first subscribes.
+    fn beat(&self) {
+        let Ok(mut slot) = self.holder.heartbeat.lock() else { return };
+        if slot.is_some() {
+            return;
+        }
+        // The task holds the holder weakly, so dropping the last bus handle still releases.
+        let conn = self.conn.clone();
+        let holder = Arc::downgrade(&self.holder);
+        *slot = Some(tokio::spawn(async move {
+            loop {
+                let Some(id) = holder.upgrade().map(|h| h.id.clone()) else { return };
+                let beat = conn
+                    .run(
+                        move |c| heartbeat(c, &id).map_err(unavailable),
+                        |kind| Error::Unavailable { kind: kind.into() },
+                    )
+                    .await;
+                if let Err(e) = beat {
+                    tracing::warn!(error = %e, "the local queue's heartbeat could not be written");
+                }
+                tokio::time::sleep(HEARTBEAT).await;
+            }
+        }));
     }
 
     async fn with_conn<T: Send + 'static>(
@@ -163,10 +255,21 @@ impl LocalBus {
         .await
     }
 
+    /// Messages leased right now, by any holder (in flight, or held by a holder that is gone).
+    pub async fn leased(&self) -> Result<u64, Error> {
+        self.with_conn(|c| {
+            c.query_row("SELECT COUNT(*) FROM bus_messages WHERE lease IS NOT NULL", [], |r| r.get::<_, i64>(0))
+                .map(|n| u64::try_from(n).unwrap_or(0))
+                .map_err(unavailable)
+        })
+        .await
+    }
+
     /// Lease the next due message of `subscription`, dead-lettering any that ran out of
     /// attempts on the way. `None` when nothing is due.
     async fn lease(&self, subscription: &Name) -> Result<Option<Leased>, Error> {
         let sub = subscription.clone();
+        let holder = self.holder.id.clone();
         let (leased, dead_lettered) = self
             .with_conn(move |c| {
                 let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
@@ -180,13 +283,17 @@ impl LocalBus {
                     .map_err(unavailable)?
                     .ok_or(Error::UnknownTopic)?;
                 let now = now_ms();
+                let stale = now - millis(HOLDER_STALE);
                 let mut dead_lettered = false;
                 loop {
+                    // Due, or leased by a holder that is gone (no fresh heartbeat).
                     let row: Option<(i64, String, Vec<u8>, String, String, u32)> = tx
                         .query_row(
-                            "SELECT seq, message_id, data, attributes, published_at, attempts FROM bus_messages
-                             WHERE subscription = ?1 AND visible_at_ms <= ?2 ORDER BY visible_at_ms, seq LIMIT 1",
-                            params![sub.as_str(), now],
+                            "SELECT seq, message_id, data, attributes, published_at, attempts FROM bus_messages m
+                             WHERE subscription = ?1 AND (visible_at_ms <= ?2 OR (m.holder IS NOT NULL AND NOT EXISTS
+                               (SELECT 1 FROM bus_holders h WHERE h.holder = m.holder AND h.heartbeat_ms > ?3)))
+                             ORDER BY visible_at_ms, seq LIMIT 1",
+                            params![sub.as_str(), now, stale],
                             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
                         )
                         .optional()
@@ -201,9 +308,12 @@ impl LocalBus {
                         continue;
                     }
                     let lease = uuid::Uuid::new_v4().simple().to_string();
+                    // A lease names a holder that is alive now (its heartbeat task keeps it so).
+                    heartbeat(&tx, &holder).map_err(unavailable)?;
                     tx.execute(
-                        "UPDATE bus_messages SET attempts = attempts + 1, visible_at_ms = ?2, lease = ?3 WHERE seq = ?1",
-                        params![seq, now + ack_deadline_ms, lease],
+                        "UPDATE bus_messages SET attempts = attempts + 1, visible_at_ms = ?2, lease = ?3, holder = ?4
+                         WHERE seq = ?1",
+                        params![seq, now + ack_deadline_ms, lease, holder],
                     )
                     .map_err(unavailable)?;
                     tx.commit().map_err(unavailable)?;
@@ -258,7 +368,8 @@ impl LocalBus {
                             let factor = 2i64.saturating_pow(attempt.saturating_sub(1).min(16));
                             let backoff = min_ms.saturating_mul(factor).min(max_ms);
                             tx.execute(
-                                "UPDATE bus_messages SET visible_at_ms = ?3, lease = NULL WHERE seq = ?1 AND lease = ?2",
+                                "UPDATE bus_messages SET visible_at_ms = ?3, lease = NULL, holder = NULL
+                                 WHERE seq = ?1 AND lease = ?2",
                                 params![seq, lease, now_ms() + backoff],
                             )
                             .map_err(unavailable)?;
@@ -275,7 +386,9 @@ impl LocalBus {
         Ok(())
     }
 
-    /// When the next message of `subscription` becomes due, if any is waiting.
+    /// When the next message of `subscription` becomes due, if any is waiting. A message
+    /// leased by another holder may be due sooner (when that holder dies), so a subscriber
+    /// never sleeps past [`HEARTBEAT`] anyway.
     async fn next_due_ms(&self, subscription: &Name) -> Result<Option<i64>, Error> {
         let sub = subscription.to_string();
         self.with_conn(move |c| {
@@ -293,6 +406,7 @@ impl LocalBus {
         handler: Arc<dyn Handler>,
         concurrency: usize,
     ) -> JoinHandle<()> {
+        self.beat();
         let bus = self.clone();
         tokio::spawn(async move {
             let slots = Arc::new(Semaphore::new(concurrency.max(1)));
@@ -333,6 +447,46 @@ impl LocalBus {
             }
         })
     }
+}
+
+/// Create the tables, and add the lease's holder to a queue file written before holders
+/// existed (in one transaction, so two processes opening it at once cannot both add it).
+fn migrate(conn: &mut Connection) -> Result<(), Error> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
+    tx.execute_batch(SCHEMA).map_err(unavailable)?;
+    let has_holder = tx
+        .prepare("SELECT 1 FROM pragma_table_info('bus_messages') WHERE name = 'holder'")
+        .and_then(|mut q| q.exists([]))
+        .map_err(unavailable)?;
+    if !has_holder {
+        tx.execute_batch("ALTER TABLE bus_messages ADD COLUMN holder TEXT").map_err(unavailable)?;
+    }
+    tx.commit().map_err(unavailable)
+}
+
+/// Mark `holder` alive now.
+fn heartbeat(c: &Connection, holder: &str) -> rusqlite::Result<usize> {
+    c.execute(
+        "INSERT INTO bus_holders (holder, heartbeat_ms) VALUES (?1, ?2)
+         ON CONFLICT (holder) DO UPDATE SET heartbeat_ms = excluded.heartbeat_ms",
+        params![holder, now_ms()],
+    )
+}
+
+/// Give back `holder`'s leases as never leased (due now, the attempt not counted) and forget
+/// the holder.
+fn release_rows(c: &mut Connection, holder: &str) -> Result<u64, Error> {
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
+    let released = tx
+        .execute(
+            "UPDATE bus_messages SET lease = NULL, holder = NULL, visible_at_ms = ?2, attempts = MAX(attempts - 1, 0)
+             WHERE holder = ?1",
+            params![holder, now_ms()],
+        )
+        .map_err(unavailable)?;
+    tx.execute("DELETE FROM bus_holders WHERE holder = ?1", [holder]).map_err(unavailable)?;
+    tx.commit().map_err(unavailable)?;
+    Ok(u64::try_from(released).unwrap_or(0))
 }
 
 /// Move message `seq` (still held by `lease`, when given) to `dead_letter`'s subscriptions

@@ -84,6 +84,8 @@ async fn unacked_messages_survive_a_restart_and_keep_their_attempt_count() {
         let sub: Name = "jobs.sub".parse().expect("sub");
         let leased = bus.lease(&sub).await.expect("lease").expect("a message");
         assert_eq!(leased.delivery.attempt, Some(1));
+        // A crash runs no destructor: nothing is released.
+        std::mem::forget(bus);
     }
     let bus = LocalBus::open(&path).expect("reopen");
     let sub: Name = "jobs.sub".parse().expect("sub");
@@ -123,4 +125,103 @@ async fn a_slow_handler_past_its_deadline_is_redelivered_and_its_late_ack_is_ign
     assert_eq!(bus.backlog(&sub).await.expect("backlog"), 1, "a stale lease cannot ack the redelivery");
     bus.settle(&second, Outcome::Ack).await.expect("ack");
     assert_eq!(bus.backlog(&sub).await.expect("backlog"), 0);
+}
+
+/// A queue file with one topic, a subscription whose ack deadline is a minute (so nothing comes
+/// back by expiry during a test) and one message on it; two processes' buses on it.
+async fn shared_queue() -> (harmonia_testkit::TempDir, LocalBus, LocalBus, Name) {
+    let dir = harmonia_testkit::temp_dir();
+    let path = dir.path().join("shared.sqlite");
+    let first = LocalBus::open(&path).expect("open");
+    let topic: Name = "held.topic".parse().expect("topic");
+    first.create_topic(&topic).await.expect("topic");
+    first.create_subscription(&spec("held.sub", "held.topic", Duration::from_secs(60))).await.expect("sub");
+    first.publish(OutboundMessage { topic, data: b"w".to_vec(), attributes: BTreeMap::new() }).await.expect("publish");
+    let second = LocalBus::open(&path).expect("open again");
+    assert_ne!(first.holder(), second.holder());
+    (dir, first, second, "held.sub".parse().expect("sub"))
+}
+
+#[tokio::test]
+async fn a_live_holders_lease_stays_with_it() {
+    let (_dir, first, second, sub) = shared_queue().await;
+    let _held = first.lease(&sub).await.expect("lease").expect("a message");
+    assert!(second.lease(&sub).await.expect("lease").is_none(), "leased by a live holder");
+}
+
+#[tokio::test]
+async fn released_leases_are_due_at_once_for_another_process_without_counting_the_attempt() {
+    let (_dir, first, second, sub) = shared_queue().await;
+    first.lease(&sub).await.expect("lease").expect("a message");
+    assert_eq!(first.release().await.expect("release"), 1);
+    let again = second.lease(&sub).await.expect("lease").expect("due at once");
+    assert_eq!(again.delivery.attempt, Some(1), "a release is not a failed delivery");
+}
+
+#[tokio::test]
+async fn dropping_the_last_handle_of_a_bus_releases_what_it_holds() {
+    let (_dir, first, second, sub) = shared_queue().await;
+    let handle = first.clone();
+    first.lease(&sub).await.expect("lease").expect("a message");
+    drop(first);
+    assert!(second.lease(&sub).await.expect("lease").is_none(), "another handle still holds it");
+    drop(handle);
+    let again = second.lease(&sub).await.expect("lease").expect("due once the process's bus is gone");
+    assert_eq!(again.delivery.attempt, Some(1));
+}
+
+#[tokio::test]
+async fn a_dead_holders_lease_is_reclaimed_without_waiting_out_the_ack_deadline() {
+    let (_dir, first, second, sub) = shared_queue().await;
+    first.lease(&sub).await.expect("lease").expect("a message");
+    let dead = first.holder().to_owned();
+    // Killed: no destructor runs, and its heartbeat stops; age it past the staleness limit.
+    std::mem::forget(first);
+    let stale = now_ms() - millis(HOLDER_STALE) - 1;
+    second
+        .with_conn(move |c| {
+            c.execute("UPDATE bus_holders SET heartbeat_ms = ?2 WHERE holder = ?1", params![dead, stale])
+                .map_err(unavailable)
+        })
+        .await
+        .expect("age the heartbeat");
+    let again = second.lease(&sub).await.expect("lease").expect("reclaimed at once");
+    assert_eq!(again.delivery.attempt, Some(2), "a crash counts as a failed delivery");
+    assert_eq!(again.delivery.data, b"w");
+}
+
+#[tokio::test]
+async fn a_subscribing_holder_keeps_its_heartbeat_fresh() {
+    let (_dir, first, second, sub) = shared_queue().await;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    // Never settles in time: the handler holds the message until the test ends.
+    struct Hold(mpsc::UnboundedSender<Delivery>);
+    #[async_trait]
+    impl Handler for Hold {
+        async fn handle(&self, d: Delivery) -> Outcome {
+            let _ = self.0.send(d);
+            std::future::pending::<()>().await;
+            Outcome::Ack
+        }
+    }
+    let worker = first.spawn_subscriber(sub.clone(), Arc::new(Hold(tx)), 1);
+    rx.recv().await.expect("delivered");
+    let holder = first.holder().to_owned();
+    let beats = || {
+        let holder = holder.clone();
+        second.with_conn(move |c| {
+            c.query_row("SELECT heartbeat_ms FROM bus_holders WHERE holder = ?1", [holder], |r| r.get::<_, i64>(0))
+                .map_err(unavailable)
+        })
+    };
+    let first_beat = beats().await.expect("a heartbeat row");
+    harmonia_testkit::eventually("the heartbeat is refreshed", || async {
+        match beats().await.expect("heartbeat") {
+            later if later > first_beat => Ok(()),
+            _ => Err("not yet refreshed"),
+        }
+    })
+    .await;
+    assert!(second.lease(&sub).await.expect("lease").is_none(), "a beating holder keeps its lease");
+    worker.abort();
 }

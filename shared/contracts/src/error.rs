@@ -221,6 +221,9 @@ codes! {
     UntrustedText = "untrusted_text", Contract, false, "The output uses source text flagged as instruction-like.";
     /// The model backend is unavailable or answered unusably.
     ModelUnavailable = "model_unavailable", Unavailable, true, "The model is unavailable.";
+    /// A command was stopped by SIGINT or SIGTERM before it finished; what it had in flight
+    /// was handed back, and the next command carries on with it.
+    Interrupted = "interrupted", Unavailable, true, "The command was interrupted; its work in flight continues with the next command.";
     // --- policy and publishing
     /// Deterministic policy refused the draft.
     PolicyViolation = "policy_violation", Policy, false, "The draft breaks a publishing policy rule.";

@@ -111,6 +111,7 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         topic_prefix: config.topic_prefix.clone(),
         pipeline_user: "pipeline".parse()?,
         step_lease: config.step_lease,
+        claims: Default::default(),
     }))
 }
 

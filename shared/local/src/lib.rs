@@ -106,6 +106,7 @@ impl Local {
             topic_prefix: String::new(),
             pipeline_user: "pipeline".parse()?,
             step_lease: timing.model_ack_deadline,
+            claims: Default::default(),
         });
         for topic in topics("") {
             bus.create_topic(&topic).await.map_err(bus_error)?;
@@ -138,6 +139,39 @@ impl Local {
     /// plan stage from the workspace's configuration and calendar).
     pub async fn prepare(&self, workspace: &WorkspaceId) -> Result<(), Error> {
         operator::resume(&self.env, workspace).await.map(|_| ())
+    }
+
+    /// Stop this process's part of the pipeline: no new deliveries, and the step claims and
+    /// queue leases it holds given back at once, so that the next process carries on with
+    /// them instead of waiting for them to lapse. For a command about to exit (also on
+    /// SIGINT or SIGTERM). Returns how many claims and leases were given back.
+    pub async fn shutdown(&self) -> Result<(usize, u64), Error> {
+        self.workers.iter().for_each(JoinHandle::abort);
+        let claims = harmonia_pipeline::step::claim::release_held(&self.env).await;
+        let leases = self.bus.release().await.map_err(bus_error)?;
+        Ok((claims, leases))
+    }
+
+    /// Wait until `jobs` each rest (wait for the operator, or are finished), at most `limit`;
+    /// the jobs still moving then are left to continue. Other jobs on the queue are not
+    /// waited for.
+    pub async fn rest(&self, workspace: &WorkspaceId, jobs: &[JobId], limit: Duration) -> Result<(), Error> {
+        let deadline = tokio::time::Instant::now() + limit;
+        let mut moving: Vec<&JobId> = jobs.iter().collect();
+        loop {
+            let mut still = Vec::with_capacity(moving.len());
+            for job in moving {
+                let current = operator::job(&self.env, workspace, job).await?;
+                if operator::awaited(current.status).is_none() && !current.status.is_terminal() {
+                    still.push(job);
+                }
+            }
+            moving = still;
+            if moving.is_empty() || tokio::time::Instant::now() > deadline {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     /// Wait until the queue is empty (every stage has settled), checking every few ms.

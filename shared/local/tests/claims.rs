@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use harmonia_agents::model::{self, Model, ModelRequest, ModelResponse};
+use harmonia_contracts::Role;
 use harmonia_contracts::domain::{JobStatus, SourceInput};
 use harmonia_contracts::event::{Pass, Stage};
 use harmonia_local::{Local, Wrap};
@@ -65,4 +67,63 @@ async fn a_released_claim_can_be_taken_at_once_and_a_stale_token_releases_nothin
     assert!(claim::acquire(&local.env, &at).await.expect("acquire").is_none(), "still held by the second");
     claim::release(&local.env, &at, &second).await.expect("release");
     assert_eq!(scan_all(&*local.env.store, &ws, RUNNING).await.expect("claims").len(), 0);
+}
+
+/// The offline model, except that Nimi never answers: the analyze step stays in flight, its
+/// delivery leased and its claim held, and `entered` is notified once it is.
+struct Stuck(std::sync::Arc<dyn Model>, std::sync::Arc<tokio::sync::Notify>);
+
+#[async_trait::async_trait]
+impl Model for Stuck {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn provenance(&self) -> harmonia_contracts::tool::Provenance {
+        self.0.provenance()
+    }
+    fn provider(&self) -> &'static str {
+        self.0.provider()
+    }
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
+        if request.role == Role::Nimi {
+            self.1.notify_one();
+            std::future::pending::<()>().await;
+        }
+        self.0.generate(request).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_process_that_stops_mid_step_hands_its_lease_and_claim_back_and_the_next_one_carries_on() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let entered = std::sync::Arc::new(tokio::sync::Notify::new());
+    let signal = entered.clone();
+    let wrap = Wrap {
+        model: Some(Box::new(move |m| std::sync::Arc::new(Stuck(m, signal)) as std::sync::Arc<dyn Model>)),
+        ..Wrap::default()
+    };
+    let first = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
+    let ws = first.workspace().await.expect("workspace");
+    let job = ingest(&first.env, &ws, sample(), None, None).await.expect("ingest");
+    entered.notified().await;
+    // Mid-step: the analyze delivery is leased and its step claimed, until well after now.
+    assert_eq!(first.bus.leased().await.expect("leased"), 1);
+    let claims = scan_all(&*first.env.store, &ws, RUNNING).await.expect("claims");
+    let [claim] = claims.as_slice() else { panic!("one claim: {claims:?}") };
+    let held: harmonia_pipeline::records::Running = claim.decode().expect("a claim");
+
+    // The command ends (or gets SIGTERM): it hands back what it holds.
+    let (claims, leases) = first.shutdown().await.expect("shutdown");
+    assert_eq!((claims, leases), (1, 1));
+    assert_eq!(first.bus.leased().await.expect("leased"), 0);
+    assert_eq!(scan_all(&*first.env.store, &ws, RUNNING).await.expect("claims").len(), 0);
+
+    // The next process carries on at once: the job reaches the strategy gate before the old
+    // claim would even have lapsed.
+    let next = Local::open(dir.path()).await.expect("open again");
+    next.prepare(&ws).await.expect("resume");
+    let done = next.drive(&ws, &job.id, false, WAIT, |_| {}).await.expect("drive");
+    assert_eq!(done.status, JobStatus::AwaitingStrategyApproval, "{:?}", done.failure);
+    assert!(chrono::Utc::now() < held.until, "carried on without waiting out the claim");
+    drop(first);
 }

@@ -28,6 +28,9 @@ pub struct Env {
     /// How long a step's in-flight claim holds off duplicate deliveries (the longest ack
     /// deadline: after it, the message comes back anyway).
     pub step_lease: std::time::Duration,
+    /// The step claims this process holds, given back when it stops
+    /// ([`crate::step::claim::release_held`]).
+    pub claims: crate::step::claim::Held,
 }
 
 impl std::fmt::Debug for Env {

@@ -81,6 +81,17 @@ impl Blocking {
         .await
         .unwrap_or(Err(lost_join))
     }
+
+    /// Run `f` on the connection on this thread, for where nothing can be awaited (a `Drop`);
+    /// `lost` is the error when the lock is lost. Waits for a call in flight to finish first.
+    pub fn run_now<T, E>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, E>,
+        lost: impl Fn(&'static str) -> E,
+    ) -> Result<T, E> {
+        let mut guard = self.0.lock().map_err(|_| lost("poisoned"))?;
+        f(&mut guard)
+    }
 }
 
 /// The SQLite document store.

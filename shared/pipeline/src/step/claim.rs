@@ -3,14 +3,55 @@
 //! [`fail_job`](super::fail_job) delete it in their transactions; [`release`] gives it up
 //! when a step stops without either.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
+use harmonia_contracts::ids::{DocId, WorkspaceId};
 use harmonia_store::{Created, Tx, create_if_absent, encode, run_transaction, update};
 
 use super::{Error, StageRef};
 use crate::Env;
 use crate::records::{RUNNING, Running, running_id};
+
+/// The claims this process holds (workspace, claim document, owner token), so that a process
+/// about to stop gives them back at once ([`release_held`]) rather than leaving them to lapse
+/// with their lease while the next process's deliveries wait.
+#[derive(Debug, Default)]
+pub struct Held {
+    claims: Mutex<HashMap<(WorkspaceId, DocId), String>>,
+    /// Set once the process stops: a claim taken after that is given back at once.
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl Held {
+    /// Record a claim taken; `false` when the process is stopping and must not hold it.
+    fn add(&self, workspace: &WorkspaceId, id: &DocId, owner: &str) -> bool {
+        let Ok(mut held) = self.claims.lock() else { return false };
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return false;
+        }
+        held.insert((workspace.clone(), id.clone()), owner.to_owned());
+        true
+    }
+
+    fn remove(&self, workspace: &WorkspaceId, id: &DocId, owner: &str) {
+        let key = (workspace.clone(), id.clone());
+        if let Ok(mut held) = self.claims.lock()
+            && held.get(&key).is_some_and(|o| o == owner)
+        {
+            held.remove(&key);
+        }
+    }
+
+    /// Stop taking claims and hand over the ones held.
+    fn close(&self) -> Vec<((WorkspaceId, DocId), String)> {
+        let Ok(mut held) = self.claims.lock() else { return Vec::new() };
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        held.drain().collect()
+    }
+}
 
 /// Proof that this delivery holds the claim (its owner token).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,8 +68,8 @@ pub async fn acquire(env: &Env, at: &StageRef<'_>) -> Result<Option<Token>, Erro
     let owner = uuid::Uuid::new_v4().simple().to_string();
     let mine = Running { owner: owner.clone(), until: lease_until(now, env.step_lease) };
     let token = Token { owner };
-    match create_if_absent(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?).await? {
-        Created::New(_) => Ok(Some(token)),
+    let taken = match create_if_absent(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?).await? {
+        Created::New(_) => Some(token),
         Created::Existing(doc) => {
             let held: Running = doc.decode()?;
             if held.until > now {
@@ -36,12 +77,42 @@ pub async fn acquire(env: &Env, at: &StageRef<'_>) -> Result<Option<Token>, Erro
             }
             // The holder is gone (crashed, or its lease lapsed): take over at the version seen.
             match update(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?, doc.version).await {
-                Ok(_) => Ok(Some(token)),
-                Err(harmonia_store::Error::PreconditionFailed) => Ok(None),
-                Err(e) => Err(e.into()),
+                Ok(_) => Some(token),
+                Err(harmonia_store::Error::PreconditionFailed) => None,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    };
+    match taken {
+        Some(token) if !env.claims.add(at.workspace, &id, &token.owner) => {
+            // The process is stopping: give the claim straight back (the delivery is nacked).
+            release_doc(env, at.workspace, &id, &token.owner).await?;
+            Ok(None)
+        }
+        taken => Ok(taken),
+    }
+}
+
+/// The step of `token` has settled (completed, failed, or released): this process no longer
+/// holds its claim.
+pub fn settled(env: &Env, at: &StageRef<'_>, token: &Token) {
+    env.claims.remove(at.workspace, &running_id(at.job, at.stage, at.round, at.pass), &token.owner);
+}
+
+/// Give back every claim this process still holds (steps in flight when it stops), each
+/// unless another delivery has taken it over meanwhile, and take no more. Returns how many
+/// were released.
+pub async fn release_held(env: &Env) -> usize {
+    let mut released = 0;
+    for ((workspace, id), owner) in env.claims.close() {
+        match release_doc(env, &workspace, &id, &owner).await {
+            Ok(()) => released += 1,
+            Err(e) => {
+                tracing::warn!(error = %e, claim = %id, "a step's claim could not be released; it lapses with its lease")
             }
         }
     }
+    released
 }
 
 /// When a lease of `lease` taken at `now` lapses. A lease too long for the calendar holds
@@ -53,12 +124,18 @@ fn lease_until(now: DateTime<Utc>, lease: Duration) -> DateTime<Utc> {
 /// Give up the claim `token` proves (a step that will be retried, or that no longer applies),
 /// unless another delivery has taken it over meanwhile.
 pub async fn release(env: &Env, at: &StageRef<'_>, token: &Token) -> Result<(), Error> {
-    let id = &running_id(at.job, at.stage, at.round, at.pass);
+    let id = running_id(at.job, at.stage, at.round, at.pass);
+    env.claims.remove(at.workspace, &id, &token.owner);
+    release_doc(env, at.workspace, &id, &token.owner).await
+}
+
+/// Delete the claim document `id` if `owner` still holds it.
+async fn release_doc(env: &Env, workspace: &WorkspaceId, id: &DocId, owner: &str) -> Result<(), Error> {
     let store = &*env.store;
     run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
-        let mut tx = Tx::begin(store, at.workspace);
+        let mut tx = Tx::begin(store, workspace);
         let Some(doc) = tx.get(RUNNING, id).await? else { return Ok(()) };
-        if doc.decode::<Running>()?.owner != token.owner {
+        if doc.decode::<Running>()?.owner != owner {
             return Ok(());
         }
         tx.delete(RUNNING, id);

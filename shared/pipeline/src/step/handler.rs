@@ -98,7 +98,10 @@ impl<P: Step> StageHandler<P> {
             release(env, &at, &token).await;
             return settled;
         }
-        let outcome = match P::run(env, &event).await {
+        let result = P::run(env, &event).await;
+        // Completing or failing the step deleted its claim; a retry releases it just below.
+        claim::settled(env, &at, &token);
+        let outcome = match result {
             Ok(()) => return Outcome::Ack,
             Err(Error::Stale) => Outcome::Ack,
             Err(Error::Retry) => Outcome::Nack,
