@@ -157,3 +157,73 @@ async fn twenty_concurrent_commands_on_one_data_dir_never_fail_after_a_recorded_
         status["jobs"].as_array().expect("jobs").iter().filter_map(|j| j["job"]["status"].as_str()).collect();
     assert_eq!(statuses, vec!["verified"; PROCESSES], "every job verified: {out}");
 }
+
+/// The data file every command of a data dir opens.
+fn data_file(dir: &std::path::Path) -> std::path::PathBuf {
+    dir.join("harmonia.sqlite")
+}
+
+#[tokio::test]
+async fn an_empty_or_damaged_data_file_is_refused_naming_it_and_never_recreated() {
+    for (name, bytes) in [("empty", Vec::new()), ("garbage", vec![0x5a_u8; 8192])] {
+        let dir = harmonia_testkit::temp_dir();
+        let file = data_file(dir.path());
+        std::fs::write(&file, &bytes).expect("write");
+        let (code, out, err) = harmonia(dir.path(), &["status"]).await;
+        assert_eq!(code, 1, "{name}: {out} {err}");
+        assert!(err.contains("[store_corrupt]") && err.contains(&file.display().to_string()), "{name}: {err}");
+        assert!(err.contains("harmonia restore"), "{name}: says what to do: {err}");
+        assert!(std::fs::read(&file).expect("read") == bytes, "{name}: the file is left as it was");
+    }
+}
+
+#[tokio::test]
+async fn one_bad_record_hides_no_job_doctor_names_it_and_a_backup_restores_everything() {
+    let dir = harmonia_testkit::temp_dir();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let example = root.join("examples/workspace.toml");
+    let sample = root.join("examples/launch-talk.json");
+    let ok = |args: Vec<String>| {
+        let dir = dir.path().to_owned();
+        async move {
+            let words: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (code, out, err) = harmonia(&dir, &words).await;
+            assert_eq!(code, 0, "{words:?}: {out} {err}");
+            out
+        }
+    };
+    let words = |w: &[&str]| w.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    ok(words(&["workspace", "init", example.to_str().expect("path")])).await;
+    let mut jobs = Vec::new();
+    for title in ["First talk", "Second talk"] {
+        let out = ok(words(&["--json", "run", sample.to_str().expect("path"), "--title", title])).await;
+        let run: serde_json::Value = serde_json::from_str(&out).expect("run json");
+        jobs.push(run["job"]["id"].as_str().expect("job").to_owned());
+    }
+    let backup = dir.path().join("before.sqlite");
+    let out = ok(words(&["backup", backup.to_str().expect("path")])).await;
+    assert!(out.starts_with("backed up "), "{out}");
+    let (code, out, err) = harmonia(dir.path(), &["doctor"]).await;
+    assert_eq!(code, 0, "a sound data file: {out} {err}");
+
+    // One job record damaged by hand.
+    rusqlite::Connection::open(data_file(dir.path()))
+        .and_then(|c| {
+            c.execute("UPDATE documents SET data = '{broken' WHERE collection = 'jobs' AND id = ?1", [&jobs[0]])
+        })
+        .expect("damage a record");
+    let status = ok(words(&["status"])).await;
+    assert!(status.contains(&jobs[1]) && !status.contains(&jobs[0]), "the other job is still listed: {status}");
+    let (code, out, err) = harmonia(dir.path(), &["doctor"]).await;
+    assert_eq!(code, 1, "{out} {err}");
+    assert!(out.contains(&format!("/jobs/{} (not JSON)", jobs[0])), "doctor names it: {out}");
+    assert!(err.contains("[store_corrupt]"), "{err}");
+
+    // Restored: both jobs are back, and what was there before is kept.
+    let out = ok(words(&["restore", backup.to_str().expect("path")])).await;
+    assert!(out.contains("its previous content is kept in"), "{out}");
+    let status = ok(words(&["status"])).await;
+    assert!(jobs.iter().all(|j| status.contains(j.as_str())), "{status}");
+    let (code, out, err) = harmonia(dir.path(), &["doctor"]).await;
+    assert_eq!(code, 0, "{out} {err}");
+}

@@ -19,6 +19,7 @@ use harmonia_contracts::{Code, Error};
 mod app;
 #[cfg(test)]
 mod ask_tests;
+mod data;
 mod decide;
 mod imports;
 mod operators;
@@ -111,6 +112,21 @@ enum Command {
         /// Port to listen on (loopback only).
         #[arg(long, default_value_t = 8080)]
         port: u16,
+    },
+    /// Check the data file: SQLite's integrity check, and every stored document of the
+    /// workspace that cannot be read. Exits 1 when it finds a problem.
+    Doctor,
+    /// Copy the whole data file to FILE (a new file), consistently, even while other commands
+    /// use it.
+    Backup {
+        /// Where to write the backup (must not exist yet).
+        file: PathBuf,
+    },
+    /// Replace the data file's whole content with a backup made by `harmonia backup`. The
+    /// current content is first kept beside the data file, so nothing is lost.
+    Restore {
+        /// The backup to restore.
+        file: PathBuf,
     },
     /// Every specialist invocation of a job: agent, stage, model, duration, tokens, outcome, trace.
     Activity {
@@ -275,6 +291,9 @@ async fn dispatch(
         Command::Ask { question } => app::ask(backend.local()?, out, ws, &question).await,
         Command::Serve { port } => app::serve(backend.local()?, out, ws, port).await,
         Command::Activity { job } => app::activity(backend, out, ws, &job).await,
+        Command::Doctor => data::doctor(backend.local()?, out, ws).await,
+        Command::Backup { file } => data::backup(backend.local()?, out, &file).await,
+        Command::Restore { file } => data::restore(backend.local()?, out, &file).await,
         Command::Provision { .. } | Command::Completions { .. } => Ok(()),
         Command::Import { what } => imports::import(backend, out, ws, imports::Import::File(what)).await,
         Command::Calendar { what } => imports::import(backend, out, ws, imports::Import::Calendar(what)).await,

@@ -60,6 +60,8 @@ pub struct Local {
     pub bus: LocalBus,
     /// The sandbox connector (tests steer it).
     pub sandbox: Arc<Sandbox>,
+    /// The data file itself (its check, backup and restore), unwrapped.
+    pub data: SqliteStore,
     workers: Vec<JoinHandle<()>>,
 }
 
@@ -79,7 +81,8 @@ impl Local {
     /// wrapped (tests duplicate every event; benchmarks count operations).
     pub async fn open_with(data_dir: &Path, timing: Timing, wrap: Wrap) -> Result<Self, Error> {
         let file = data_dir.join("harmonia.sqlite");
-        let store: Arc<dyn harmonia_store::Store> = Arc::new(SqliteStore::open(&file).map_err(Error::from)?);
+        let data = SqliteStore::open(&file).map_err(Error::from)?;
+        let store: Arc<dyn harmonia_store::Store> = Arc::new(data.clone());
         let store = match wrap.store {
             Some(w) => w(store),
             None => store,
@@ -116,7 +119,7 @@ impl Local {
             bus.create_subscription(&subscriber.spec).await.map_err(bus_error)?;
             workers.push(bus.spawn_subscriber(subscriber.spec.name.clone(), subscriber.handler, 2));
         }
-        Ok(Self { env, bus, sandbox, workers })
+        Ok(Self { env, bus, sandbox, data, workers })
     }
 
     /// The demo workspace (`demo`), configured from `examples/workspace.toml` when it has no

@@ -312,7 +312,8 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<Job, 
 pub async fn jobs(env: &Env, workspace: &WorkspaceId, limit: u32) -> Result<Vec<Job>, Error> {
     let query = Query::all(limit).order_by("created_at", Direction::Descending).map_err(Error::from)?;
     let docs = env.store.query(workspace, JOBS, &query).await.map_err(Error::from)?;
-    docs.iter().map(|d| d.decode().map_err(Error::from)).collect()
+    // One job record that does not decode is skipped (logged and counted), never the listing.
+    Ok(decode_each(JOBS, &docs))
 }
 
 /// After a restart: re-publish what every unfinished job's completed steps and decisions

@@ -4,6 +4,17 @@
 //! (workspace, collection, id). Commits run inside `BEGIN IMMEDIATE` transactions, so
 //! preconditions are checked and writes applied atomically. The connection is used from
 //! blocking tasks; other components (the local event queue) may open the same file.
+//!
+//! The file is stamped as Harmonia's (`PRAGMA application_id`, [`APPLICATION_ID`]) with its
+//! layout version (`PRAGMA user_version`, [`LAYOUT_VERSION`]) when it is created — whole, under
+//! its final name in one step, so no process ever sees a half-made file. Opening refuses,
+//! with `store_corrupt` naming the file, anything else: an empty file, a file that is not
+//! SQLite, another application's database, or one written by a newer version; it never
+//! re-creates a data file over it. SQLite's own corruption reports become `store_corrupt`
+//! naming the file too, never a retryable `store_unavailable`. A row whose data is not JSON is
+//! skipped (logged and counted) by queries, so one bad document cannot hide the others;
+//! [`SqliteStore::check`] lists such rows with SQLite's integrity check, and
+//! [`SqliteStore::backup`] / [`SqliteStore::restore`] copy the whole file online.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -27,6 +38,12 @@ CREATE TABLE IF NOT EXISTS documents (
 ) WITHOUT ROWID;
 ";
 
+/// What `PRAGMA application_id` holds in a Harmonia data file ("HRMN").
+pub const APPLICATION_ID: i32 = 0x4852_4D4E;
+
+/// The layout version this build writes (`PRAGMA user_version`).
+pub const LAYOUT_VERSION: i32 = 1;
+
 /// Open `path` with the settings every Harmonia SQLite connection uses: WAL, a busy
 /// timeout, foreign keys on, `synchronous=NORMAL` (durable across process crashes).
 pub fn open_connection(path: &Path) -> Result<Connection, rusqlite::Error> {
@@ -48,6 +65,66 @@ pub fn error_kind(e: &rusqlite::Error) -> String {
 
 fn unavailable(e: rusqlite::Error) -> Error {
     Error::Unavailable { kind: error_kind(&e) }
+}
+
+/// Whether SQLite says the file itself is damaged or not a database.
+fn damaged(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase))
+}
+
+/// `path` refused as a data file, for `reason`.
+fn not_a_store(path: &Path, reason: &'static str) -> Error {
+    Error::NotAStore { path: path.display().to_string(), reason }
+}
+
+/// A SQLite error on `path`: damage is `store_corrupt` naming the file, anything else
+/// `store_unavailable`.
+fn on_file(path: &Path, e: rusqlite::Error) -> Error {
+    if damaged(&e) { not_a_store(path, "SQLite reports the file damaged or not a database") } else { unavailable(e) }
+}
+
+/// Create a stamped, empty data file at `path` unless one exists: built under a temporary
+/// name and linked into place (which fails if another process linked its own first), so
+/// `path` is never an empty or half-made file.
+fn create_stamped(path: &Path) -> Result<(), Error> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}-{nanos}.new", std::process::id()));
+    let made = (|| {
+        let conn = Connection::open(&tmp)?;
+        conn.execute_batch(SCHEMA)?;
+        conn.pragma_update(None, "application_id", APPLICATION_ID)?;
+        conn.pragma_update(None, "user_version", LAYOUT_VERSION)?;
+        conn.close().map_err(|(_, e)| e)
+    })();
+    let linked = made.map_err(unavailable).and_then(|()| match std::fs::hard_link(&tmp, path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(_) => Err(Error::Unavailable { kind: "data_dir".into() }),
+    });
+    let _ = std::fs::remove_file(&tmp);
+    linked
+}
+
+/// Check, reading only, that `path` is a Harmonia data file this build can read: `Ok(true)` when
+/// it is one from before the stamp (our table, no application id) that needs stamping.
+fn check_stamp(path: &Path) -> Result<bool, Error> {
+    let conn =
+        Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| on_file(path, e))?;
+    let pragma = |name: &str| conn.pragma_query_value(None, name, |r| r.get::<_, i32>(0)).map_err(|e| on_file(path, e));
+    let (app, version) = (pragma("application_id")?, pragma("user_version")?);
+    match app {
+        APPLICATION_ID if version <= LAYOUT_VERSION => Ok(false),
+        APPLICATION_ID => Err(not_a_store(path, "it was written by a newer version of Harmonia")),
+        0 => {
+            let ours: bool = conn
+                .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'documents'")
+                .and_then(|mut q| q.exists([]))
+                .map_err(|e| on_file(path, e))?;
+            if ours { Ok(true) } else { Err(not_a_store(path, "it is an empty or foreign SQLite database")) }
+        }
+        _ => Err(not_a_store(path, "it is another application's SQLite database")),
+    }
 }
 
 /// One connection used from blocking tasks (SQLite calls block), shared by the store and the
@@ -108,14 +185,28 @@ impl std::fmt::Debug for SqliteStore {
 }
 
 impl SqliteStore {
-    /// Open (creating if needed) the database file at `path`.
+    /// Open the data file at `path`, creating a stamped one if there is none; anything there
+    /// that is not a Harmonia data file is refused (`store_corrupt`, naming the file) and left
+    /// as it is.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref().to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|_| Error::Unavailable { kind: "data_dir".into() })?;
         }
-        let conn = open_connection(&path).map_err(unavailable)?;
-        conn.execute_batch(SCHEMA).map_err(unavailable)?;
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.len() == 0 => return Err(not_a_store(&path, "the file is empty (0 bytes)")),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_stamped(&path)?,
+            Err(_) => return Err(Error::Unavailable { kind: "data_dir".into() }),
+        }
+        // Checked before anything writes to the file (setting WAL would change a foreign one).
+        let unstamped = check_stamp(&path)?;
+        let conn = open_connection(&path).map_err(|e| on_file(&path, e))?;
+        if unstamped {
+            conn.pragma_update(None, "application_id", APPLICATION_ID).map_err(|e| on_file(&path, e))?;
+            conn.pragma_update(None, "user_version", LAYOUT_VERSION).map_err(|e| on_file(&path, e))?;
+        }
+        conn.execute_batch(SCHEMA).map_err(|e| on_file(&path, e))?;
         Ok(Self { conn: Blocking::new(conn), path })
     }
 
@@ -128,8 +219,88 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
-        self.conn.run(f, |kind| Error::Unavailable { kind: kind.into() }).await
+        match self.conn.run(f, |kind| Error::Unavailable { kind: kind.into() }).await {
+            // SQLite found the file damaged mid-operation: say which file, and that it is damaged.
+            Err(Error::Unavailable { kind }) if kind == "sqlite_databasecorrupt" || kind == "sqlite_notadatabase" => {
+                Err(not_a_store(&self.path, "SQLite reports the file damaged"))
+            }
+            other => other,
+        }
     }
+
+    /// SQLite's integrity check of the whole file (`["ok"]` when sound) and every row whose
+    /// data is not a JSON object, as (workspace, collection, id).
+    pub async fn check(&self) -> Result<Check, Error> {
+        self.with_conn(|conn| {
+            let mut stmt = conn.prepare("PRAGMA integrity_check").map_err(unavailable)?;
+            let integrity = stmt
+                .query_map([], |r| r.get::<_, String>(0))
+                .map_err(unavailable)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(unavailable)?;
+            let mut stmt = conn
+                .prepare(
+                    "SELECT workspace, collection, id FROM documents
+                     WHERE NOT json_valid(data) OR json_type(data) != 'object' ORDER BY workspace, collection, id",
+                )
+                .map_err(unavailable)?;
+            let unreadable = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(unavailable)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(unavailable)?;
+            Ok(Check { integrity, unreadable })
+        })
+        .await
+    }
+
+    /// Copy the whole data file to `to` (a new file), consistently, while it is in use.
+    pub async fn backup(&self, to: &Path) -> Result<(), Error> {
+        if to.exists() {
+            return Err(Error::Invalid("the backup file already exists; name a new one"));
+        }
+        let to = to.to_path_buf();
+        self.with_conn(move |conn| {
+            conn.backup(rusqlite::MAIN_DB, &to, rusqlite::backup::NO_PROGRESS).map_err(|e| on_file(&to, e))
+        })
+        .await
+    }
+
+    /// Replace this data file's whole content with the backup at `from`, which must be a
+    /// Harmonia data file this build reads (checked first; nothing changes otherwise).
+    pub async fn restore(&self, from: &Path) -> Result<(), Error> {
+        let from = from.to_path_buf();
+        match std::fs::metadata(&from) {
+            Ok(meta) if meta.len() == 0 => return Err(not_a_store(&from, "the file is empty (0 bytes)")),
+            Ok(_) => {}
+            Err(_) => return Err(Error::Invalid("the backup file cannot be read")),
+        }
+        {
+            let check = Connection::open_with_flags(&from, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .map_err(|e| on_file(&from, e))?;
+            let pragma = |name: &str| {
+                check.pragma_query_value(None, name, |r| r.get::<_, i32>(0)).map_err(|e| on_file(&from, e))
+            };
+            match (pragma("application_id")?, pragma("user_version")?) {
+                (APPLICATION_ID, v) if v <= LAYOUT_VERSION => {}
+                (APPLICATION_ID, _) => return Err(not_a_store(&from, "it was written by a newer version of Harmonia")),
+                _ => return Err(not_a_store(&from, "it is not a Harmonia backup")),
+            }
+        }
+        self.with_conn(move |conn| {
+            conn.restore(rusqlite::MAIN_DB, &from, rusqlite::backup::NO_PROGRESS).map_err(|e| on_file(&from, e))
+        })
+        .await
+    }
+}
+
+/// What [`SqliteStore::check`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Check {
+    /// SQLite's integrity check: `["ok"]`, or what it found wrong.
+    pub integrity: Vec<String>,
+    /// Rows whose data is not a JSON object: (workspace, collection, id).
+    pub unreadable: Vec<(String, String, String)>,
 }
 
 fn now_text() -> String {
@@ -186,17 +357,23 @@ impl Store for SqliteStore {
         for (field, value) in &query.filters {
             let path = json_path(field);
             match value {
+                // A row that is not JSON at all is let through (and skipped, counted, when it
+                // is read) rather than failing the whole query in SQLite's JSON functions.
                 Value::String(s) => {
-                    sql.push_str(" AND json_type(data, ?) = 'text' AND json_extract(data, ?) = ?");
+                    sql.push_str(
+                        " AND (NOT json_valid(data) OR (json_type(data, ?) = 'text' AND json_extract(data, ?) = ?))",
+                    );
                     args.extend([path.clone().into(), path.into(), s.clone().into()]);
                 }
                 Value::Bool(b) => {
-                    sql.push_str(" AND json_type(data, ?) = ?");
+                    sql.push_str(" AND (NOT json_valid(data) OR json_type(data, ?) = ?)");
                     args.extend([path.into(), (if *b { "true" } else { "false" }).to_owned().into()]);
                 }
                 Value::Number(n) => {
                     let n = n.as_i64().ok_or(Error::Invalid("integer filters must fit in i64"))?;
-                    sql.push_str(" AND json_type(data, ?) = 'integer' AND json_extract(data, ?) = ?");
+                    sql.push_str(
+                        " AND (NOT json_valid(data) OR (json_type(data, ?) = 'integer' AND json_extract(data, ?) = ?))",
+                    );
                     args.extend([path.clone().into(), path.into(), n.into()]);
                 }
                 _ => {
@@ -211,9 +388,11 @@ impl Store for SqliteStore {
                     Direction::Ascending => "ASC",
                     Direction::Descending => "DESC",
                 };
-                sql.push_str(" AND json_type(data, ?) IS NOT NULL");
+                sql.push_str(" AND (NOT json_valid(data) OR json_type(data, ?) IS NOT NULL)");
                 args.push(path.clone().into());
-                sql.push_str(&format!(" ORDER BY json_extract(data, ?) {dir}, id {dir}"));
+                sql.push_str(&format!(
+                    " ORDER BY (CASE WHEN json_valid(data) THEN json_extract(data, ?) END) {dir}, id {dir}"
+                ));
                 args.push(path.into());
             }
             None => {
@@ -233,8 +412,12 @@ impl Store for SqliteStore {
                 .map_err(unavailable)?;
             let mut out = Vec::new();
             for row in rows {
-                let (id, v, u, d) = row.map_err(unavailable)?;
-                out.push(row_to_document(id, v, u, d)?);
+                let (id, v, u, d): (String, i64, String, String) = row.map_err(unavailable)?;
+                match row_to_document(id.clone(), v, u, d) {
+                    Ok(doc) => out.push(doc),
+                    // One unreadable row never hides the rest of a listing.
+                    Err(_) => harmonia_store::skipped_undecodable(collection, &id),
+                }
             }
             Ok(out)
         })
@@ -291,6 +474,8 @@ impl Store for SqliteStore {
 
 #[cfg(test)]
 mod tests {
+    use harmonia_contracts::Code;
+
     use super::*;
 
     /// A store in a fresh directory, with the directory's guard: the suite keeps it alive
@@ -318,5 +503,124 @@ mod tests {
         let s = SqliteStore::open(&path).expect("reopen");
         let doc = s.get(&ws, things, &id).await.expect("get").expect("present");
         assert_eq!(doc.data.get("kept"), Some(&Value::Bool(true)));
+    }
+
+    fn refused(path: &Path) -> (Code, String) {
+        let e = SqliteStore::open(path).expect_err("refused");
+        let e = harmonia_contracts::Error::from(e);
+        (e.code, e.message.into_owned())
+    }
+
+    #[test]
+    fn anything_but_a_harmonia_data_file_is_refused_naming_it_and_left_as_it_was() {
+        let dir = harmonia_testkit::temp_dir();
+        let foreign = dir.path().join("foreign.sqlite");
+        Connection::open(&foreign).and_then(|c| c.execute_batch("CREATE TABLE notes (x TEXT);")).expect("foreign");
+        let other_app = dir.path().join("other-app.sqlite");
+        Connection::open(&other_app)
+            .and_then(|c| c.execute_batch("CREATE TABLE documents (x TEXT); PRAGMA application_id = 42;"))
+            .expect("another application's");
+        let newer = dir.path().join("newer.sqlite");
+        SqliteStore::open(&newer).expect("create");
+        Connection::open(&newer).and_then(|c| c.pragma_update(None, "user_version", LAYOUT_VERSION + 1)).expect("age");
+        let cases: [(&str, Option<&[u8]>, &str); 5] = [
+            ("empty.sqlite", Some(b""), "the file is empty (0 bytes)"),
+            ("garbage.sqlite", Some(&[0x5a; 8192]), "SQLite reports the file damaged or not a database"),
+            ("foreign.sqlite", None, "it is an empty or foreign SQLite database"),
+            ("other-app.sqlite", None, "it is another application's SQLite database"),
+            ("newer.sqlite", None, "it was written by a newer version of Harmonia"),
+        ];
+        for (name, bytes, reason) in cases {
+            let path = dir.path().join(name);
+            if let Some(bytes) = bytes {
+                std::fs::write(&path, bytes).expect("write");
+            }
+            let before = std::fs::read(&path).expect("read");
+            let (code, message) = refused(&path);
+            assert_eq!(code, Code::StoreCorrupt, "{name}");
+            assert!(message.contains(&path.display().to_string()) && message.contains(reason), "{name}: {message}");
+            let unchanged = std::fs::read(&path).expect("read") == before;
+            assert!(unchanged, "{name} is left exactly as it was");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_data_file_from_before_the_stamp_is_adopted_and_a_new_one_is_stamped() {
+        let dir = harmonia_testkit::temp_dir();
+        let old = dir.path().join("old.sqlite");
+        Connection::open(&old).and_then(|c| c.execute_batch(SCHEMA)).expect("an unstamped data file");
+        SqliteStore::open(&old).expect("adopted");
+        let fresh = dir.path().join("fresh.sqlite");
+        SqliteStore::open(&fresh).expect("created");
+        for path in [old, fresh] {
+            let c = Connection::open(&path).expect("open");
+            let app: i32 = c.pragma_query_value(None, "application_id", |r| r.get(0)).expect("id");
+            assert_eq!(app, APPLICATION_ID);
+        }
+        // No temporary file is left beside the data file.
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .filter(|n| n.ends_with(".new"))
+            .collect();
+        assert!(names.is_empty(), "{names:?}");
+    }
+
+    #[tokio::test]
+    async fn one_unreadable_row_hides_nothing_else_and_the_check_names_it() {
+        let dir = harmonia_testkit::temp_dir();
+        let path = dir.path().join("rows.sqlite");
+        let store = SqliteStore::open(&path).expect("open");
+        let ws: WorkspaceId = "ws-1".parse().expect("ws");
+        let jobs = Collection::new("jobs");
+        for n in 1..=3 {
+            let data = serde_json::json!({"job": format!("j{n}"), "rank": n}).as_object().cloned().unwrap_or_default();
+            let id: DocId = format!("j{n}").parse().expect("id");
+            harmonia_store::create_if_absent(&store, &ws, jobs, &id, data).await.expect("create");
+        }
+        Connection::open(&path)
+            .and_then(|c| c.execute("UPDATE documents SET data = '{not json' WHERE id = 'j2'", []))
+            .expect("damage one row");
+        let before = harmonia_store::undecodable_documents();
+        let ids = |docs: Vec<Document>| docs.into_iter().map(|d| d.id.to_string()).collect::<Vec<_>>();
+        let all = store.query(&ws, jobs, &Query::all(10)).await.expect("a listing");
+        assert_eq!(ids(all), ["j1", "j3"]);
+        let ordered = Query::all(10).order_by("rank", Direction::Descending).expect("order");
+        assert_eq!(ids(store.query(&ws, jobs, &ordered).await.expect("ordered")), ["j3", "j1"]);
+        let filtered = Query::all(10).filter("job", "j3").expect("filter");
+        assert_eq!(ids(store.query(&ws, jobs, &filtered).await.expect("filtered")), ["j3"]);
+        assert!(harmonia_store::undecodable_documents() > before, "skipped rows are counted");
+        let check = store.check().await.expect("check");
+        assert_eq!(check.integrity, ["ok"]);
+        assert_eq!(check.unreadable, [("ws-1".to_owned(), "jobs".to_owned(), "j2".to_owned())]);
+    }
+
+    #[tokio::test]
+    async fn a_backup_restores_the_data_file_exactly() {
+        let dir = harmonia_testkit::temp_dir();
+        let store = SqliteStore::open(dir.path().join("live.sqlite")).expect("open");
+        let ws: WorkspaceId = "ws-1".parse().expect("ws");
+        let things = Collection::new("things");
+        let put = |n: u32| serde_json::json!({"n": n}).as_object().cloned().unwrap_or_default();
+        let id: DocId = "kept".parse().expect("id");
+        harmonia_store::create_if_absent(&store, &ws, things, &id, put(1)).await.expect("create");
+        let backup = dir.path().join("backup.sqlite");
+        store.backup(&backup).await.expect("backup");
+        assert!(store.backup(&backup).await.is_err(), "a backup never overwrites a file");
+        // Work after the backup: a change and a new document, then the restore undoes both.
+        let doc = store.get(&ws, things, &id).await.expect("get").expect("present");
+        harmonia_store::update(&store, &ws, things, &id, put(2), doc.version).await.expect("update");
+        let later: DocId = "later".parse().expect("id");
+        harmonia_store::create_if_absent(&store, &ws, things, &later, put(3)).await.expect("create");
+        store.restore(&backup).await.expect("restore");
+        let doc = store.get(&ws, things, &id).await.expect("get").expect("present");
+        assert_eq!(doc.data.get("n"), Some(&Value::from(1)));
+        assert!(store.get(&ws, things, &later).await.expect("get").is_none());
+        // Only a Harmonia backup restores, and a refused one changes nothing.
+        let foreign = dir.path().join("foreign.sqlite");
+        Connection::open(&foreign).and_then(|c| c.execute_batch("CREATE TABLE notes (x TEXT);")).expect("foreign");
+        let e = harmonia_contracts::Error::from(store.restore(&foreign).await.expect_err("refused"));
+        assert_eq!(e.code, Code::StoreCorrupt);
+        assert!(store.get(&ws, things, &id).await.expect("get").is_some());
     }
 }

@@ -27,6 +27,16 @@ pub enum Error {
     /// Stored data could not be decoded.
     #[error("stored data is corrupt")]
     Corrupt,
+    /// The data file is not a Harmonia store, or is damaged: empty, not SQLite, another
+    /// application's, written by a newer version, or reported corrupt by SQLite. It names the
+    /// file (the operator's own path, never its content).
+    #[error("{path} is not a usable Harmonia data file: {reason}")]
+    NotAStore {
+        /// The file.
+        path: String,
+        /// Why, in words.
+        reason: &'static str,
+    },
     /// A transaction gave up on purpose, for the reason its code names (e.g.
     /// `invalid_transition`: the job moved on); [`run_transaction`](crate::run_transaction)
     /// does not retry it.
@@ -47,7 +57,7 @@ impl Error {
             Error::Conflict => Code::TransactionConflict,
             Error::Invalid(_) => Code::InvalidRequest,
             Error::Unavailable { .. } => Code::StoreUnavailable,
-            Error::Corrupt => Code::StoreCorrupt,
+            Error::Corrupt | Error::NotAStore { .. } => Code::StoreCorrupt,
             Error::Aborted(code) => *code,
             Error::ImmutableConflict => Code::ImmutableConflict,
         }
@@ -63,6 +73,12 @@ impl From<Error> for harmonia_contracts::Error {
     fn from(e: Error) -> Self {
         match e {
             Error::Invalid(why) => harmonia_contracts::Error::new(Code::InvalidRequest, why),
+            Error::NotAStore { path, reason } => harmonia_contracts::Error::new(
+                Code::StoreCorrupt,
+                format!(
+                    "{path} is not a usable Harmonia data file: {reason}. Nothing was changed; check --data-dir, run `harmonia doctor`, or restore a backup with `harmonia restore FILE`"
+                ),
+            ),
             other => harmonia_contracts::Error::from_code(other.code()),
         }
     }

@@ -52,6 +52,14 @@ pub async fn scan_all(
     scan(store, workspace, collection, Query::all(MAX_QUERY_LIMIT)).await
 }
 
+/// Count and log one stored document that could not be read and was skipped (its collection
+/// and id, never its data): backends call this for a row they cannot even parse, so a listing
+/// never fails, or goes silent, because of one bad document.
+pub fn skipped_undecodable(collection: Collection, id: &str) {
+    let total = UNDECODABLE.fetch_add(1, Ordering::Relaxed) + 1;
+    tracing::warn!(collection = %collection, id = %id, undecodable_total = total, "a stored document does not decode; it is skipped");
+}
+
 /// Decode each document as `T`. One that does not decode is skipped, logged with its
 /// collection and id (never its data) and counted ([`undecodable_documents`]), so a single
 /// corrupt record cannot hide every other one, and is never dropped without a trace.
@@ -60,15 +68,7 @@ pub fn decode_each<T: DeserializeOwned>(collection: Collection, docs: &[Document
     for doc in docs {
         match doc.decode() {
             Ok(value) => out.push(value),
-            Err(_) => {
-                let total = UNDECODABLE.fetch_add(1, Ordering::Relaxed) + 1;
-                tracing::warn!(
-                    collection = %collection,
-                    id = %doc.id,
-                    undecodable_total = total,
-                    "a stored document does not decode; it is skipped"
-                );
-            }
+            Err(_) => skipped_undecodable(collection, doc.id.as_str()),
         }
     }
     out
