@@ -255,6 +255,21 @@ impl LocalBus {
         .await
     }
 
+    /// Whether `holder` (of this file) is alive: its heartbeat is fresher than
+    /// [`HOLDER_STALE`]. A holder that released everything, or never leased, is not.
+    pub async fn alive(&self, holder: &str) -> Result<bool, Error> {
+        let (holder, stale) = (holder.to_owned(), now_ms() - millis(HOLDER_STALE));
+        self.with_conn(move |c| {
+            c.query_row(
+                "SELECT EXISTS (SELECT 1 FROM bus_holders WHERE holder = ?1 AND heartbeat_ms > ?2)",
+                params![holder, stale],
+                |r| r.get::<_, bool>(0),
+            )
+            .map_err(unavailable)
+        })
+        .await
+    }
+
     /// Messages leased right now, by any holder (in flight, or held by a holder that is gone).
     pub async fn leased(&self) -> Result<u64, Error> {
         self.with_conn(|c| {

@@ -112,6 +112,7 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         pipeline_user: "pipeline".parse()?,
         step_lease: config.step_lease,
         claims: Default::default(),
+        liveness: None,
     }))
 }
 

@@ -110,6 +110,7 @@ impl Local {
             pipeline_user: "pipeline".parse()?,
             step_lease: timing.model_ack_deadline,
             claims: Default::default(),
+            liveness: Some(Arc::new(Heartbeats(bus.clone()))),
         });
         for topic in topics("") {
             bus.create_topic(&topic).await.map_err(bus_error)?;
@@ -189,6 +190,21 @@ impl Local {
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
+    }
+}
+
+/// Whether another process on the same data file is alive: its queue holder's heartbeat.
+struct Heartbeats(LocalBus);
+
+#[async_trait::async_trait]
+impl harmonia_pipeline::step::claim::Liveness for Heartbeats {
+    fn holder(&self) -> &str {
+        self.0.holder()
+    }
+
+    async fn alive(&self, holder: &str) -> bool {
+        // A heartbeat that cannot be read says nothing: the claim then lapses with its lease.
+        self.0.alive(holder).await.unwrap_or(true)
     }
 }
 

@@ -127,3 +127,47 @@ async fn a_process_that_stops_mid_step_hands_its_lease_and_claim_back_and_the_ne
     assert!(chrono::Utc::now() < held.until, "carried on without waiting out the claim");
     drop(first);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_of_a_process_whose_heartbeat_stopped_is_taken_over_at_once_and_a_live_ones_is_not() {
+    use harmonia_pipeline::records::{Running, running_id};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let local = Local::open(dir.path()).await.expect("open");
+    let other = Local::open(dir.path()).await.expect("another process on the same file");
+    let ws = local.workspace().await.expect("workspace");
+    let store = &*local.env.store;
+    let claim_of = |holder: &str| Running {
+        owner: format!("owner-of-{holder}"),
+        until: chrono::Utc::now() + chrono::TimeDelta::hours(1),
+        holder: Some(holder.to_owned()),
+    };
+    let left = |job: &'static str, running: Running| {
+        let ws = ws.clone();
+        async move {
+            let job: harmonia_contracts::ids::JobId = job.parse().expect("job");
+            let id = running_id(&job, Stage::Review, Default::default(), Pass::FIRST);
+            let data = harmonia_store::encode(&running).expect("encode");
+            harmonia_store::create_if_absent(store, &ws, RUNNING, &id, data).await.expect("store a claim");
+            job
+        }
+    };
+    // Left by a process that was killed: its holder will never beat again.
+    let killed = left("job-killed", claim_of("a-killed-process")).await;
+    let at =
+        StageRef { workspace: &ws, job: &killed, stage: Stage::Review, round: Default::default(), pass: Pass::FIRST };
+    let taken = claim::acquire(&local.env, &at).await.expect("acquire");
+    assert!(taken.is_some(), "taken over at once, not in an hour");
+
+    // Held by a process that is alive (its heartbeat is fresh): respected.
+    harmonia_testkit::eventually("the other process beats", || async {
+        match other.bus.alive(other.bus.holder()).await.expect("heartbeat") {
+            true => Ok(()),
+            false => Err("no heartbeat yet"),
+        }
+    })
+    .await;
+    let busy = left("job-busy", claim_of(other.bus.holder())).await;
+    let at =
+        StageRef { workspace: &ws, job: &busy, stage: Stage::Review, round: Default::default(), pass: Pass::FIRST };
+    assert!(claim::acquire(&local.env, &at).await.expect("acquire").is_none(), "a live holder keeps it");
+}

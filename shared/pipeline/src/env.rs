@@ -31,6 +31,9 @@ pub struct Env {
     /// The step claims this process holds, given back when it stops
     /// ([`crate::step::claim::release_held`]).
     pub claims: crate::step::claim::Held,
+    /// Whether another process holding a claim is alive, where that can be told (the
+    /// embedded default); `None` leaves a crashed holder's claim to lapse with its lease.
+    pub liveness: Option<Arc<dyn crate::step::claim::Liveness>>,
 }
 
 impl std::fmt::Debug for Env {

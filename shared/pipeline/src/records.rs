@@ -235,6 +235,11 @@ pub struct Running {
     pub owner: String,
     /// When the claim lapses (a crashed owner's claim is taken over after this).
     pub until: DateTime<Utc>,
+    /// The process holding it, where processes can tell a live one from a dead one (the
+    /// embedded default: its local queue's holder): a claim of a dead holder is taken over
+    /// at once rather than when it lapses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<String>,
 }
 
 #[cfg(test)]

@@ -53,6 +53,17 @@ impl Held {
     }
 }
 
+/// Whether the process holding a claim is still alive, where that can be known (the embedded
+/// default's processes share one queue file with heartbeats); a deployment without it leaves
+/// a crashed owner's claim to lapse with its lease.
+#[async_trait::async_trait]
+pub trait Liveness: Send + Sync {
+    /// This process's holder id.
+    fn holder(&self) -> &str;
+    /// Whether `holder` is alive now. When it cannot be told, alive.
+    async fn alive(&self, holder: &str) -> bool;
+}
+
 /// Proof that this delivery holds the claim (its owner token).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Token {
@@ -66,13 +77,14 @@ pub async fn acquire(env: &Env, at: &StageRef<'_>) -> Result<Option<Token>, Erro
     let id = running_id(at.job, at.stage, at.round, at.pass);
     let now = Utc::now();
     let owner = uuid::Uuid::new_v4().simple().to_string();
-    let mine = Running { owner: owner.clone(), until: lease_until(now, env.step_lease) };
+    let holder = env.liveness.as_ref().map(|l| l.holder().to_owned());
+    let mine = Running { owner: owner.clone(), until: lease_until(now, env.step_lease), holder };
     let token = Token { owner };
     let taken = match create_if_absent(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?).await? {
         Created::New(_) => Some(token),
         Created::Existing(doc) => {
             let held: Running = doc.decode()?;
-            if held.until > now {
+            if held.until > now && !holder_dead(env, held.holder.as_deref()).await {
                 return Ok(None);
             }
             // The holder is gone (crashed, or its lease lapsed): take over at the version seen.
@@ -113,6 +125,14 @@ pub async fn release_held(env: &Env) -> usize {
         }
     }
     released
+}
+
+/// Whether the claim's holder is known to be dead (another process whose heartbeat stopped).
+async fn holder_dead(env: &Env, holder: Option<&str>) -> bool {
+    match (holder, &env.liveness) {
+        (Some(holder), Some(liveness)) if holder != liveness.holder() => !liveness.alive(holder).await,
+        _ => false,
+    }
 }
 
 /// When a lease of `lease` taken at `now` lapses. A lease too long for the calendar holds
