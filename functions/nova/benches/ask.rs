@@ -110,4 +110,11 @@ async fn main() {
         at(0.5).as_secs_f64() * 1000.0,
         at(0.99).as_secs_f64() * 1000.0
     );
+    // The last line, for scripts.
+    let ms = |d: std::time::Duration| (d.as_secs_f64() * 100_000.0).round() / 100.0;
+    println!(
+        "{}",
+        serde_json::json!({"bench": "nova", "req_per_s": (latencies.len() as f64 / elapsed.as_secs_f64()).round(),
+            "p50_ms": ms(at(0.5)), "p99_ms": ms(at(0.99)), "errors": errors})
+    );
 }

@@ -64,4 +64,9 @@ async fn main() {
         percentile(&samples, 0.5),
         percentile(&samples, 0.99)
     );
+    // The last line, for scripts.
+    println!(
+        "{}",
+        serde_json::json!({"bench": "invocation", "p50_us": percentile(&samples, 0.5), "p99_us": percentile(&samples, 0.99), "n": samples.len()})
+    );
 }

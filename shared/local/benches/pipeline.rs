@@ -1,6 +1,7 @@
 //! Whole jobs through the embedded default: ingest → verified with the offline model, both
 //! approvals given as the operator. Reports jobs per second (jobs run one after another and,
-//! separately, several at once) and the store operations and events one job costs.
+//! separately, several at once) and the store operations, events and model calls one job
+//! costs; the last line is one JSON object (`{"bench":"pipeline",…}`) for scripts.
 //!
 //! Run: `cargo bench -p harmonia-local --bench pipeline` (`BENCH_JOBS` sets the job count).
 
@@ -9,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use harmonia_agents::model::{Model, ModelRequest, ModelResponse};
 use harmonia_bus::{Bus, OutboundMessage};
 use harmonia_contracts::domain::{JobStatus, SourceInput};
 use harmonia_contracts::ids::{DocId, WorkspaceId};
@@ -25,6 +27,26 @@ struct Counts {
     queries: AtomicU64,
     commits: AtomicU64,
     events: AtomicU64,
+    model_calls: AtomicU64,
+}
+
+struct CountingModel(Arc<dyn Model>, Arc<Counts>);
+
+#[async_trait]
+impl Model for CountingModel {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn provenance(&self) -> harmonia_contracts::tool::Provenance {
+        self.0.provenance()
+    }
+    fn provider(&self) -> &'static str {
+        self.0.provider()
+    }
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, harmonia_agents::model::Error> {
+        self.1.model_calls.fetch_add(1, Ordering::Relaxed);
+        self.0.generate(request).await
+    }
 }
 
 struct CountingStore(Arc<dyn Store>, Arc<Counts>);
@@ -67,10 +89,11 @@ async fn main() {
     let jobs: u64 = std::env::var("BENCH_JOBS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
     let dir = tempfile::tempdir().expect("temp dir");
     let counts = Arc::new(Counts::default());
-    let (c1, c2) = (counts.clone(), counts.clone());
+    let (c1, c2, c3) = (counts.clone(), counts.clone(), counts.clone());
     let wrap = Wrap {
         store: Some(Box::new(move |s| Arc::new(CountingStore(s, c1)) as Arc<dyn Store>)),
         bus: Some(Box::new(move |b| Arc::new(CountingBus(b, c2)) as Arc<dyn Bus>)),
+        model: Some(Box::new(move |m| Arc::new(CountingModel(m, c3)) as Arc<dyn Model>)),
         ..Wrap::default()
     };
     let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
@@ -79,14 +102,16 @@ async fn main() {
     run(&local, &ws, &input).await; // warm-up
     local.settle(Duration::from_secs(60)).await.expect("settle");
 
-    let before = [&counts.reads, &counts.queries, &counts.commits, &counts.events].map(|c| c.load(Ordering::Relaxed));
+    let counted =
+        |c: &Counts| [&c.reads, &c.queries, &c.commits, &c.events, &c.model_calls].map(|n| n.load(Ordering::Relaxed));
+    let before = counted(&counts);
     let start = Instant::now();
     for _ in 0..jobs {
         run(&local, &ws, &input).await;
     }
     local.settle(Duration::from_secs(60)).await.expect("settle");
     let sequential = start.elapsed();
-    let after = [&counts.reads, &counts.queries, &counts.commits, &counts.events].map(|c| c.load(Ordering::Relaxed));
+    let after = counted(&counts);
     let per_job = |i: usize| (after[i] - before[i]) as f64 / jobs as f64;
 
     let start = Instant::now();
@@ -109,10 +134,24 @@ async fn main() {
     );
     println!("  concurrent: {:.1} jobs/s", jobs as f64 / concurrent.as_secs_f64());
     println!(
-        "  per job: {:.0} store reads, {:.0} queries, {:.0} commits, {:.0} events published",
+        "  per job: {:.0} store reads, {:.0} queries, {:.0} commits, {:.0} events published, {:.0} model calls",
         per_job(0),
         per_job(1),
         per_job(2),
-        per_job(3)
+        per_job(3),
+        per_job(4)
+    );
+    let round = |x: f64| (x * 10.0).round() / 10.0;
+    println!(
+        "{}",
+        serde_json::json!({
+            "bench": "pipeline",
+            "sequential_jobs_per_s": round(jobs as f64 / sequential.as_secs_f64()),
+            "concurrent_jobs_per_s": round(jobs as f64 / concurrent.as_secs_f64()),
+            "reads_per_job": round(per_job(0)),
+            "queries_per_job": round(per_job(1)),
+            "commits_per_job": round(per_job(2)),
+            "model_calls_per_job": round(per_job(4)),
+        })
     );
 }
