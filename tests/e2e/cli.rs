@@ -200,6 +200,8 @@ async fn one_bad_record_hides_no_job_doctor_names_it_and_a_backup_restores_every
         let run: serde_json::Value = serde_json::from_str(&out).expect("run json");
         jobs.push(run["job"]["id"].as_str().expect("job").to_owned());
     }
+    // Every kind of record is there for doctor to read, decisions included.
+    ok(words(&["approve", &jobs[1], "strategy"])).await;
     let backup = dir.path().join("before.sqlite");
     let out = ok(words(&["backup", backup.to_str().expect("path")])).await;
     assert!(out.starts_with("backed up "), "{out}");

@@ -6,7 +6,11 @@ use std::path::Path;
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Error, domain};
 use harmonia_local::Local;
-use harmonia_pipeline::records::{ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, PUBLICATIONS, SOURCES};
+use harmonia_pipeline::operator::ApprovalRecord;
+use harmonia_pipeline::records::{
+    ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, PLANS, PUBLICATIONS, PlanRecord, SOURCES, STRATEGIES,
+    StrategyRecord,
+};
 use harmonia_store::{Collection, Document, scan_all};
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -47,8 +51,10 @@ pub(crate) async fn doctor(local: &Local, out: &Output, ws: &WorkspaceId) -> Res
     bad.extend(typed::<domain::Job>(local, ws, JOBS).await?);
     bad.extend(typed::<domain::Source>(local, ws, SOURCES).await?);
     bad.extend(typed::<AnalysisRecord>(local, ws, ANALYSES).await?);
+    bad.extend(typed::<StrategyRecord>(local, ws, STRATEGIES).await?);
+    bad.extend(typed::<PlanRecord>(local, ws, PLANS).await?);
     bad.extend(typed::<domain::Draft>(local, ws, DRAFTS).await?);
-    bad.extend(typed::<domain::Approval>(local, ws, APPROVALS).await?);
+    bad.extend(typed::<ApprovalRecord>(local, ws, APPROVALS).await?);
     bad.extend(typed::<domain::Publication>(local, ws, PUBLICATIONS).await?);
     match bad.len() {
         0 => out.say("documents: every stored document can be read"),
@@ -78,9 +84,11 @@ pub(crate) async fn backup(local: &Local, out: &Output, to: &Path) -> Result<(),
     Ok(())
 }
 
-/// `harmonia restore FILE`: the current content is kept first, beside the data file.
+/// `harmonia restore FILE`: the backup is checked first, then the current content is kept
+/// beside the data file, then replaced.
 pub(crate) async fn restore(local: &Local, out: &Output, from: &Path) -> Result<(), Error> {
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    harmonia_store_sqlite::SqliteStore::verify_backup(from)?;
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
     let kept = local.data.path().with_extension(format!("before-restore-{stamp}.sqlite"));
     local.data.backup(&kept).await?;
     local.data.restore(from).await?;

@@ -266,27 +266,30 @@ impl SqliteStore {
         .await
     }
 
-    /// Replace this data file's whole content with the backup at `from`, which must be a
-    /// Harmonia data file this build reads (checked first; nothing changes otherwise).
-    pub async fn restore(&self, from: &Path) -> Result<(), Error> {
-        let from = from.to_path_buf();
-        match std::fs::metadata(&from) {
-            Ok(meta) if meta.len() == 0 => return Err(not_a_store(&from, "the file is empty (0 bytes)")),
+    /// Check that `from` is a Harmonia data file this build reads, as a backup to restore.
+    pub fn verify_backup(from: &Path) -> Result<(), Error> {
+        match std::fs::metadata(from) {
+            Ok(meta) if meta.len() == 0 => return Err(not_a_store(from, "the file is empty (0 bytes)")),
             Ok(_) => {}
             Err(_) => return Err(Error::Invalid("the backup file cannot be read")),
         }
-        {
-            let check = Connection::open_with_flags(&from, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-                .map_err(|e| on_file(&from, e))?;
-            let pragma = |name: &str| {
-                check.pragma_query_value(None, name, |r| r.get::<_, i32>(0)).map_err(|e| on_file(&from, e))
-            };
-            match (pragma("application_id")?, pragma("user_version")?) {
-                (APPLICATION_ID, v) if v <= LAYOUT_VERSION => {}
-                (APPLICATION_ID, _) => return Err(not_a_store(&from, "it was written by a newer version of Harmonia")),
-                _ => return Err(not_a_store(&from, "it is not a Harmonia backup")),
-            }
+        let check = Connection::open_with_flags(from, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| on_file(from, e))?;
+        let pragma =
+            |name: &str| check.pragma_query_value(None, name, |r| r.get::<_, i32>(0)).map_err(|e| on_file(from, e));
+        match (pragma("application_id")?, pragma("user_version")?) {
+            (APPLICATION_ID, v) if v <= LAYOUT_VERSION => Ok(()),
+            (APPLICATION_ID, _) => Err(not_a_store(from, "it was written by a newer version of Harmonia")),
+            _ => Err(not_a_store(from, "it is not a Harmonia backup")),
         }
+    }
+
+    /// Replace this data file's whole content with the backup at `from`, which must be a
+    /// Harmonia data file this build reads ([`Self::verify_backup`], checked first; nothing
+    /// changes otherwise).
+    pub async fn restore(&self, from: &Path) -> Result<(), Error> {
+        Self::verify_backup(from)?;
+        let from = from.to_path_buf();
         self.with_conn(move |conn| {
             conn.restore(rusqlite::MAIN_DB, &from, rusqlite::backup::NO_PROGRESS).map_err(|e| on_file(&from, e))
         })
