@@ -464,8 +464,9 @@ impl LocalBus {
     }
 }
 
-/// Create the tables, and add the lease's holder to a queue file written before holders
-/// existed (in one transaction, so two processes opening it at once cannot both add it).
+/// Create the tables, add the lease's holder to a queue file written before holders existed
+/// (in one transaction, so two processes opening it at once cannot both add it), and forget
+/// holders whose heartbeat stopped over an hour ago.
 fn migrate(conn: &mut Connection) -> Result<(), Error> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
     tx.execute_batch(SCHEMA).map_err(unavailable)?;
@@ -476,6 +477,9 @@ fn migrate(conn: &mut Connection) -> Result<(), Error> {
     if !has_holder {
         tx.execute_batch("ALTER TABLE bus_messages ADD COLUMN holder TEXT").map_err(unavailable)?;
     }
+    // Holders killed long ago: a missing row reads as dead just the same, so the table stays
+    // as small as the processes that are running.
+    tx.execute("DELETE FROM bus_holders WHERE heartbeat_ms < ?1", [now_ms() - 3_600_000]).map_err(unavailable)?;
     tx.commit().map_err(unavailable)
 }
 
