@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# p50 wall time of one job end to end across processes: every function its own process over
-# the Firestore and Pub/Sub emulators (started and stopped here), offline model.
+# Over the Firestore and Pub/Sub emulators (started and stopped here), offline model:
+# - p50 wall time of one job end to end across processes, every function its own process
+#   (`BENCH_JOBS`, default 7);
+# - a stage function's cold start: spawn to first served request, and idle RSS
+#   (`BENCH_STARTS`, default 7), ending with `{"bench":"cold_start",...}`.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -10,3 +13,4 @@ trap '"$root/infra/emulators/stop.sh" >/dev/null 2>&1 || true' EXIT
 # shellcheck source=/dev/null
 source "$root/infra/emulators/.run/env"
 cargo test --locked -p harmonia-e2e --test e2e bench_wall_time_of_one_job_across_processes -- --ignored --nocapture
+cargo test --locked -p harmonia-e2e --test e2e bench_cold_start_of_a_stage_function -- --ignored --nocapture

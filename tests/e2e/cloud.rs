@@ -386,6 +386,66 @@ async fn bench_wall_time_of_one_job_across_processes() {
     let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{line}\n").as_bytes());
 }
 
+/// Benchmark, not a test (nothing is asserted about time): a stage function's start, from the
+/// spawn of its process to its first served request (`/healthz`), and its resident memory once
+/// idle, on the emulators. Prints one line and, last, `{"bench":"cold_start",…}`. Run with
+/// `./infra/bench-cloud.sh` (`BENCH_STARTS` starts, default 7; the median is reported).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark; run ./infra/bench-cloud.sh"]
+async fn bench_cold_start_of_a_stage_function() {
+    harmonia_testkit::firestore_emulator();
+    harmonia_testkit::pubsub_emulator();
+    let starts: usize = std::env::var("BENCH_STARTS").ok().and_then(|v| v.parse().ok()).unwrap_or(7);
+    let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
+    let client = reqwest::Client::builder().timeout(Duration::from_millis(200)).build().expect("client");
+    let (mut firsts, mut rss) = (Vec::with_capacity(starts), Vec::with_capacity(starts));
+    for _ in 0..starts {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
+        let began = std::time::Instant::now();
+        let mut child = tokio::process::Command::new(FunctionProcess::binary("analyze"))
+            .env("PORT", port.to_string())
+            .env("HARMONIA_BIND", "127.0.0.1")
+            .env("GOOGLE_CLOUD_PROJECT", harmonia_testkit::unique("cold"))
+            .env("HARMONIA_STORE", "firestore")
+            .env("HARMONIA_MODEL", "offline")
+            .env("HARMONIA_SKILLS_DIR", &skills)
+            .env("HARMONIA_LOG", "error")
+            .stdout(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn the analyze function");
+        let healthz = format!("http://127.0.0.1:{port}/healthz");
+        // Polled as fast as the loopback allows: the figure is the first answer.
+        loop {
+            if client.get(&healthz).send().await.is_ok_and(|r| r.status().is_success()) {
+                break;
+            }
+            assert!(began.elapsed() < Duration::from_secs(60), "the function never answered");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        firsts.push(began.elapsed());
+        // Idle: nothing to do for a second, then its resident set.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let pid = child.id().expect("pid");
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+        let kb: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS");
+        rss.push(kb / 1024.0);
+        child.kill().await.expect("stop it");
+    }
+    firsts.sort_unstable();
+    rss.sort_by(f64::total_cmp);
+    let (first, idle) = (firsts[starts / 2].as_secs_f64() * 1000.0, rss[starts / 2]);
+    let line = format!(
+        "stage function cold start (analyze, emulators, offline model), {starts} starts: first request after {first:.1} ms (median), idle RSS {idle:.1} MB (median)"
+    );
+    let json = json!({"bench": "cold_start", "first_request_ms": (first * 10.0).round() / 10.0, "idle_rss_mb": (idle * 10.0).round() / 10.0});
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{line}\n{json}\n").as_bytes());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ingest_operator_and_dead_letter_functions_killed_mid_request_lose_and_duplicate_nothing() {
     // HTTP functions hold each response 1 s after doing the work; the dead-letter recorder holds
