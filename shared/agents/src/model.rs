@@ -159,3 +159,42 @@ pub trait Model: Send + Sync {
     /// One call.
     async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, Error>;
 }
+
+/// What a wrapping model does with a request ([`Wrapped`]): answer it itself, or ask the
+/// model it wraps and change the answer. Tests and benchmarks use it for a model that
+/// counts, rewrites or holds its calls.
+#[async_trait]
+pub trait Wrapper: Send + Sync {
+    /// Answer `request`; `inner` is the wrapped model.
+    async fn generate(&self, inner: &dyn Model, request: &ModelRequest) -> Result<ModelResponse, Error>;
+}
+
+/// `inner` with its answers given by a [`Wrapper`]; its name, provenance and provider stay
+/// `inner`'s.
+pub struct Wrapped<W> {
+    inner: std::sync::Arc<dyn Model>,
+    wrapper: W,
+}
+
+impl<W: Wrapper> Wrapped<W> {
+    /// `inner`, answering through `wrapper`.
+    pub fn new(inner: std::sync::Arc<dyn Model>, wrapper: W) -> Self {
+        Self { inner, wrapper }
+    }
+}
+
+#[async_trait]
+impl<W: Wrapper> Model for Wrapped<W> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn provenance(&self) -> Provenance {
+        self.inner.provenance()
+    }
+    fn provider(&self) -> &'static str {
+        self.inner.provider()
+    }
+    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, Error> {
+        self.wrapper.generate(&*self.inner, request).await
+    }
+}

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use harmonia_agents::model::{Model, ModelRequest, ModelResponse};
+use harmonia_agents::model::{Model, ModelRequest, ModelResponse, Wrapped, Wrapper};
 use harmonia_bus::{Bus, OutboundMessage};
 use harmonia_contracts::domain::{JobStatus, SourceInput};
 use harmonia_contracts::ids::{DocId, WorkspaceId};
@@ -30,22 +30,17 @@ struct Counts {
     model_calls: AtomicU64,
 }
 
-struct CountingModel(Arc<dyn Model>, Arc<Counts>);
+struct CountingModel(Arc<Counts>);
 
 #[async_trait]
-impl Model for CountingModel {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn provenance(&self) -> harmonia_contracts::tool::Provenance {
-        self.0.provenance()
-    }
-    fn provider(&self) -> &'static str {
-        self.0.provider()
-    }
-    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, harmonia_agents::model::Error> {
-        self.1.model_calls.fetch_add(1, Ordering::Relaxed);
-        self.0.generate(request).await
+impl Wrapper for CountingModel {
+    async fn generate(
+        &self,
+        inner: &dyn Model,
+        request: &ModelRequest,
+    ) -> Result<ModelResponse, harmonia_agents::model::Error> {
+        self.0.model_calls.fetch_add(1, Ordering::Relaxed);
+        inner.generate(request).await
     }
 }
 
@@ -93,7 +88,7 @@ async fn main() {
     let wrap = Wrap {
         store: Some(Box::new(move |s| Arc::new(CountingStore(s, c1)) as Arc<dyn Store>)),
         bus: Some(Box::new(move |b| Arc::new(CountingBus(b, c2)) as Arc<dyn Bus>)),
-        model: Some(Box::new(move |m| Arc::new(CountingModel(m, c3)) as Arc<dyn Model>)),
+        model: Some(Box::new(move |m| Arc::new(Wrapped::new(m, CountingModel(c3))) as Arc<dyn Model>)),
         ..Wrap::default()
     };
     let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");

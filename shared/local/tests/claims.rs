@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use harmonia_agents::model::{self, Model, ModelRequest, ModelResponse};
+use harmonia_agents::model::{self, Model, ModelRequest, ModelResponse, Wrapped, Wrapper};
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{JobStatus, SourceInput};
 use harmonia_contracts::event::{Pass, Stage};
@@ -71,25 +71,16 @@ async fn a_released_claim_can_be_taken_at_once_and_a_stale_token_releases_nothin
 
 /// The offline model, except that Nimi never answers: the analyze step stays in flight, its
 /// delivery leased and its claim held, and `entered` is notified once it is.
-struct Stuck(std::sync::Arc<dyn Model>, std::sync::Arc<tokio::sync::Notify>);
+struct Stuck(std::sync::Arc<tokio::sync::Notify>);
 
 #[async_trait::async_trait]
-impl Model for Stuck {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn provenance(&self) -> harmonia_contracts::tool::Provenance {
-        self.0.provenance()
-    }
-    fn provider(&self) -> &'static str {
-        self.0.provider()
-    }
-    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
+impl Wrapper for Stuck {
+    async fn generate(&self, inner: &dyn Model, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
         if request.role == Role::Nimi {
-            self.1.notify_one();
+            self.0.notify_one();
             std::future::pending::<()>().await;
         }
-        self.0.generate(request).await
+        inner.generate(request).await
     }
 }
 
@@ -99,7 +90,9 @@ async fn a_process_that_stops_mid_step_hands_its_lease_and_claim_back_and_the_ne
     let entered = std::sync::Arc::new(tokio::sync::Notify::new());
     let signal = entered.clone();
     let wrap = Wrap {
-        model: Some(Box::new(move |m| std::sync::Arc::new(Stuck(m, signal)) as std::sync::Arc<dyn Model>)),
+        model: Some(Box::new(move |m| {
+            std::sync::Arc::new(Wrapped::new(m, Stuck(signal))) as std::sync::Arc<dyn Model>
+        })),
         ..Wrap::default()
     };
     let first = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");

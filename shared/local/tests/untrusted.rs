@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use harmonia_agents::model::{self, Model, ModelRequest, ModelResponse, Part};
+use harmonia_agents::model::{self, Model, ModelRequest, ModelResponse, Part, Wrapped, Wrapper};
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{
     Dimension, JobStatus, PolicyRule, Review, Severity, Source, SourceInput, SourcePart, TranscriptSegment,
@@ -105,28 +105,19 @@ async fn sample_through(
     (local, ws, job, done)
 }
 
-/// A model whose JSON answers for one role are rewritten: what a misbehaving model would say.
-struct Rewriting(Arc<dyn Model>, Role, fn(&mut Value));
+/// JSON answers for one role rewritten: what a misbehaving model would say.
+struct Rewriting(Role, fn(&mut Value));
 
 #[async_trait]
-impl Model for Rewriting {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn provenance(&self) -> Provenance {
-        self.0.provenance()
-    }
-    fn provider(&self) -> &'static str {
-        self.0.provider()
-    }
-    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
-        let mut response = self.0.generate(request).await?;
-        if request.role == self.1 {
+impl Wrapper for Rewriting {
+    async fn generate(&self, inner: &dyn Model, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
+        let mut response = inner.generate(request).await?;
+        if request.role == self.0 {
             for part in &mut response.parts {
                 if let Part::Text(text) = part
                     && let Ok(mut answer) = serde_json::from_str::<Value>(text)
                 {
-                    (self.2)(&mut answer);
+                    (self.1)(&mut answer);
                     *text = answer.to_string();
                 }
             }
@@ -154,7 +145,7 @@ fn lenient(review: &mut Value) {
 async fn a_draft_carrying_an_injected_line_is_parked_for_a_human_with_the_reason() {
     let dir = tempfile::tempdir().expect("temp dir");
     let wrap = Wrap {
-        model: Some(Box::new(|m| Arc::new(Rewriting(m, Role::Noni, inject)) as Arc<dyn Model>)),
+        model: Some(Box::new(|m| Arc::new(Wrapped::new(m, Rewriting(Role::Noni, inject))) as Arc<dyn Model>)),
         ..Wrap::default()
     };
     let (local, ws, _, done) = sample_through(dir.path(), wrap).await;
@@ -184,7 +175,8 @@ async fn an_injected_line_a_reviewer_missed_parks_the_job_for_a_human_at_policy(
     let dir = tempfile::tempdir().expect("temp dir");
     let wrap = Wrap {
         model: Some(Box::new(|m| {
-            Arc::new(Rewriting(Arc::new(Rewriting(m, Role::Noni, inject)), Role::Dara, lenient)) as Arc<dyn Model>
+            let noni: Arc<dyn Model> = Arc::new(Wrapped::new(m, Rewriting(Role::Noni, inject)));
+            Arc::new(Wrapped::new(noni, Rewriting(Role::Dara, lenient))) as Arc<dyn Model>
         })),
         ..Wrap::default()
     };
@@ -206,24 +198,15 @@ const FACT: &str = "Field crews now sync 3 times a day.";
 /// The offline model, except that Noni searches before it answers (for the brief's key
 /// message) and writes the search's fact as its post, citing the result; the search itself is
 /// answered with grounding metadata like a real grounded search's.
-struct Researching(Arc<dyn Model>);
+struct Researching;
 
 fn research_id() -> harmonia_contracts::ids::EvidenceId {
     harmonia_contracts::domain::ResearchEvidence::id_for(PAGE, &[FACT.to_owned()])
 }
 
 #[async_trait]
-impl Model for Researching {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn provenance(&self) -> Provenance {
-        self.0.provenance()
-    }
-    fn provider(&self) -> &'static str {
-        self.0.provider()
-    }
-    async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
+impl Wrapper for Researching {
+    async fn generate(&self, inner: &dyn Model, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
         use harmonia_agents::model::{Grounding, GroundingChunk, GroundingSupport};
         if request.grounded_search {
             return Ok(ModelResponse {
@@ -243,13 +226,13 @@ impl Model for Researching {
             });
         }
         if request.role != Role::Noni {
-            return self.0.generate(request).await;
+            return inner.generate(request).await;
         }
         let searched = request.turns.iter().flat_map(|t| &t.parts).any(
             |p| matches!(p, Part::FunctionResponse { name, .. } if name == harmonia_agents::research::GOOGLE_SEARCH),
         );
         if !searched {
-            let response = self.0.generate(request).await?;
+            let response = inner.generate(request).await?;
             // Once the skills are loaded, Noni's next step is its answer: search first.
             let answering = response.parts.iter().any(|p| matches!(p, Part::Text(_)));
             return Ok(match answering {
@@ -267,7 +250,7 @@ impl Model for Researching {
         // post the fact (and the call to action when the offline draft carries it).
         let mut plain = request.clone();
         plain.turns.truncate(plain.turns.len().saturating_sub(2));
-        let mut response = self.0.generate(&plain).await?;
+        let mut response = inner.generate(&plain).await?;
         for part in &mut response.parts {
             if let Part::Text(text) = part
                 && let Ok(draft) = serde_json::from_str::<Value>(text)
@@ -293,7 +276,8 @@ impl Model for Researching {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_draft_citing_grounded_research_resolves_its_web_evidence_in_policy_and_is_published() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let wrap = Wrap { model: Some(Box::new(|m| Arc::new(Researching(m)) as Arc<dyn Model>)), ..Wrap::default() };
+    let wrap =
+        Wrap { model: Some(Box::new(|m| Arc::new(Wrapped::new(m, Researching)) as Arc<dyn Model>)), ..Wrap::default() };
     let (local, ws, job, done) = sample_through(dir.path(), wrap).await;
     assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
     let store = &*local.env.store;
