@@ -234,25 +234,24 @@ impl LocalBus {
         .await
     }
 
-    /// Messages waiting or in flight on `subscription`.
-    pub async fn backlog(&self, subscription: &Name) -> Result<u64, Error> {
-        let sub = subscription.to_string();
+    /// The count `sql` (one `COUNT(*)` with `params`) returns.
+    async fn count(&self, sql: &'static str, params: Vec<String>) -> Result<u64, Error> {
         self.with_conn(move |c| {
-            c.query_row("SELECT COUNT(*) FROM bus_messages WHERE subscription = ?1", [sub], |r| r.get::<_, i64>(0))
+            c.query_row(sql, rusqlite::params_from_iter(params), |r| r.get::<_, i64>(0))
                 .map(|n| u64::try_from(n).unwrap_or(0))
                 .map_err(unavailable)
         })
         .await
     }
 
+    /// Messages waiting or in flight on `subscription`.
+    pub async fn backlog(&self, subscription: &Name) -> Result<u64, Error> {
+        self.count("SELECT COUNT(*) FROM bus_messages WHERE subscription = ?1", vec![subscription.to_string()]).await
+    }
+
     /// Messages waiting or in flight on every subscription.
     pub async fn total_backlog(&self) -> Result<u64, Error> {
-        self.with_conn(|c| {
-            c.query_row("SELECT COUNT(*) FROM bus_messages", [], |r| r.get::<_, i64>(0))
-                .map(|n| u64::try_from(n).unwrap_or(0))
-                .map_err(unavailable)
-        })
-        .await
+        self.count("SELECT COUNT(*) FROM bus_messages", Vec::new()).await
     }
 
     /// Whether `holder` (of this file) is alive: its heartbeat is fresher than
@@ -272,12 +271,7 @@ impl LocalBus {
 
     /// Messages leased right now, by any holder (in flight, or held by a holder that is gone).
     pub async fn leased(&self) -> Result<u64, Error> {
-        self.with_conn(|c| {
-            c.query_row("SELECT COUNT(*) FROM bus_messages WHERE lease IS NOT NULL", [], |r| r.get::<_, i64>(0))
-                .map(|n| u64::try_from(n).unwrap_or(0))
-                .map_err(unavailable)
-        })
-        .await
+        self.count("SELECT COUNT(*) FROM bus_messages WHERE lease IS NOT NULL", Vec::new()).await
     }
 
     /// Lease the next due message of `subscription`, dead-lettering any that ran out of
