@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use harmonia_agents::research::publication_evidence_id;
-use harmonia_contracts::domain::Publication;
+use harmonia_contracts::domain::{Publication, ResearchEvidence};
 use harmonia_contracts::ids::{EvidenceId, WorkspaceId};
 use harmonia_store::{Store, decode_each, scan_all};
 
@@ -21,6 +21,17 @@ pub(crate) async fn load(
     workspace: &WorkspaceId,
     analysis: &AnalysisRecord,
 ) -> Result<HashMap<EvidenceId, Evidence>, harmonia_store::Error> {
+    let research = research_of(store, workspace, &analysis.job).await?;
+    load_with(store, workspace, analysis, &research).await
+}
+
+/// [`load`], with the job's research results already read by the caller.
+pub(crate) async fn load_with(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    analysis: &AnalysisRecord,
+    research: &[ResearchEvidence],
+) -> Result<HashMap<EvidenceId, Evidence>, harmonia_store::Error> {
     let provenance = analysis.analysis.provenance;
     let mut evidence: HashMap<EvidenceId, Evidence> = analysis
         .analysis
@@ -28,9 +39,8 @@ pub(crate) async fn load(
         .iter()
         .map(|m| (m.evidence_id.clone(), Evidence { provenance, text: m.quote.clone() }))
         .collect();
-    for research in research_of(store, workspace, &analysis.job).await? {
-        let text = research.text();
-        evidence.insert(research.evidence_id, Evidence { provenance: research.provenance, text });
+    for result in research {
+        evidence.insert(result.evidence_id.clone(), Evidence { provenance: result.provenance, text: result.text() });
     }
     let publications: Vec<Publication> = decode_each(PUBLICATIONS, &scan_all(store, workspace, PUBLICATIONS).await?);
     for publication in &publications {

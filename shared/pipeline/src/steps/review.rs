@@ -31,14 +31,11 @@ impl Step for DraftWritten {
         let (item, brief, analysis) = selected(env, ws, &event.job).await?;
         // The findings are policy's own, over the evidence the draft cites as policy resolves
         // it (moments, this job's search results, verified posts).
-        let resolved = crate::policy::evidence::load(&*env.store, ws, &analysis).await?;
+        let research = research_of(&*env.store, ws, &event.job).await?;
+        let resolved = crate::policy::evidence::load_with(&*env.store, ws, &analysis, &research).await?;
         let findings = review_findings(&draft.body, &cited_texts(&draft, &resolved), brief.call_to_action.as_deref());
         let cited: HashSet<&EvidenceId> = draft.claims.iter().flat_map(|c| &c.evidence).collect();
-        let research = research_of(&*env.store, ws, &event.job)
-            .await?
-            .into_iter()
-            .filter(|r| cited.contains(&r.evidence_id))
-            .collect();
+        let research = research.into_iter().filter(|r| cited.contains(&r.evidence_id)).collect();
         let evidence: Vec<_> =
             analysis.analysis.moments.into_iter().filter(|m| brief.evidence.contains(&m.evidence_id)).collect();
         let input = RoleInput::Dara(DaraInput {
