@@ -346,19 +346,20 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
     let ws = ws.clone();
     backend.resume(&ws).await?;
     let env = backend.env();
-    let listed = |jobs: Vec<Job>| jobs.into_iter().map(|j| j.id).collect::<Vec<_>>();
-    let ids = match job {
-        Some(id) => vec![operator::job(env, &ws, &id.parse()?).await?.id],
-        None => listed(operator::jobs(env, &ws, 1000).await?),
+    // One job, or the workspace's jobs, as stored now.
+    let list = || async {
+        match job {
+            Some(id) => Ok::<_, Error>(vec![operator::job(env, &ws, &id.parse()?).await?]),
+            None => operator::jobs(env, &ws, 1000).await,
+        }
     };
+    let mut jobs = list().await?;
     // Locally, the jobs shown first move on to where they rest (a decision or the end), for a
-    // little while; the rest of the queue is not waited for.
+    // little while; the rest of the queue is not waited for. Then they are read again.
     if let Backend::Local(l) = backend {
+        let ids: Vec<JobId> = jobs.iter().map(|j| j.id.clone()).collect();
         l.rest(&ws, &ids, STATUS_WAIT).await?;
-    }
-    let mut jobs = Vec::with_capacity(ids.len());
-    for id in &ids {
-        jobs.push(operator::job(env, &ws, id).await?);
+        jobs = list().await?;
     }
     let mut views = Vec::new();
     if !jobs.is_empty() {
