@@ -548,22 +548,20 @@ async fn the_validator_rejects_each_kind_of_bad_answer() {
         json!([{"text": "Post on Tuesday mornings.", "scope": "record", "kind": "suggestion", "evidence": [job_ev]}]);
     let m = job_call(status(ScriptedModel::new()), f.job.as_str()).json(answer(suggestion, false, json!([])));
     assert_eq!(rejected(s(), &f.ws, m).await, Code::ClaimKindMismatch);
-    let m = skill(ScriptedModel::new(), "trend-scan", "reading-trend-signals.md")
-        .call("fetch_trend_signals", json!({"limit": 3}))
-        .json(answer(
-            json!([{"text": "Signals lead overall.", "scope": "aggregate", "kind": "status", "evidence": ["dataset-trend-signals"]}]),
-            false,
-            json!([]),
-        ));
+    // An answer about the trend signals with these claims.
+    let on_trends = |claims: Value| {
+        skill(ScriptedModel::new(), "trend-scan", "reading-trend-signals.md")
+            .call("fetch_trend_signals", json!({"limit": 3}))
+            .json(answer(claims, false, json!([])))
+    };
+    let m = on_trends(
+        json!([{"text": "Signals lead overall.", "scope": "aggregate", "kind": "status", "evidence": ["dataset-trend-signals"]}]),
+    );
     assert_eq!(rejected(s(), &f.ws, m).await, Code::ClaimKindMismatch);
     // A record-level claim backed only by dataset evidence.
-    let m = skill(ScriptedModel::new(), "trend-scan", "reading-trend-signals.md")
-        .call("fetch_trend_signals", json!({"limit": 3}))
-        .json(answer(
-            json!([{"text": "One story leads.", "scope": "record", "kind": "signal", "evidence": ["dataset-trend-signals"]}]),
-            false,
-            json!([]),
-        ));
+    let m = on_trends(
+        json!([{"text": "One story leads.", "scope": "record", "kind": "signal", "evidence": ["dataset-trend-signals"]}]),
+    );
     assert_eq!(rejected(s(), &f.ws, m).await, Code::EvidenceLevelMismatch);
     // A data tool before any skill, and a tool outside the loaded skill.
     let m = ScriptedModel::new().call("get_job_status", json!({"job_id": f.job.to_string()}));
