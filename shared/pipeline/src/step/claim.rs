@@ -19,37 +19,40 @@ use crate::records::{RUNNING, Running, running_id};
 /// about to stop gives them back at once ([`release_held`]) rather than leaving them to lapse
 /// with their lease while the next process's deliveries wait.
 #[derive(Debug, Default)]
-pub struct Held {
-    claims: Mutex<HashMap<(WorkspaceId, DocId), String>>,
-    /// Set once the process stops: a claim taken after that is given back at once.
-    closed: std::sync::atomic::AtomicBool,
+pub struct Held(Mutex<Holding>);
+
+/// The claims held, and whether the process has stopped taking any.
+#[derive(Debug, Default)]
+struct Holding {
+    claims: HashMap<(WorkspaceId, DocId), String>,
+    closed: bool,
 }
 
 impl Held {
     /// Record a claim taken; `false` when the process is stopping and must not hold it.
     fn add(&self, workspace: &WorkspaceId, id: &DocId, owner: &str) -> bool {
-        let Ok(mut held) = self.claims.lock() else { return false };
-        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+        let Ok(mut held) = self.0.lock() else { return false };
+        if held.closed {
             return false;
         }
-        held.insert((workspace.clone(), id.clone()), owner.to_owned());
+        held.claims.insert((workspace.clone(), id.clone()), owner.to_owned());
         true
     }
 
     fn remove(&self, workspace: &WorkspaceId, id: &DocId, owner: &str) {
         let key = (workspace.clone(), id.clone());
-        if let Ok(mut held) = self.claims.lock()
-            && held.get(&key).is_some_and(|o| o == owner)
+        if let Ok(mut held) = self.0.lock()
+            && held.claims.get(&key).is_some_and(|o| o == owner)
         {
-            held.remove(&key);
+            held.claims.remove(&key);
         }
     }
 
     /// Stop taking claims and hand over the ones held.
     fn close(&self) -> Vec<((WorkspaceId, DocId), String)> {
-        let Ok(mut held) = self.claims.lock() else { return Vec::new() };
-        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
-        held.drain().collect()
+        let Ok(mut held) = self.0.lock() else { return Vec::new() };
+        held.closed = true;
+        held.claims.drain().collect()
     }
 }
 
