@@ -71,6 +71,10 @@ refuse trace_exporter -var trace_exporter=otlp
 refuse google_jwks_url -var google_jwks_url=http://www.googleapis.com/oauth2/v3/certs
 accept -var log_level=debug
 refuse log_level -var log_level=verbose
+accept -var source_retention_days=0
+accept -var source_retention_days=365
+refuse source_retention_days -var source_retention_days=-1
+refuse source_retention_days -var source_retention_days=1.5
 accept -var model_max_instances=10 -var max_instances=20
 refuse model_max_instances -var model_max_instances=0
 refuse model_max_instances -var model_max_instances=1.5

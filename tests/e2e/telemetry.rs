@@ -480,6 +480,7 @@ async fn a_bad_trace_export_selection_stops_start_up_naming_the_variable() {
             .env_remove("HARMONIA_TRACE_EXPORTER")
             .env("PORT", "0")
             .env("HARMONIA_BIND", "127.0.0.1")
+            .env("HARMONIA_BLOBS", "gcs:harmonia-unused")
             .kill_on_drop(true);
         for (k, v) in env {
             command.env(k, v);

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use harmonia_contracts::event::TOPICS;
-use harmonia_pipeline::registry::{Function, ROUTES};
+use harmonia_pipeline::registry::{Function, ROUTES, SOURCE_UPLOADS};
 use serde_json::Value;
 
 /// The roles any identity may be granted (README, "Deploying").
@@ -18,6 +18,8 @@ const ALLOWED_ROLES: &[&str] = &[
     "roles/pubsub.subscriber",
     "roles/secretmanager.secretAccessor",
     "roles/run.invoker",
+    "roles/storage.objectCreator",
+    "roles/storage.objectViewer",
 ];
 
 /// What the code declares.
@@ -30,10 +32,11 @@ struct Code {
 fn code() -> Code {
     Code {
         functions: Function::ALL.iter().map(|f| f.as_str().to_owned()).collect(),
-        topics: TOPICS.iter().map(|(t, _)| (*t).to_owned()).collect(),
+        topics: TOPICS.iter().map(|(t, _)| *t).chain([SOURCE_UPLOADS]).map(str::to_owned).collect(),
         routes: ROUTES
             .iter()
             .map(|r| (r.function().as_str().to_owned(), r.topic().to_owned(), r.calls_model()))
+            .chain([(Function::Ingest.as_str().to_owned(), SOURCE_UPLOADS.to_owned(), false)])
             .collect(),
     }
 }

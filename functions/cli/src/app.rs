@@ -12,7 +12,7 @@ use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::detail::version_prefix;
 use harmonia_pipeline::formats::{self, Format};
 use harmonia_pipeline::operator;
-use harmonia_pipeline::records::{ANALYSES, AnalysisRecord, DRAFTS, PUBLICATIONS, SOURCES, doc_id};
+use harmonia_pipeline::records::{ANALYSES, AnalysisRecord, DRAFTS, PUBLICATIONS, doc_id};
 use harmonia_pipeline::steps::{current_draft_id, ingest};
 use harmonia_store::Document;
 use serde_json::{Value, json};
@@ -204,13 +204,9 @@ fn decode_optional<T: serde::de::DeserializeOwned>(doc: Option<Document>) -> Res
 async fn report(env: &Local, job: &Job) -> Result<Value, Error> {
     let ws = job.workspace.clone();
     let store = &*env.env.store;
-    let source: Source = store
-        .get(&ws, SOURCES, &doc_id(&job.source))
-        .await
-        .map_err(Error::from)?
-        .ok_or_else(|| Error::from_code(Code::NotFound))?
-        .decode()
-        .map_err(Error::from)?;
+    let source: Source = harmonia_pipeline::records::source(store, &*env.env.blobs, &ws, &job.source)
+        .await?
+        .ok_or_else(|| Error::from_code(Code::NotFound))?;
     let analysis: Option<AnalysisRecord> =
         decode_optional(store.get(&ws, ANALYSES, &doc_id(&job.id)).await.map_err(Error::from)?)?;
     let draft: Option<Draft> =

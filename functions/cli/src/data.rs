@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use harmonia_blob::Folder;
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Error, domain};
 use harmonia_local::Local;
@@ -32,6 +33,24 @@ async fn typed<T: DeserializeOwned>(
     Ok(unreadable::<T>(&docs).into_iter().map(|id| format!("{ws}/{collection}/{id}")).collect())
 }
 
+/// The workspace's long sources whose transcript blob is missing or damaged (unreadable
+/// blob storage is an error, not a finding).
+async fn missing_blobs(local: &Local, ws: &WorkspaceId) -> Result<Vec<String>, Error> {
+    let mut bad = Vec::new();
+    for doc in scan_all(&*local.env.store, ws, SOURCES).await? {
+        let Ok(source) = doc.decode::<domain::StoredSource>() else { continue };
+        let Some(blob) = source.blob() else { continue };
+        let finding = match harmonia_blob::get(&*local.env.blobs, ws, blob).await {
+            Ok(_) => continue,
+            Err(harmonia_blob::Error::Missing) => "missing",
+            Err(harmonia_blob::Error::Corrupt | harmonia_blob::Error::TooLarge) => "damaged",
+            Err(e) => return Err(e.into()),
+        };
+        bad.push(format!("{ws}/{SOURCES}/{} (its transcript blob {} is {finding})", doc.id, blob.sha256));
+    }
+    Ok(bad)
+}
+
 /// `harmonia doctor`.
 pub(crate) async fn doctor(local: &Local, out: &Output, ws: &WorkspaceId) -> Result<(), Error> {
     let file = local.data.path().display().to_string();
@@ -49,7 +68,8 @@ pub(crate) async fn doctor(local: &Local, out: &Output, ws: &WorkspaceId) -> Res
     }
     let mut bad: Vec<String> = check.unreadable.iter().map(|(w, c, id)| format!("{w}/{c}/{id} (not JSON)")).collect();
     bad.extend(typed::<domain::Job>(local, ws, JOBS).await?);
-    bad.extend(typed::<domain::Source>(local, ws, SOURCES).await?);
+    bad.extend(typed::<domain::StoredSource>(local, ws, SOURCES).await?);
+    bad.extend(missing_blobs(local, ws).await?);
     bad.extend(typed::<AnalysisRecord>(local, ws, ANALYSES).await?);
     bad.extend(typed::<StrategyRecord>(local, ws, STRATEGIES).await?);
     bad.extend(typed::<PlanRecord>(local, ws, PLANS).await?);
@@ -79,9 +99,32 @@ pub(crate) async fn doctor(local: &Local, out: &Output, ws: &WorkspaceId) -> Res
 pub(crate) async fn backup(local: &Local, out: &Output, to: &Path) -> Result<(), Error> {
     local.data.backup(to).await?;
     let bytes = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
-    out.say(&format!("backed up {} to {} ({bytes} bytes)", local.data.path().display(), to.display()));
-    out.value(&json!({ "backup": to.display().to_string(), "bytes": bytes }));
+    let blobs = Folder::new(blobs_beside(to));
+    let copied = local_blobs(local).copy_into(&blobs).await?;
+    out.say(&format!(
+        "backed up {} to {} ({bytes} bytes), and {copied} new blob(s) of long sources to {}",
+        local.data.path().display(),
+        to.display(),
+        blobs.root().display()
+    ));
+    out.value(&json!({
+        "backup": to.display().to_string(), "bytes": bytes,
+        "blobs": blobs.root().display().to_string(), "blobs_copied": copied,
+    }));
     Ok(())
+}
+
+/// Where the backup `file` keeps its blobs: the folder `<file>.blobs` beside it.
+fn blobs_beside(file: &Path) -> std::path::PathBuf {
+    let mut name = file.file_name().map(std::ffi::OsString::from).unwrap_or_default();
+    name.push(".blobs");
+    file.with_file_name(name)
+}
+
+/// The data directory's blob folder.
+fn local_blobs(local: &Local) -> Folder {
+    let dir = local.data.path().parent().unwrap_or_else(|| Path::new("."));
+    Folder::new(dir.join(harmonia_local::BLOBS_DIR))
 }
 
 /// `harmonia restore FILE`: the backup is checked first, then the current content is kept
@@ -91,13 +134,18 @@ pub(crate) async fn restore(local: &Local, out: &Output, from: &Path) -> Result<
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
     let kept = local.data.path().with_extension(format!("before-restore-{stamp}.sqlite"));
     local.data.backup(&kept).await?;
+    // Blobs first: they are only added (never replaced), so the data file restored next never
+    // names a blob that is not there.
+    let copied = Folder::new(blobs_beside(from)).copy_into(&local_blobs(local)).await?;
     local.data.restore(from).await?;
     out.say(&format!(
-        "restored {} from {}; its previous content is kept in {}",
+        "restored {} from {} ({copied} blob(s) of long sources added); its previous content is kept in {}",
         local.data.path().display(),
         from.display(),
         kept.display()
     ));
-    out.value(&json!({ "restored_from": from.display().to_string(), "previous": kept.display().to_string() }));
+    out.value(&json!({
+        "restored_from": from.display().to_string(), "previous": kept.display().to_string(), "blobs_copied": copied,
+    }));
     Ok(())
 }

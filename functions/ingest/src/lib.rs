@@ -55,14 +55,19 @@ impl FromRef<IngestState> for Arc<Credentials> {
     }
 }
 
-/// The ingest function's router: `POST /v1/sources` and `GET /healthz`; anything else is a
-/// JSON 404 or 405.
+/// The ingest function's router: `POST /v1/sources`, `GET /healthz`, and the push endpoint of
+/// the sources bucket's notifications (`POST /push/<prefix>source.uploaded`, Pub/Sub push
+/// with the invoker's OIDC token, which Cloud Run checks); anything else is a JSON 404 or 405.
 pub fn app(state: IngestState) -> Router {
+    let uploads = harmonia_host::push_router(harmonia_host::Function::Ingest, &state.env);
     harmonia_http::json_fallbacks(
-        Router::new().route("/healthz", get(|| async { "ok" })).route("/v1/sources", post(submit)),
+        Router::new()
+            .route("/healthz", get(|| async { "ok" }))
+            .route("/v1/sources", post(submit))
+            .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+            .with_state(state)
+            .merge(uploads),
     )
-    .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-    .with_state(state)
 }
 
 /// A source's wire format.

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use harmonia_agents::InvocationSeed;
 use harmonia_agents::io::{EntityKind, EntityRef, Layout, MayaInput, RoleInput};
+use harmonia_contracts::domain::StoredSource;
 use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::trace::TraceParent;
@@ -48,12 +49,14 @@ pub(crate) async fn job_view(
             .map(|d| d.map(|d| (id, Value::Object(d.data))))
     };
     if let Some((id, mut source)) = fetch(SOURCES, job.source.to_string()).await? {
-        // The view shows what the source is, not the whole transcript.
+        // The view shows what the source is, not the whole transcript: its counts, wherever
+        // the transcript is kept (a long source's is a blob the document only names).
+        let stored: StoredSource =
+            serde_json::from_value(source.clone()).map_err(|_| Error::from_code(Code::StoreCorrupt))?;
         if let Some(o) = source.as_object_mut() {
-            let segments = o.remove("segments").and_then(|s| s.as_array().map(Vec::len)).unwrap_or(0);
-            let frames = o.remove("frames").and_then(|s| s.as_array().map(Vec::len)).unwrap_or(0);
-            o.insert("segments".into(), json!(segments));
-            o.insert("frames".into(), json!(frames));
+            o.remove("body");
+            o.insert("segments".into(), json!(stored.segment_count()));
+            o.insert("frames".into(), json!(stored.frame_count()));
         }
         add(EntityKind::Source, id, source);
     }

@@ -130,6 +130,11 @@ codes! {
     StoreUnavailable = "store_unavailable", Unavailable, true, "The state store is unavailable.";
     /// Stored data could not be decoded.
     StoreCorrupt = "store_corrupt", Internal, false, "Stored data could not be decoded.";
+    /// Blob storage (a bucket, or the data directory's blob folder) could not be reached or
+    /// failed.
+    BlobUnavailable = "blob_unavailable", Unavailable, true, "Blob storage is unavailable.";
+    /// A stored blob is missing, or is not the bytes its reference names.
+    BlobCorrupt = "blob_corrupt", Internal, false, "A stored blob is missing or damaged.";
     // --- events
     /// The event bus could not be reached or failed.
     BusUnavailable = "bus_unavailable", Unavailable, true, "The event bus is unavailable.";

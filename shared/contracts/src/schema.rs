@@ -69,7 +69,7 @@ pub fn all_schemas() -> BTreeMap<String, Value> {
         "workspace-version" => domain::WorkspaceVersion,
         "job" => domain::Job,
         "source-input" => domain::SourceInput,
-        "source" => domain::Source,
+        "source" => domain::StoredSource,
         "analysis" => domain::Analysis,
         "strategy" => domain::Strategy,
         "planning-snapshot" => domain::PlanningSnapshot,

@@ -65,6 +65,18 @@ pub enum StoreBackend {
     Sqlite(PathBuf),
 }
 
+/// Where blobs (long sources' transcripts and frames) live (`HARMONIA_BLOBS`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlobBackend {
+    /// A Cloud Storage bucket (through `STORAGE_EMULATOR_HOST` when that is set).
+    Gcs {
+        /// Bucket name.
+        bucket: String,
+    },
+    /// A folder.
+    Folder(PathBuf),
+}
+
 /// Which model answers (`HARMONIA_MODEL`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ModelBackend {
@@ -133,6 +145,10 @@ pub struct Config {
     pub project: Option<String>,
     /// State backend.
     pub store: StoreBackend,
+    /// Blob backend.
+    pub blobs: BlobBackend,
+    /// The bucket operators upload sources to (`HARMONIA_SOURCES_BUCKET`), if any.
+    pub sources_bucket: Option<String>,
     /// Prefix of every topic and subscription (`HARMONIA_TOPIC_PREFIX`), valid in Pub/Sub names.
     pub topic_prefix: String,
     /// Model backend.
@@ -212,6 +228,35 @@ fn valid_topic_prefix(prefix: &str) -> bool {
         || (prefix.len() <= MAX_TOPIC_PREFIX_CHARS && format!("{prefix}topic").parse::<harmonia_bus::Name>().is_ok())
 }
 
+/// `HARMONIA_BLOBS`: `gcs:<bucket>` or `folder:<path>`. Unset, a SQLite store keeps blobs in
+/// the folder `blobs` beside its file (as the embedded default does); Firestore state needs a
+/// bucket named, since nothing beside it is durable on Cloud Run.
+fn blob_backend<F: Fn(&str) -> Option<OsString>>(vars: &Vars<F>, store: &StoreBackend) -> Result<BlobBackend, Error> {
+    const VAR: &str = "HARMONIA_BLOBS";
+    const EXPECTED: &str = "must be gcs:<bucket> (a Cloud Storage bucket name) or folder:<path>";
+    match vars.get(VAR)? {
+        None => match store {
+            StoreBackend::Sqlite(file) => {
+                Ok(BlobBackend::Folder(file.parent().unwrap_or_else(|| std::path::Path::new(".")).join("blobs")))
+            }
+            StoreBackend::Firestore { .. } => Err(Error::new(
+                VAR,
+                "is required with Firestore state: gcs:<bucket>, the bucket that holds long sources",
+            )),
+        },
+        Some(value) => {
+            if let Some(bucket) = value.strip_prefix("gcs:").map(str::trim) {
+                if harmonia_blob_gcs::valid_bucket_name(bucket) {
+                    return Ok(BlobBackend::Gcs { bucket: bucket.to_owned() });
+                }
+            } else if let Some(path) = value.strip_prefix("folder:").map(str::trim).filter(|p| !p.is_empty()) {
+                return Ok(BlobBackend::Folder(PathBuf::from(path)));
+            }
+            Err(Error::new(VAR, EXPECTED))
+        }
+    }
+}
+
 impl Config {
     /// The configuration of this process's environment.
     pub fn from_env() -> Result<Self, Error> {
@@ -240,6 +285,11 @@ impl Config {
                 None => return Err(Error::new("HARMONIA_STORE", "must be firestore or sqlite:<path>")),
             },
         };
+        let blobs = blob_backend(&vars, &store)?;
+        let sources_bucket = vars.get("HARMONIA_SOURCES_BUCKET")?;
+        if sources_bucket.as_deref().is_some_and(|b| !harmonia_blob_gcs::valid_bucket_name(b)) {
+            return Err(Error::new("HARMONIA_SOURCES_BUCKET", "must be a Cloud Storage bucket name"));
+        }
         let topic_prefix = vars.get("HARMONIA_TOPIC_PREFIX")?.unwrap_or_default();
         if !valid_topic_prefix(&topic_prefix) {
             return Err(Error::new(
@@ -306,6 +356,8 @@ impl Config {
             bind,
             project,
             store,
+            blobs,
+            sources_bucket,
             topic_prefix,
             model,
             connector,

@@ -12,6 +12,9 @@
 //! | `GOOGLE_CLOUD_PROJECT` | required for Firestore/Pub/Sub | project id |
 //! | `HARMONIA_STORE` | `firestore` | `firestore` or `sqlite:<path>` |
 //! | `FIRESTORE_DATABASE` | `(default)` | Firestore database id |
+//! | `HARMONIA_BLOBS` | with SQLite, `folder:` `blobs` beside its file; required with Firestore | where long sources' transcripts live: `gcs:<bucket>` or `folder:<path>` |
+//! | `HARMONIA_SOURCES_BUCKET` | unset | the Cloud Storage bucket operators upload sources to; the ingest function ingests each object its notifications announce (unset: uploads are refused and recorded) |
+//! | `STORAGE_EMULATOR_HOST` | unset | a Cloud Storage emulator (`host:port`) to use instead of Cloud Storage, with anonymous credentials |
 //! | `HARMONIA_TOPIC_PREFIX` | empty | prefix of every topic and subscription (a valid start of a Pub/Sub name, at most 100 characters) |
 //! | `HARMONIA_MODEL` | `offline` | `offline` or `gemini` |
 //! | `GEMINI_LOCATION`, `GEMINI_MODEL` | `us-central1`, `gemini-2.5-flash` | Vertex AI model |
@@ -65,7 +68,7 @@ use harmonia_store::Store;
 use secrecy::ExposeSecret;
 
 pub use config::Config;
-use config::{ConnectorBackend, LogFormat, ModelBackend, StoreBackend};
+use config::{BlobBackend, ConnectorBackend, LogFormat, ModelBackend, StoreBackend};
 
 fn config_error(why: &'static str) -> Error {
     Error::new(Code::InvalidConfig, why)
@@ -86,6 +89,16 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
             Arc::new(harmonia_store_firestore::FirestoreStore::connect(project, database).await.map_err(Error::from)?)
         }
     };
+    let blobs: Arc<dyn harmonia_blob::Blobs> = match &config.blobs {
+        BlobBackend::Folder(path) => Arc::new(harmonia_blob::Folder::new(path)),
+        BlobBackend::Gcs { bucket } => {
+            Arc::new(harmonia_blob_gcs::GcsBlobs::connect(bucket).await.map_err(Error::from)?)
+        }
+    };
+    let uploads: Option<Arc<dyn harmonia_blob::Uploads>> = match &config.sources_bucket {
+        Some(bucket) => Some(Arc::new(harmonia_blob_gcs::GcsUploads::connect(bucket).await.map_err(Error::from)?)),
+        None => None,
+    };
     let bus = PubSubBus::connect(PubSubConfig::from_env(project)).await.map_err(|e| Error::from_code(e.code()))?;
     let model: Arc<dyn Model> = match &config.model {
         ModelBackend::Offline => Arc::new(OfflineModel),
@@ -105,6 +118,8 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
     };
     Ok(Arc::new(Env {
         store,
+        blobs,
+        uploads,
         bus: Arc::new(bus),
         runtime: Arc::new(runtime),
         connector,
@@ -149,7 +164,19 @@ fn stage_router_with(function: Function, env: &Arc<Env>, drill: Option<drill::Dr
     if !function.is_pushed() {
         return Err(config_error("the function is not served by push subscriptions"));
     }
-    let mut router = Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
+    let router = Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
+    Ok(harmonia_http::json_fallbacks(router.merge(push_routes(function, env, drill))))
+}
+
+/// `POST /push/<topic>` for each subscription of `function` in the registry (the ingest
+/// function's: the sources bucket's notifications), without fallbacks, to merge into the
+/// function's own router.
+pub fn push_router(function: Function, env: &Arc<Env>) -> Router {
+    push_routes(function, env, None)
+}
+
+fn push_routes(function: Function, env: &Arc<Env>, drill: Option<drill::Drill>) -> Router {
+    let mut router = Router::new();
     for subscriber in handlers(env, Timing::CLOUD).into_iter().filter(|s| s.function == function) {
         let topic = subscriber.spec.topic.to_string();
         // One drill for the whole function, so its holds are numbered across its subscriptions.
@@ -159,7 +186,7 @@ fn stage_router_with(function: Function, env: &Arc<Env>, drill: Option<drill::Dr
         };
         router = router.merge(push::router(&format!("/push/{topic}"), handler));
     }
-    Ok(harmonia_http::json_fallbacks(router))
+    router
 }
 
 /// Create every topic (with its dead-letter topic) and every push subscription of the

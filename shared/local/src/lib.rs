@@ -1,6 +1,6 @@
-//! The embedded default, wired: the SQLite store and the durable local queue in one file, the
-//! offline model, the sandbox connector, and one local subscriber per registry subscription,
-//! all in this process. The `harmonia` CLI and the end-to-end tests use it.
+//! The embedded default, wired: the SQLite store and the durable local queue in one file, a
+//! blob folder beside it (`blobs/`, long sources' transcripts), the offline model, the sandbox
+//! connector, and one local subscriber per registry subscription, all in this process. The `harmonia` CLI and the end-to-end tests use it.
 //!
 //! [`Local::drive`] follows one job to a terminal state or a human gate, reporting every
 //! completed stage (from the stage markers) and, when asked, approving as the operator.
@@ -28,6 +28,9 @@ use harmonia_pipeline::{Env, operator, workspace};
 use harmonia_store::{MAX_QUERY_LIMIT, Query, decode_each, scan};
 use harmonia_store_sqlite::SqliteStore;
 use tokio::task::JoinHandle;
+
+/// The folder of the data directory that holds blobs.
+pub const BLOBS_DIR: &str = "blobs";
 
 /// The demo brand's workspace configuration file.
 pub const DEMO_CONFIG: &str = include_str!("../../../examples/workspace.toml");
@@ -100,6 +103,9 @@ impl Local {
         let sandbox = Arc::new(Sandbox::new(store.clone()));
         let env = Arc::new(Env {
             store: store.clone(),
+            blobs: Arc::new(harmonia_blob::Folder::new(data_dir.join(BLOBS_DIR))),
+            // Sources reach the embedded default through `harmonia run`, not a bucket.
+            uploads: None,
             bus: match wrap.bus {
                 Some(w) => w(Arc::new(bus.clone())),
                 None => Arc::new(bus.clone()),

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Env;
 use crate::records::{
-    ANALYSES, AnalysisRecord, DRAFTS, PLANS, POLICY_RESULTS, PUBLICATIONS, PlanRecord, REVIEWS, SOURCES, STRATEGIES,
+    ANALYSES, AnalysisRecord, DRAFTS, PLANS, POLICY_RESULTS, PUBLICATIONS, PlanRecord, REVIEWS, STRATEGIES,
     STRATEGY_VERSIONS, StrategyRecord, doc_id, strategy_version_id,
 };
 use crate::steps::every_draft_id;
@@ -283,7 +283,7 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDe
     let get = |collection: Collection, key: String| async move {
         env.store.get(workspace, collection, &doc_id(key)).await.map_err(Error::from)
     };
-    let source: Option<Source> = decode(get(SOURCES, job.source.to_string()).await?)?;
+    let source = crate::records::source(&*env.store, &*env.blobs, workspace, &job.source).await?;
     let analysis: Option<AnalysisRecord> = decode(get(ANALYSES, job.id.to_string()).await?)?;
     let moments: HashMap<&EvidenceId, &Moment> =
         analysis.as_ref().map(|a| a.analysis.moments.iter().map(|m| (&m.evidence_id, m)).collect()).unwrap_or_default();

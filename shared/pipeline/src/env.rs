@@ -15,6 +15,10 @@ use crate::step;
 pub struct Env {
     /// State.
     pub store: Arc<dyn Store>,
+    /// Blobs: long sources' transcripts and frames.
+    pub blobs: Arc<dyn harmonia_blob::Blobs>,
+    /// The bucket operators upload sources to, when this deployment takes uploads.
+    pub uploads: Option<Arc<dyn harmonia_blob::Uploads>>,
     /// Events.
     pub bus: Arc<dyn Bus>,
     /// The agent runtime.

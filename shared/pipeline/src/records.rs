@@ -3,9 +3,9 @@
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use harmonia_bus::{Name, OutboundMessage};
-use harmonia_contracts::domain::{Analysis, Plan, ResearchEvidence, Strategy};
+use harmonia_contracts::domain::{Analysis, Plan, ResearchEvidence, Source, StoredSource, Strategy};
 use harmonia_contracts::event::{Pass, Round, Stage};
-use harmonia_contracts::ids::{DocId, EvidenceId, JobId, PlanItemId, WorkspaceId};
+use harmonia_contracts::ids::{DocId, EvidenceId, JobId, PlanItemId, SourceId, WorkspaceId};
 use harmonia_store::{Collection, MAX_QUERY_LIMIT, Query, Store, decode_each, scan};
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +15,8 @@ pub const WORKSPACES: Collection = Collection::WORKSPACES;
 /// Immutable workspace configuration versions, by zero-padded version number
 /// ([`crate::workspace::version_id`]).
 pub const WORKSPACE_VERSIONS: Collection = Collection::new("workspace_versions");
-/// Validated sources.
+/// Validated sources ([`StoredSource`]: a long source's transcript and frames are a blob,
+/// read with [`source`]).
 pub const SOURCES: Collection = Collection::new("sources");
 /// Jobs.
 pub const JOBS: Collection = Collection::new("jobs");
@@ -43,6 +44,9 @@ pub const MARKERS: Collection = Collection::new("stage_markers");
 /// In-flight claims of (job, stage, pass), so a duplicate delivery waits instead of running
 /// the same step (and its model call) concurrently.
 pub const RUNNING: Collection = Collection::new("stage_running");
+/// Uploads to the sources bucket that could not become a job
+/// ([`IngestFailure`](crate::steps::IngestFailure)), one per object generation.
+pub const INGEST_FAILURES: Collection = Collection::new("ingest_failures");
 /// Dead-lettered messages.
 pub const DEAD_LETTERS: Collection = Collection::new("dead_letters");
 pub use harmonia_agents::eligibility::POST_METRICS;
@@ -82,6 +86,37 @@ pub async fn research_of(
 ) -> Result<Vec<ResearchEvidence>, harmonia_store::Error> {
     let query = Query::all(MAX_QUERY_LIMIT).filter("job", job.to_string())?;
     Ok(decode_each(RESEARCH, &scan(store, workspace, RESEARCH, query).await?))
+}
+
+/// The whole source `id` of `workspace` (`None` when there is none): the document, and for a
+/// long source the blob holding its transcript and frames, checked against its reference.
+pub async fn source(
+    store: &dyn Store,
+    blobs: &dyn harmonia_blob::Blobs,
+    workspace: &WorkspaceId,
+    id: &SourceId,
+) -> Result<Option<Source>, harmonia_contracts::Error> {
+    let Some(doc) = store.get(workspace, SOURCES, &doc_id(id)).await? else { return Ok(None) };
+    let stored: StoredSource = doc.decode()?;
+    let blob = match stored.blob() {
+        Some(blob) => Some(harmonia_blob::get(blobs, workspace, blob).await?),
+        None => None,
+    };
+    stored.into_source(blob).map(Some)
+}
+
+/// Store what `source` needs beyond its document — for a long source, its transcript and
+/// frames as a blob — and return the document to write. The blob is durable before this
+/// returns, so a document that names it never exists without it.
+pub async fn store_source_blob(
+    blobs: &dyn harmonia_blob::Blobs,
+    source: Source,
+) -> Result<StoredSource, harmonia_contracts::Error> {
+    let (stored, blob) = source.into_stored()?;
+    if let Some(bytes) = blob {
+        harmonia_blob::put(blobs, &stored.workspace, bytes).await?;
+    }
+    Ok(stored)
 }
 
 /// Which frozen planning snapshot a job planned from.

@@ -18,7 +18,9 @@ pub mod samples;
 
 pub use app::{Reply, Spawned, oneshot, spawn_app};
 pub use client::{assert_json_fallbacks, error_code, send};
-pub use emulators::{firestore_emulator, pubsub_emulator};
+pub use emulators::{
+    NotifyingStorage, create_bucket, firestore_emulator, pubsub_emulator, storage_bucket, storage_emulator,
+};
 pub use eventually::{DEADLINE, Probe, eventually, eventually_within};
 pub use tempfile::TempDir;
 

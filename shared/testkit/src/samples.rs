@@ -20,3 +20,30 @@ pub const DEMO_WORKSPACE: &str = include_str!("../../../examples/workspace.toml"
 pub const HELD_OUT_WORKSPACE: &str = include_str!("../fixtures/riverside-library.toml");
 /// A held-out transcript (the library's board meeting, WebVTT), never the bundled sample.
 pub const HELD_OUT_TRANSCRIPT_VTT: &str = include_str!("../fixtures/library-board.vtt");
+
+/// A valid WebVTT transcript of at least `bytes` bytes (and at most 20,000 cues, the schema's
+/// limit, so at most about 4 MiB): a long talk about a transit pilot whose cues vary, each
+/// about 200 characters with figures in it, one second apart.
+pub fn long_webvtt(bytes: usize) -> String {
+    const LINES: [&str; 4] = [
+        "In week {i} the pilot carried {n} riders across {k} routes, and the team measured a {p} percent drop in the average wait at the busiest stops.",
+        "Ridership on route {k} grew to {n} trips that week; drivers reported {p} fewer missed connections after the timetable change in week {i}.",
+        "The survey in week {i} reached {n} residents, and {p} percent said the new shelters on {k} corridors made the morning commute easier.",
+        "Maintenance crews closed {k} work orders in week {i}, keeping {p} percent of the fleet in service while carrying {n} passengers a day.",
+    ];
+    let mut out = String::from("WEBVTT\n\n");
+    let mut i = 0usize;
+    while out.len() < bytes {
+        let (start, end) = (i * 1000, i * 1000 + 900);
+        let stamp =
+            |ms: usize| format!("{:02}:{:02}:{:02}.{:03}", ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
+        let text = LINES[i % LINES.len()]
+            .replace("{i}", &(i + 1).to_string())
+            .replace("{n}", &(1200 + i * 7 % 900).to_string())
+            .replace("{k}", &(3 + i % 11).to_string())
+            .replace("{p}", &(5 + i % 40).to_string());
+        out.push_str(&format!("{}\n{} --> {}\n{text}\n\n", i + 1, stamp(start), stamp(end)));
+        i += 1;
+    }
+    out
+}

@@ -41,6 +41,7 @@ macro_rules! one_to_five {
 }
 
 mod analysis;
+mod blob;
 mod calendar;
 mod config;
 mod config_file;
@@ -56,6 +57,7 @@ mod strategy;
 mod workspace;
 
 pub use analysis::{Analysis, Angle, AngleKind, Moment};
+pub use blob::{BlobRef, Sha256Hex};
 pub use calendar::{CalendarImport, CalendarItem};
 pub use config::{Cadence, Channel, Day, LocalTime, PostingWindow, TimeZoneName, WorkspaceConfig};
 pub use hash::content_hash;
@@ -75,8 +77,8 @@ pub use review::{
     Score, Severity, Verdict,
 };
 pub use source::{
-    Frame, LanguageTag, SOURCE_MAX_BYTES, Source, SourceInput, SourcePart, TranscriptSegment, UntrustedSpan,
-    frame_flagged, segment_flagged, untrusted_spans,
+    Frame, LanguageTag, SOURCE_INLINE_MAX_BYTES, SOURCE_MAX_BYTES, Source, SourceBody, SourceContent, SourceInput,
+    SourcePart, StoredSource, TranscriptSegment, UntrustedSpan, frame_flagged, segment_flagged, untrusted_spans,
 };
 pub use strategy::{Brief, Claim, Draft, Strategy};
 pub use workspace::{Platform, Workspace, WorkspaceMode, WorkspaceVersion};

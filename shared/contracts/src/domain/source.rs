@@ -5,12 +5,16 @@ use std::str::FromStr;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::Timestamp;
+use super::{BlobRef, Timestamp};
 use crate::error::{Code, Error};
 use crate::ids::{SourceId, WorkspaceId};
 
 /// Largest accepted source body, in bytes (JSON, WebVTT or SRT).
 pub const SOURCE_MAX_BYTES: usize = 4 * 1024 * 1024;
+/// Longest transcript and frames (as JSON) a source document holds itself; a longer one is
+/// kept in blob storage and the document holds its [`SourceBody`]. Well below the 1 MiB of a
+/// Firestore document, and above any sample source, so that most sources cost one read.
+pub const SOURCE_INLINE_MAX_BYTES: usize = 256 * 1024;
 const MAX_SEGMENTS: usize = 20_000;
 const MAX_FRAMES: usize = 5_000;
 const MAX_SEGMENT_CHARS: usize = 5_000;
@@ -190,6 +194,119 @@ pub struct Source {
     pub ingested_at: Timestamp,
 }
 
+/// A source's transcript and frames as one JSON object: what the blob of a long source holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceContent {
+    /// Segments.
+    pub segments: Vec<TranscriptSegment>,
+    /// Frames.
+    pub frames: Vec<Frame>,
+}
+
+/// Where a long source's transcript and frames live: a blob holding its [`SourceContent`],
+/// and how many segments and frames that holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceBody {
+    /// The blob.
+    pub blob: BlobRef,
+    /// Segments it holds.
+    pub segments: u32,
+    /// Frames it holds.
+    pub frames: u32,
+}
+
+/// A source as its document stores it (collection `sources`): everything a [`Source`] has,
+/// with the transcript and frames either in the document (up to [`SOURCE_INLINE_MAX_BYTES`])
+/// or, for a longer source, in blob storage, named by `body`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StoredSource {
+    /// Id.
+    pub id: SourceId,
+    /// Tenant.
+    pub workspace: WorkspaceId,
+    /// Title.
+    pub title: String,
+    /// Where the video lives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Language.
+    pub language: LanguageTag,
+    /// The segments, when the document holds them (empty when `body` is set).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<TranscriptSegment>,
+    /// The frames, when the document holds them (empty when `body` is set).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<Frame>,
+    /// The blob holding the segments and frames of a long source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<SourceBody>,
+    /// The parts flagged as instruction-like at ingest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untrusted: Vec<UntrustedSpan>,
+    /// When it was ingested.
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
+    pub ingested_at: Timestamp,
+}
+
+impl StoredSource {
+    /// How many segments the source has, wherever they are kept.
+    pub fn segment_count(&self) -> usize {
+        self.body.as_ref().map_or(self.segments.len(), |b| b.segments as usize)
+    }
+
+    /// How many frames the source has, wherever they are kept.
+    pub fn frame_count(&self) -> usize {
+        self.body.as_ref().map_or(self.frames.len(), |b| b.frames as usize)
+    }
+
+    /// The blob to read before [`into_source`](Self::into_source), for a long source.
+    pub fn blob(&self) -> Option<&BlobRef> {
+        self.body.as_ref().map(|b| &b.blob)
+    }
+
+    /// The whole source: from the document alone, or — for a long source — with `blob`, the
+    /// bytes of [`blob`](Self::blob). A document that holds both, or a blob whose bytes,
+    /// JSON or counts do not agree with the document, is refused (`blob_corrupt`,
+    /// `store_corrupt`); nothing is guessed.
+    pub fn into_source(self, blob: Option<Vec<u8>>) -> Result<Source, Error> {
+        let corrupt = |why: &'static str| Error::new(Code::StoreCorrupt, why);
+        let (segments, frames) = match (&self.body, blob) {
+            (None, None) => (self.segments, self.frames),
+            (Some(body), Some(bytes)) => {
+                if !self.segments.is_empty() || !self.frames.is_empty() {
+                    return Err(corrupt("a stored source holds its transcript both inline and in a blob"));
+                }
+                if !body.blob.matches(&bytes) {
+                    return Err(Error::from_code(Code::BlobCorrupt));
+                }
+                let content: SourceContent = serde_json::from_slice(&bytes)
+                    .map_err(|_| corrupt("a stored source's transcript blob is not a transcript"))?;
+                if content.segments.len() != body.segments as usize || content.frames.len() != body.frames as usize {
+                    return Err(corrupt("a stored source's transcript blob does not hold what its document counts"));
+                }
+                (content.segments, content.frames)
+            }
+            (Some(_), None) => return Err(Error::new(Code::Internal, "a long source was read without its blob")),
+            (None, Some(_)) => return Err(Error::new(Code::Internal, "a blob was given for a source that has none")),
+        };
+        Ok(Source {
+            id: self.id,
+            workspace: self.workspace,
+            title: self.title,
+            url: self.url,
+            language: self.language,
+            segments,
+            frames,
+            untrusted: self.untrusted,
+            ingested_at: self.ingested_at,
+        })
+    }
+}
+
 fn blank(s: &str) -> bool {
     s.trim().is_empty()
 }
@@ -254,6 +371,40 @@ impl SourceInput {
 }
 
 impl Source {
+    /// The stored form, and the bytes of its blob when the source is long: the transcript and
+    /// frames stay in the document while their JSON is at most [`SOURCE_INLINE_MAX_BYTES`];
+    /// otherwise they become one [`SourceContent`] blob, to be stored before the document
+    /// that names it. The same content always gives the same blob.
+    pub fn into_stored(self) -> Result<(StoredSource, Option<Vec<u8>>), Error> {
+        let content = SourceContent { segments: self.segments, frames: self.frames };
+        let bytes = serde_json::to_vec(&content).map_err(|_| Error::from_code(Code::Internal))?;
+        let (segments, frames, body, blob) = if bytes.len() <= SOURCE_INLINE_MAX_BYTES {
+            (content.segments, content.frames, None, None)
+        } else {
+            // A validated source holds at most 20,000 segments and 5,000 frames.
+            let count = |n: usize| u32::try_from(n).map_err(|_| Error::from_code(Code::PayloadTooLarge));
+            let body = SourceBody {
+                blob: BlobRef::of(&bytes),
+                segments: count(content.segments.len())?,
+                frames: count(content.frames.len())?,
+            };
+            (Vec::new(), Vec::new(), Some(body), Some(bytes))
+        };
+        let stored = StoredSource {
+            id: self.id,
+            workspace: self.workspace,
+            title: self.title,
+            url: self.url,
+            language: self.language,
+            segments,
+            frames,
+            body,
+            untrusted: self.untrusted,
+            ingested_at: self.ingested_at,
+        };
+        Ok((stored, blob))
+    }
+
     /// Whether `quote` is an exact substring of a segment lying within `[start_ms, end_ms]`.
     pub fn quote_within(&self, quote: &str, start_ms: u64, end_ms: u64) -> bool {
         !quote.is_empty()
@@ -291,6 +442,57 @@ mod tests {
         }))
         .map_err(|_| Error::from_code(Code::SourceMalformed))?;
         parsed.validate("src-1".parse()?, "ws-1".parse()?, chrono::Utc::now())
+    }
+
+    /// A valid source of `n` segments of `text`.
+    fn long(n: usize, text: &str) -> Source {
+        let segments: Vec<_> = (0..n as u64)
+            .map(|i| json!({"start_ms": i * 1000, "end_ms": i * 1000 + 900, "text": format!("{text} {i}")}))
+            .collect();
+        input(json!(segments)).expect("valid")
+    }
+
+    #[test]
+    fn a_short_source_stays_in_its_document_and_reads_back_whole() {
+        let source = long(3, "short");
+        let (stored, blob) = source.clone().into_stored().expect("stored");
+        assert!(blob.is_none() && stored.body.is_none());
+        assert_eq!(stored.segment_count(), 3);
+        assert_eq!(stored.clone().into_source(None).expect("whole"), source);
+        // The stored JSON is the shape earlier versions wrote, so their documents still read.
+        let json = serde_json::to_value(&stored).expect("json");
+        assert_eq!(json["segments"].as_array().map(Vec::len), Some(3));
+        assert!(json.get("body").is_none());
+    }
+
+    #[test]
+    fn a_long_source_keeps_only_a_reference_and_needs_its_exact_blob() {
+        let source = long(3000, &"word ".repeat(20));
+        let (stored, blob) = source.clone().into_stored().expect("stored");
+        let blob = blob.expect("a long source has a blob");
+        assert!(blob.len() > SOURCE_INLINE_MAX_BYTES);
+        let body = stored.body.clone().expect("body");
+        assert_eq!((body.segments, body.frames, stored.segment_count()), (3000, 0, 3000));
+        assert!(body.blob.matches(&blob));
+        assert!(stored.segments.is_empty());
+        assert!(serde_json::to_vec(&stored).expect("json").len() < 2048, "the document holds the reference only");
+        // The same content is the same blob.
+        assert_eq!(source.clone().into_stored().expect("again").0.body, Some(body));
+        assert_eq!(stored.clone().into_source(Some(blob.clone())).expect("whole"), source);
+
+        let code = |r: Result<Source, Error>| r.expect_err("refused").code;
+        let mut other = blob.clone();
+        other[10] ^= 1;
+        assert_eq!(code(stored.clone().into_source(Some(other))), Code::BlobCorrupt);
+        assert_eq!(code(stored.clone().into_source(None)), Code::Internal);
+        let mut both = stored.clone();
+        both.segments = source.segments[..1].to_vec();
+        assert_eq!(code(both.into_source(Some(blob.clone()))), Code::StoreCorrupt);
+        let mut miscounted = stored.clone();
+        if let Some(b) = miscounted.body.as_mut() {
+            b.segments = 2999;
+        }
+        assert_eq!(code(miscounted.into_source(Some(blob))), Code::StoreCorrupt);
     }
 
     fn code(r: Result<Source, Error>) -> Option<Code> {

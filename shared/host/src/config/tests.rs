@@ -6,9 +6,44 @@ use secrecy::ExposeSecret;
 
 use super::*;
 
+/// `vars` as the environment, with a blob bucket named unless they name blobs themselves
+/// (Firestore state, the default, needs one).
 fn parse(vars: &[(&str, &str)]) -> Result<Config, Error> {
-    let table: HashMap<String, OsString> = vars.iter().map(|(k, v)| ((*k).to_owned(), OsString::from(v))).collect();
+    let mut table: HashMap<String, OsString> = vars.iter().map(|(k, v)| ((*k).to_owned(), OsString::from(v))).collect();
+    table.entry("HARMONIA_BLOBS".into()).or_insert_with(|| "gcs:harmonia-blobs".into());
+    exactly(&table)
+}
+
+/// Exactly `table` as the environment.
+fn exactly(table: &HashMap<String, OsString>) -> Result<Config, Error> {
     Config::from_lookup(|name| table.get(name).cloned())
+}
+
+#[test]
+fn blobs_go_to_the_bucket_named_beside_a_sqlite_file_or_nowhere_unnamed() {
+    let table = |vars: &[(&str, &str)]| -> HashMap<String, OsString> {
+        vars.iter().map(|(k, v)| ((*k).to_owned(), OsString::from(v))).collect()
+    };
+    let gcs = exactly(&table(&[("HARMONIA_BLOBS", "gcs:harmonia-sources-1")])).expect("gcs");
+    assert_eq!(gcs.blobs, BlobBackend::Gcs { bucket: "harmonia-sources-1".into() });
+    let folder = exactly(&table(&[("HARMONIA_BLOBS", "folder:/data/blobs")])).expect("folder");
+    assert_eq!(folder.blobs, BlobBackend::Folder("/data/blobs".into()));
+    let beside = exactly(&table(&[("HARMONIA_STORE", "sqlite:/data/h.db")])).expect("sqlite");
+    assert_eq!(beside.blobs, BlobBackend::Folder("/data/blobs".into()));
+    // Firestore state with nowhere durable for blobs is refused at start-up, naming the variable.
+    let unnamed = exactly(&table(&[])).expect_err("no bucket");
+    assert_eq!(unnamed.variable, "HARMONIA_BLOBS");
+    assert!(unnamed.expected.contains("gcs:<bucket>"), "{}", unnamed.expected);
+    assert_eq!(gcs.sources_bucket, None);
+    let sources = exactly(&table(&[("HARMONIA_BLOBS", "gcs:b-1"), ("HARMONIA_SOURCES_BUCKET", "acme-sources")]))
+        .expect("sources");
+    assert_eq!(sources.sources_bucket.as_deref(), Some("acme-sources"));
+    let bad = exactly(&table(&[("HARMONIA_BLOBS", "gcs:b-1"), ("HARMONIA_SOURCES_BUCKET", "gs://acme")]));
+    assert_eq!(bad.expect_err("not a bucket name").variable, "HARMONIA_SOURCES_BUCKET");
+    for bad in ["s3:bucket", "gcs:", "gcs:Upper", "gcs:gs://b", "folder:", "folder:  "] {
+        let e = exactly(&table(&[("HARMONIA_BLOBS", bad)])).expect_err(bad);
+        assert_eq!(e.variable, "HARMONIA_BLOBS", "{bad}");
+    }
 }
 
 fn refused(vars: &[(&str, &str)]) -> &'static str {
@@ -163,7 +198,12 @@ fn blank_values_are_unset_and_non_utf8_values_are_refused() {
     {
         use std::os::unix::ffi::OsStringExt;
         let bad = OsString::from_vec(vec![0x66, 0xff]);
-        let e = Config::from_lookup(|name| (name == "HARMONIA_LOG").then(|| bad.clone())).err();
+        let e = Config::from_lookup(|name| match name {
+            "HARMONIA_LOG" => Some(bad.clone()),
+            "HARMONIA_BLOBS" => Some("gcs:harmonia-blobs".into()),
+            _ => None,
+        })
+        .err();
         assert_eq!(e.map(|e| e.variable), Some("HARMONIA_LOG"));
     }
 }

@@ -12,6 +12,6 @@ mod subscriptions;
 pub use function::Function;
 pub use routes::{ROUTES, Route, StageKind, Subscribed, consumers, stage};
 pub use subscriptions::{
-    MAX_ATTEMPTS, Subscriber, Timing, dead_letter_subscriptions, dead_letter_topic, handlers, subscriptions, topic,
-    topics,
+    MAX_ATTEMPTS, SOURCE_UPLOADS, Subscriber, Timing, dead_letter_subscriptions, dead_letter_topic, handlers,
+    subscriptions, topic, topics, upload_subscription,
 };

@@ -8,10 +8,20 @@ use harmonia_contracts::event::TOPICS;
 
 use super::{Function, ROUTES};
 use crate::Env;
-use crate::steps::DeadLetterRecorder;
+use crate::steps::{DeadLetterRecorder, UploadIngest};
 
 /// Delivery attempts before a message is dead-lettered.
 pub const MAX_ATTEMPTS: u32 = 5;
+
+/// The topic the sources bucket's notification publishes to: Cloud Storage's own messages (an
+/// object's JSON API resource), not a stage event. The ingest function consumes it
+/// ([`UploadIngest`](crate::steps::UploadIngest)); like every topic it has a dead-letter topic.
+pub const SOURCE_UPLOADS: &str = "source.uploaded";
+
+/// Every topic the pipeline consumes: each stage event's, then [`SOURCE_UPLOADS`].
+fn consumed_topics() -> impl Iterator<Item = &'static str> {
+    TOPICS.iter().map(|(t, _)| *t).chain(std::iter::once(SOURCE_UPLOADS))
+}
 
 /// Retry timing and ack deadlines of the subscriptions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,14 +70,28 @@ pub fn dead_letter_topic(prefix: &str, topic: &str) -> Name {
     name(format!("{prefix}{topic}.dead-letter"))
 }
 
-/// Every topic: each stage topic and its dead-letter topic.
+/// Every topic: each stage topic and [`SOURCE_UPLOADS`], each with its dead-letter topic.
 pub fn topics(prefix: &str) -> Vec<Name> {
-    TOPICS.iter().flat_map(|(t, _)| [topic(prefix, t), dead_letter_topic(prefix, t)]).collect()
+    consumed_topics().flat_map(|t| [topic(prefix, t), dead_letter_topic(prefix, t)]).collect()
 }
 
-/// The pipeline's subscriptions, each with its function.
+/// The ingest function's subscription to [`SOURCE_UPLOADS`].
+pub fn upload_subscription(prefix: &str, timing: Timing) -> SubscriptionSpec {
+    SubscriptionSpec {
+        name: name(format!("{prefix}{SOURCE_UPLOADS}.{}", Function::Ingest)),
+        topic: topic(prefix, SOURCE_UPLOADS),
+        max_attempts: MAX_ATTEMPTS,
+        dead_letter_topic: Some(dead_letter_topic(prefix, SOURCE_UPLOADS)),
+        ack_deadline: timing.ack_deadline,
+        min_backoff: timing.min_backoff,
+        max_backoff: timing.max_backoff,
+    }
+}
+
+/// The pipeline's subscriptions, each with its function: one per route, in [`ROUTES`]'
+/// order, then the ingest function's [`upload_subscription`].
 pub fn subscriptions(prefix: &str, timing: Timing) -> Vec<(Function, SubscriptionSpec)> {
-    ROUTES
+    let mut all: Vec<_> = ROUTES
         .iter()
         .map(|r| {
             let spec = SubscriptionSpec {
@@ -81,15 +105,16 @@ pub fn subscriptions(prefix: &str, timing: Timing) -> Vec<(Function, Subscriptio
             };
             (r.function(), spec)
         })
-        .collect()
+        .collect();
+    all.push((Function::Ingest, upload_subscription(prefix, timing)));
+    all
 }
 
 /// The dead-letter recorder's subscriptions: one per dead-letter topic. Its own failures are
 /// retried without a further dead letter.
 pub fn dead_letter_subscriptions(prefix: &str, timing: Timing) -> Vec<SubscriptionSpec> {
-    TOPICS
-        .iter()
-        .map(|(t, _)| SubscriptionSpec {
+    consumed_topics()
+        .map(|t| SubscriptionSpec {
             name: name(format!("{prefix}{t}.dead-letter.{}", Function::Deadletter)),
             topic: dead_letter_topic(prefix, t),
             max_attempts: 100,
@@ -112,19 +137,25 @@ pub struct Subscriber {
 }
 
 /// Every subscription of the pipeline with the handler that serves it: each route's step,
-/// and the dead-letter recorder on every dead-letter topic.
+/// the ingest of uploads, and the dead-letter recorder on every dead-letter topic.
 pub fn handlers(env: &Arc<Env>, timing: Timing) -> Vec<Subscriber> {
+    // `subscriptions` lists the routes in order, then the uploads.
     let routed = ROUTES
         .iter()
         .zip(subscriptions(&env.topic_prefix, timing))
         .map(|(route, (function, spec))| Subscriber { function, spec, handler: route.handler(env.clone()) });
+    let uploads = std::iter::once(Subscriber {
+        function: Function::Ingest,
+        spec: upload_subscription(&env.topic_prefix, timing),
+        handler: Arc::new(UploadIngest::new(env.clone())),
+    });
     let recorder: Arc<dyn Handler> = Arc::new(DeadLetterRecorder::new(env.clone()));
     let dead_letters = dead_letter_subscriptions(&env.topic_prefix, timing).into_iter().map(|spec| Subscriber {
         function: Function::Deadletter,
         spec,
         handler: recorder.clone(),
     });
-    routed.chain(dead_letters).collect()
+    routed.chain(uploads).chain(dead_letters).collect()
 }
 
 #[cfg(test)]
@@ -135,14 +166,18 @@ mod tests {
     #[test]
     fn registry_names_are_valid_and_every_route_is_a_known_topic() {
         for prefix in ["", "harmonia-"] {
-            assert_eq!(topics(prefix).len(), TOPICS.len() * 2);
-            for (function, spec) in subscriptions(prefix, Timing::CLOUD) {
-                assert!(function.is_stage(), "{function}");
+            assert_eq!(topics(prefix).len(), (TOPICS.len() + 1) * 2);
+            let subscribed = subscriptions(prefix, Timing::CLOUD);
+            assert_eq!(subscribed.len(), ROUTES.len() + 1);
+            for (function, spec) in subscribed {
+                // Stages consume stage events; only ingest consumes the uploads.
+                let uploads = spec.topic == topic(prefix, SOURCE_UPLOADS);
+                assert!(function.is_stage() != uploads && (!uploads || function == Function::Ingest), "{function}");
                 assert!(spec.name.as_str().ends_with(&format!(".{function}")));
                 assert!(topics(prefix).contains(&spec.topic));
                 assert!(spec.dead_letter_topic.as_ref().is_some_and(|d| topics(prefix).contains(d)));
             }
-            assert_eq!(dead_letter_subscriptions(prefix, Timing::LOCAL).len(), TOPICS.len());
+            assert_eq!(dead_letter_subscriptions(prefix, Timing::LOCAL).len(), TOPICS.len() + 1);
         }
         for r in ROUTES {
             assert!(TOPICS.iter().any(|(t, _)| *t == r.topic()), "{}", r.topic());

@@ -1,18 +1,21 @@
 use harmonia_agents::io::{NimiInput, RoleInput};
-use harmonia_contracts::domain::{Analysis, JobStatus, Source};
+use harmonia_contracts::Code;
+use harmonia_contracts::domain::{Analysis, JobStatus};
 use harmonia_contracts::event::{AnalysisCompleted, SourceIngested, StageEvent};
 
-use super::read::{context, job_config, load};
+use super::read::{context, job_config};
 use super::seed::seed;
 use crate::Env;
-use crate::records::{ANALYSES, AnalysisRecord, SOURCES, doc_id};
+use crate::records::{ANALYSES, AnalysisRecord, doc_id};
 use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `analyze`: Harmonia routes to Nimi over the source, verified performance and eligible memory.
 impl Step for SourceIngested {
     async fn run(env: &Env, event: &StageEvent<SourceIngested>) -> Result<(), step::Error> {
         let ws = &event.workspace;
-        let source: Source = load(env, ws, SOURCES, &doc_id(&event.payload.source)).await?;
+        let source = crate::records::source(&*env.store, &*env.blobs, ws, &event.payload.source)
+            .await?
+            .ok_or_else(|| step::Error::fail(Code::NotFound))?;
         let mode = job_config(env, ws, &event.job).await?.mode;
         let (performance, memory) = context(env, ws, mode).await?;
         let input = RoleInput::Nimi(NimiInput::new(&source, performance, memory));

@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use harmonia_bus::OutboundMessage;
-use harmonia_contracts::domain::{Job, JobStatus, Source, SourceInput};
+use harmonia_contracts::domain::{Job, JobStatus, SourceInput, StoredSource};
 use harmonia_contracts::event::{Pass, Round, SourceIngested, Stage, StageEvent};
 use harmonia_contracts::ids::{JobId, SourceId, WorkspaceId};
 use harmonia_contracts::trace::TraceParent;
@@ -19,6 +19,11 @@ const MAX_KEY_LEN: usize = 200;
 /// one for a workspace without a configuration (`workspace_not_configured`). The job records
 /// the workspace's current configuration version and uses it to the end.
 ///
+/// A long source's transcript and frames are stored first, as a blob
+/// ([`crate::records::store_source_blob`]); the source document names it. Should the
+/// transaction then fail, the blob stays unreferenced, and a retry of the same source finds
+/// it already there (blobs are content-addressed).
+///
 /// With an idempotency key (1-200 printable ASCII characters, e.g. a client's
 /// `Idempotency-Key` header), the ids derive from (workspace, key): a retried submission —
 /// after a lost response or a crash — returns the job the first one created, re-publishing its
@@ -35,6 +40,7 @@ pub async fn ingest(
     let (source_id, job_id) = submission_ids(workspace, idempotency_key)?;
     let source = input.validate(source_id, workspace.clone(), now)?;
     let version = crate::workspace::current(&*env.store, workspace).await?.version;
+    let source = crate::records::store_source_blob(&*env.blobs, source).await?;
     let job = new_job(job_id, &source, version, now);
     // The job's root span (or a child of the caller's); its first event is created under it.
     let span = tracing::info_span!("ingest", otel.name = "ingest", job = %job.id);
@@ -70,7 +76,7 @@ fn submission_ids(workspace: &WorkspaceId, idempotency_key: Option<&str>) -> Res
 }
 
 /// A new job over `source`, waiting for analysis, using configuration `version` throughout.
-fn new_job(id: JobId, source: &Source, version: u32, now: DateTime<Utc>) -> Job {
+fn new_job(id: JobId, source: &StoredSource, version: u32, now: DateTime<Utc>) -> Job {
     Job {
         id,
         workspace: source.workspace.clone(),
@@ -90,7 +96,7 @@ fn new_job(id: JobId, source: &Source, version: u32, now: DateTime<Utc>) -> Job 
 /// Returns the job a first submission with the same ids already created, storing nothing.
 async fn store_new_job(
     env: &Env,
-    source: &Source,
+    source: &StoredSource,
     job: &Job,
     message: &OutboundMessage,
     now: DateTime<Utc>,
@@ -112,7 +118,7 @@ async fn store_new_job(
             let first: Job = doc.decode()?;
             // The same key means the same request: a retry of another source is refused.
             let stored = tx.get(SOURCES, &doc_id(&first.source)).await?;
-            if !stored.map(|d| d.decode::<Source>()).transpose()?.is_some_and(|s| same_submission(&s, source)) {
+            if !stored.map(|d| d.decode::<StoredSource>()).transpose()?.is_some_and(|s| same_submission(&s, source)) {
                 return Err(harmonia_store::Error::Aborted(Code::IdempotencyConflict));
             }
             return Ok(Some(first));
@@ -126,9 +132,11 @@ async fn store_new_job(
     .map_err(Error::from)
 }
 
-/// Whether two sources are the same submission: everything but when each arrived.
-fn same_submission(a: &Source, b: &Source) -> bool {
-    (&a.title, &a.url, &a.language, &a.segments, &a.frames) == (&b.title, &b.url, &b.language, &b.segments, &b.frames)
+/// Whether two sources are the same submission: everything but when each arrived (a long
+/// source's blob reference names its whole content).
+fn same_submission(a: &StoredSource, b: &StoredSource) -> bool {
+    (&a.title, &a.url, &a.language, &a.segments, &a.frames, &a.body)
+        == (&b.title, &b.url, &b.language, &b.segments, &b.frames, &b.body)
 }
 
 /// Publish the first submission's event again: it may have stopped between its commit and

@@ -13,11 +13,13 @@ mod read;
 mod review;
 mod seed;
 mod strategize;
+mod upload;
 mod verify;
 
 pub use deadletter::{DeadLetterRecorder, system_workspace};
 pub use draft::{current_draft_id, draft_id as draft_id_of, every_draft_id};
 pub use ingest::ingest;
 pub use plan::select_item;
+pub use upload::{IngestFailure, ObjectNotice, UploadIngest};
 
 pub use crate::registry::handlers;
