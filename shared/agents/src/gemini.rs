@@ -159,7 +159,7 @@ pub fn request_body(request: &ModelRequest) -> Value {
     } else if request.tools.is_empty() {
         body.insert(
             "generationConfig".into(),
-            json!({ "responseMimeType": "application/json", "responseJsonSchema": request.response_schema, "temperature": 0.2 }),
+            json!({ "responseMimeType": "application/json", "responseJsonSchema": *request.response_schema, "temperature": 0.2 }),
         );
     } else {
         let declarations: Vec<Value> = request

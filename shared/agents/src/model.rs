@@ -7,6 +7,8 @@ use harmonia_contracts::Role;
 use harmonia_contracts::domain::TokenUsage;
 use harmonia_contracts::tool::Provenance;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
 use serde_json::Value;
 
 /// Who produced a turn.
@@ -72,8 +74,8 @@ pub struct ModelRequest {
     pub turns: Vec<Turn>,
     /// Tools the role may call.
     pub tools: Vec<FunctionDeclaration>,
-    /// JSON Schema the final answer must match.
-    pub response_schema: Value,
+    /// JSON Schema the final answer must match (shared: a role's schema is built once).
+    pub response_schema: Arc<Value>,
     /// A request-bound grounded web search (Gemini's `googleSearch` tool) instead of
     /// function declarations; used only by the isolated research child invocation.
     pub grounded_search: bool,

@@ -175,7 +175,7 @@ pub fn request(role: Role, query: &str) -> ModelRequest {
         system_instruction: "Answer the query in at most three sentences using only the search results.".into(),
         turns: vec![Turn { speaker: Speaker::User, parts: vec![Part::Text(query.to_owned())] }],
         tools: Vec::new(),
-        response_schema: json!({"type": "string"}),
+        response_schema: std::sync::Arc::new(json!({"type": "string"})),
         grounded_search: true,
     }
 }

@@ -286,7 +286,19 @@ pub struct Runtime {
     store: Arc<dyn Store>,
     skills: Arc<SkillLibrary>,
     tools: HashMap<String, Arc<dyn Tool>>,
-    validators: HashMap<Role, jsonschema::Validator>,
+}
+
+/// A role's output schema and its compiled validator (`None` if it did not compile, which a
+/// unit test rules out): generated and compiled once per process, when the role is first
+/// invoked, so a function that never runs a role never pays for it.
+fn output_schema(role: Role) -> &'static (Arc<Value>, Option<jsonschema::Validator>) {
+    type Compiled = std::sync::OnceLock<(Arc<Value>, Option<jsonschema::Validator>)>;
+    static SCHEMAS: [Compiled; Role::ALL.len()] = [const { std::sync::OnceLock::new() }; Role::ALL.len()];
+    SCHEMAS[role as usize].get_or_init(|| {
+        let schema = (spec(role).output_schema)();
+        let validator = jsonschema::options().should_validate_formats(true).build(&schema).ok();
+        (Arc::new(schema), validator)
+    })
 }
 
 impl std::fmt::Debug for Runtime {
@@ -304,13 +316,7 @@ impl Runtime {
     /// verified-publication search registered (the grounded web search is the runtime's own
     /// child invocation, see [`crate::research`]).
     pub fn new(model: Arc<dyn Model>, store: Arc<dyn Store>, skills: Arc<SkillLibrary>) -> Self {
-        let mut validators = HashMap::new();
-        for role in Role::ALL {
-            if let Ok(v) = jsonschema::options().should_validate_formats(true).build(&(spec(role).output_schema)()) {
-                validators.insert(role, v);
-            }
-        }
-        let mut runtime = Self { model, store, skills, tools: HashMap::new(), validators };
+        let mut runtime = Self { model, store, skills, tools: HashMap::new() };
         for view in crate::tools::SnapshotView::ALL {
             runtime = runtime.with_tool(Arc::new(crate::tools::SnapshotTool(view)));
         }
@@ -405,8 +411,7 @@ impl Runtime {
         let spec = spec(role);
         let began = Began::now();
         let store = &*self.store;
-        let (session_id, version) =
-            session::open(store, &seed.workspace, &seed.user, &seed.job, role, &span.span_id()).await?;
+        let mut session = session::open(store, &seed.workspace, &seed.user, &seed.job, role, &span.span_id()).await?;
 
         let mut steps = Vec::new();
         let mut usage = TokenUsage::default();
@@ -416,7 +421,7 @@ impl Runtime {
             Ok(value) => {
                 let event =
                     SessionEvent { author: role, state_delta: BTreeMap::from([(spec.output_key.to_owned(), value)]) };
-                match session::append(store, &seed.workspace, &session_id, version, event).await {
+                match session::append(store, &seed.workspace, &mut session, event).await {
                     // The caller gets the delta from the stored, read-only session.
                     Ok(stored) => Ok(StateDelta { role, values: stored.state() }),
                     Err(e) => Err(Error::Store(e)),
@@ -424,7 +429,6 @@ impl Runtime {
             }
             Err(e) => Err(Error::Contract(e)),
         };
-        let deleted = session::delete(store, &seed.workspace, &session_id).await;
 
         let operation = if role == Role::Harmonia { Operation::Route } else { Operation::Invoke };
         let recorded = match &outcome {
@@ -440,13 +444,14 @@ impl Runtime {
             span_id = %activity.span_id, "specialist invocation"
         );
         record_metrics(&activity, self.model.provider());
-        let mut writes = Vec::with_capacity(1 + children.activity.len());
+        // The session goes (after failure too) in the same commit that records the activity.
+        let mut writes = Vec::with_capacity(2 + children.activity.len());
+        writes.push(session::delete(&session));
         for record in std::iter::once(&activity).chain(&children.activity) {
             let id = activity_id(&record.job, &record.span_id);
             writes.push(Write { collection: ACTIVITY, id, op: WriteOp::Create(encode(record)?) });
         }
         store.commit(&seed.workspace, writes).await?;
-        deleted?;
         let state_delta = outcome?;
         // The role's key is required before anyone uses the delta.
         if !state_delta.values.contains_key(spec.output_key) {
@@ -521,7 +526,7 @@ impl Runtime {
             system_instruction: spec.instruction.to_owned(),
             turns: vec![Turn { speaker: Speaker::User, parts: vec![Part::Text(task.to_string())] }],
             tools: self.declarations(spec),
-            response_schema: (spec.output_schema)(),
+            response_schema: output_schema(role).0.clone(),
             grounded_search: false,
         };
         let snapshot = match &seed.input {
@@ -816,7 +821,7 @@ impl Runtime {
         };
         // Provenance is the backend's, never the model's word.
         object.insert("provenance".into(), serde_json::to_value(self.model.provenance()).unwrap_or(Value::Null));
-        let validator = self.validators.get(&role).ok_or_else(|| contract(role, Code::SchemaViolation))?;
+        let validator = output_schema(role).1.as_ref().ok_or_else(|| contract(role, Code::SchemaViolation))?;
         if let Some(err) = validator.iter_errors(&value).next() {
             return Err(contract(role, Code::SchemaViolation).at_schema_path(err.schema_path().to_string()));
         }
@@ -834,7 +839,7 @@ impl Runtime {
         steps: &[Step],
     ) -> Result<(), Code> {
         fn typed<T: DeserializeOwned>(v: &Value) -> Result<T, Code> {
-            serde_json::from_value(v.clone()).map_err(|_| Code::SchemaViolation)
+            T::deserialize(v).map_err(|_| Code::SchemaViolation)
         }
         match &seed.input {
             RoleInput::Harmonia(input) => {

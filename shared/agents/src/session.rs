@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use harmonia_contracts::Role;
 use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
-use harmonia_store::{Collection, Created, Store, Write, WriteOp, create_if_absent, encode, update};
+use harmonia_store::{Collection, Store, Write, WriteOp, encode, update};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Digest;
@@ -66,6 +66,22 @@ pub fn session_id(user: &OperatorId, job: &JobId, role: Role, invocation: &str) 
     DocId::stable(&format!("sess-{}", &hex::encode(digest)[..40]))
 }
 
+/// A session while its invocation runs: where it is stored, at which version, and what it
+/// holds (the copy that was last written, so nothing is read back).
+#[derive(Debug)]
+pub struct Open {
+    id: DocId,
+    version: u64,
+    session: Session,
+}
+
+impl Open {
+    /// The session's document id.
+    pub fn id(&self) -> &DocId {
+        &self.id
+    }
+}
+
 /// Open a fresh session (a stale one left by a crashed invocation is replaced).
 pub async fn open(
     store: &dyn Store,
@@ -74,38 +90,41 @@ pub async fn open(
     job: &JobId,
     role: Role,
     invocation: &str,
-) -> Result<(DocId, u64), harmonia_store::Error> {
+) -> Result<Open, harmonia_store::Error> {
     let id = session_id(user, job, role, invocation);
-    let fresh = Session { user: user.clone(), job: job.clone(), role, events: Vec::new(), created_at: Utc::now() };
-    let data = encode(&fresh)?;
-    match create_if_absent(store, workspace, SESSIONS, &id, data.clone()).await? {
-        Created::New(doc) => Ok((id, doc.version)),
-        Created::Existing(doc) => {
-            let version = update(store, workspace, SESSIONS, &id, data, doc.version).await?;
-            Ok((id, version))
+    let session = Session { user: user.clone(), job: job.clone(), role, events: Vec::new(), created_at: Utc::now() };
+    let data = encode(&session)?;
+    let create = Write { collection: SESSIONS, id: id.clone(), op: WriteOp::Create(data.clone()) };
+    match store.commit(workspace, vec![create]).await {
+        Ok(()) => Ok(Open { id, version: 1, session }),
+        Err(harmonia_store::Error::AlreadyExists) => {
+            let stale = store.get(workspace, SESSIONS, &id).await?.ok_or(harmonia_store::Error::Conflict)?;
+            let version = update(store, workspace, SESSIONS, &id, data, stale.version).await?;
+            Ok(Open { id, version, session })
         }
+        Err(e) => Err(e),
     }
 }
 
-/// Append an event; returns the read-only session as stored.
+/// Append an event (written only if the stored session is still the one last written);
+/// returns the read-only session as stored.
 pub async fn append(
     store: &dyn Store,
     workspace: &WorkspaceId,
-    id: &DocId,
-    version: u64,
+    open: &mut Open,
     event: SessionEvent,
 ) -> Result<Session, harmonia_store::Error> {
-    let doc = store.get(workspace, SESSIONS, id).await?.ok_or(harmonia_store::Error::NotFound)?;
-    let mut session: Session = doc.decode()?;
-    session.events.push(event);
-    update(store, workspace, SESSIONS, id, encode(&session)?, version).await?;
-    Ok(session)
+    let mut next = open.session.clone();
+    next.events.push(event);
+    open.version = update(store, workspace, SESSIONS, &open.id, encode(&next)?, open.version).await?;
+    open.session = next;
+    Ok(open.session.clone())
 }
 
-/// Delete the session (idempotent).
-pub async fn delete(store: &dyn Store, workspace: &WorkspaceId, id: &DocId) -> Result<(), harmonia_store::Error> {
-    let write = Write { collection: SESSIONS, id: id.clone(), op: WriteOp::Delete { expected_version: None } };
-    store.commit(workspace, vec![write]).await
+/// The write that deletes the session (idempotent), to commit with the invocation's activity
+/// records.
+pub fn delete(open: &Open) -> Write {
+    Write { collection: SESSIONS, id: open.id.clone(), op: WriteOp::Delete { expected_version: None } }
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use harmonia_bus::{
     Bus, DEAD_LETTER_SOURCE_ATTRIBUTE, Delivery, Error, Handler, Name, OutboundMessage, Outcome, SubscriptionSpec,
 };
-use harmonia_store_sqlite::Blocking;
+use harmonia_store_sqlite::{Blocking, exec_cached, row_cached};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinHandle;
@@ -60,6 +60,37 @@ CREATE TABLE IF NOT EXISTS bus_holders (
 ) WITHOUT ROWID;
 ";
 
+/// When a message `m` of a subscription is due (given `?2`, now in ms, and `?3`, the oldest
+/// heartbeat of a live holder): visible again, or leased by a holder that is gone.
+macro_rules! due {
+    () => {
+        "(visible_at_ms <= ?2 OR (m.holder IS NOT NULL AND NOT EXISTS
+           (SELECT 1 FROM bus_holders h WHERE h.holder = m.holder AND h.heartbeat_ms > ?3)))"
+    };
+}
+
+/// What leasing found.
+enum Leasing {
+    /// A message, leased.
+    Leased(Leased),
+    /// Nothing due; the next message (leased or backing off) is due then, if any is waiting.
+    Idle {
+        /// Milliseconds since the epoch.
+        next_due_ms: Option<i64>,
+    },
+}
+
+#[cfg(test)]
+impl Leasing {
+    /// The message, if one was leased.
+    fn leased(self) -> Option<Leased> {
+        match self {
+            Self::Leased(leased) => Some(leased),
+            Self::Idle { .. } => None,
+        }
+    }
+}
+
 /// How often a subscribing holder refreshes its heartbeat.
 pub const HEARTBEAT: Duration = Duration::from_secs(1);
 
@@ -83,8 +114,42 @@ fn millis(d: Duration) -> i64 {
 #[derive(Clone)]
 pub struct LocalBus {
     conn: Blocking,
-    wake: Arc<Notify>,
+    wakes: Arc<Wakes>,
     holder: Arc<Holder>,
+}
+
+/// Who to wake in this process when something changes on the queue: the subscribers of a
+/// topic when a message arrives on it (so a publish wakes the one stage it is for, not every
+/// subscriber), and everyone following progress ([`LocalBus::changed`]) on any change.
+/// Other processes' changes are found by the subscribers' bounded waits.
+#[derive(Default)]
+struct Wakes {
+    /// Topic → the wake of each of this process's subscribers of it.
+    by_topic: std::sync::Mutex<BTreeMap<String, Vec<Arc<Notify>>>>,
+    /// Any publish, settle or release in this process.
+    any: Arc<Notify>,
+}
+
+impl Wakes {
+    /// A message arrived on `topic` (or every topic, when `None`).
+    fn arrived(&self, topic: Option<&str>) {
+        if let Ok(by_topic) = self.by_topic.lock() {
+            match topic {
+                Some(topic) => by_topic.get(topic).into_iter().flatten().for_each(|n| n.notify_one()),
+                None => by_topic.values().flatten().for_each(|n| n.notify_one()),
+            }
+        }
+        self.any.notify_waiters();
+    }
+
+    /// Register a subscriber of `topic`.
+    fn subscribe(&self, topic: String) -> Arc<Notify> {
+        let notify = Arc::new(Notify::new());
+        if let Ok(mut by_topic) = self.by_topic.lock() {
+            by_topic.entry(topic).or_default().push(notify.clone());
+        }
+        notify
+    }
 }
 
 /// This bus's holder identity and heartbeat. Dropping the last handle releases what it holds.
@@ -125,17 +190,23 @@ struct Leased {
 
 impl LocalBus {
     /// Open (creating if needed) the queue tables in the SQLite file at `path`, as a new
-    /// holder.
+    /// holder, on a connection of its own.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
-        let mut conn = harmonia_store_sqlite::open_connection(path.as_ref()).map_err(unavailable)?;
-        migrate(&mut conn)?;
-        let conn = Blocking::new(conn);
+        let conn = harmonia_store_sqlite::open_connection(path.as_ref()).map_err(unavailable)?;
+        Self::on(Blocking::new(conn))
+    }
+
+    /// The queue, as a new holder, on `conn`: the connection the process's store uses, so
+    /// the two share one page cache (a connection's cache is dropped whenever another
+    /// connection has written the file) and never wait for each other's locks.
+    pub fn on(conn: Blocking) -> Result<Self, Error> {
+        conn.run_now(migrate, |kind| Error::Unavailable { kind: kind.into() })?;
         let holder = Holder {
             id: uuid::Uuid::new_v4().simple().to_string(),
             conn: conn.clone(),
             heartbeat: std::sync::Mutex::new(None),
         };
-        Ok(Self { conn, wake: Arc::new(Notify::new()), holder: Arc::new(holder) })
+        Ok(Self { conn, wakes: Arc::default(), holder: Arc::new(holder) })
     }
 
     /// This bus's holder id (what its leases name).
@@ -150,7 +221,7 @@ impl LocalBus {
     pub async fn release(&self) -> Result<u64, Error> {
         let id = self.holder.id.clone();
         let released = self.with_conn(move |c| release_rows(c, &id)).await?;
-        self.wake.notify_waiters();
+        self.wakes.arrived(None);
         Ok(released)
     }
 
@@ -182,7 +253,7 @@ impl LocalBus {
 
     async fn with_conn<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Connection) -> Result<T, Error> + Send + 'static,
+        f: impl FnMut(&mut Connection) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
         self.conn.run(f, |kind| Error::Unavailable { kind: kind.into() }).await
     }
@@ -191,7 +262,9 @@ impl LocalBus {
     pub async fn create_topic(&self, topic: &Name) -> Result<(), Error> {
         let topic = topic.to_string();
         self.with_conn(move |c| {
-            c.execute("INSERT OR IGNORE INTO bus_topics (name) VALUES (?1)", [topic]).map(|_| ()).map_err(unavailable)
+            exec_cached(c, "INSERT OR IGNORE INTO bus_topics (name) VALUES (?1)", [&topic])
+                .map(|_| ())
+                .map_err(unavailable)
         })
         .await
     }
@@ -204,15 +277,16 @@ impl LocalBus {
         let spec = spec.clone();
         self.with_conn(move |c| {
             for topic in std::iter::once(&spec.topic).chain(spec.dead_letter_topic.as_ref()) {
-                let exists: Option<String> = c
-                    .query_row("SELECT name FROM bus_topics WHERE name = ?1", [topic.as_str()], |r| r.get(0))
+                let exists: Option<String> = row_cached(
+                    c,
+                    "SELECT name FROM bus_topics WHERE name = ?1", [topic.as_str()], |r| r.get(0))
                     .optional()
                     .map_err(unavailable)?;
                 if exists.is_none() {
                     return Err(Error::UnknownTopic);
                 }
             }
-            c.execute(
+            exec_cached(c,
                 "INSERT INTO bus_subscriptions (name, topic, max_attempts, dead_letter_topic, ack_deadline_ms, min_backoff_ms, max_backoff_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                  ON CONFLICT (name) DO UPDATE SET topic = excluded.topic, max_attempts = excluded.max_attempts,
@@ -237,7 +311,7 @@ impl LocalBus {
     /// The count `sql` (one `COUNT(*)` with `params`) returns.
     async fn count(&self, sql: &'static str, params: Vec<String>) -> Result<u64, Error> {
         self.with_conn(move |c| {
-            c.query_row(sql, rusqlite::params_from_iter(params), |r| r.get::<_, i64>(0))
+            row_cached(c, sql, rusqlite::params_from_iter(&params), |r| r.get::<_, i64>(0))
                 .map(|n| u64::try_from(n).unwrap_or(0))
                 .map_err(unavailable)
         })
@@ -259,7 +333,8 @@ impl LocalBus {
     pub async fn alive(&self, holder: &str) -> Result<bool, Error> {
         let (holder, stale) = (holder.to_owned(), now_ms() - millis(HOLDER_STALE));
         self.with_conn(move |c| {
-            c.query_row(
+            row_cached(
+                c,
                 "SELECT EXISTS (SELECT 1 FROM bus_holders WHERE holder = ?1 AND heartbeat_ms > ?2)",
                 params![holder, stale],
                 |r| r.get::<_, bool>(0),
@@ -275,51 +350,71 @@ impl LocalBus {
     }
 
     /// Lease the next due message of `subscription`, dead-lettering any that ran out of
-    /// attempts on the way. `None` when nothing is due.
-    async fn lease(&self, subscription: &Name) -> Result<Option<Leased>, Error> {
+    /// attempts on the way. When nothing is due (checked first, without taking the file's
+    /// write lock), says when the next message will be, if any is waiting.
+    async fn lease(&self, subscription: &Name) -> Result<Leasing, Error> {
         let sub = subscription.clone();
         let holder = self.holder.id.clone();
-        let (leased, dead_lettered) = self
+        let (leasing, dead_lettered) = self
             .with_conn(move |c| {
-                let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
-                let (max_attempts, dead_letter, ack_deadline_ms): (u32, Option<String>, i64) = tx
-                    .query_row(
-                        "SELECT max_attempts, dead_letter_topic, ack_deadline_ms FROM bus_subscriptions WHERE name = ?1",
-                        [sub.as_str()],
-                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                    )
-                    .optional()
-                    .map_err(unavailable)?
-                    .ok_or(Error::UnknownTopic)?;
                 let now = now_ms();
                 let stale = now - millis(HOLDER_STALE);
-                let mut dead_lettered = false;
+                let (due, next): (bool, Option<i64>) = row_cached(
+                    c,
+                    concat!(
+                        "SELECT EXISTS (SELECT 1 FROM bus_messages m WHERE subscription = ?1 AND ",
+                        due!(),
+                        "), (SELECT MIN(visible_at_ms) FROM bus_messages WHERE subscription = ?1)"
+                    ),
+                    params![sub.as_str(), now, stale],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .map_err(unavailable)?;
+                if !due {
+                    return Ok((Leasing::Idle { next_due_ms: next }, None));
+                }
+                let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
+                let (max_attempts, dead_letter, ack_deadline_ms): (u32, Option<String>, i64) = row_cached(
+                    &tx,
+                    "SELECT max_attempts, dead_letter_topic, ack_deadline_ms FROM bus_subscriptions WHERE name = ?1",
+                    [sub.as_str()],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()
+                .map_err(unavailable)?
+                .ok_or(Error::UnknownTopic)?;
+                let mut dead_lettered = None;
                 loop {
                     // Due, or leased by a holder that is gone (no fresh heartbeat).
-                    let row: Option<(i64, String, Vec<u8>, String, String, u32)> = tx
-                        .query_row(
+                    let row: Option<(i64, String, Vec<u8>, String, String, u32)> = row_cached(
+                        &tx,
+                        concat!(
                             "SELECT seq, message_id, data, attributes, published_at, attempts FROM bus_messages m
-                             WHERE subscription = ?1 AND (visible_at_ms <= ?2 OR (m.holder IS NOT NULL AND NOT EXISTS
-                               (SELECT 1 FROM bus_holders h WHERE h.holder = m.holder AND h.heartbeat_ms > ?3)))
-                             ORDER BY visible_at_ms, seq LIMIT 1",
-                            params![sub.as_str(), now, stale],
-                            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
-                        )
-                        .optional()
-                        .map_err(unavailable)?;
+                             WHERE subscription = ?1 AND ",
+                            due!(),
+                            " ORDER BY visible_at_ms, seq LIMIT 1"
+                        ),
+                        params![sub.as_str(), now, stale],
+                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+                    )
+                    .optional()
+                    .map_err(unavailable)?;
                     let Some((seq, message_id, data, attributes, published_at, attempts)) = row else {
                         tx.commit().map_err(unavailable)?;
-                        return Ok((None, dead_lettered));
+                        return Ok((Leasing::Idle { next_due_ms: None }, dead_lettered));
                     };
                     if attempts >= max_attempts {
                         // Its last lease expired unacknowledged: it is out of attempts.
-                        dead_lettered |= dead_letter_row(&tx, seq, None, &sub, dead_letter.as_deref())?;
+                        if dead_letter_row(&tx, seq, None, &sub, dead_letter.as_deref())? {
+                            dead_lettered.clone_from(&dead_letter);
+                        }
                         continue;
                     }
                     let lease = uuid::Uuid::new_v4().simple().to_string();
                     // A lease names a holder that is alive now (its heartbeat task keeps it so).
                     heartbeat(&tx, &holder).map_err(unavailable)?;
-                    tx.execute(
+                    exec_cached(
+                        &tx,
                         "UPDATE bus_messages SET attempts = attempts + 1, visible_at_ms = ?2, lease = ?3, holder = ?4
                          WHERE seq = ?1",
                         params![seq, now + ack_deadline_ms, lease, holder],
@@ -336,14 +431,14 @@ impl LocalBus {
                             .map(|t| t.with_timezone(&Utc))
                             .unwrap_or_default(),
                     };
-                    return Ok((Some(Leased { seq, lease, delivery }), dead_lettered));
+                    return Ok((Leasing::Leased(Leased { seq, lease, delivery }), dead_lettered));
                 }
             })
             .await?;
-        if dead_lettered {
-            self.wake.notify_waiters();
+        if let Some(topic) = dead_lettered {
+            self.wakes.arrived(Some(&topic));
         }
-        Ok(leased)
+        Ok(leasing)
     }
 
     /// Settle a lease. A stale lease (expired and re-leased elsewhere) changes nothing.
@@ -357,26 +452,29 @@ impl LocalBus {
         let dead_lettered = self
             .with_conn(move |c| {
                 let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
-                let mut dead_lettered = false;
+                let mut dead_lettered = None;
                 match outcome {
                     Outcome::Ack => {
-                        tx.execute("DELETE FROM bus_messages WHERE seq = ?1 AND lease = ?2", params![seq, lease])
+                        exec_cached(&tx, "DELETE FROM bus_messages WHERE seq = ?1 AND lease = ?2", params![seq, lease])
                             .map_err(unavailable)?;
                     }
                     Outcome::Nack => {
-                        let (max_attempts, dead_letter, min_ms, max_ms): (u32, Option<String>, i64, i64) = tx
-                            .query_row(
+                        let (max_attempts, dead_letter, min_ms, max_ms): (u32, Option<String>, i64, i64) = row_cached(
+                            &tx,
+
                                 "SELECT max_attempts, dead_letter_topic, min_backoff_ms, max_backoff_ms FROM bus_subscriptions WHERE name = ?1",
                                 [sub.as_str()],
                                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
                             )
                             .map_err(unavailable)?;
                         if attempt >= max_attempts {
-                            dead_lettered = dead_letter_row(&tx, seq, Some(&lease), &sub, dead_letter.as_deref())?;
+                            if dead_letter_row(&tx, seq, Some(&lease), &sub, dead_letter.as_deref())? {
+                                dead_lettered = dead_letter;
+                            }
                         } else {
                             let factor = 2i64.saturating_pow(attempt.saturating_sub(1).min(16));
                             let backoff = min_ms.saturating_mul(factor).min(max_ms);
-                            tx.execute(
+                            exec_cached(&tx,
                                 "UPDATE bus_messages SET visible_at_ms = ?3, lease = NULL, holder = NULL
                                  WHERE seq = ?1 AND lease = ?2",
                                 params![seq, lease, now_ms() + backoff],
@@ -389,26 +487,36 @@ impl LocalBus {
                 Ok(dead_lettered)
             })
             .await?;
-        if dead_lettered {
-            self.wake.notify_waiters();
+        if let Some(topic) = dead_lettered {
+            self.wakes.arrived(Some(&topic));
         }
+        self.wakes.any.notify_waiters();
         Ok(())
     }
 
-    /// When the next message of `subscription` becomes due, if any is waiting. A message
-    /// leased by another holder may be due sooner (when that holder dies), so a subscriber
-    /// never sleeps past [`HEARTBEAT`] anyway.
-    async fn next_due_ms(&self, subscription: &Name) -> Result<Option<i64>, Error> {
+    /// Resolves at the next change this process makes to the queue (a publish, a settled
+    /// delivery, a release): for following progress without polling. Changes by other
+    /// processes do not wake it; bound the wait.
+    pub fn changed(&self) -> tokio::sync::futures::OwnedNotified {
+        self.wakes.any.clone().notified_owned()
+    }
+
+    /// The topic of `subscription`.
+    async fn topic_of(&self, subscription: &Name) -> Result<String, Error> {
         let sub = subscription.to_string();
         self.with_conn(move |c| {
-            c.query_row("SELECT MIN(visible_at_ms) FROM bus_messages WHERE subscription = ?1", [sub], |r| r.get(0))
-                .map_err(unavailable)
+            row_cached(c, "SELECT topic FROM bus_subscriptions WHERE name = ?1", [&sub], |r| r.get(0))
+                .optional()
+                .map_err(unavailable)?
+                .ok_or(Error::UnknownTopic)
         })
         .await
     }
 
     /// Deliver `subscription` to `handler` with up to `concurrency` deliveries in flight,
-    /// until the returned handle is aborted.
+    /// until the returned handle is aborted. The subscriber is woken by messages published to
+    /// its topic in this process, and otherwise looks again when the next waiting message is
+    /// due, and at least every [`HEARTBEAT`] (for other processes' messages).
     pub fn spawn_subscriber(
         &self,
         subscription: Name,
@@ -418,34 +526,45 @@ impl LocalBus {
         self.beat();
         let bus = self.clone();
         tokio::spawn(async move {
+            let woken = loop {
+                match bus.topic_of(&subscription).await {
+                    Ok(topic) => break bus.wakes.subscribe(topic),
+                    Err(e) => {
+                        tracing::warn!(error = %e, subscription = %subscription, "the local subscription could not be read");
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                }
+            };
             let slots = Arc::new(Semaphore::new(concurrency.max(1)));
             loop {
                 let Ok(permit) = slots.clone().acquire_owned().await else {
                     return;
                 };
-                // Register interest before looking, so a publish in between is not missed.
-                let woken = bus.wake.notified();
                 match bus.lease(&subscription).await {
-                    Ok(Some(leased)) => {
-                        let (bus, handler) = (bus.clone(), handler.clone());
+                    Ok(Leasing::Leased(leased)) => {
+                        let (bus, handler, woken) = (bus.clone(), handler.clone(), woken.clone());
                         tokio::spawn(async move {
                             let outcome = handler.handle(leased.delivery.clone()).await;
                             if let Err(e) = bus.settle(&leased, outcome).await {
                                 tracing::warn!(error = %e, "settling a local delivery failed; the lease will expire");
                             }
                             drop(permit);
-                            bus.wake.notify_waiters();
+                            // A nack changes when the next message is due: look again.
+                            if outcome == Outcome::Nack {
+                                woken.notify_one();
+                            }
                         });
                     }
-                    Ok(None) => {
+                    Ok(Leasing::Idle { next_due_ms }) => {
                         drop(permit);
-                        let wait = match bus.next_due_ms(&subscription).await {
-                            Ok(Some(due)) => {
-                                Duration::from_millis(u64::try_from(due - now_ms()).unwrap_or(0).clamp(1, 1000))
-                            }
-                            _ => Duration::from_secs(1),
+                        let wait = match next_due_ms {
+                            Some(due) => Duration::from_millis(
+                                u64::try_from(due - now_ms()).unwrap_or(0).clamp(1, millis(HEARTBEAT) as u64),
+                            ),
+                            None => HEARTBEAT,
                         };
-                        let _ = tokio::time::timeout(wait, woken).await;
+                        // A wake that came while leasing is kept (notify_one stores one permit).
+                        let _ = tokio::time::timeout(wait, woken.notified()).await;
                     }
                     Err(e) => {
                         drop(permit);
@@ -473,13 +592,14 @@ fn migrate(conn: &mut Connection) -> Result<(), Error> {
     }
     // Holders killed long ago: a missing row reads as dead just the same, so the table stays
     // as small as the processes that are running.
-    tx.execute("DELETE FROM bus_holders WHERE heartbeat_ms < ?1", [now_ms() - 3_600_000]).map_err(unavailable)?;
+    exec_cached(&tx, "DELETE FROM bus_holders WHERE heartbeat_ms < ?1", [now_ms() - 3_600_000]).map_err(unavailable)?;
     tx.commit().map_err(unavailable)
 }
 
 /// Mark `holder` alive now.
 fn heartbeat(c: &Connection, holder: &str) -> rusqlite::Result<usize> {
-    c.execute(
+    exec_cached(
+        c,
         "INSERT INTO bus_holders (holder, heartbeat_ms) VALUES (?1, ?2)
          ON CONFLICT (holder) DO UPDATE SET heartbeat_ms = excluded.heartbeat_ms",
         params![holder, now_ms()],
@@ -490,14 +610,14 @@ fn heartbeat(c: &Connection, holder: &str) -> rusqlite::Result<usize> {
 /// the holder.
 fn release_rows(c: &mut Connection, holder: &str) -> Result<u64, Error> {
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
-    let released = tx
-        .execute(
-            "UPDATE bus_messages SET lease = NULL, holder = NULL, visible_at_ms = ?2, attempts = MAX(attempts - 1, 0)
+    let released = exec_cached(
+        &tx,
+        "UPDATE bus_messages SET lease = NULL, holder = NULL, visible_at_ms = ?2, attempts = MAX(attempts - 1, 0)
              WHERE holder = ?1",
-            params![holder, now_ms()],
-        )
-        .map_err(unavailable)?;
-    tx.execute("DELETE FROM bus_holders WHERE holder = ?1", [holder]).map_err(unavailable)?;
+        params![holder, now_ms()],
+    )
+    .map_err(unavailable)?;
+    exec_cached(&tx, "DELETE FROM bus_holders WHERE holder = ?1", [holder]).map_err(unavailable)?;
     tx.commit().map_err(unavailable)?;
     Ok(u64::try_from(released).unwrap_or(0))
 }
@@ -514,14 +634,14 @@ fn dead_letter_row(
 ) -> Result<bool, Error> {
     // (message id, data, attributes, published at, lease holder)
     type Row = (String, Vec<u8>, String, String, Option<String>);
-    let row: Option<Row> = tx
-        .query_row(
-            "SELECT message_id, data, attributes, published_at, lease FROM bus_messages WHERE seq = ?1",
-            [seq],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-        )
-        .optional()
-        .map_err(unavailable)?;
+    let row: Option<Row> = row_cached(
+        tx,
+        "SELECT message_id, data, attributes, published_at, lease FROM bus_messages WHERE seq = ?1",
+        [seq],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+    )
+    .optional()
+    .map_err(unavailable)?;
     let Some((message_id, data, attributes, published_at, held_by)) = row else {
         return Ok(false);
     };
@@ -533,7 +653,7 @@ fn dead_letter_row(
         attrs.insert(DEAD_LETTER_SOURCE_ATTRIBUTE.to_owned(), subscription.to_string());
         fan_out(tx, dead, &message_id, &data, &attrs, &published_at)?;
     }
-    tx.execute("DELETE FROM bus_messages WHERE seq = ?1", [seq]).map_err(unavailable)?;
+    exec_cached(tx, "DELETE FROM bus_messages WHERE seq = ?1", [seq]).map_err(unavailable)?;
     Ok(true)
 }
 
@@ -547,7 +667,8 @@ fn fan_out(
     published_at: &str,
 ) -> Result<usize, Error> {
     let attributes = serde_json::to_string(attributes).map_err(|_| Error::Invalid("attributes"))?;
-    tx.execute(
+    exec_cached(
+        tx,
         "INSERT INTO bus_messages (message_id, subscription, data, attributes, published_at, attempts, visible_at_ms)
          SELECT ?1, name, ?2, ?3, ?4, 0, ?5 FROM bus_subscriptions WHERE topic = ?6",
         params![message_id, data, attributes, published_at, now_ms(), topic],
@@ -560,12 +681,13 @@ impl Bus for LocalBus {
     async fn publish(&self, message: OutboundMessage) -> Result<String, Error> {
         let id = uuid::Uuid::now_v7().simple().to_string();
         let message_id = id.clone();
+        let topic = message.topic.clone();
         self.with_conn(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
-            let known: Option<String> = tx
-                .query_row("SELECT name FROM bus_topics WHERE name = ?1", [message.topic.as_str()], |r| r.get(0))
-                .optional()
-                .map_err(unavailable)?;
+            let known: Option<String> =
+                row_cached(&tx, "SELECT name FROM bus_topics WHERE name = ?1", [message.topic.as_str()], |r| r.get(0))
+                    .optional()
+                    .map_err(unavailable)?;
             if known.is_none() {
                 return Err(Error::UnknownTopic);
             }
@@ -574,7 +696,7 @@ impl Bus for LocalBus {
             tx.commit().map_err(unavailable)
         })
         .await?;
-        self.wake.notify_waiters();
+        self.wakes.arrived(Some(topic.as_str()));
         Ok(id)
     }
 }

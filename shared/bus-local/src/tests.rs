@@ -82,7 +82,7 @@ async fn unacked_messages_survive_a_restart_and_keep_their_attempt_count() {
             .expect("publish");
         // Lease it and "crash" without settling: the process holding the lease is gone.
         let sub: Name = "jobs.sub".parse().expect("sub");
-        let leased = bus.lease(&sub).await.expect("lease").expect("a message");
+        let leased = bus.lease(&sub).await.expect("lease").leased().expect("a message");
         assert_eq!(leased.delivery.attempt, Some(1));
         // A crash runs no destructor: nothing is released.
         std::mem::forget(bus);
@@ -115,9 +115,9 @@ async fn a_slow_handler_past_its_deadline_is_redelivered_and_its_late_ack_is_ign
     bus.create_topic(&topic).await.expect("topic");
     bus.create_subscription(&spec("slow.sub", "slow.topic", Duration::from_millis(30))).await.expect("sub");
     bus.publish(OutboundMessage { topic, data: b"x".to_vec(), attributes: BTreeMap::new() }).await.expect("publish");
-    let first = bus.lease(&sub).await.expect("lease").expect("message");
+    let first = bus.lease(&sub).await.expect("lease").leased().expect("message");
     let second = harmonia_testkit::eventually("the message is redelivered after its ack deadline", || async {
-        bus.lease(&sub).await.expect("lease")
+        bus.lease(&sub).await.expect("lease").leased()
     })
     .await;
     assert_eq!(second.delivery.attempt, Some(2));
@@ -145,16 +145,16 @@ async fn shared_queue() -> (harmonia_testkit::TempDir, LocalBus, LocalBus, Name)
 #[tokio::test]
 async fn a_live_holders_lease_stays_with_it() {
     let (_dir, first, second, sub) = shared_queue().await;
-    let _held = first.lease(&sub).await.expect("lease").expect("a message");
-    assert!(second.lease(&sub).await.expect("lease").is_none(), "leased by a live holder");
+    let _held = first.lease(&sub).await.expect("lease").leased().expect("a message");
+    assert!(second.lease(&sub).await.expect("lease").leased().is_none(), "leased by a live holder");
 }
 
 #[tokio::test]
 async fn released_leases_are_due_at_once_for_another_process_without_counting_the_attempt() {
     let (_dir, first, second, sub) = shared_queue().await;
-    first.lease(&sub).await.expect("lease").expect("a message");
+    first.lease(&sub).await.expect("lease").leased().expect("a message");
     assert_eq!(first.release().await.expect("release"), 1);
-    let again = second.lease(&sub).await.expect("lease").expect("due at once");
+    let again = second.lease(&sub).await.expect("lease").leased().expect("due at once");
     assert_eq!(again.delivery.attempt, Some(1), "a release is not a failed delivery");
 }
 
@@ -162,18 +162,18 @@ async fn released_leases_are_due_at_once_for_another_process_without_counting_th
 async fn dropping_the_last_handle_of_a_bus_releases_what_it_holds() {
     let (_dir, first, second, sub) = shared_queue().await;
     let handle = first.clone();
-    first.lease(&sub).await.expect("lease").expect("a message");
+    first.lease(&sub).await.expect("lease").leased().expect("a message");
     drop(first);
-    assert!(second.lease(&sub).await.expect("lease").is_none(), "another handle still holds it");
+    assert!(second.lease(&sub).await.expect("lease").leased().is_none(), "another handle still holds it");
     drop(handle);
-    let again = second.lease(&sub).await.expect("lease").expect("due once the process's bus is gone");
+    let again = second.lease(&sub).await.expect("lease").leased().expect("due once the process's bus is gone");
     assert_eq!(again.delivery.attempt, Some(1));
 }
 
 #[tokio::test]
 async fn a_dead_holders_lease_is_reclaimed_without_waiting_out_the_ack_deadline() {
     let (_dir, first, second, sub) = shared_queue().await;
-    first.lease(&sub).await.expect("lease").expect("a message");
+    first.lease(&sub).await.expect("lease").leased().expect("a message");
     let dead = first.holder().to_owned();
     // Killed: no destructor runs, and its heartbeat stops; age it past the staleness limit.
     std::mem::forget(first);
@@ -185,7 +185,7 @@ async fn a_dead_holders_lease_is_reclaimed_without_waiting_out_the_ack_deadline(
         })
         .await
         .expect("age the heartbeat");
-    let again = second.lease(&sub).await.expect("lease").expect("reclaimed at once");
+    let again = second.lease(&sub).await.expect("lease").leased().expect("reclaimed at once");
     assert_eq!(again.delivery.attempt, Some(2), "a crash counts as a failed delivery");
     assert_eq!(again.delivery.data, b"w");
 }
@@ -210,7 +210,7 @@ async fn a_subscribing_holder_keeps_its_heartbeat_fresh() {
     let beats = || {
         let holder = holder.clone();
         second.with_conn(move |c| {
-            c.query_row("SELECT heartbeat_ms FROM bus_holders WHERE holder = ?1", [holder], |r| r.get::<_, i64>(0))
+            c.query_row("SELECT heartbeat_ms FROM bus_holders WHERE holder = ?1", [&holder], |r| r.get::<_, i64>(0))
                 .map_err(unavailable)
         })
     };
@@ -222,6 +222,6 @@ async fn a_subscribing_holder_keeps_its_heartbeat_fresh() {
         }
     })
     .await;
-    assert!(second.lease(&sub).await.expect("lease").is_none(), "a beating holder keeps its lease");
+    assert!(second.lease(&sub).await.expect("lease").leased().is_none(), "a beating holder keeps its lease");
     worker.abort();
 }

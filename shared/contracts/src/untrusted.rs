@@ -32,6 +32,7 @@
 //! it on every channel") passes, while an order to the system carries two signals or more:
 //! a role marker with any order, an override with an addressee, a tool name with a call.
 
+use std::borrow::Cow;
 use unicode_normalization::UnicodeNormalization;
 
 /// Points at or above which a text is flagged as instruction-like.
@@ -204,6 +205,27 @@ fn leet(ch: char) -> Option<char> {
 
 /// Normalise `text` for scoring (see the module docs).
 pub fn normalise(text: &str) -> Normalised {
+    let (mapped, mut disguised) = fold(text);
+    let mut words: Vec<Cow<'_, str>> = Vec::new();
+    for raw in mapped.split_whitespace() {
+        let word = unleet(raw);
+        disguised |= matches!(word, Cow::Owned(_));
+        words.push(word);
+    }
+    let joined = join_spaced_letters(&words);
+    disguised |= joined.len() != words.len();
+    Normalised { text: joined.join(" "), disguised }
+}
+
+/// `text` without format characters, in NFKC, look-alikes mapped, in lower case; and whether
+/// any of that changed a character. ASCII text (most text) has no format characters, is its
+/// own NFKC and has no look-alikes, so only its case is folded.
+fn fold(text: &str) -> (String, bool) {
+    if text.is_ascii() { (text.to_ascii_lowercase(), false) } else { fold_any(text) }
+}
+
+/// [`fold`] for any text.
+fn fold_any(text: &str) -> (String, bool) {
     let visible: String = text.chars().filter(|c| !invisible(*c)).collect();
     let mut disguised = visible.len() != text.len();
     let folded: String = visible.nfkc().collect();
@@ -218,20 +240,16 @@ pub fn normalise(text: &str) -> Normalised {
             None => mapped.push(ch),
         }
     }
-    let mut words: Vec<String> = Vec::new();
-    for raw in mapped.split_whitespace() {
-        let word = unleet(raw);
-        disguised |= word != raw;
-        words.push(word);
-    }
-    let joined = join_spaced_letters(&words);
-    disguised |= joined.len() != words.len();
-    Normalised { text: joined.join(" "), disguised }
+    (mapped, disguised)
 }
 
 /// Map digits and symbols to letters inside a word that has at least two letters, so
-/// numbers, prices and ordinals (`2025`, `$3.75`, `1st`, `10am`) stay as they are.
-fn unleet(word: &str) -> String {
+/// numbers, prices and ordinals (`2025`, `$3.75`, `1st`, `10am`) stay as they are; a word
+/// with nothing to map is borrowed as it is.
+fn unleet(word: &str) -> Cow<'_, str> {
+    if !word.chars().any(|c| leet(c).is_some()) {
+        return Cow::Borrowed(word);
+    }
     let start = word.find(|c: char| c.is_alphanumeric() || c == '@' || c == '$').unwrap_or(word.len());
     let end = word
         .char_indices()
@@ -245,40 +263,46 @@ fn unleet(word: &str) -> String {
     // Digits then letters only is a number with its suffix, not a disguise.
     let suffixed = inner.trim_start_matches(|c: char| c.is_ascii_digit()).chars().all(char::is_alphabetic);
     if letters < 2 || stand_ins == 0 || suffixed {
-        return word.to_owned();
+        return Cow::Borrowed(word);
     }
     let mapped: String = inner.chars().map(|c| leet(c).unwrap_or(c)).collect();
-    format!("{}{mapped}{}", &word[..start], &word[end..])
+    Cow::Owned(format!("{}{mapped}{}", &word[..start], &word[end..]))
+}
+
+/// One letter, alone.
+fn single_letter(w: &str) -> bool {
+    let mut chars = w.chars();
+    chars.next().is_some_and(char::is_alphabetic) && chars.next().is_none()
 }
 
 /// Join runs of three or more single letters (`s y s t e m`, `p.u.b.l.i.s.h`) into words.
-fn join_spaced_letters(words: &[String]) -> Vec<String> {
-    let mut pieces: Vec<String> = Vec::new();
+fn join_spaced_letters<'a>(words: &'a [Cow<'a, str>]) -> Vec<Cow<'a, str>> {
+    let mut pieces: Vec<Cow<'a, str>> = Vec::with_capacity(words.len());
     for word in words {
-        let dotted = word.split(['.', '-', '*']).filter(|p| !p.is_empty()).collect::<Vec<_>>();
-        if dotted.len() >= 3 && dotted.iter().all(|p| p.chars().count() == 1 && p.chars().all(char::is_alphabetic)) {
-            pieces.push(dotted.concat());
+        let word: &'a str = word;
+        let dotted = || word.split(['.', '-', '*']).filter(|p| !p.is_empty());
+        if word.contains(['.', '-', '*']) && dotted().nth(2).is_some() && dotted().all(single_letter) {
+            pieces.push(Cow::Owned(dotted().collect()));
         } else {
-            pieces.push(word.clone());
+            pieces.push(Cow::Borrowed(word));
         }
     }
-    let mut out: Vec<String> = Vec::new();
-    let mut run: Vec<&str> = Vec::new();
-    let single = |w: &str| w.chars().count() == 1 && w.chars().all(char::is_alphabetic);
-    let flush = |run: &mut Vec<&str>, out: &mut Vec<String>| {
+    let mut out: Vec<Cow<'a, str>> = Vec::with_capacity(pieces.len());
+    let mut run: Vec<Cow<'a, str>> = Vec::new();
+    let flush = |run: &mut Vec<Cow<'a, str>>, out: &mut Vec<Cow<'a, str>>| {
         if run.len() >= 3 {
-            out.push(run.concat());
+            out.push(Cow::Owned(run.concat()));
         } else {
-            out.extend(run.iter().map(|w| (*w).to_owned()));
+            out.append(run);
         }
         run.clear();
     };
-    for piece in &pieces {
-        if single(piece) {
+    for piece in pieces {
+        if single_letter(&piece) {
             run.push(piece);
         } else {
             flush(&mut run, &mut out);
-            out.push(piece.clone());
+            out.push(piece);
         }
     }
     flush(&mut run, &mut out);

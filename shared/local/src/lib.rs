@@ -32,6 +32,10 @@ use tokio::task::JoinHandle;
 /// The folder of the data directory that holds blobs.
 pub const BLOBS_DIR: &str = "blobs";
 
+/// How long a command following jobs waits for news from its own process before it looks at
+/// the store again (another process on the same data dir may be doing the work).
+const LOOK_AGAIN: Duration = Duration::from_millis(50);
+
 /// The demo brand's workspace configuration file.
 pub const DEMO_CONFIG: &str = include_str!("../../../examples/workspace.toml");
 
@@ -90,7 +94,7 @@ impl Local {
             Some(w) => w(store),
             None => store,
         };
-        let bus = LocalBus::open(&file).map_err(bus_error)?;
+        let bus = LocalBus::on(data.connection()).map_err(bus_error)?;
         let skills = SkillLibrary::load(&SkillLibrary::default_dir()).map_err(|_| {
             Error::new(Code::Internal, "the skills folder could not be loaded; set HARMONIA_SKILLS_DIR")
         })?;
@@ -169,6 +173,7 @@ impl Local {
         let deadline = tokio::time::Instant::now() + limit;
         let mut moving: Vec<&JobId> = jobs.iter().collect();
         loop {
+            let changed = self.bus.changed();
             let mut still = Vec::with_capacity(moving.len());
             for job in moving {
                 let current = operator::job(&self.env, workspace, job).await?;
@@ -180,7 +185,7 @@ impl Local {
             if moving.is_empty() || tokio::time::Instant::now() > deadline {
                 return Ok(());
             }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            self.until_changed(changed).await;
         }
     }
 
@@ -188,14 +193,21 @@ impl Local {
     pub async fn settle(&self, limit: Duration) -> Result<(), Error> {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
+            let changed = self.bus.changed();
             if self.bus.total_backlog().await.map_err(bus_error)? == 0 {
                 return Ok(());
             }
             if tokio::time::Instant::now() > deadline {
                 return Err(Error::new(Code::DependencyUnavailable, "the pipeline did not settle in time"));
             }
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            self.until_changed(changed).await;
         }
+    }
+
+    /// Wait for `changed` (this process changed the queue), or at most [`LOOK_AGAIN`]: the
+    /// work may be going on in another process.
+    async fn until_changed(&self, changed: impl std::future::Future<Output = ()>) {
+        let _ = tokio::time::timeout(LOOK_AGAIN, changed).await;
     }
 }
 
@@ -246,6 +258,8 @@ impl Local {
         let deadline = tokio::time::Instant::now() + timeout;
         let mut seen = std::collections::HashSet::new();
         loop {
+            // Taken before reading, so a change made while reading is not missed.
+            let changed = self.bus.changed();
             let current = operator::job(&self.env, workspace, job).await?;
             let query = Query::all(MAX_QUERY_LIMIT).filter("job", job.to_string()).map_err(Error::from)?;
             let docs = scan(&*self.env.store, workspace, MARKERS, query).await.map_err(Error::from)?;
@@ -283,7 +297,7 @@ impl Local {
             if tokio::time::Instant::now() > deadline {
                 return Err(Error::new(Code::DependencyUnavailable, "the job did not finish in time"));
             }
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            self.until_changed(changed).await;
         }
     }
 }

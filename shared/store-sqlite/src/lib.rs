@@ -34,25 +34,79 @@ CREATE TABLE IF NOT EXISTS documents (
     version    INTEGER NOT NULL,
     updated_at TEXT NOT NULL,
     data       TEXT NOT NULL,
+    job        TEXT,
     PRIMARY KEY (workspace, collection, id)
 ) WITHOUT ROWID;
 ";
 
+/// What [`migrate`] brings every file to: the `job` column (a copy of the document's
+/// top-level `job` when that is a string, kept by every write) and its index, so the queries
+/// that follow one job's documents read those rows only, however many jobs the file holds.
+const INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS documents_job ON documents (workspace, collection, job, id) WHERE job IS NOT NULL;
+";
+
+/// The top-level field copied to the indexed `job` column.
+const JOB_FIELD: &str = "job";
+
 /// What `PRAGMA application_id` holds in a Harmonia data file ("HRMN").
 pub const APPLICATION_ID: i32 = 0x4852_4D4E;
 
-/// The layout version this build writes (`PRAGMA user_version`).
-pub const LAYOUT_VERSION: i32 = 1;
+/// The layout version this build writes (`PRAGMA user_version`): 2 added the indexed `job`
+/// column (a version 1 file is brought to 2 when opened; a build that knows only 1 refuses a
+/// version 2 file, as it would not keep the column).
+pub const LAYOUT_VERSION: i32 = 2;
+
+/// Bring the file's layout to [`LAYOUT_VERSION`], in one transaction: add and fill the `job`
+/// column of a version 1 file, create the indexes, stamp the version.
+fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let has_job = tx.prepare("SELECT 1 FROM pragma_table_info('documents') WHERE name = 'job'")?.exists([])?;
+    if !has_job {
+        tx.execute_batch(
+            "ALTER TABLE documents ADD COLUMN job TEXT;
+             UPDATE documents SET job = json_extract(data, '$.job')
+               WHERE json_valid(data) AND json_type(data, '$.job') = 'text';",
+        )?;
+    }
+    tx.execute_batch(INDEXES)?;
+    if tx.pragma_query_value(None, "user_version", |r| r.get::<_, i32>(0))? < LAYOUT_VERSION {
+        tx.pragma_update(None, "user_version", LAYOUT_VERSION)?;
+    }
+    tx.commit()
+}
 
 /// Open `path` with the settings every Harmonia SQLite connection uses: WAL, a busy
 /// timeout, foreign keys on, `synchronous=NORMAL` (durable across process crashes).
 pub fn open_connection(path: &Path) -> Result<Connection, rusqlite::Error> {
     let conn = Connection::open(path)?;
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // A larger page cache than the default 2 MiB: most reads are then answered without a read
+    // call. (A memory map was tried and cost more: the file grows, and each remap is felt by
+    // every core.)
+    conn.pragma_update(None, "cache_size", -16 * 1024)?;
+    // Every statement the store and the local queue run stays prepared.
+    conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
+}
+
+/// Run `sql` once with `params` on `conn`, its statement prepared once per connection.
+pub fn exec_cached(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+    conn.prepare_cached(sql)?.execute(params)
+}
+
+/// The one row `sql` returns with `params` on `conn`, read by `f`, its statement prepared once
+/// per connection.
+pub fn row_cached<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    conn.prepare_cached(sql)?.query_row(params, f)
 }
 
 /// A short, safe status name for a SQLite error (e.g. `sqlite_databasebusy`).
@@ -93,6 +147,7 @@ fn create_stamped(path: &Path) -> Result<(), Error> {
     let made = (|| {
         let conn = Connection::open(&tmp)?;
         conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(INDEXES)?;
         conn.pragma_update(None, "application_id", APPLICATION_ID)?;
         conn.pragma_update(None, "user_version", LAYOUT_VERSION)?;
         conn.close().map_err(|(_, e)| e)
@@ -127,8 +182,31 @@ fn check_stamp(path: &Path) -> Result<bool, Error> {
     }
 }
 
-/// One connection used from blocking tasks (SQLite calls block), shared by the store and the
-/// local queue code paths.
+/// How long a call waits for another process's lock on the file before it gives up.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+thread_local! {
+    /// Set when SQLite met another process's lock during an inline call on this thread.
+    static MET_LOCK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The busy handler of inline calls: note the lock and do not wait for it (waiting would
+/// block the async runtime's thread); the call is then run again where waiting is harmless.
+fn note_lock(_attempt: i32) -> bool {
+    MET_LOCK.with(|met| met.set(true));
+    false
+}
+
+/// One connection shared by the store and the local queue code paths.
+///
+/// A call runs inline, on the calling task's thread, when the connection is free and no other
+/// process holds a lock it needs: a statement over a local file takes microseconds, while
+/// handing it to a blocking thread and back costs two thread wake-ups, which dominate on a
+/// small virtual machine. Only when the connection is in use on another thread, or SQLite
+/// meets another process's lock (it reports busy instead of waiting, see [`note_lock`]), does
+/// the call go to a blocking task, where it waits up to [`BUSY_TIMEOUT`]. A call may
+/// therefore run twice: `f` must leave nothing behind when it fails busy — one statement, or
+/// one transaction (dropping it rolls back) — which is how every call here is written.
 #[derive(Clone)]
 pub struct Blocking(Arc<Mutex<Connection>>);
 
@@ -138,11 +216,39 @@ impl Blocking {
         Self(Arc::new(Mutex::new(conn)))
     }
 
-    /// Run `f` on the connection in a blocking task; `lost` is the error when the task or the
-    /// lock is lost (a panic in another call).
+    /// Run `f` on the connection, inline when it can go straight through, else in a blocking
+    /// task; `lost` is the error when the task or the lock is lost (a panic in another call).
     pub async fn run<T, E>(
         &self,
-        f: impl FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
+        mut f: impl FnMut(&mut Connection) -> Result<T, E> + Send + 'static,
+        lost: impl Fn(&'static str) -> E + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: Send + 'static,
+    {
+        if let Ok(mut conn) = self.0.try_lock() {
+            MET_LOCK.with(|met| met.set(false));
+            if conn.busy_handler(Some(note_lock)).is_ok() {
+                let result = f(&mut conn);
+                let restored = conn.busy_timeout(BUSY_TIMEOUT);
+                if !MET_LOCK.with(std::cell::Cell::get) {
+                    return match restored {
+                        Ok(()) => result,
+                        Err(_) => Err(lost("busy_timeout")),
+                    };
+                }
+                // Another process holds the lock: wait for it off the runtime's threads.
+            }
+        }
+        self.run_off(f, lost).await
+    }
+
+    /// Run `f` on the connection in a blocking task, always: for calls that may take long
+    /// (an integrity check, a backup) or must wait for other processes.
+    pub async fn run_off<T, E>(
+        &self,
+        mut f: impl FnMut(&mut Connection) -> Result<T, E> + Send + 'static,
         lost: impl Fn(&'static str) -> E + Send + 'static,
     ) -> Result<T, E>
     where
@@ -201,12 +307,13 @@ impl SqliteStore {
         }
         // Checked before anything writes to the file (setting WAL would change a foreign one).
         let unstamped = check_stamp(&path)?;
-        let conn = open_connection(&path).map_err(|e| on_file(&path, e))?;
+        let mut conn = open_connection(&path).map_err(|e| on_file(&path, e))?;
         if unstamped {
             conn.pragma_update(None, "application_id", APPLICATION_ID).map_err(|e| on_file(&path, e))?;
-            conn.pragma_update(None, "user_version", LAYOUT_VERSION).map_err(|e| on_file(&path, e))?;
+            conn.pragma_update(None, "user_version", 1).map_err(|e| on_file(&path, e))?;
         }
         conn.execute_batch(SCHEMA).map_err(|e| on_file(&path, e))?;
+        migrate(&mut conn).map_err(|e| on_file(&path, e))?;
         Ok(Self { conn: Blocking::new(conn), path })
     }
 
@@ -215,12 +322,29 @@ impl SqliteStore {
         &self.path
     }
 
+    /// The store's connection, for other tables of the same file (the local queue) to share.
+    pub fn connection(&self) -> Blocking {
+        self.conn.clone()
+    }
+
     async fn with_conn<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Connection) -> Result<T, Error> + Send + 'static,
+        f: impl FnMut(&mut Connection) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
-        match self.conn.run(f, |kind| Error::Unavailable { kind: kind.into() }).await {
-            // SQLite found the file damaged mid-operation: say which file, and that it is damaged.
+        self.named(self.conn.run(f, |kind| Error::Unavailable { kind: kind.into() }).await)
+    }
+
+    /// [`with_conn`](Self::with_conn) in a blocking task, for a call over the whole file.
+    async fn with_conn_off<T: Send + 'static>(
+        &self,
+        f: impl FnMut(&mut Connection) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        self.named(self.conn.run_off(f, |kind| Error::Unavailable { kind: kind.into() }).await)
+    }
+
+    /// SQLite found the file damaged mid-operation: say which file, and that it is damaged.
+    fn named<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
+        match result {
             Err(Error::Unavailable { kind }) if kind == "sqlite_databasecorrupt" || kind == "sqlite_notadatabase" => {
                 Err(not_a_store(&self.path, "SQLite reports the file damaged"))
             }
@@ -231,7 +355,7 @@ impl SqliteStore {
     /// SQLite's integrity check of the whole file (`["ok"]` when sound) and every row whose
     /// data is not a JSON object, as (workspace, collection, id).
     pub async fn check(&self) -> Result<Check, Error> {
-        self.with_conn(|conn| {
+        self.with_conn_off(|conn| {
             let mut stmt = conn.prepare("PRAGMA integrity_check").map_err(unavailable)?;
             let integrity = stmt
                 .query_map([], |r| r.get::<_, String>(0))
@@ -260,7 +384,7 @@ impl SqliteStore {
             return Err(Error::Invalid("the backup file already exists; name a new one"));
         }
         let to = to.to_path_buf();
-        self.with_conn(move |conn| {
+        self.with_conn_off(move |conn| {
             conn.backup(rusqlite::MAIN_DB, &to, rusqlite::backup::NO_PROGRESS).map_err(|e| on_file(&to, e))
         })
         .await
@@ -290,8 +414,10 @@ impl SqliteStore {
     pub async fn restore(&self, from: &Path) -> Result<(), Error> {
         Self::verify_backup(from)?;
         let from = from.to_path_buf();
-        self.with_conn(move |conn| {
-            conn.restore(rusqlite::MAIN_DB, &from, rusqlite::backup::NO_PROGRESS).map_err(|e| on_file(&from, e))
+        self.with_conn_off(move |conn| {
+            conn.restore(rusqlite::MAIN_DB, &from, rusqlite::backup::NO_PROGRESS).map_err(|e| on_file(&from, e))?;
+            // A backup written by an earlier version has its layout.
+            migrate(conn).map_err(|e| on_file(&from, e))
         })
         .await
     }
@@ -333,8 +459,9 @@ impl Store for SqliteStore {
     ) -> Result<Option<Document>, Error> {
         let (ws, id) = (workspace.to_string(), id.to_string());
         self.with_conn(move |conn| {
-            let row = conn
-                .query_row(
+            let row = row_cached(
+                conn,
+
                     "SELECT id, version, updated_at, data FROM documents WHERE workspace = ?1 AND collection = ?2 AND id = ?3",
                     [&ws, collection.as_str(), &id],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
@@ -354,12 +481,23 @@ impl Store for SqliteStore {
         query: &Query,
     ) -> Result<Vec<Document>, Error> {
         query.validate(collection)?;
-        let mut sql =
-            String::from("SELECT id, version, updated_at, data FROM documents WHERE workspace = ? AND collection = ?");
+        // Following one job reads that job's rows only: SQLite's planner, with no statistics,
+        // would rather walk the whole collection in id order than use the job index.
+        let by_job = query.filters.iter().any(|(f, v)| f.as_str() == JOB_FIELD && v.is_string());
+        let mut sql = String::from("SELECT id, version, updated_at, data FROM documents");
+        if by_job {
+            sql.push_str(" INDEXED BY documents_job");
+        }
+        sql.push_str(" WHERE workspace = ? AND collection = ?");
         let mut args: Vec<SqlValue> = vec![workspace.to_string().into(), collection.as_str().to_owned().into()];
         for (field, value) in &query.filters {
             let path = json_path(field);
             match value {
+                // The indexed copy of `job`: exactly the rows whose `job` is this string.
+                Value::String(s) if field.as_str() == JOB_FIELD => {
+                    sql.push_str(" AND job = ?");
+                    args.push(s.clone().into());
+                }
                 // A row that is not JSON at all is let through (and skipped, counted, when it
                 // is read) rather than failing the whole query in SQLite's JSON functions.
                 Value::String(s) => {
@@ -411,7 +549,7 @@ impl Store for SqliteStore {
         self.with_conn(move |conn| {
             let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
             let rows = stmt
-                .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .query_map(params_from_iter(args.iter()), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
                 .map_err(unavailable)?;
             let mut out = Vec::new();
             for row in rows {
@@ -435,35 +573,52 @@ impl Store for SqliteStore {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
             let now = now_text();
             for write in &writes {
-                let current: Option<i64> = tx
-                    .query_row(
-                        "SELECT version FROM documents WHERE workspace = ?1 AND collection = ?2 AND id = ?3",
-                        [&ws, write.collection.as_str(), write.id.as_str()],
-                        |r| r.get(0),
-                    )
-                    .optional()
-                    .map_err(unavailable)?;
+                let current: Option<i64> = row_cached(
+                    &tx,
+                    "SELECT version FROM documents WHERE workspace = ?1 AND collection = ?2 AND id = ?3",
+                    [&ws, write.collection.as_str(), write.id.as_str()],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(unavailable)?;
                 let current = current.map(u64::try_from).transpose().map_err(|_| Error::Corrupt)?;
                 // Dropping `tx` on an early return rolls everything back.
                 let next = write.apply_to(current)?;
                 match (&write.op, next) {
                     (WriteOp::Check { .. }, _) => {}
                     (_, None) => {
-                        tx.execute(
+                        exec_cached(
+                            &tx,
                             "DELETE FROM documents WHERE workspace = ?1 AND collection = ?2 AND id = ?3",
                             [&ws, write.collection.as_str(), write.id.as_str()],
                         )
                         .map_err(unavailable)?;
                     }
                     (_, Some(version)) => {
-                        let data = write.data().map(|d| Value::Object(d.clone()).to_string()).unwrap_or_default();
+                        let data = write
+                            .data()
+                            .map(serde_json::to_string)
+                            .transpose()
+                            .map_err(|_| Error::Corrupt)?
+                            .unwrap_or_default();
+                        let job = write.data().and_then(|d| d.get(JOB_FIELD)).and_then(Value::as_str);
                         let version = i64::try_from(version).map_err(|_| Error::Corrupt)?;
-                        tx.execute(
-                            "INSERT INTO documents (workspace, collection, id, version, updated_at, data)
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                        exec_cached(
+                            &tx,
+                            "INSERT INTO documents (workspace, collection, id, version, updated_at, data, job)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                              ON CONFLICT (workspace, collection, id) DO UPDATE
-                             SET version = excluded.version, updated_at = excluded.updated_at, data = excluded.data",
-                            rusqlite::params![ws, write.collection.as_str(), write.id.as_str(), version, now, data],
+                             SET version = excluded.version, updated_at = excluded.updated_at, data = excluded.data,
+                               job = excluded.job",
+                            rusqlite::params![
+                                ws,
+                                write.collection.as_str(),
+                                write.id.as_str(),
+                                version,
+                                now,
+                                data,
+                                job
+                            ],
                         )
                         .map_err(unavailable)?;
                     }
@@ -491,6 +646,58 @@ mod tests {
 
     harmonia_store::store_conformance!(shared());
 
+    /// A data file of layout version 1 (no `job` column) is brought to version 2 when opened —
+    /// and when restored from a backup — and its documents are found by job as before.
+    #[tokio::test]
+    async fn a_version_one_file_gains_the_job_index_when_opened_or_restored() {
+        let dir = harmonia_testkit::temp_dir();
+        let old = dir.path().join("v1.sqlite");
+        let conn = Connection::open(&old).expect("v1 file");
+        conn.execute_batch(
+            "CREATE TABLE documents (workspace TEXT NOT NULL, collection TEXT NOT NULL, id TEXT NOT NULL,
+               version INTEGER NOT NULL, updated_at TEXT NOT NULL, data TEXT NOT NULL,
+               PRIMARY KEY (workspace, collection, id)) WITHOUT ROWID;
+             PRAGMA user_version = 1;",
+        )
+        .expect("v1 layout");
+        conn.pragma_update(None, "application_id", APPLICATION_ID).expect("stamp");
+        for (id, data) in [("a", r#"{"job":"j1","n":1}"#), ("b", r#"{"job":"j2"}"#), ("c", r#"{"job":7}"#)] {
+            conn.execute(
+                "INSERT INTO documents VALUES ('ws-1', 'markers', ?1, 1, '2026-01-01T00:00:00.000000Z', ?2)",
+                [id, data],
+            )
+            .expect("v1 row");
+        }
+        drop(conn);
+        let backup = dir.path().join("v1-backup.sqlite");
+        std::fs::copy(&old, &backup).expect("keep a v1 copy as a backup");
+
+        let ws: WorkspaceId = "ws-1".parse().expect("ws");
+        let markers = Collection::new("markers");
+        let by_job = |job: &str| Query::all(10).filter("job", job).expect("filter");
+        let ids = |docs: Vec<Document>| docs.into_iter().map(|d| d.id.to_string()).collect::<Vec<_>>();
+        let store = SqliteStore::open(&old).expect("a v1 file opens");
+        assert_eq!(ids(store.query(&ws, markers, &by_job("j1")).await.expect("query")), ["a"]);
+        // Only a string `job` is indexed: a number is no job id.
+        assert!(store.query(&ws, markers, &by_job("7")).await.expect("query").is_empty());
+        let version: i32 = Connection::open(&old)
+            .and_then(|c| c.pragma_query_value(None, "user_version", |r| r.get(0)))
+            .expect("version");
+        assert_eq!(version, LAYOUT_VERSION);
+
+        // A new write keeps the column; a restored v1 backup is migrated too.
+        let write = Write {
+            collection: markers,
+            id: "d".parse().expect("id"),
+            op: WriteOp::Create(serde_json::json!({"job": "j1"}).as_object().cloned().unwrap_or_default()),
+        };
+        store.commit(&ws, vec![write]).await.expect("write");
+        assert_eq!(ids(store.query(&ws, markers, &by_job("j1")).await.expect("query")), ["a", "d"]);
+        store.restore(&backup).await.expect("restore a v1 backup");
+        assert_eq!(ids(store.query(&ws, markers, &by_job("j2")).await.expect("query")), ["b"]);
+        assert_eq!(ids(store.query(&ws, markers, &by_job("j1")).await.expect("query")), ["a"]);
+    }
+
     #[tokio::test]
     async fn documents_survive_reopening_the_file() {
         let dir = harmonia_testkit::temp_dir();
@@ -506,6 +713,50 @@ mod tests {
         let s = SqliteStore::open(&path).expect("reopen");
         let doc = s.get(&ws, things, &id).await.expect("get").expect("present");
         assert_eq!(doc.data.get("kept"), Some(&Value::Bool(true)));
+    }
+
+    /// A call runs inline while nothing is in its way; one that meets another process's
+    /// write lock does not fail and does not block the runtime's thread: it waits for the lock
+    /// in a blocking task and then goes through, leaving the other writer's work intact.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_call_that_meets_another_writers_lock_waits_for_it_off_the_runtime() {
+        use std::future::Future as _;
+        use std::task::Poll;
+
+        let dir = harmonia_testkit::temp_dir();
+        let path = dir.path().join("locked.sqlite");
+        let store = SqliteStore::open(&path).expect("open");
+        let ws: WorkspaceId = "ws-1".parse().expect("ws");
+        let things = Collection::new("things");
+        let data = |n: i64| serde_json::json!({ "n": n }).as_object().cloned().unwrap_or_default();
+        let create =
+            |id: &str, n: i64| Write { collection: things, id: id.parse().expect("id"), op: WriteOp::Create(data(n)) };
+        store.commit(&ws, vec![create("free", 1)]).await.expect("a free file is written inline");
+
+        // Another process takes the write lock and writes, without committing yet.
+        let other = open_connection(&path).expect("another connection");
+        other.execute_batch("BEGIN IMMEDIATE").expect("the other writer's lock");
+        other
+            .execute(
+                "INSERT INTO documents (workspace, collection, id, version, updated_at, data) VALUES ('ws-1', 'things', 'theirs', 1, ?1, '{}')",
+                [now_text()],
+            )
+            .expect("the other writer's row");
+
+        let mut commit = std::pin::pin!(store.commit(&ws, vec![create("ours", 2)]));
+        // The first poll tries inline, meets the lock and hands the call to a blocking task.
+        let first = std::future::poll_fn(|cx| Poll::Ready(commit.as_mut().poll(cx))).await;
+        assert!(first.is_pending(), "a call that meets a lock waits instead of failing: {first:?}");
+        // Reads are not in the writer's way (WAL): they still run inline.
+        let free = store.get(&ws, things, &"free".parse().expect("id")).await.expect("read");
+        assert_eq!(free.map(|d| d.data), Some(data(1)));
+
+        other.execute_batch("COMMIT").expect("the other writer commits");
+        commit.await.expect("the waiting call goes through once the lock is released");
+        for (id, n) in [("ours", Some(data(2))), ("theirs", Some(Map::new()))] {
+            let doc = store.get(&ws, things, &id.parse().expect("id")).await.expect("get");
+            assert_eq!(doc.map(|d| d.data), n, "{id}");
+        }
     }
 
     fn refused(path: &Path) -> (Code, String) {

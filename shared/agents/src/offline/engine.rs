@@ -115,8 +115,32 @@ fn grounded(request: &ModelRequest) -> ModelResponse {
     }
 }
 
+/// About four bytes a token, as a rough estimate of what a real model would bill.
 fn tokens(text: &str) -> u32 {
-    u32::try_from(text.len() / 4 + 1).unwrap_or(u32::MAX)
+    bytes_to_tokens(text.len())
+}
+
+fn bytes_to_tokens(bytes: usize) -> u32 {
+    u32::try_from(bytes / 4 + 1).unwrap_or(u32::MAX)
+}
+
+/// [`tokens`] of `value` as JSON text, measured without writing the text out.
+fn value_tokens(value: &Value) -> u32 {
+    /// Counts the bytes written to it.
+    struct Length(usize);
+    impl std::io::Write for Length {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut length = Length(0);
+    // Writing a `Value` to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut length, value);
+    bytes_to_tokens(length.0)
 }
 
 #[async_trait]
@@ -154,8 +178,8 @@ impl Model for OfflineModel {
             .flat_map(|t| &t.parts)
             .map(|p| match p {
                 Part::Text(t) => tokens(t),
-                Part::FunctionCall { args, .. } => tokens(&args.to_string()),
-                Part::FunctionResponse { response, .. } => tokens(&response.to_string()),
+                Part::FunctionCall { args, .. } => value_tokens(args),
+                Part::FunctionResponse { response, .. } => value_tokens(response),
             })
             .sum::<u32>()
             .saturating_add(tokens(&request.system_instruction));
@@ -165,7 +189,7 @@ impl Model for OfflineModel {
         };
         let output_tokens = match &part {
             Part::Text(t) => tokens(t),
-            Part::FunctionCall { args, .. } => tokens(&args.to_string()),
+            Part::FunctionCall { args, .. } => value_tokens(args),
             Part::FunctionResponse { .. } => 0,
         };
         Ok(ModelResponse { parts: vec![part], usage: TokenUsage { input_tokens, output_tokens }, grounding: None })

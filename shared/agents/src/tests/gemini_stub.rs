@@ -151,7 +151,7 @@ fn request() -> ModelRequest {
         system_instruction: "route".into(),
         turns: vec![Turn { speaker: Speaker::User, parts: vec![Part::Text("{}".into())] }],
         tools: Vec::new(),
-        response_schema: json!({"type": "object"}),
+        response_schema: std::sync::Arc::new(json!({"type": "object"})),
         grounded_search: false,
     }
 }

@@ -200,3 +200,11 @@ proptest::proptest! {
         let _ = score(&text);
     }
 }
+
+proptest::proptest! {
+    /// ASCII text is folded by case alone, exactly as the general fold would fold it.
+    #[test]
+    fn ascii_text_folds_as_any_text_does(text in "[ -~\\t\\n]{0,120}") {
+        proptest::prop_assert_eq!(fold(&text), fold_any(&text));
+    }
+}
