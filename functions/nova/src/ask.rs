@@ -41,7 +41,7 @@ pub struct Asked {
 /// Ask Nova a question in the caller's workspace.
 pub async fn ask(runtime: &Runtime, who: &Identity, question: &str, trace: TraceParent) -> Result<Asked, Error> {
     let seed = seed(who, checked(question)?, trace);
-    let invocation = runtime.run_task(&seed).await.map_err(refusal)?;
+    let invocation = runtime.invoke(&seed).await.map_err(refusal)?;
     let answer: Answer = invocation.state_delta.require("answer").map_err(|e| Error::from_code(e.code))?;
     Ok(Asked {
         skill: loaded_skill(&invocation.steps),

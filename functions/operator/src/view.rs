@@ -100,7 +100,7 @@ pub(crate) async fn job_view(
         input: RoleInput::Maya(MayaInput { catalog, view: "job_view".into() }),
         trace,
     };
-    let invocation = state.env.runtime.run_task(&seed).await.map_err(|e| match e.contract() {
+    let invocation = state.env.runtime.invoke(&seed).await.map_err(|e| match e.contract() {
         Some(c) => Error::from_code(c.code),
         None => Error::from_code(Code::StoreUnavailable),
     })?;

@@ -40,6 +40,16 @@ pub enum Task {
 }
 
 impl Task {
+    /// The tasks the coordinator routes (the spec's topology: Harmonia routes to Nimi, Ryan and
+    /// Temi; deterministic code runs Noni and Dara for the selected item, and the worker calls
+    /// Maya and Nova, each directly).
+    pub const ROUTED: [Task; 3] = [Task::Analyze, Task::Strategize, Task::Plan];
+
+    /// Whether the coordinator routes this task ([`Task::ROUTED`]).
+    pub fn routed(self) -> bool {
+        Self::ROUTED.contains(&self)
+    }
+
     /// The one specialist this task belongs to.
     pub fn specialist(self) -> Role {
         match self {

@@ -334,12 +334,13 @@ impl Runtime {
         &*self.model
     }
 
-    /// Route `task` through Harmonia and check it reached its one expected specialist.
+    /// Route `task` through Harmonia and check it reached its one expected specialist, of
+    /// the specialists the coordinator routes to ([`io::Task::ROUTED`]).
     pub async fn route(&self, base: &InvocationSeed, task: io::Task) -> Result<Role, Error> {
         let seed = InvocationSeed {
             input: RoleInput::Harmonia(io::HarmoniaInput {
                 task,
-                specialists: Role::ALL.into_iter().filter(|r| *r != Role::Harmonia).collect(),
+                specialists: io::Task::ROUTED.into_iter().map(io::Task::specialist).collect(),
             }),
             ..base.clone()
         };
@@ -348,9 +349,12 @@ impl Runtime {
         Ok(decision.specialist)
     }
 
-    /// Route the seed's task through Harmonia, then invoke the specialist.
+    /// Route the seed's task through Harmonia, then invoke the specialist. Only the routed
+    /// tasks ([`io::Task::ROUTED`]) go this way; the others are invoked directly
+    /// ([`Runtime::invoke`]), and asking to route one is a `routing_mismatch`.
     pub async fn run_task(&self, seed: &InvocationSeed) -> Result<Invocation, Error> {
-        let task = seed.input.task().ok_or_else(|| contract(Role::Harmonia, Code::RoutingMismatch))?;
+        let task = seed.input.task().filter(|t| t.routed());
+        let task = task.ok_or_else(|| contract(Role::Harmonia, Code::RoutingMismatch))?;
         self.route(seed, task).await?;
         self.invoke(seed).await
     }

@@ -16,9 +16,9 @@
 //! [`HOLDER_STALE`], and any other holder reclaims its leases then, instead of waiting out the
 //! ack deadline.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -120,14 +120,33 @@ pub struct LocalBus {
 
 /// Who to wake in this process when something changes on the queue: the subscribers of a
 /// topic when a message arrives on it (so a publish wakes the one stage it is for, not every
-/// subscriber), and everyone following progress ([`LocalBus::changed`]) on any change.
-/// Other processes' changes are found by the subscribers' bounded waits.
+/// subscriber), those following messages of one attribute value ([`LocalBus::follow`], say
+/// one job's) when such a message is published or settled, and everyone following progress
+/// ([`LocalBus::changed`]) on any change. Other processes' changes are found by bounded waits.
 #[derive(Default)]
 struct Wakes {
     /// Topic → the wake of each of this process's subscribers of it.
     by_topic: std::sync::Mutex<BTreeMap<String, Vec<Arc<Notify>>>>,
+    /// Attribute → value → the wake of each follower (gone when the follower is).
+    followed: std::sync::Mutex<HashMap<String, Followers>>,
     /// Any publish, settle or release in this process.
     any: Arc<Notify>,
+}
+
+/// Of one attribute: value → the wake of each follower of it.
+type Followers = HashMap<String, Vec<Weak<Notify>>>;
+
+/// Following the messages that carry one attribute value ([`LocalBus::follow`]).
+#[derive(Clone, Debug)]
+pub struct Follow(Arc<Notify>);
+
+impl Follow {
+    /// Resolves when this process next publishes or settles a followed message (created
+    /// before looking, so a change made while looking is not missed). Other processes' changes
+    /// do not wake it: bound the wait.
+    pub fn changed(&self) -> tokio::sync::futures::OwnedNotified {
+        self.0.clone().notified_owned()
+    }
 }
 
 impl Wakes {
@@ -140,6 +159,32 @@ impl Wakes {
             }
         }
         self.any.notify_waiters();
+    }
+
+    /// A followed message was published or settled: wake its followers.
+    fn touched(&self, attributes: &BTreeMap<String, String>) {
+        let Ok(followed) = self.followed.lock() else { return };
+        for (key, values) in followed.iter() {
+            let followers = attributes.get(key).and_then(|v| values.get(v)).into_iter().flatten();
+            followers.filter_map(Weak::upgrade).for_each(|notify| notify.notify_waiters());
+        }
+    }
+
+    /// Follow the messages whose `key` attribute is one of `values`.
+    fn follow<'a>(&self, key: &str, values: impl IntoIterator<Item = &'a str>) -> Follow {
+        let notify = Arc::new(Notify::new());
+        if let Ok(mut followed) = self.followed.lock() {
+            let table = followed.entry(key.to_owned()).or_default();
+            // Forget followers that are gone, so the table stays as small as those following.
+            table.retain(|_, followers| {
+                followers.retain(|f| f.strong_count() > 0);
+                !followers.is_empty()
+            });
+            for value in values {
+                table.entry(value.to_owned()).or_default().push(Arc::downgrade(&notify));
+            }
+        }
+        Follow(notify)
     }
 
     /// Register a subscriber of `topic`.
@@ -490,8 +535,15 @@ impl LocalBus {
         if let Some(topic) = dead_lettered {
             self.wakes.arrived(Some(&topic));
         }
+        self.wakes.touched(&leased.delivery.attributes);
         self.wakes.any.notify_waiters();
         Ok(())
+    }
+
+    /// Follow the messages whose attribute `key` is one of `values` (say, some jobs' stage
+    /// events): [`Follow::changed`] resolves when this process publishes or settles one.
+    pub fn follow<'a>(&self, key: &str, values: impl IntoIterator<Item = &'a str>) -> Follow {
+        self.wakes.follow(key, values)
     }
 
     /// Resolves at the next change this process makes to the queue (a publish, a settled
@@ -682,6 +734,7 @@ impl Bus for LocalBus {
         let id = uuid::Uuid::now_v7().simple().to_string();
         let message_id = id.clone();
         let topic = message.topic.clone();
+        let attributes = message.attributes.clone();
         self.with_conn(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
             let known: Option<String> =
@@ -697,6 +750,7 @@ impl Bus for LocalBus {
         })
         .await?;
         self.wakes.arrived(Some(topic.as_str()));
+        self.wakes.touched(&attributes);
         Ok(id)
     }
 }

@@ -225,3 +225,47 @@ async fn a_subscribing_holder_keeps_its_heartbeat_fresh() {
     assert!(second.lease(&sub).await.expect("lease").leased().is_none(), "a beating holder keeps its lease");
     worker.abort();
 }
+
+/// Whether `future` has resolved, polled once.
+async fn resolved(future: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>) -> bool {
+    std::future::poll_fn(|cx| std::task::Poll::Ready(future.as_mut().poll(cx).is_ready())).await
+}
+
+/// A follower of some attribute values is woken by a publish or a settle of a message carrying
+/// one of them, and by nothing else; a follower that is gone is forgotten.
+#[tokio::test]
+async fn a_follower_is_woken_by_its_own_messages_only() {
+    let dir = harmonia_testkit::temp_dir();
+    let bus = LocalBus::open(dir.path().join("follow.sqlite")).expect("open");
+    let topic: Name = "follow-topic".parse().expect("topic");
+    bus.create_topic(&topic).await.expect("topic");
+    bus.create_subscription(&spec("follow-sub", "follow-topic", Duration::from_secs(30))).await.expect("subscription");
+    let message = |job: &str| OutboundMessage {
+        topic: topic.clone(),
+        data: b"{}".to_vec(),
+        attributes: [("job".to_owned(), job.to_owned())].into(),
+    };
+    let mine = bus.follow("job", ["j1", "j2"]);
+    let other = bus.follow("job", ["j3"]);
+    {
+        let (mut mine_changed, mut other_changed) = (std::pin::pin!(mine.changed()), std::pin::pin!(other.changed()));
+        bus.publish(message("j2")).await.expect("publish");
+        assert!(resolved(&mut mine_changed).await, "a publish of a followed job wakes its follower");
+        assert!(!resolved(&mut other_changed).await, "and no one else");
+
+        // Settling it wakes the follower again.
+        let mut mine_changed = std::pin::pin!(mine.changed());
+        let leased = bus.lease(&"follow-sub".parse().expect("sub")).await.expect("lease").leased().expect("a message");
+        assert!(!resolved(&mut mine_changed).await, "a lease changes nothing a follower sees");
+        bus.settle(&leased, Outcome::Ack).await.expect("ack");
+        assert!(resolved(&mut mine_changed).await, "an ack of a followed job wakes its follower");
+        assert!(!resolved(&mut other_changed).await);
+    }
+
+    // (A pending `changed` holds its follower too; those above are gone with their block.)
+    drop(mine);
+    let _third = bus.follow("job", ["j4"]);
+    let followed = bus.wakes.followed.lock().expect("lock");
+    let values: Vec<&String> = followed.get("job").map(|t| t.keys().collect()).unwrap_or_default();
+    assert!(!values.iter().any(|v| *v == "j1" || *v == "j2"), "a follower that is gone is forgotten: {values:?}");
+}

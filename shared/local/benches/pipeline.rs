@@ -28,6 +28,16 @@ struct Counts {
     commits: AtomicU64,
     events: AtomicU64,
     model_calls: AtomicU64,
+    /// (operation, collection) → count, for the breakdown of where a job's store operations go.
+    by_collection: std::sync::Mutex<std::collections::BTreeMap<(&'static str, &'static str), u64>>,
+}
+
+impl Counts {
+    fn note(&self, operation: &'static str, collection: Collection) {
+        if let Ok(mut by) = self.by_collection.lock() {
+            *by.entry((operation, collection.as_str())).or_default() += 1;
+        }
+    }
 }
 
 struct CountingModel(Arc<Counts>);
@@ -50,14 +60,19 @@ struct CountingStore(Arc<dyn Store>, Arc<Counts>);
 impl Store for CountingStore {
     async fn get(&self, w: &WorkspaceId, c: Collection, id: &DocId) -> Result<Option<Document>, harmonia_store::Error> {
         self.1.reads.fetch_add(1, Ordering::Relaxed);
+        self.1.note("read", c);
         self.0.get(w, c, id).await
     }
     async fn query(&self, w: &WorkspaceId, c: Collection, q: &Query) -> Result<Vec<Document>, harmonia_store::Error> {
         self.1.queries.fetch_add(1, Ordering::Relaxed);
+        self.1.note("query", c);
         self.0.query(w, c, q).await
     }
     async fn commit(&self, w: &WorkspaceId, writes: Vec<Write>) -> Result<(), harmonia_store::Error> {
         self.1.commits.fetch_add(1, Ordering::Relaxed);
+        for collection in writes.iter().map(|w| w.collection).collect::<std::collections::BTreeSet<_>>() {
+            self.1.note("commit", collection);
+        }
         self.0.commit(w, writes).await
     }
 }
@@ -100,6 +115,7 @@ async fn main() {
     let counted =
         |c: &Counts| [&c.reads, &c.queries, &c.commits, &c.events, &c.model_calls].map(|n| n.load(Ordering::Relaxed));
     let before = counted(&counts);
+    let by_before = counts.by_collection.lock().map(|b| b.clone()).unwrap_or_default();
     let start = Instant::now();
     for _ in 0..jobs {
         run(&local, &ws, &input).await;
@@ -108,6 +124,13 @@ async fn main() {
     let sequential = start.elapsed();
     let after = counted(&counts);
     let per_job = |i: usize| (after[i] - before[i]) as f64 / jobs as f64;
+    let by_after = counts.by_collection.lock().map(|b| b.clone()).unwrap_or_default();
+    let breakdown: Vec<String> = by_after
+        .iter()
+        .map(|(key, n)| (key, n - by_before.get(key).copied().unwrap_or(0)))
+        .filter(|(_, n)| *n > 0)
+        .map(|((op, collection), n)| format!("{op} {collection} {:.1}", n as f64 / jobs as f64))
+        .collect();
 
     let start = Instant::now();
     let mut running = Vec::new();
@@ -136,6 +159,10 @@ async fn main() {
         per_job(3),
         per_job(4)
     );
+    println!("  per job, by operation and collection (a commit counted once per collection it writes):");
+    for line in &breakdown {
+        println!("    {line}");
+    }
     let round = |x: f64| (x * 10.0).round() / 10.0;
     println!(
         "{}",

@@ -32,6 +32,9 @@ use tokio::task::JoinHandle;
 /// The folder of the data directory that holds blobs.
 pub const BLOBS_DIR: &str = "blobs";
 
+/// The stage events' attribute naming their job, by which a command follows its jobs.
+const JOB_ATTRIBUTE: &str = "job";
+
 /// How long a command following jobs waits for news from its own process before it looks at
 /// the store again (another process on the same data dir may be doing the work).
 const LOOK_AGAIN: Duration = Duration::from_millis(50);
@@ -172,8 +175,9 @@ impl Local {
     pub async fn rest(&self, workspace: &WorkspaceId, jobs: &[JobId], limit: Duration) -> Result<(), Error> {
         let deadline = tokio::time::Instant::now() + limit;
         let mut moving: Vec<&JobId> = jobs.iter().collect();
+        let follow = self.bus.follow(JOB_ATTRIBUTE, jobs.iter().map(JobId::as_str));
         loop {
-            let changed = self.bus.changed();
+            let changed = follow.changed();
             let mut still = Vec::with_capacity(moving.len());
             for job in moving {
                 let current = operator::job(&self.env, workspace, job).await?;
@@ -257,9 +261,10 @@ impl Local {
     ) -> Result<Job, Error> {
         let deadline = tokio::time::Instant::now() + timeout;
         let mut seen = std::collections::HashSet::new();
+        let follow = self.bus.follow(JOB_ATTRIBUTE, [job.as_str()]);
         loop {
             // Taken before reading, so a change made while reading is not missed.
-            let changed = self.bus.changed();
+            let changed = follow.changed();
             let current = operator::job(&self.env, workspace, job).await?;
             let query = Query::all(MAX_QUERY_LIMIT).filter("job", job.to_string()).map_err(Error::from)?;
             let docs = scan(&*self.env.store, workspace, MARKERS, query).await.map_err(Error::from)?;

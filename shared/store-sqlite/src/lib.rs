@@ -199,21 +199,29 @@ fn note_lock(_attempt: i32) -> bool {
 
 /// One connection shared by the store and the local queue code paths.
 ///
-/// A call runs inline, on the calling task's thread, when the connection is free and no other
-/// process holds a lock it needs: a statement over a local file takes microseconds, while
-/// handing it to a blocking thread and back costs two thread wake-ups, which dominate on a
-/// small virtual machine. Only when the connection is in use on another thread, or SQLite
-/// meets another process's lock (it reports busy instead of waiting, see [`note_lock`]), does
-/// the call go to a blocking task, where it waits up to [`BUSY_TIMEOUT`]. A call may
-/// therefore run twice: `f` must leave nothing behind when it fails busy — one statement, or
-/// one transaction (dropping it rolls back) — which is how every call here is written.
+/// A call runs inline, on the calling task's thread, when no other process holds a lock it
+/// needs: a statement over a local file takes microseconds, while handing it to a blocking
+/// thread and back costs two thread wake-ups, which dominate on a small virtual machine. When
+/// another inline call has the connection (on another worker thread), this one waits for it
+/// inline too — that is one short call. Only when a call is in a blocking task (it may be
+/// waiting seconds for another process), or SQLite meets another process's lock (it reports
+/// busy instead of waiting, see [`note_lock`]), does a call go to a blocking task, where it
+/// waits up to [`BUSY_TIMEOUT`]. A call may therefore run twice: `f` must leave nothing behind
+/// when it fails busy — one statement, or one transaction (dropping it rolls back) — which is
+/// how every call here is written.
 #[derive(Clone)]
-pub struct Blocking(Arc<Mutex<Connection>>);
+pub struct Blocking(Arc<Shared>);
+
+struct Shared {
+    conn: Mutex<Connection>,
+    /// Calls in (or on their way to) a blocking task, which may hold the connection long.
+    off: std::sync::atomic::AtomicUsize,
+}
 
 impl Blocking {
     /// Wrap a connection.
     pub fn new(conn: Connection) -> Self {
-        Self(Arc::new(Mutex::new(conn)))
+        Self(Arc::new(Shared { conn: Mutex::new(conn), off: std::sync::atomic::AtomicUsize::new(0) }))
     }
 
     /// Run `f` on the connection, inline when it can go straight through, else in a blocking
@@ -227,21 +235,28 @@ impl Blocking {
         T: Send + 'static,
         E: Send + 'static,
     {
-        if let Ok(mut conn) = self.0.try_lock() {
-            MET_LOCK.with(|met| met.set(false));
-            if conn.busy_handler(Some(note_lock)).is_ok() {
-                let result = f(&mut conn);
-                let restored = conn.busy_timeout(BUSY_TIMEOUT);
-                if !MET_LOCK.with(std::cell::Cell::get) {
-                    return match restored {
-                        Ok(()) => result,
-                        Err(_) => Err(lost("busy_timeout")),
-                    };
-                }
-                // Another process holds the lock: wait for it off the runtime's threads.
+        use std::sync::atomic::Ordering;
+        let inline = match self.0.conn.try_lock() {
+            Ok(conn) => Some(conn),
+            // Held by another inline call: short. Held by a blocking task: perhaps long.
+            Err(std::sync::TryLockError::WouldBlock) if self.0.off.load(Ordering::Acquire) == 0 => {
+                self.0.conn.lock().ok()
             }
+            Err(_) => None,
+        };
+        let finished = inline.and_then(|mut conn| {
+            MET_LOCK.with(|met| met.set(false));
+            conn.busy_handler(Some(note_lock)).ok()?;
+            let result = f(&mut conn);
+            let restored = conn.busy_timeout(BUSY_TIMEOUT);
+            // Another process holds the lock: wait for it off the runtime's threads.
+            (!MET_LOCK.with(std::cell::Cell::get)).then_some(restored.map(|()| result))
+        });
+        match finished {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(lost("busy_timeout")),
+            None => self.run_off(f, lost).await,
         }
-        self.run_off(f, lost).await
     }
 
     /// Run `f` on the connection in a blocking task, always: for calls that may take long
@@ -255,14 +270,21 @@ impl Blocking {
         T: Send + 'static,
         E: Send + 'static,
     {
-        let conn = self.0.clone();
+        use std::sync::atomic::Ordering;
+        let shared = self.0.clone();
         let lost_join = lost("blocking_task");
-        tokio::task::spawn_blocking(move || {
-            let mut guard = conn.lock().map_err(|_| lost("poisoned"))?;
-            f(&mut guard)
+        shared.off.fetch_add(1, Ordering::AcqRel);
+        let result = tokio::task::spawn_blocking({
+            let shared = shared.clone();
+            move || {
+                let mut guard = shared.conn.lock().map_err(|_| lost("poisoned"))?;
+                f(&mut guard)
+            }
         })
         .await
-        .unwrap_or(Err(lost_join))
+        .unwrap_or(Err(lost_join));
+        shared.off.fetch_sub(1, Ordering::AcqRel);
+        result
     }
 
     /// Run `f` on the connection on this thread, for where nothing can be awaited (a `Drop`);
@@ -272,7 +294,7 @@ impl Blocking {
         f: impl FnOnce(&mut Connection) -> Result<T, E>,
         lost: impl Fn(&'static str) -> E,
     ) -> Result<T, E> {
-        let mut guard = self.0.lock().map_err(|_| lost("poisoned"))?;
+        let mut guard = self.0.conn.lock().map_err(|_| lost("poisoned"))?;
         f(&mut guard)
     }
 }

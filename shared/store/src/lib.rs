@@ -71,6 +71,23 @@ pub trait Store: Send + Sync + 'static {
     async fn commit(&self, workspace: &WorkspaceId, writes: Vec<Write>) -> Result<(), Error>;
 }
 
+/// Create the document unless it exists, reading nothing: `true` when this call created it,
+/// `false` when one was there already.
+pub async fn create(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    collection: Collection,
+    id: &DocId,
+    data: Map<String, Value>,
+) -> Result<bool, Error> {
+    let write = Write { collection, id: id.clone(), op: WriteOp::Create(data) };
+    match store.commit(workspace, vec![write]).await {
+        Ok(()) => Ok(true),
+        Err(Error::AlreadyExists) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Create the document unless it exists; either way return what is stored.
 pub async fn create_if_absent(
     store: &dyn Store,

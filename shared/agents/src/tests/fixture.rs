@@ -62,7 +62,8 @@ impl Fixture {
         }
     }
 
-    /// Runs one task on `rt` and reads `key` from its state delta.
+    /// Runs one task on `rt` as the pipeline does (routed through Harmonia when it is a routed
+    /// task, else invoked directly) and reads `key` from its state delta.
     pub(crate) async fn output<T: DeserializeOwned>(
         &self,
         rt: &Runtime,
@@ -70,7 +71,10 @@ impl Fixture {
         input: RoleInput,
         key: &str,
     ) -> T {
-        let invocation = rt.run_task(&self.seed(stage, input)).await.unwrap_or_else(|e| panic!("{key}: {e:?}"));
+        let seed = self.seed(stage, input);
+        let routed = seed.input.task().is_some_and(crate::io::Task::routed);
+        let invocation = if routed { rt.run_task(&seed).await } else { rt.invoke(&seed).await };
+        let invocation = invocation.unwrap_or_else(|e| panic!("{key}: {e:?}"));
         invocation.state_delta.require(key).unwrap_or_else(|e| panic!("{key} key: {e:?}"))
     }
 

@@ -153,6 +153,26 @@ async fn wrong_routing_is_a_routing_mismatch() {
     assert_eq!(f.sessions().await, 0);
 }
 
+/// Harmonia routes Nimi, Ryan and Temi only: asking it to route a draft (or any task that
+/// deterministic code or the worker runs directly) is refused before any model call, and
+/// Harmonia is never offered an unrouted specialist.
+#[tokio::test]
+async fn only_analysis_strategy_and_planning_are_routed() {
+    let f = Fixture::new().await;
+    let model = Arc::new(ScriptedModel::new().json(json!({"specialist": "noni"})));
+    let rt = f.runtime(model);
+    let err = rt.run_task(&f.seed(Stage::Draft, noni())).await.expect_err("a draft is not routed");
+    let e = err.contract().expect("contract");
+    assert_eq!((e.role, e.code), (Role::Harmonia, Code::RoutingMismatch));
+    let activity = f.store.query(&f.workspace, runtime::ACTIVITY, &harmonia_store::Query::all(10)).await;
+    assert!(activity.expect("activity").is_empty(), "nothing was invoked");
+    // Routing a draft as though it were a routed task: Harmonia may only name a routed
+    // specialist, so Noni is a mismatch even when the task says draft.
+    let err = rt.route(&f.seed(Stage::Draft, noni()), Task::Draft).await.expect_err("noni is not routed");
+    assert_eq!(err.contract().map(|e| e.code), Some(Code::RoutingMismatch));
+    assert_eq!(Task::ROUTED.map(Task::specialist), [Role::Nimi, Role::Ryan, Role::Temi]);
+}
+
 #[tokio::test]
 async fn a_tool_outside_the_allow_list_is_refused() {
     let f = Fixture::new().await;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use harmonia_contracts::ids::{DocId, WorkspaceId};
-use harmonia_store::{Created, Tx, create_if_absent, encode, run_transaction, update};
+use harmonia_store::{Tx, create, encode, run_transaction, update};
 
 use super::{Error, StageRef};
 use crate::Env;
@@ -83,18 +83,23 @@ pub async fn acquire(env: &Env, at: &StageRef<'_>) -> Result<Option<Token>, Erro
     let holder = env.liveness.as_ref().map(|l| l.holder().to_owned());
     let mine = Running { owner: owner.clone(), until: lease_until(now, env.step_lease), holder };
     let token = Token { owner };
-    let taken = match create_if_absent(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?).await? {
-        Created::New(_) => Some(token),
-        Created::Existing(doc) => {
-            let held: Running = doc.decode()?;
-            if held.until > now && !holder_dead(env, held.holder.as_deref()).await {
-                return Ok(None);
-            }
-            // The holder is gone (crashed, or its lease lapsed): take over at the version seen.
-            match update(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?, doc.version).await {
-                Ok(_) => Some(token),
-                Err(harmonia_store::Error::PreconditionFailed) => None,
-                Err(e) => return Err(e.into()),
+    let taken = if create(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?).await? {
+        Some(token)
+    } else {
+        match env.store.get(at.workspace, RUNNING, &id).await? {
+            // Released in between: the next delivery claims it.
+            None => None,
+            Some(doc) => {
+                let held: Running = doc.decode()?;
+                if held.until > now && !holder_dead(env, held.holder.as_deref()).await {
+                    return Ok(None);
+                }
+                // The holder is gone (crashed, or its lease lapsed): take over at the version seen.
+                match update(&*env.store, at.workspace, RUNNING, &id, encode(&mine)?, doc.version).await {
+                    Ok(_) => Some(token),
+                    Err(harmonia_store::Error::PreconditionFailed) => None,
+                    Err(e) => return Err(e.into()),
+                }
             }
         }
     };

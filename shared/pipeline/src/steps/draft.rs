@@ -68,7 +68,7 @@ async fn write<P: Subscribed<Consumer = stage::Draft>>(
     if let Some(operator) = operator {
         noni = noni.in_round(operator);
     }
-    let invocation = env.runtime.run_task(&seed(env, event, RoleInput::Noni(noni))).await?;
+    let invocation = env.runtime.invoke(&seed(env, event, RoleInput::Noni(noni))).await?;
     let output: DraftOutput = invocation.state_delta.require("draft")?;
     let id = draft_id(&event.job, event.round, pass);
     let draft = Draft {

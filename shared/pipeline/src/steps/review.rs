@@ -47,7 +47,7 @@ impl Step for DraftWritten {
             research,
             findings,
         });
-        let out: ReviewOutput = env.runtime.run_task(&seed(env, event, input)).await?.state_delta.require("review")?;
+        let out: ReviewOutput = env.runtime.invoke(&seed(env, event, input)).await?.state_delta.require("review")?;
         let review = Review {
             draft: draft.id.clone(),
             pass: draft.pass,
