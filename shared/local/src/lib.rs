@@ -21,7 +21,7 @@ use harmonia_contracts::ids::JobId;
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::connector::Sandbox;
-use harmonia_pipeline::records::{MARKERS, Marker};
+use harmonia_pipeline::records::{JOBS, MARKERS, Marker, doc_id};
 use harmonia_pipeline::registry::{Timing, topics};
 use harmonia_pipeline::steps::handlers;
 use harmonia_pipeline::{Env, operator, workspace};
@@ -261,23 +261,31 @@ impl Local {
     ) -> Result<Job, Error> {
         let deadline = tokio::time::Instant::now() + timeout;
         let mut seen = std::collections::HashSet::new();
+        let mut read_at = None;
         let follow = self.bus.follow(JOB_ATTRIBUTE, [job.as_str()]);
         loop {
             // Taken before reading, so a change made while reading is not missed.
             let changed = follow.changed();
-            let current = operator::job(&self.env, workspace, job).await?;
-            let query = Query::all(MAX_QUERY_LIMIT).filter("job", job.to_string()).map_err(Error::from)?;
-            let docs = scan(&*self.env.store, workspace, MARKERS, query).await.map_err(Error::from)?;
-            let mut markers: Vec<Marker> = decode_each(MARKERS, &docs);
-            markers.sort_by_key(|m| m.completed_at);
-            for m in markers {
-                if seen.insert((m.stage, m.round, m.pass)) {
-                    report(Progress::Stage {
-                        stage: m.stage,
-                        round: m.round,
-                        pass: m.pass,
-                        completed_at: m.completed_at,
-                    });
+            let doc = self.env.store.get(workspace, JOBS, &doc_id(job)).await.map_err(Error::from)?;
+            let doc = doc.ok_or_else(|| Error::from_code(Code::NotFound))?;
+            let current: Job = doc.decode().map_err(Error::from)?;
+            // A stage's marker is written in the transaction that updates its job: while the
+            // job's version stands, there is no new marker to read.
+            if read_at != Some(doc.version) {
+                read_at = Some(doc.version);
+                let query = Query::all(MAX_QUERY_LIMIT).filter("job", job.to_string()).map_err(Error::from)?;
+                let docs = scan(&*self.env.store, workspace, MARKERS, query).await.map_err(Error::from)?;
+                let mut markers: Vec<Marker> = decode_each(MARKERS, &docs);
+                markers.sort_by_key(|m| m.completed_at);
+                for m in markers {
+                    if seen.insert((m.stage, m.round, m.pass)) {
+                        report(Progress::Stage {
+                            stage: m.stage,
+                            round: m.round,
+                            pass: m.pass,
+                            completed_at: m.completed_at,
+                        });
+                    }
                 }
             }
             match operator::awaited(current.status) {

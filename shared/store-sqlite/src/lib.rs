@@ -26,6 +26,11 @@ use harmonia_store::{Collection, Direction, Document, Error, Query, Store, Write
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params_from_iter, types::Value as SqlValue};
 use serde_json::{Map, Value};
 
+/// The documents table. A rowid table, not `WITHOUT ROWID`: documents are JSON of one to tens
+/// of kilobytes, and a `WITHOUT ROWID` row keeps at most about a quarter of a page in place,
+/// the rest on overflow pages that SQLite reads from the file past its page cache, a read
+/// call each, every time. Here a row keeps up to a page in place, and its key lives in the
+/// unique index.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS documents (
     workspace  TEXT NOT NULL,
@@ -35,13 +40,14 @@ CREATE TABLE IF NOT EXISTS documents (
     updated_at TEXT NOT NULL,
     data       TEXT NOT NULL,
     job        TEXT,
-    PRIMARY KEY (workspace, collection, id)
-) WITHOUT ROWID;
+    UNIQUE (workspace, collection, id)
+);
 ";
 
-/// What [`migrate`] brings every file to: the `job` column (a copy of the document's
-/// top-level `job` when that is a string, kept by every write) and its index, so the queries
-/// that follow one job's documents read those rows only, however many jobs the file holds.
+/// What [`migrate`] brings every file to, beside [`SCHEMA`]: the index of the `job` column (a
+/// copy of the document's top-level `job` when that is a string, kept by every write), so the
+/// queries that follow one job's documents read those rows only, however many jobs the file
+/// holds.
 const INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS documents_job ON documents (workspace, collection, job, id) WHERE job IS NOT NULL;
 ";
@@ -53,21 +59,29 @@ const JOB_FIELD: &str = "job";
 pub const APPLICATION_ID: i32 = 0x4852_4D4E;
 
 /// The layout version this build writes (`PRAGMA user_version`): 2 added the indexed `job`
-/// column (a version 1 file is brought to 2 when opened; a build that knows only 1 refuses a
-/// version 2 file, as it would not keep the column).
-pub const LAYOUT_VERSION: i32 = 2;
+/// column, 3 made `documents` a rowid table ([`SCHEMA`]). An older file is brought to 3 when
+/// opened; a build that knows only an older layout refuses a newer file, as it would not keep
+/// the column.
+pub const LAYOUT_VERSION: i32 = 3;
 
-/// Bring the file's layout to [`LAYOUT_VERSION`], in one transaction: add and fill the `job`
-/// column of a version 1 file, create the indexes, stamp the version.
+/// Bring the file's layout to [`LAYOUT_VERSION`], in one transaction: a `documents` table of
+/// an older layout (`WITHOUT ROWID`, perhaps without the `job` column) is rebuilt as
+/// [`SCHEMA`] with every row copied and its `job` filled; then the indexes, and the version.
 fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let has_job = tx.prepare("SELECT 1 FROM pragma_table_info('documents') WHERE name = 'job'")?.exists([])?;
-    if !has_job {
-        tx.execute_batch(
-            "ALTER TABLE documents ADD COLUMN job TEXT;
-             UPDATE documents SET job = json_extract(data, '$.job')
-               WHERE json_valid(data) AND json_type(data, '$.job') = 'text';",
-        )?;
+    let sql: String =
+        tx.query_row("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'documents'", [], |r| r.get(0))?;
+    if sql.to_ascii_uppercase().contains("WITHOUT ROWID") {
+        tx.execute_batch(&format!(
+            "ALTER TABLE documents RENAME TO documents_before;
+             DROP INDEX IF EXISTS documents_job;
+             {SCHEMA}
+             INSERT INTO documents (workspace, collection, id, version, updated_at, data, job)
+               SELECT workspace, collection, id, version, updated_at, data,
+                 CASE WHEN json_valid(data) AND json_type(data, '$.job') = 'text' THEN json_extract(data, '$.job') END
+               FROM documents_before;
+             DROP TABLE documents_before;"
+        ))?;
     }
     tx.execute_batch(INDEXES)?;
     if tx.pragma_query_value(None, "user_version", |r| r.get::<_, i32>(0))? < LAYOUT_VERSION {
@@ -216,12 +230,33 @@ struct Shared {
     conn: Mutex<Connection>,
     /// Calls in (or on their way to) a blocking task, which may hold the connection long.
     off: std::sync::atomic::AtomicUsize,
+    /// Calls run, so the checkpointer knows when there may be something to copy.
+    calls: std::sync::atomic::AtomicU64,
 }
 
+/// How often the checkpointer copies committed pages from the write-ahead log into the file.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
 impl Blocking {
-    /// Wrap a connection.
+    /// Wrap a connection. For a file, the write-ahead log is checkpointed by a thread of its
+    /// own on a second connection ([`checkpoint_in_background`]) rather than by whichever
+    /// commit fills it: a checkpoint flushes the file to disk, which on a slow disk holds the
+    /// connection, and every call waiting for it, for tens of milliseconds.
     pub fn new(conn: Connection) -> Self {
-        Self(Arc::new(Shared { conn: Mutex::new(conn), off: std::sync::atomic::AtomicUsize::new(0) }))
+        let path = conn.path().filter(|p| !p.is_empty()).map(PathBuf::from);
+        let shared = Arc::new(Shared {
+            conn: Mutex::new(conn),
+            off: std::sync::atomic::AtomicUsize::new(0),
+            calls: std::sync::atomic::AtomicU64::new(0),
+        });
+        if let Some(path) = path
+            && checkpoint_in_background(&path, Arc::downgrade(&shared))
+            && let Ok(conn) = shared.conn.lock()
+        {
+            // Commits no longer checkpoint; if this fails they still do, which is only slower.
+            let _ = conn.pragma_update(None, "wal_autocheckpoint", 0);
+        }
+        Self(shared)
     }
 
     /// Run `f` on the connection, inline when it can go straight through, else in a blocking
@@ -236,6 +271,7 @@ impl Blocking {
         E: Send + 'static,
     {
         use std::sync::atomic::Ordering;
+        self.0.calls.fetch_add(1, Ordering::Relaxed);
         let inline = match self.0.conn.try_lock() {
             Ok(conn) => Some(conn),
             // Held by another inline call: short. Held by a blocking task: perhaps long.
@@ -297,6 +333,31 @@ impl Blocking {
         let mut guard = self.0.conn.lock().map_err(|_| lost("poisoned"))?;
         f(&mut guard)
     }
+}
+
+/// Start the thread that checkpoints the write-ahead log of the file at `path` every
+/// [`CHECKPOINT_EVERY`] while calls are made on `shared`, until it is dropped; `false` when
+/// it could not be started (commits then checkpoint, as SQLite does by default). A passive
+/// checkpoint waits for no reader or writer, and another process's checkpointer working on
+/// the same file at the same time only makes one of the two skip a turn.
+fn checkpoint_in_background(path: &Path, shared: std::sync::Weak<Shared>) -> bool {
+    let Ok(conn) = Connection::open(path) else { return false };
+    let started = std::thread::Builder::new().name("harmonia-sqlite-checkpoint".into()).spawn(move || {
+        let mut seen = 0;
+        loop {
+            std::thread::sleep(CHECKPOINT_EVERY);
+            let Some(shared) = shared.upgrade() else { return };
+            let calls = shared.calls.load(std::sync::atomic::Ordering::Relaxed);
+            drop(shared);
+            if calls != seen {
+                seen = calls;
+                if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+                    tracing::debug!(error = %error_kind(&e), "a background checkpoint did not run");
+                }
+            }
+        }
+    });
+    started.is_ok()
 }
 
 /// The SQLite document store.
@@ -668,8 +729,9 @@ mod tests {
 
     harmonia_store::store_conformance!(shared());
 
-    /// A data file of layout version 1 (no `job` column) is brought to version 2 when opened —
-    /// and when restored from a backup — and its documents are found by job as before.
+    /// A data file of layout version 1 (a `WITHOUT ROWID` table, no `job` column) is brought to
+    /// the current layout when opened — and when restored from a backup — every row kept, and
+    /// its documents are found by job.
     #[tokio::test]
     async fn a_version_one_file_gains_the_job_index_when_opened_or_restored() {
         let dir = harmonia_testkit::temp_dir();
@@ -706,6 +768,13 @@ mod tests {
             .and_then(|c| c.pragma_query_value(None, "user_version", |r| r.get(0)))
             .expect("version");
         assert_eq!(version, LAYOUT_VERSION);
+        let table: String = Connection::open(&old)
+            .and_then(|c| c.query_row("SELECT sql FROM sqlite_master WHERE name = 'documents'", [], |r| r.get(0)))
+            .expect("the table");
+        assert!(!table.contains("WITHOUT ROWID"), "{table}");
+        let all = store.query(&ws, markers, &Query::all(10)).await.expect("query");
+        assert_eq!(all.iter().map(|d| d.data.clone()).collect::<Vec<_>>().len(), 3, "every row is kept");
+        assert_eq!(all[0].data.get("n"), Some(&Value::from(1)));
 
         // A new write keeps the column; a restored v1 backup is migrated too.
         let write = Write {

@@ -1,5 +1,8 @@
 //! The offline model's conversation loop: read the task, load skills, call tools, answer.
 
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
 use async_trait::async_trait;
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::TokenUsage;
@@ -16,7 +19,7 @@ pub struct OfflineModel;
 /// What the conversation so far tells the offline model.
 pub(crate) struct Conversation<'a> {
     /// The runtime's task object (`{"task", "input"}`).
-    pub(crate) task: Value,
+    pub(crate) task: Arc<Value>,
     /// Function responses received, in order: (name, response).
     pub(crate) results: Vec<(&'a str, &'a Value)>,
 }
@@ -27,7 +30,7 @@ impl<'a> Conversation<'a> {
         let task = first
             .parts
             .iter()
-            .find_map(|p| if let Part::Text(t) = p { serde_json::from_str(t).ok() } else { None })
+            .find_map(|p| if let Part::Text(t) = p { parsed(t) } else { None })
             .ok_or(model::Error::Refused("no task"))?;
         let results = request
             .turns
@@ -56,6 +59,32 @@ impl<'a> Conversation<'a> {
     pub(crate) fn result(&self, name: &str) -> Option<&Value> {
         self.results.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
+}
+
+/// `text` parsed as JSON. Every turn of a conversation repeats its first message, the task
+/// with its whole input (a transcript, a plan): the last few parsed are kept (those of at most
+/// `KEPT_BYTES`: a long source's is parsed each turn rather than held), and a text equal to
+/// one of them is not parsed again.
+fn parsed(text: &str) -> Option<Arc<Value>> {
+    const KEPT: usize = 8;
+    const KEPT_BYTES: usize = 256 * 1024;
+    if text.len() > KEPT_BYTES {
+        return serde_json::from_str::<Value>(text).ok().map(Arc::new);
+    }
+    static RECENT: Mutex<VecDeque<(String, Arc<Value>)>> = Mutex::new(VecDeque::new());
+    if let Ok(recent) = RECENT.lock()
+        && let Some((_, value)) = recent.iter().find(|(seen, _)| seen == text)
+    {
+        return Some(value.clone());
+    }
+    let value = Arc::new(serde_json::from_str::<Value>(text).ok()?);
+    if let Ok(mut recent) = RECENT.lock() {
+        if recent.len() == KEPT {
+            recent.pop_front();
+        }
+        recent.push_back((text.to_owned(), value.clone()));
+    }
+    Some(value)
 }
 
 /// The next step: a function call, or the final output.

@@ -21,7 +21,7 @@ use crate::io::{
 use crate::model;
 
 fn input<T: DeserializeOwned>(c: &Conversation<'_>) -> Result<T, model::Error> {
-    serde_json::from_value(c.input().clone()).map_err(|_| model::Error::Refused("unexpected input"))
+    T::deserialize(c.input()).map_err(|_| model::Error::Refused("unexpected input"))
 }
 
 fn out<T: serde::Serialize>(value: &T) -> Result<Value, model::Error> {
