@@ -4,10 +4,13 @@
 #   (`BENCH_JOBS`, default 7);
 # - a stage function's cold start: spawn to first served request, and idle RSS
 #   (`BENCH_STARTS`, default 7), ending with `{"bench":"cold_start",...}`.
+# Both run the binaries the container image ships: `--profile image` (release, thin LTO, one
+# codegen unit, stripped), with the skills embedded.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-cargo build --workspace --bins --locked
+cargo build --profile image --workspace --bins --locked
+export HARMONIA_BIN_PROFILE=image
 trap '"$root/infra/emulators/stop.sh" >/dev/null 2>&1 || true' EXIT
 "$root/infra/emulators/start.sh"
 # shellcheck source=/dev/null

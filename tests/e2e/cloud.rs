@@ -546,7 +546,6 @@ async fn bench_cold_start_of_a_stage_function() {
     harmonia_testkit::firestore_emulator();
     harmonia_testkit::pubsub_emulator();
     let starts: usize = std::env::var("BENCH_STARTS").ok().and_then(|v| v.parse().ok()).unwrap_or(7);
-    let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
     let client = reqwest::Client::builder().timeout(Duration::from_millis(200)).build().expect("client");
     let (mut firsts, mut rss) = (Vec::with_capacity(starts), Vec::with_capacity(starts));
     for _ in 0..starts {
@@ -559,7 +558,6 @@ async fn bench_cold_start_of_a_stage_function() {
             .env("HARMONIA_STORE", "firestore")
             .env("HARMONIA_BLOBS", "gcs:harmonia-cold-start")
             .env("HARMONIA_MODEL", "offline")
-            .env("HARMONIA_SKILLS_DIR", &skills)
             .env("HARMONIA_LOG", "error")
             .stdout(std::process::Stdio::null())
             .kill_on_drop(true)

@@ -486,8 +486,8 @@ pub(crate) async fn ask(env: &Local, out: &Output, ws: &WorkspaceId, question: &
 
     let ws = ws.clone();
     let store = env.env.store.clone();
-    let skills = SkillLibrary::load(&SkillLibrary::default_dir())
-        .map_err(|_| Error::new(Code::Internal, "the skills folder could not be loaded"))?;
+    let skills = SkillLibrary::configured()
+        .map_err(|_| Error::new(Code::Internal, "the skills could not be loaded: check the folder HARMONIA_SKILLS_DIR names, or unset it to run the built-in skills"))?;
     let runtime = harmonia_nova::with_tools(Runtime::new(Arc::new(OfflineModel), store, Arc::new(skills)));
     let who = Identity { operator: "cli".parse()?, workspace: ws, role: Role::Operator };
     let asked = harmonia_nova::ask(&runtime, &who, question, TraceParent::new_root()).await?;

@@ -63,7 +63,7 @@ async fn main() {
     }
     let signals = include_bytes!("../../../examples/trend-signals.json");
     imports::signals::import(&*store, &ws, signals, imports::Format::Json).await.expect("import");
-    let skills = SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills");
+    let skills = SkillLibrary::configured().expect("skills");
     let token =
         operators::add(&*store, &ws, &"bench".parse().expect("op"), Role::Operator, &"cli".parse().expect("op"))
             .await

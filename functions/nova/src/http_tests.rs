@@ -16,7 +16,7 @@ use super::*;
 async fn serve() -> (Spawned, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = Arc::new(SqliteStore::open(dir.path().join("nova.db")).expect("store"));
-    let skills = SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills");
+    let skills = SkillLibrary::configured().expect("skills");
     let (ws, ana, cli) = ("ws".parse().expect("ws"), "ana".parse().expect("op"), "cli".parse().expect("op"));
     let token = operators::add(&*store, &ws, &ana, Role::Operator, &cli).await.expect("operator").credential;
     let credentials = Credentials::new(store.clone());

@@ -398,7 +398,7 @@ async fn the_whole_trend_dataset_is_read_past_one_page() {
 }
 
 fn runtime(store: Arc<dyn Store>, model: Arc<dyn Model>) -> Runtime {
-    let skills = SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills");
+    let skills = SkillLibrary::configured().expect("skills");
     with_tools(Runtime::new(model, store, Arc::new(skills)))
 }
 

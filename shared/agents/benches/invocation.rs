@@ -32,7 +32,7 @@ async fn main() {
     let iterations: usize = std::env::var("BENCH_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
     let dir = tempfile::tempdir().expect("temp dir");
     let store = Arc::new(SqliteStore::open(dir.path().join("bench.sqlite")).expect("store"));
-    let skills = Arc::new(SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills"));
+    let skills = Arc::new(SkillLibrary::configured().expect("skills"));
     let runtime = Runtime::new(Arc::new(OfflineModel), store, skills);
     let workspace: WorkspaceId = "ws-bench".parse().expect("ws");
     let source = serde_json::from_str::<SourceInput>(SAMPLE)

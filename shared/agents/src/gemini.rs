@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use backon::{ExponentialBuilder, Retryable};
+use harmonia_contracts::body::CappedBody;
 use harmonia_contracts::domain::TokenUsage;
 use harmonia_contracts::tool::Provenance;
 use serde_json::{Map, Value, json};
@@ -177,10 +178,19 @@ fn count(v: &Value, key: &str) -> u32 {
     v.get(key).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok()).unwrap_or(0)
 }
 
+/// The longest `generateContent` response body read (4 MiB): a role's answer is a few
+/// kilobytes and grounding metadata tens, so anything near this is not an answer. The client
+/// refuses a longer body (`oversized response`) before buffering past it.
+pub const MAX_RESPONSE_BYTES: usize = 4 << 20;
+
 /// Decode a `generateContent` response body as received: JSON text, then [`parse_response`].
-/// Nesting is bounded by `serde_json`'s recursion limit (128), so a hostile or corrupted body
-/// is refused (`malformed response`) rather than exhausting the stack.
+/// A body over [`MAX_RESPONSE_BYTES`] is refused (`oversized response`). Nesting is bounded by
+/// `serde_json`'s recursion limit (128), so a hostile or corrupted body is refused (`malformed
+/// response`) rather than exhausting the stack.
 pub fn decode_response(body: &[u8]) -> Result<ModelResponse, model::Error> {
+    if body.len() > MAX_RESPONSE_BYTES {
+        return Err(model::Error::Refused("oversized response"));
+    }
     let value: Value = serde_json::from_slice(body).map_err(|_| model::Error::Refused("malformed response"))?;
     parse_response(&value)
 }
@@ -300,7 +310,7 @@ impl Gemini {
     /// including missing credentials, is final.
     async fn call_once(&self, url: &str, body: &Value) -> Result<ModelResponse, Failed> {
         let headers = self.auth_headers().await.map_err(Failed::fatal)?;
-        let response = self.http.post(url).headers(headers).json(body).send().await.map_err(|e| {
+        let mut response = self.http.post(url).headers(headers).json(body).send().await.map_err(|e| {
             Failed::transient(model::Error::Unavailable(if e.is_timeout() { "timeout" } else { "connection" }))
         })?;
         let status = response.status();
@@ -313,8 +323,14 @@ impl Gemini {
         if !status.is_success() {
             return Err(Failed::fatal(model::Error::Refused("client error")));
         }
-        let body = response.bytes().await.map_err(|_| Failed::fatal(model::Error::Refused("malformed response")))?;
-        decode_response(&body).map_err(Failed::fatal)
+        let oversized = |_| Failed::fatal(model::Error::Refused("oversized response"));
+        let mut body = CappedBody::new(response.content_length(), MAX_RESPONSE_BYTES).map_err(oversized)?;
+        while let Some(chunk) =
+            response.chunk().await.map_err(|_| Failed::fatal(model::Error::Refused("malformed response")))?
+        {
+            body.push(&chunk).map_err(oversized)?;
+        }
+        decode_response(&body.finish()).map_err(Failed::fatal)
     }
 }
 

@@ -11,6 +11,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod embedded {
+    /// One skill folder as built: its name, its `SKILL.md`, and its references (file, text).
+    pub(crate) type Folder = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+    include!(concat!(env!("OUT_DIR"), "/embedded_skills.rs"));
+}
+
 use harmonia_contracts::Role;
 
 /// A loaded skill.
@@ -112,7 +118,7 @@ impl SkillLibrary {
     /// Load every skill folder under `dir`.
     pub fn load(dir: &Path) -> Result<Self, Error> {
         let io = |path: &Path| Error::Io { path: path.to_path_buf() };
-        let mut skills = BTreeMap::new();
+        let mut folders = Vec::new();
         let mut entries: Vec<_> = std::fs::read_dir(dir).map_err(|_| io(dir))?.flatten().collect();
         entries.sort_by_key(|e| e.file_name());
         for entry in entries {
@@ -123,28 +129,48 @@ impl SkillLibrary {
             }
             let folder = entry.file_name().to_string_lossy().into_owned();
             let text = std::fs::read_to_string(&skill_md).map_err(|_| io(&skill_md))?;
-            let mut skill = parse_skill(&folder, &text)?;
+            let mut references = Vec::new();
             let refs = path.join("references");
             if refs.is_dir() {
                 for r in std::fs::read_dir(&refs).map_err(|_| io(&refs))?.flatten() {
                     let file = r.file_name().to_string_lossy().into_owned();
                     if file.ends_with(".md") {
-                        let body = std::fs::read_to_string(r.path()).map_err(|_| io(&r.path()))?;
-                        skill.references.insert(file, body);
+                        references.push((file, std::fs::read_to_string(r.path()).map_err(|_| io(&r.path()))?));
                     }
                 }
             }
+            folders.push((folder, text, references));
+        }
+        Self::from_folders(folders)
+    }
+
+    /// The skills this build carries: the repository's `skills/` folder as it was when the
+    /// crate was built (checked as [`load`](Self::load) checks a folder).
+    pub fn embedded() -> Result<Self, Error> {
+        Self::from_folders(embedded::EMBEDDED.iter().map(|(folder, text, references)| {
+            let references = references.iter().map(|(file, body)| ((*file).to_owned(), (*body).to_owned()));
+            ((*folder).to_owned(), (*text).to_owned(), references.collect())
+        }))
+    }
+
+    /// The skills to run with: the folder `HARMONIA_SKILLS_DIR` names, when it is set (to run
+    /// other skills than the build's), else the embedded ones.
+    pub fn configured() -> Result<Self, Error> {
+        match std::env::var_os("HARMONIA_SKILLS_DIR") {
+            Some(dir) => Self::load(Path::new(&dir)),
+            None => Self::embedded(),
+        }
+    }
+
+    /// Parse and check each (folder, SKILL.md text, references) as a skill.
+    fn from_folders(folders: impl IntoIterator<Item = (String, String, Vec<(String, String)>)>) -> Result<Self, Error> {
+        let mut skills = BTreeMap::new();
+        for (folder, text, references) in folders {
+            let mut skill = parse_skill(&folder, &text)?;
+            skill.references.extend(references);
             skills.insert(folder, skill);
         }
         Ok(Self { skills })
-    }
-
-    /// The repository's `skills/` folder (for tests, the CLI and benchmarks); Cloud Run images
-    /// set `HARMONIA_SKILLS_DIR`.
-    pub fn default_dir() -> PathBuf {
-        std::env::var_os("HARMONIA_SKILLS_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../skills"))
     }
 
     /// A skill by name.
@@ -270,8 +296,18 @@ fn check_references(
 mod tests {
     use super::*;
 
+    fn repository() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../skills")
+    }
+
     fn library() -> SkillLibrary {
-        SkillLibrary::load(&SkillLibrary::default_dir()).expect("the repository's skills load")
+        SkillLibrary::load(&repository()).expect("the repository's skills load")
+    }
+
+    /// The build carries exactly the repository's skills: every skill, body and reference.
+    #[test]
+    fn the_embedded_skills_are_the_repositorys() {
+        assert_eq!(SkillLibrary::embedded().expect("the embedded skills load"), library());
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use harmonia_contracts::body::{CappedBody, TooLarge};
 use harmonia_contracts::ids::{OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use jsonwebtoken::jwk::JwkSet;
@@ -178,7 +179,7 @@ impl KeySet {
 
     async fn fetch(&self) -> Result<(HashMap<String, DecodingKey>, Option<Duration>), Error> {
         self.fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let response = self.http.get(&self.url).send().await.map_err(|e| {
+        let mut response = self.http.get(&self.url).send().await.map_err(|e| {
             tracing::warn!(event = "jwks_fetch_failed", timeout = e.is_timeout(), "key set endpoint unreachable");
             unavailable()
         })?;
@@ -187,21 +188,43 @@ impl KeySet {
             return Err(unavailable());
         }
         let ttl = max_age(response.headers().get(reqwest::header::CACHE_CONTROL).and_then(|v| v.to_str().ok()));
-        let set: JwkSet = response.json().await.map_err(|_| {
+        let too_long = |e: TooLarge| {
+            tracing::warn!(event = "jwks_invalid", limit = e.limit, "the key set is longer than its limit");
+            unavailable()
+        };
+        let mut body = CappedBody::new(response.content_length(), MAX_KEY_SET_BYTES).map_err(too_long)?;
+        while let Some(chunk) = response.chunk().await.map_err(|_| {
+            tracing::warn!(event = "jwks_fetch_failed", "the key set could not be read");
+            unavailable()
+        })? {
+            body.push(&chunk).map_err(too_long)?;
+        }
+        let keys = decode_key_set(&body.finish()).ok_or_else(|| {
             tracing::warn!(event = "jwks_invalid", "the key set is not a JWKS document");
             unavailable()
         })?;
-        let mut keys = HashMap::new();
-        for jwk in &set.keys {
-            // Only RS256 signing keys with an id can verify a Google ID token; others are skipped.
-            let (Some(kid), Ok(key)) = (&jwk.common.key_id, DecodingKey::from_jwk(jwk)) else { continue };
-            if matches!(key.family(), jsonwebtoken::AlgorithmFamily::Rsa) {
-                keys.insert(kid.clone(), key);
-            }
-        }
         tracing::debug!(event = "jwks_fetched", keys = keys.len(), "fetched the ID-token key set");
         Ok((keys, ttl))
     }
+}
+
+/// The longest key set read (64 KiB; Google's is about 2 KiB): a longer body is refused
+/// before it is buffered past this, like a body that is not a key set.
+pub const MAX_KEY_SET_BYTES: usize = 64 << 10;
+
+/// The RS256 signing keys of a JWKS document, by key id; `None` when the body is not a JWKS
+/// document. Keys without an id, and keys of other families, are skipped: only an RSA key
+/// with an id can verify a Google ID token.
+pub fn decode_key_set(body: &[u8]) -> Option<HashMap<String, DecodingKey>> {
+    let set: JwkSet = serde_json::from_slice(body).ok()?;
+    let mut keys = HashMap::new();
+    for jwk in &set.keys {
+        let (Some(kid), Ok(key)) = (&jwk.common.key_id, DecodingKey::from_jwk(jwk)) else { continue };
+        if matches!(key.family(), jsonwebtoken::AlgorithmFamily::Rsa) {
+            keys.insert(kid.clone(), key);
+        }
+    }
+    Some(keys)
 }
 
 /// The claims Harmonia reads (the library checks `iss`, `aud` and `exp`).

@@ -23,7 +23,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use credential::Credential;
-pub use google::{GoogleIdTokens, KeySet, Principal};
+pub use google::{GoogleIdTokens, KeySet, MAX_KEY_SET_BYTES, Principal, decode_key_set};
 
 use harmonia_contracts::ids::{OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};

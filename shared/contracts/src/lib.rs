@@ -6,7 +6,8 @@
 //! [`tool`] (Nova's tool envelope), [`domain`] (a job's documents from source to verified
 //! post), [`time`] (how times are written so that their string order is time order),
 //! [`untrusted`] (the scored detector of instruction-like text in sources and drafts) and
-//! [`schema`] (JSON Schema generation, drift check and validation).
+//! [`schema`] (JSON Schema generation, drift check and validation), and [`body`] (bounded
+//! reading of a body received from outside).
 //!
 //! Every serde type denies unknown fields; the checked-in schemas under `schemas/` are
 //! regenerated with `cargo run -p harmonia-contracts --bin harmonia-schemas`.
@@ -28,6 +29,7 @@ macro_rules! fixed_schema {
     };
 }
 
+pub mod body;
 pub mod domain;
 pub mod error;
 pub mod event;

@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use axum::http::Uri;
-use harmonia_agents::skills::SkillLibrary;
 use harmonia_contracts::Code;
 use harmonia_pipeline::registry::Timing;
 use secrecy::SecretString;
@@ -157,8 +156,8 @@ pub struct Config {
     pub connector: ConnectorBackend,
     /// Google ID-token verification, when enabled.
     pub google: Option<GoogleTokens>,
-    /// Skills folder (`HARMONIA_SKILLS_DIR`).
-    pub skills_dir: PathBuf,
+    /// Skills folder (`HARMONIA_SKILLS_DIR`); unset, the skills the build embeds.
+    pub skills_dir: Option<PathBuf>,
     /// Log filter directives (`HARMONIA_LOG`).
     pub log_filter: String,
     /// Log format.
@@ -334,7 +333,7 @@ impl Config {
             ));
         }
         let google = google_tokens(&vars)?;
-        let skills_dir = vars.get("HARMONIA_SKILLS_DIR")?.map_or_else(SkillLibrary::default_dir, PathBuf::from);
+        let skills_dir = vars.get("HARMONIA_SKILLS_DIR")?.map(PathBuf::from);
         let log_filter = vars.get("HARMONIA_LOG")?.unwrap_or_else(|| "info".into());
         if tracing_subscriber::EnvFilter::try_new(&log_filter).is_err() {
             return Err(Error::new("HARMONIA_LOG", "must be a tracing filter such as info or harmonia=debug"));

@@ -22,7 +22,7 @@
 //! | `WEBHOOK_URL`, `WEBHOOK_SECRET` | — | the webhook connector's target (http/https) and non-empty signing secret |
 //! | `HARMONIA_GOOGLE_AUDIENCE`, `HARMONIA_GOOGLE_PRINCIPALS` | — | Google-signed ID tokens (on when the audience is set): expected audience, email → `{operator, workspace}` file; such callers have the role `operator` |
 //! | `HARMONIA_GOOGLE_JWKS` | Google's `https://www.googleapis.com/oauth2/v3/certs` | URL of the token signing keys (fetched, cached per `Cache-Control`) |
-//! | `HARMONIA_SKILLS_DIR` | the image's `/app/skills` | skills folder |
+//! | `HARMONIA_SKILLS_DIR` | unset: the skills embedded at build time | a skills folder to load instead |
 //! | `HARMONIA_LOG` | `info` | log filter; `HARMONIA_LOG_FORMAT` `text` (default) or `json` for Cloud Logging |
 //! | `HARMONIA_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_ENDPOINT` | unset | OTLP/HTTP collector base URL for traces and metrics (off when unset; both set must agree) |
 //! | `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | unset | per-signal endpoints: `<base>/v1/traces` and `<base>/v1/metrics` of the same collector |
@@ -107,8 +107,11 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
                 .map_err(|_| Error::from_code(Code::ModelUnavailable))?,
         ),
     };
-    let skills = SkillLibrary::load(&config.skills_dir)
-        .map_err(|_| config_error("HARMONIA_SKILLS_DIR does not hold a loadable skills folder"))?;
+    let skills = match &config.skills_dir {
+        Some(dir) => SkillLibrary::load(dir)
+            .map_err(|_| config_error("HARMONIA_SKILLS_DIR does not hold a loadable skills folder"))?,
+        None => SkillLibrary::embedded().map_err(|_| config_error("the skills this build embeds do not load"))?,
+    };
     let runtime = tools.into_iter().fold(Runtime::new(model, store.clone(), Arc::new(skills)), Runtime::with_tool);
     let connector: Arc<dyn Connector> = match &config.connector {
         ConnectorBackend::Sandbox => Arc::new(Sandbox::new(store.clone())),

@@ -98,8 +98,8 @@ impl Local {
             None => store,
         };
         let bus = LocalBus::on(data.connection()).map_err(bus_error)?;
-        let skills = SkillLibrary::load(&SkillLibrary::default_dir()).map_err(|_| {
-            Error::new(Code::Internal, "the skills folder could not be loaded; set HARMONIA_SKILLS_DIR")
+        let skills = SkillLibrary::configured().map_err(|_| {
+            Error::new(Code::Internal, "the skills could not be loaded: check the folder HARMONIA_SKILLS_DIR names, or unset it to run the built-in skills")
         })?;
         let model: Arc<dyn harmonia_agents::model::Model> = Arc::new(OfflineModel);
         let model = match wrap.model {

@@ -47,7 +47,7 @@ impl Fixture {
     }
 
     pub(crate) fn runtime(&self, model: Arc<dyn Model>) -> Runtime {
-        let skills = SkillLibrary::load(&SkillLibrary::default_dir()).expect("skills");
+        let skills = SkillLibrary::configured().expect("skills");
         Runtime::new(model, self.store.clone(), Arc::new(skills))
     }
 

@@ -181,6 +181,21 @@ async fn throttling_is_retried_then_reported() {
 }
 
 #[tokio::test]
+async fn an_answer_past_the_size_limit_is_refused_unread_and_not_retried() {
+    let huge = text(&"x".repeat(crate::gemini::MAX_RESPONSE_BYTES));
+    let (stub, config) = stub(vec![(200, huge.clone()), (200, text("{}"))]).await;
+    let err = Gemini::new(config).expect("client").generate(&request()).await.expect_err("refused");
+    assert_eq!(err, model::Error::Refused("oversized response"));
+    assert_eq!(stub.seen.lock().expect("lock").len(), 1, "an oversized answer is final");
+    // The decoder holds the same bound for a body it is handed.
+    let bytes = huge.to_string().into_bytes();
+    assert_eq!(
+        crate::gemini::decode_response(&bytes).expect_err("refused"),
+        model::Error::Refused("oversized response")
+    );
+}
+
+#[tokio::test]
 async fn grounding_metadata_is_read() {
     let body = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Sync works offline."}]},
         "groundingMetadata": {"webSearchQueries": ["offline first sync"],

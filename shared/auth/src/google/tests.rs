@@ -163,6 +163,36 @@ async fn an_unreachable_key_endpoint_is_a_retryable_dependency_failure() {
     assert_eq!(v.keys().fetches(), 1);
 }
 
+#[tokio::test]
+async fn a_key_set_past_its_size_limit_is_refused_like_an_unreachable_one() {
+    let kids: Vec<String> = (0..400).map(|i| format!("k{i}")).collect();
+    let (endpoint, url) = endpoint(&kids.iter().map(String::as_str).collect::<Vec<_>>(), "max-age=3600").await;
+    let served = json!({ "keys": endpoint.keys.lock().expect("keys").clone() }).to_string().len();
+    assert!(served > MAX_KEY_SET_BYTES, "the served set ({served} bytes) is past the limit");
+    let v = verifier(KeySet::new(&url).expect("url"));
+    let e = v.verify(&token("k1", &claims(AUD, now() + 600, "ana@example.com", true))).await.expect_err("refused");
+    assert_eq!(e.code, Code::DependencyUnavailable);
+    // Within the limit, the same keys verify.
+    *endpoint.keys.lock().expect("keys") = vec![jwk("k1")];
+    let v = verifier(KeySet::new(&url).expect("url"));
+    assert_eq!(v.verify(&token("k1", &claims(AUD, now() + 600, "ana@example.com", true))).await.ok(), Some(ana()));
+}
+
+#[test]
+fn a_key_set_keeps_only_rsa_keys_with_an_id_and_anything_else_is_not_a_key_set() {
+    let mut no_id = jwk("x");
+    no_id["kid"] = Value::Null;
+    let oct = json!({"kty": "oct", "kid": "h1", "k": "c2VjcmV0"});
+    let body = json!({"keys": [jwk("k1"), no_id, oct, jwk("k2")]}).to_string();
+    let keys = decode_key_set(body.as_bytes()).expect("a key set");
+    let mut ids: Vec<&str> = keys.keys().map(String::as_str).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["k1", "k2"]);
+    for bad in [b"".as_slice(), b"{}", b"{\"keys\": 3}", b"\xff", b"[]"] {
+        assert!(decode_key_set(bad).is_none(), "{}", String::from_utf8_lossy(bad));
+    }
+}
+
 #[test]
 fn cache_control_max_age_is_read_capped_and_refused_caching_honoured() {
     assert_eq!(max_age(Some("public, max-age=21600, must-revalidate")), Some(Duration::from_secs(21600)));
