@@ -323,7 +323,7 @@ resource "google_cloud_run_v2_service" "function" {
       }
       env {
         name  = "GEMINI_LOCATION"
-        value = var.region
+        value = coalesce(var.gemini_location, var.region)
       }
       env {
         name  = "GEMINI_MODEL"

@@ -35,12 +35,22 @@ variable "image_tag" {
 }
 
 variable "model" {
-  description = "Model backend of the specialists: \"gemini\" (Vertex AI) or \"offline\"."
+  description = "Model backend of the specialists: \"vertex\" (Gemini on Vertex AI, through the functions' service accounts) or \"offline\"."
   type        = string
-  default     = "gemini"
+  default     = "vertex"
   validation {
-    condition     = contains(["gemini", "offline"], var.model)
-    error_message = "model must be gemini or offline."
+    condition     = contains(["vertex", "offline"], var.model)
+    error_message = "model must be vertex or offline."
+  }
+}
+
+variable "gemini_location" {
+  description = "Vertex AI location of the Gemini model: a region, or \"global\"; unset, the deployment's region."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.gemini_location == null || can(regex("^[a-z][a-z0-9-]*$", var.gemini_location))
+    error_message = "gemini_location must be a Vertex AI location such as us-central1, or global."
   }
 }
 

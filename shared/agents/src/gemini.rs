@@ -1,11 +1,19 @@
-//! Gemini on Vertex AI over REST (`generateContent`).
+//! Gemini over REST (`generateContent`): on Vertex AI (any location, `global` included), or
+//! through the Gemini API with an API key. Both speak the same body.
 //!
 //! Sends `systemInstruction`, `contents` (text, `functionCall`, `functionResponse` parts),
 //! `tools.functionDeclarations`, and — on turns without tools — `generationConfig` with
 //! `responseMimeType: application/json` and the role's `responseJsonSchema`; reads `candidates`,
 //! `usageMetadata` and `groundingMetadata`. Authenticates with Application Default Credentials
-//! (or not at all, for a local endpoint). Retries only 429 and 5xx (and timeouts) with
-//! exponential backoff; provider bodies never leave this module.
+//! (Vertex AI), an `x-goog-api-key` (the Gemini API), or not at all (a local endpoint).
+//!
+//! Failures are typed ([`model::Error`]): 401 and 403 (and an API key the Gemini API calls
+//! invalid) are `Auth`, 404 `NotFound`, 429 `Throttled`, 5xx, timeouts and connection failures
+//! `Unavailable`, other 4xx `BadRequest`, a safety block `Refused`, and an unreadable answer
+//! `OutputInvalid`. Only 429 and `Unavailable` are retried, with jittered exponential backoff
+//! that waits at least the `Retry-After` the provider sent. Each failure is logged with the
+//! HTTP status and the provider's error code (`error.status`, `error.details[].reason`), never
+//! its body; provider bodies never leave this module.
 
 use std::time::Duration;
 
@@ -19,12 +27,38 @@ use serde_json::{Map, Value, json};
 use crate::model::{self, Grounding, Model, ModelRequest, ModelResponse, Part, Speaker};
 
 /// How requests are authenticated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum Auth {
     /// Application Default Credentials (Cloud Run's service account, or `gcloud auth`).
     ApplicationDefault,
+    /// A Gemini API key, sent as `x-goog-api-key`.
+    ApiKey(String),
     /// No credentials (a local endpoint).
     None,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Auth::ApplicationDefault => "ApplicationDefault",
+            Auth::ApiKey(_) => "ApiKey(<redacted>)",
+            Auth::None => "None",
+        })
+    }
+}
+
+/// Which `generateContent` is called.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Api {
+    /// Vertex AI: `{endpoint}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}`.
+    Vertex {
+        /// Project id.
+        project: String,
+        /// Location, e.g. `us-central1` or `global`.
+        location: String,
+    },
+    /// The Gemini API: `{endpoint}/v1beta/models/{model}`.
+    Developer,
 }
 
 /// Where and how to call Gemini.
@@ -32,45 +66,69 @@ pub enum Auth {
 pub struct GeminiConfig {
     /// Base URL, e.g. `https://us-central1-aiplatform.googleapis.com`.
     pub endpoint: String,
-    /// Project id.
-    pub project: String,
-    /// Location, e.g. `us-central1`.
-    pub location: String,
+    /// Which API the endpoint serves.
+    pub api: Api,
     /// Model, e.g. `gemini-2.5-flash`.
     pub model: String,
     /// Per-request timeout.
     pub timeout: Duration,
     /// Attempts for 429/5xx/timeouts (at least 1).
     pub max_attempts: u32,
-    /// First retry delay; doubles per attempt.
+    /// First retry delay; doubles per attempt, with jitter.
     pub backoff: Duration,
+    /// The longest `Retry-After` waited for in the client: a longer one ends the call as
+    /// throttled at once, and the step is retried later.
+    pub max_retry_after: Duration,
     /// Authentication.
     pub auth: Auth,
 }
 
+/// The Gemini API's endpoint.
+pub const GEMINI_API_ENDPOINT: &str = "https://generativelanguage.googleapis.com";
+
 impl GeminiConfig {
-    /// Vertex AI in `location` for `project` with ADC and sensible limits.
+    /// Vertex AI in `location` (a region, or `global`) for `project` with ADC and sensible limits.
     pub fn vertex(project: &str, location: &str, model: &str) -> Self {
+        let endpoint = match location {
+            "global" => "https://aiplatform.googleapis.com".to_owned(),
+            region => format!("https://{region}-aiplatform.googleapis.com"),
+        };
         Self {
-            endpoint: format!("https://{location}-aiplatform.googleapis.com"),
-            project: project.to_owned(),
-            location: location.to_owned(),
+            endpoint,
+            api: Api::Vertex { project: project.to_owned(), location: location.to_owned() },
+            auth: Auth::ApplicationDefault,
+            ..Self::limits(model)
+        }
+    }
+
+    /// The Gemini API with `api_key`, and the same limits.
+    pub fn developer(api_key: &str, model: &str) -> Self {
+        Self { auth: Auth::ApiKey(api_key.to_owned()), ..Self::limits(model) }
+    }
+
+    /// The Gemini API's endpoint and the default limits, unauthenticated.
+    fn limits(model: &str) -> Self {
+        Self {
+            endpoint: GEMINI_API_ENDPOINT.to_owned(),
+            api: Api::Developer,
             model: model.to_owned(),
             timeout: Duration::from_secs(60),
             max_attempts: 3,
             backoff: Duration::from_millis(500),
-            auth: Auth::ApplicationDefault,
+            max_retry_after: Duration::from_secs(30),
+            auth: Auth::None,
         }
     }
 
     fn url(&self) -> String {
-        format!(
-            "{}/v1/projects/{}/locations/{}/publishers/google/models/{}:generateContent",
-            self.endpoint.trim_end_matches('/'),
-            self.project,
-            self.location,
-            self.model
-        )
+        let base = self.endpoint.trim_end_matches('/');
+        match &self.api {
+            Api::Vertex { project, location } => format!(
+                "{base}/v1/projects/{project}/locations/{location}/publishers/google/models/{}:generateContent",
+                self.model
+            ),
+            Api::Developer => format!("{base}/v1beta/models/{}:generateContent", self.model),
+        }
     }
 }
 
@@ -89,19 +147,17 @@ impl std::fmt::Debug for Gemini {
 }
 
 impl Gemini {
-    /// A client; with ADC, credentials are looked up now.
+    /// A client; with ADC, credentials are looked up now (none found is `Auth`).
     pub fn new(config: GeminiConfig) -> Result<Self, model::Error> {
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
             .build()
             .map_err(|_| model::Error::Unavailable("http client"))?;
         let credentials = match config.auth {
-            Auth::ApplicationDefault => Some(
-                google_cloud_auth::credentials::Builder::default()
-                    .build()
-                    .map_err(|_| model::Error::Unavailable("credentials"))?,
-            ),
-            Auth::None => None,
+            Auth::ApplicationDefault => {
+                Some(google_cloud_auth::credentials::Builder::default().build().map_err(|_| model::Error::Auth)?)
+            }
+            Auth::ApiKey(_) | Auth::None => None,
         };
         let name: String = config
             .model
@@ -115,12 +171,20 @@ impl Gemini {
 
     async fn auth_headers(&self) -> Result<reqwest::header::HeaderMap, model::Error> {
         use google_cloud_auth::credentials::CacheableResource;
-        match &self.credentials {
-            None => Ok(reqwest::header::HeaderMap::new()),
-            Some(c) => match c.headers(http::Extensions::new()).await {
+        match (&self.credentials, &self.config.auth) {
+            (Some(c), _) => match c.headers(http::Extensions::new()).await {
                 Ok(CacheableResource::New { data, .. }) => Ok(data),
-                _ => Err(model::Error::Unavailable("credentials")),
+                _ => Err(model::Error::Auth),
             },
+            (None, Auth::ApiKey(key)) => {
+                let mut value = reqwest::header::HeaderValue::from_str(key).map_err(|_| model::Error::Auth)?;
+                value.set_sensitive(true);
+                Ok(reqwest::header::HeaderMap::from_iter([(
+                    reqwest::header::HeaderName::from_static("x-goog-api-key"),
+                    value,
+                )]))
+            }
+            (None, _) => Ok(reqwest::header::HeaderMap::new()),
         }
     }
 }
@@ -186,38 +250,50 @@ pub const MAX_RESPONSE_BYTES: usize = 4 << 20;
 /// Decode a `generateContent` response body as received: JSON text, then [`parse_response`].
 /// A body over [`MAX_RESPONSE_BYTES`] is refused (`oversized response`). Nesting is bounded by
 /// `serde_json`'s recursion limit (128), so a hostile or corrupted body is refused (`malformed
-/// response`) rather than exhausting the stack.
+/// response`) rather than exhausting the stack. Both are `OutputInvalid`.
 pub fn decode_response(body: &[u8]) -> Result<ModelResponse, model::Error> {
     if body.len() > MAX_RESPONSE_BYTES {
-        return Err(model::Error::Refused("oversized response"));
+        return Err(model::Error::OutputInvalid("oversized response"));
     }
-    let value: Value = serde_json::from_slice(body).map_err(|_| model::Error::Refused("malformed response"))?;
+    let value: Value = serde_json::from_slice(body).map_err(|_| model::Error::OutputInvalid("malformed response"))?;
     parse_response(&value)
 }
 
-/// Read a `generateContent` response body.
+/// The finish reasons with which Gemini withholds an answer: a refusal, never a bad answer.
+const REFUSING_FINISH_REASONS: &[&str] =
+    &["SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "IMAGE_SAFETY"];
+
+/// Read a `generateContent` response body: a blocked prompt (`promptFeedback.blockReason`) or
+/// a refusing finish reason is `Refused`; no candidate, no content, an answer cut short at the
+/// token limit or a nameless function call is `OutputInvalid`.
 pub fn parse_response(body: &Value) -> Result<ModelResponse, model::Error> {
+    if body.get("promptFeedback").and_then(|f| f.get("blockReason")).is_some_and(|r| !r.is_null()) {
+        return Err(model::Error::Refused("prompt blocked"));
+    }
     let candidate = body
         .get("candidates")
         .and_then(Value::as_array)
         .and_then(|c| c.first())
-        .ok_or(model::Error::Refused("no candidates"))?;
-    if matches!(
-        candidate.get("finishReason").and_then(Value::as_str),
-        Some("SAFETY" | "PROHIBITED_CONTENT" | "BLOCKLIST" | "SPII")
-    ) {
+        .ok_or(model::Error::OutputInvalid("no candidates"))?;
+    let finish = candidate.get("finishReason").and_then(Value::as_str);
+    if finish.is_some_and(|reason| REFUSING_FINISH_REASONS.contains(&reason)) {
         return Err(model::Error::Refused("blocked"));
+    }
+    if finish == Some("MAX_TOKENS") {
+        return Err(model::Error::OutputInvalid("cut short at the token limit"));
     }
     let raw_parts = candidate
         .get("content")
         .and_then(|c| c.get("parts"))
         .and_then(Value::as_array)
-        .ok_or(model::Error::Refused("no content"))?;
+        .ok_or(model::Error::OutputInvalid("no content"))?;
     let mut parts = Vec::new();
     for p in raw_parts {
         if let Some(call) = p.get("functionCall") {
-            let name =
-                call.get("name").and_then(Value::as_str).ok_or(model::Error::Refused("function call without name"))?;
+            let name = call
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or(model::Error::OutputInvalid("function call without name"))?;
             let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
             parts.push(Part::FunctionCall { name: name.to_owned(), args });
         } else if let Some(text) = p.get("text").and_then(Value::as_str) {
@@ -279,58 +355,152 @@ fn grounding(g: &Value) -> Grounding {
     }
 }
 
-/// One failed `generateContent` call, and whether another attempt may help.
+/// One failed `generateContent` call, whether another attempt may help, and how long the
+/// provider asked to wait first.
 struct Failed {
     error: model::Error,
     transient: bool,
+    retry_after: Option<Duration>,
 }
 
 impl Failed {
     fn transient(error: model::Error) -> Self {
-        Failed { error, transient: true }
+        Failed { error, transient: true, retry_after: None }
     }
 
     fn fatal(error: model::Error) -> Self {
-        Failed { error, transient: false }
+        Failed { error, transient: false, retry_after: None }
     }
 }
 
+/// The longest error body read for its code (a Google error body is well under a kilobyte).
+const MAX_ERROR_BYTES: usize = 64 << 10;
+
+/// The provider's error code in an error body (`error.status`, and the first
+/// `error.details[].reason`), kept only when it is a plain token: never the message.
+pub fn provider_error_code(body: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let error = value.get("error")?;
+    let token = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .filter(|t| !t.is_empty() && t.len() <= 64 && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+            .map(str::to_owned)
+    };
+    let status = token(error.get("status"));
+    let reason = error
+        .get("details")
+        .and_then(Value::as_array)
+        .and_then(|details| details.iter().find_map(|d| token(d.get("reason"))));
+    match (status, reason) {
+        (Some(status), Some(reason)) => Some(format!("{status}/{reason}")),
+        (status, reason) => status.or(reason),
+    }
+}
+
+/// What a non-success status means, given the provider's error code.
+pub fn classify(status: u16, provider_code: Option<&str>) -> model::Error {
+    let code = provider_code.unwrap_or("");
+    match status {
+        401 | 403 => model::Error::Auth,
+        404 => model::Error::NotFound,
+        429 => model::Error::Throttled,
+        500..=599 => model::Error::Unavailable("server error"),
+        // The Gemini API answers 400 for a key it does not accept.
+        _ if code.contains("API_KEY_INVALID")
+            || code.starts_with("UNAUTHENTICATED")
+            || code.starts_with("PERMISSION_DENIED") =>
+        {
+            model::Error::Auth
+        }
+        _ if code.starts_with("NOT_FOUND") => model::Error::NotFound,
+        _ => model::Error::BadRequest,
+    }
+}
+
+/// A `Retry-After` value: delay seconds, or an HTTP date (as from now; a past date is no wait).
+pub fn retry_after(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    Some((at.with_timezone(&chrono::Utc) - now).to_std().unwrap_or(Duration::ZERO))
+}
+
 impl Gemini {
-    /// `max_attempts` in all (at least one), waiting `backoff` and then twice as long each time.
+    /// `max_attempts` in all (at least one), waiting `backoff` and then twice as long each time,
+    /// each wait with jitter.
     fn retry_policy(&self) -> ExponentialBuilder {
         let retries = usize::try_from(self.config.max_attempts.max(1) - 1).unwrap_or(usize::MAX);
         ExponentialBuilder::new()
             .with_min_delay(self.config.backoff)
             .with_factor(2.0)
+            .with_jitter()
             .without_max_delay()
             .with_max_times(retries)
     }
 
+    /// The wait before the next attempt: the backoff's, or longer when the provider asked for
+    /// longer; no next attempt when it asked for longer than `max_retry_after`.
+    fn next_wait(&self, failed: &Failed, backoff: Option<Duration>) -> Option<Duration> {
+        match failed.retry_after {
+            Some(asked) if asked > self.config.max_retry_after => None,
+            Some(asked) => backoff.map(|wait| wait.max(asked)),
+            None => backoff,
+        }
+    }
+
     /// One call: timeouts, connection failures, 429 and 5xx are transient; anything else,
-    /// including missing credentials, is final.
+    /// including refused credentials, is final. A failure is logged with its status and the
+    /// provider's error code.
     async fn call_once(&self, url: &str, body: &Value) -> Result<ModelResponse, Failed> {
         let headers = self.auth_headers().await.map_err(Failed::fatal)?;
         let mut response = self.http.post(url).headers(headers).json(body).send().await.map_err(|e| {
-            Failed::transient(model::Error::Unavailable(if e.is_timeout() { "timeout" } else { "connection" }))
+            let detail = if e.is_timeout() { "timeout" } else { "connection" };
+            tracing::warn!(event = "model_call_failed", provider = self.provider(), model = %self.name, error = detail, "the model endpoint did not answer");
+            Failed::transient(model::Error::Unavailable(detail))
         })?;
         let status = response.status();
-        if status.as_u16() == 429 {
-            return Err(Failed::transient(model::Error::Throttled));
-        }
-        if status.is_server_error() {
-            return Err(Failed::transient(model::Error::Unavailable("server error")));
-        }
         if !status.is_success() {
-            return Err(Failed::fatal(model::Error::Refused("client error")));
+            let asked = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| retry_after(v, chrono::Utc::now()));
+            let provider_code = self.error_code(&mut response).await;
+            let error = classify(status.as_u16(), provider_code.as_deref());
+            tracing::warn!(
+                event = "model_call_failed",
+                provider = self.provider(),
+                model = %self.name,
+                status = status.as_u16(),
+                provider_code = provider_code.as_deref().unwrap_or("none"),
+                code = %error.code(),
+                "the model endpoint refused the call"
+            );
+            let transient = matches!(error, model::Error::Throttled | model::Error::Unavailable(_));
+            return Err(Failed { error, transient, retry_after: asked });
         }
-        let oversized = |_| Failed::fatal(model::Error::Refused("oversized response"));
+        let oversized = |_| Failed::fatal(model::Error::OutputInvalid("oversized response"));
         let mut body = CappedBody::new(response.content_length(), MAX_RESPONSE_BYTES).map_err(oversized)?;
         while let Some(chunk) =
-            response.chunk().await.map_err(|_| Failed::fatal(model::Error::Refused("malformed response")))?
+            response.chunk().await.map_err(|_| Failed::transient(model::Error::Unavailable("connection")))?
         {
             body.push(&chunk).map_err(oversized)?;
         }
-        decode_response(&body.finish()).map_err(Failed::fatal)
+        decode_response(&body.finish()).map_err(|error| {
+            tracing::warn!(event = "model_answer_refused", provider = self.provider(), model = %self.name, code = %error.code(), reason = %error, "the model's answer was not accepted");
+            Failed::fatal(error)
+        })
+    }
+
+    /// The provider's error code of a refused call, read from at most [`MAX_ERROR_BYTES`].
+    async fn error_code(&self, response: &mut reqwest::Response) -> Option<String> {
+        let mut body = CappedBody::new(None, MAX_ERROR_BYTES).ok()?;
+        while let Ok(Some(chunk)) = response.chunk().await {
+            body.push(&chunk).ok()?;
+        }
+        provider_error_code(&body.finish())
     }
 }
 
@@ -345,8 +515,11 @@ impl Model for Gemini {
     }
 
     fn provider(&self) -> &'static str {
-        // Always Vertex AI's `generateContent` (a local endpoint stands in for it in tests).
-        "gcp.vertex_ai"
+        // OpenTelemetry's names; a local endpoint stands in for either in tests.
+        match self.config.api {
+            Api::Vertex { .. } => "gcp.vertex_ai",
+            Api::Developer => "gcp.gemini",
+        }
     }
 
     async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
@@ -355,6 +528,7 @@ impl Model for Gemini {
         (|| self.call_once(&url, &body))
             .retry(self.retry_policy())
             .when(|f: &Failed| f.transient)
+            .adjust(|f: &Failed, backoff| self.next_wait(f, backoff))
             .await
             .map_err(|f| f.error)
     }

@@ -3,9 +3,9 @@
 //! schema), and the [`Model`] trait.
 
 use async_trait::async_trait;
-use harmonia_contracts::Role;
 use harmonia_contracts::domain::TokenUsage;
 use harmonia_contracts::tool::Provenance;
+use harmonia_contracts::{Code, Role};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -131,7 +131,8 @@ pub struct ModelResponse {
     pub grounding: Option<Grounding>,
 }
 
-/// Why a model call failed. Never carries the provider's body.
+/// Why a model call failed. Never carries the provider's body: the `&'static str` details
+/// are Harmonia's own words, for logs and `error.type`.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// Throttled (HTTP 429) after the allowed retries.
@@ -140,12 +141,40 @@ pub enum Error {
     /// The service failed (5xx, timeout, connection) after the allowed retries.
     #[error("model unavailable ({0})")]
     Unavailable(&'static str),
-    /// The service refused the request (4xx other than 429) or answered unusably.
-    #[error("model refused the request ({0})")]
+    /// The credentials were refused (HTTP 401 or 403, or an API key the provider rejects).
+    #[error("model credentials refused")]
+    Auth,
+    /// The model is unknown to the provider (HTTP 404).
+    #[error("model not found")]
+    NotFound,
+    /// The provider refused the request as malformed (another 4xx).
+    #[error("model request refused as malformed")]
+    BadRequest,
+    /// The model refused to answer (a safety block, a refusing finish reason), or a local
+    /// model has no answer for this request.
+    #[error("model refused ({0})")]
     Refused(&'static str),
+    /// The answer is not in the provider's documented format, is cut short, or is too long.
+    #[error("model answer unreadable ({0})")]
+    OutputInvalid(&'static str),
     /// A scripted or offline model has nothing to say for this request.
     #[error("no response available")]
     Exhausted,
+}
+
+impl Error {
+    /// The stable code this failure crosses the runtime boundary as.
+    pub fn code(&self) -> Code {
+        match self {
+            Error::Throttled => Code::ModelThrottled,
+            Error::Unavailable(_) | Error::Exhausted => Code::ModelUnavailable,
+            Error::Auth => Code::ModelAuth,
+            Error::NotFound => Code::ModelNotFound,
+            Error::BadRequest => Code::ModelBadRequest,
+            Error::Refused(_) => Code::ModelRefused,
+            Error::OutputInvalid(_) => Code::ModelOutputInvalid,
+        }
+    }
 }
 
 /// A language-model backend.

@@ -209,7 +209,11 @@ fn model_error_type(e: &crate::model::Error) -> &'static str {
     match e {
         Error::Throttled => "throttled",
         Error::Unavailable(_) => "unavailable",
+        Error::Auth => "auth",
+        Error::NotFound => "not_found",
+        Error::BadRequest => "bad_request",
         Error::Refused(_) => "refused",
+        Error::OutputInvalid(_) => "output_invalid",
         Error::Exhausted => "exhausted",
     }
 }
@@ -539,9 +543,8 @@ impl Runtime {
         };
         let ctx = ToolContext { workspace: &seed.workspace, store: &*self.store, snapshot };
         for _ in 0..MAX_TURNS {
-            let response = generate(&*self.model, &request, Some(seed.stage))
-                .await
-                .map_err(|_| contract(role, Code::ModelUnavailable))?;
+            let response =
+                generate(&*self.model, &request, Some(seed.stage)).await.map_err(|e| contract(role, e.code()))?;
             usage.input_tokens = usage.input_tokens.saturating_add(response.usage.input_tokens);
             usage.output_tokens = usage.output_tokens.saturating_add(response.usage.output_tokens);
             let calls: Vec<(String, Value)> = response
@@ -673,7 +676,7 @@ impl Runtime {
                     }
                 }
             }
-            Err(_) => failure(Code::DependencyUnavailable),
+            Err(e) => failure(e.code()),
         };
         steps.push(step);
         let activity =

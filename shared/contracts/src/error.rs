@@ -224,8 +224,23 @@ codes! {
     /// An output uses source text the instruction detector flagged (as a moment, a key
     /// message or a claim).
     UntrustedText = "untrusted_text", Contract, false, "The output uses source text flagged as instruction-like.";
-    /// The model backend is unavailable or answered unusably.
+    /// The model provider failed (a 5xx status), timed out or could not be reached, after the
+    /// client's retries.
     ModelUnavailable = "model_unavailable", Unavailable, true, "The model is unavailable.";
+    /// The model provider throttled the calls (HTTP 429), after retries that honoured its
+    /// `Retry-After`.
+    ModelThrottled = "model_throttled", Unavailable, true, "The model provider is throttling requests; the work is retried later.";
+    /// The model provider refused the credentials (HTTP 401 or 403, or an invalid API key).
+    ModelAuth = "model_auth", Unavailable, false, "The model provider refused the configured credentials.";
+    /// The model provider does not know the configured model (HTTP 404, or an unknown model).
+    ModelNotFound = "model_not_found", Unavailable, false, "The model provider does not know the configured model.";
+    /// The model provider refused the request as malformed (another 4xx status).
+    ModelBadRequest = "model_bad_request", Unavailable, false, "The model provider refused the request as malformed.";
+    /// The model refused to answer: a safety block, or a finish reason that refuses.
+    ModelRefused = "model_refused", Unavailable, false, "The model refused to answer (a safety block or a refusal).";
+    /// The model provider's answer could not be read: not its documented format, cut short, or
+    /// over the size limit.
+    ModelOutputInvalid = "model_output_invalid", Contract, false, "The model's answer could not be read.";
     /// A command was stopped by SIGINT or SIGTERM before it finished; what it had in flight
     /// was handed back, and the next command carries on with it.
     Interrupted = "interrupted", Unavailable, true, "The command was interrupted; its work in flight continues with the next command.";
@@ -266,6 +281,20 @@ impl fmt::Display for Code {
 }
 
 impl Code {
+    /// Whether this code is a model provider's failure (`model_*`).
+    pub fn is_model(self) -> bool {
+        matches!(
+            self,
+            Code::ModelUnavailable
+                | Code::ModelThrottled
+                | Code::ModelAuth
+                | Code::ModelNotFound
+                | Code::ModelBadRequest
+                | Code::ModelRefused
+                | Code::ModelOutputInvalid
+        )
+    }
+
     /// The HTTP status an API answers with for this code: by category, with 401 for a
     /// missing or refused credential, 405 for a wrong method and 413 for an oversized body.
     pub fn http_status(self) -> u16 {
@@ -417,7 +446,7 @@ impl ErrorBody {
 pub struct AgentContractError {
     /// The role whose output failed.
     pub role: Role,
-    /// Stable code (one of the `contract` category, or `model_unavailable`).
+    /// Stable code (one of the `contract` category, or a `model_*` code).
     pub code: Code,
     /// The code's safe operator message.
     pub safe_message: String,

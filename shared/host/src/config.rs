@@ -77,17 +77,38 @@ pub enum BlobBackend {
 }
 
 /// Which model answers (`HARMONIA_MODEL`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum ModelBackend {
     /// The deterministic offline model (`provenance: mock`).
     Offline,
-    /// Gemini on Vertex AI.
-    Gemini {
-        /// Vertex AI location (`GEMINI_LOCATION`).
+    /// Gemini on Vertex AI, with Application Default Credentials (`vertex`).
+    Vertex {
+        /// Vertex AI location, a region or `global` (`GEMINI_LOCATION`).
         location: String,
         /// Model name (`GEMINI_MODEL`).
         model: String,
     },
+    /// Gemini through the Gemini API, with an API key (`gemini`).
+    Gemini {
+        /// Model name (`GEMINI_MODEL`).
+        model: String,
+        /// The API key (`GEMINI_API_KEY`); never printed.
+        api_key: String,
+    },
+}
+
+impl std::fmt::Debug for ModelBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelBackend::Offline => f.write_str("Offline"),
+            ModelBackend::Vertex { location, model } => {
+                f.debug_struct("Vertex").field("location", location).field("model", model).finish()
+            }
+            ModelBackend::Gemini { model, .. } => {
+                f.debug_struct("Gemini").field("model", model).field("api_key", &"<redacted>").finish()
+            }
+        }
+    }
 }
 
 /// Where posts go (`HARMONIA_CONNECTOR`).
@@ -298,18 +319,31 @@ impl Config {
         }
         let model = match vars.get("HARMONIA_MODEL")?.as_deref() {
             None | Some("offline") => ModelBackend::Offline,
-            Some("gemini") => {
-                let location = vars.get("GEMINI_LOCATION")?.unwrap_or_else(|| "us-central1".into());
-                if !is_name(&location, "-") {
-                    return Err(Error::new("GEMINI_LOCATION", "must be a Vertex AI location such as us-central1"));
-                }
+            Some(backend @ ("vertex" | "gemini")) => {
                 let model = vars.get("GEMINI_MODEL")?.unwrap_or_else(|| "gemini-2.5-flash".into());
                 if !is_name(&model, "-._/@") {
                     return Err(Error::new("GEMINI_MODEL", "must be a model name such as gemini-2.5-flash"));
                 }
-                ModelBackend::Gemini { location, model }
+                if backend == "vertex" {
+                    let location = vars.get("GEMINI_LOCATION")?.unwrap_or_else(|| "us-central1".into());
+                    if !is_name(&location, "-") {
+                        return Err(Error::new(
+                            "GEMINI_LOCATION",
+                            "must be a Vertex AI location such as us-central1, or global",
+                        ));
+                    }
+                    ModelBackend::Vertex { location, model }
+                } else {
+                    let api_key = vars.get("GEMINI_API_KEY")?.filter(|k| !k.trim().is_empty()).ok_or_else(|| {
+                        Error::new("GEMINI_API_KEY", "must be set to a Gemini API key when HARMONIA_MODEL is gemini")
+                    })?;
+                    if !api_key.bytes().all(|b| b.is_ascii_graphic()) {
+                        return Err(Error::new("GEMINI_API_KEY", "must be printable ASCII with no spaces"));
+                    }
+                    ModelBackend::Gemini { model, api_key }
+                }
             }
-            Some(_) => return Err(Error::new("HARMONIA_MODEL", "must be offline or gemini")),
+            Some(_) => return Err(Error::new("HARMONIA_MODEL", "must be offline, vertex or gemini")),
         };
         let connector = match vars.get("HARMONIA_CONNECTOR")?.as_deref() {
             None | Some("sandbox") => ConnectorBackend::Sandbox,

@@ -16,8 +16,10 @@
 //! | `HARMONIA_SOURCES_BUCKET` | unset | the Cloud Storage bucket operators upload sources to; the ingest function ingests each object its notifications announce (unset: uploads are refused and recorded) |
 //! | `STORAGE_EMULATOR_HOST` | unset | a Cloud Storage emulator (`host:port`) to use instead of Cloud Storage, with anonymous credentials |
 //! | `HARMONIA_TOPIC_PREFIX` | empty | prefix of every topic and subscription (a valid start of a Pub/Sub name, at most 100 characters) |
-//! | `HARMONIA_MODEL` | `offline` | `offline` or `gemini` |
-//! | `GEMINI_LOCATION`, `GEMINI_MODEL` | `us-central1`, `gemini-2.5-flash` | Vertex AI model |
+//! | `HARMONIA_MODEL` | `offline` | `offline`, `vertex` (Gemini on Vertex AI, Application Default Credentials) or `gemini` (the Gemini API) |
+//! | `GEMINI_MODEL` | `gemini-2.5-flash` | the Gemini model, for `vertex` and `gemini` |
+//! | `GEMINI_LOCATION` | `us-central1` | Vertex AI location, a region or `global` (`vertex`) |
+//! | `GEMINI_API_KEY` | — | the Gemini API key (`gemini`; required) |
 //! | `HARMONIA_CONNECTOR` | `sandbox` | `sandbox` or `webhook` |
 //! | `WEBHOOK_URL`, `WEBHOOK_SECRET` | — | the webhook connector's target (http/https) and non-empty signing secret |
 //! | `HARMONIA_GOOGLE_AUDIENCE`, `HARMONIA_GOOGLE_PRINCIPALS` | — | Google-signed ID tokens (on when the audience is set): expected audience, email → `{operator, workspace}` file; such callers have the role `operator` |
@@ -102,10 +104,12 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
     let bus = PubSubBus::connect(PubSubConfig::from_env(project)).await.map_err(|e| Error::from_code(e.code()))?;
     let model: Arc<dyn Model> = match &config.model {
         ModelBackend::Offline => Arc::new(OfflineModel),
-        ModelBackend::Gemini { location, model } => Arc::new(
-            Gemini::new(GeminiConfig::vertex(project, location, model))
-                .map_err(|_| Error::from_code(Code::ModelUnavailable))?,
+        ModelBackend::Vertex { location, model } => Arc::new(
+            Gemini::new(GeminiConfig::vertex(project, location, model)).map_err(|e| Error::from_code(e.code()))?,
         ),
+        ModelBackend::Gemini { model, api_key } => {
+            Arc::new(Gemini::new(GeminiConfig::developer(api_key, model)).map_err(|e| Error::from_code(e.code()))?)
+        }
     };
     let skills = match &config.skills_dir {
         Some(dir) => SkillLibrary::load(dir)

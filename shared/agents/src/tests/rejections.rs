@@ -327,10 +327,20 @@ async fn claiming_publication_is_refused() {
 }
 
 #[tokio::test]
-async fn a_throttled_model_is_model_unavailable() {
+async fn each_model_failure_crosses_the_runtime_as_its_own_code() {
     let f = Fixture::new().await;
-    let model = ScriptedModel::new().fail(model::Error::Throttled);
-    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::ModelUnavailable).await;
+    for (failure, code) in [
+        (model::Error::Throttled, Code::ModelThrottled),
+        (model::Error::Unavailable("timeout"), Code::ModelUnavailable),
+        (model::Error::Auth, Code::ModelAuth),
+        (model::Error::NotFound, Code::ModelNotFound),
+        (model::Error::BadRequest, Code::ModelBadRequest),
+        (model::Error::Refused("blocked"), Code::ModelRefused),
+        (model::Error::OutputInvalid("malformed response"), Code::ModelOutputInvalid),
+        (model::Error::Exhausted, Code::ModelUnavailable),
+    ] {
+        expect(&f, ScriptedModel::new().fail(failure), Stage::Draft, noni(), Role::Noni, code).await;
+    }
 }
 
 #[tokio::test]

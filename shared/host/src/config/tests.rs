@@ -74,7 +74,7 @@ fn every_variable_is_parsed_into_its_field() {
         ("GOOGLE_CLOUD_PROJECT", "demo-project"),
         ("HARMONIA_STORE", "sqlite:/tmp/h.db"),
         ("HARMONIA_TOPIC_PREFIX", "test-1."),
-        ("HARMONIA_MODEL", "gemini"),
+        ("HARMONIA_MODEL", "vertex"),
         ("GEMINI_LOCATION", "europe-west4"),
         ("HARMONIA_CONNECTOR", "webhook"),
         ("WEBHOOK_URL", "https://hooks.example.com/harmonia/"),
@@ -95,7 +95,7 @@ fn every_variable_is_parsed_into_its_field() {
     assert_eq!((c.port, c.require_project().ok()), (9000, Some("demo-project")));
     assert_eq!(c.store, StoreBackend::Sqlite("/tmp/h.db".into()));
     assert_eq!(c.topic_prefix, "test-1.");
-    assert_eq!(c.model, ModelBackend::Gemini { location: "europe-west4".into(), model: "gemini-2.5-flash".into() });
+    assert_eq!(c.model, ModelBackend::Vertex { location: "europe-west4".into(), model: "gemini-2.5-flash".into() });
     let ConnectorBackend::Webhook { url, secret } = &c.connector else { panic!("webhook") };
     assert_eq!((url.as_str(), secret.expose_secret()), ("https://hooks.example.com/harmonia", "s3cret"));
     assert!(!format!("{c:?}").contains("s3cret"), "the secret never reaches a log line");
@@ -129,6 +129,20 @@ fn the_issue_examples_name_their_variable() {
 }
 
 #[test]
+fn the_gemini_api_takes_its_key_which_is_never_printed_and_vertex_ai_any_location() {
+    let c = parse(&[
+        ("HARMONIA_MODEL", "gemini"),
+        ("GEMINI_API_KEY", "AIza-secret-key"),
+        ("GEMINI_MODEL", "gemini-2.5-pro"),
+    ])
+    .expect("valid");
+    assert_eq!(c.model, ModelBackend::Gemini { model: "gemini-2.5-pro".into(), api_key: "AIza-secret-key".into() });
+    assert!(!format!("{c:?}").contains("AIza-secret-key"), "the key never reaches a log line");
+    let c = parse(&[("HARMONIA_MODEL", "vertex"), ("GEMINI_LOCATION", "global")]).expect("valid");
+    assert_eq!(c.model, ModelBackend::Vertex { location: "global".into(), model: "gemini-2.5-flash".into() });
+}
+
+#[test]
 fn every_other_invalid_value_names_its_variable() {
     let cases: &[(&[(&str, &str)], &str)] = &[
         (&[("HARMONIA_BIND", "localhost:80")], "HARMONIA_BIND"),
@@ -139,8 +153,11 @@ fn every_other_invalid_value_names_its_variable() {
         (&[("HARMONIA_TOPIC_PREFIX", "goog-")], "HARMONIA_TOPIC_PREFIX"),
         (&[("HARMONIA_TOPIC_PREFIX", "1abc")], "HARMONIA_TOPIC_PREFIX"),
         (&[("HARMONIA_MODEL", "gpt")], "HARMONIA_MODEL"),
-        (&[("HARMONIA_MODEL", "gemini"), ("GEMINI_LOCATION", "us central")], "GEMINI_LOCATION"),
-        (&[("HARMONIA_MODEL", "gemini"), ("GEMINI_MODEL", "a b")], "GEMINI_MODEL"),
+        (&[("HARMONIA_MODEL", "vertex"), ("GEMINI_LOCATION", "us central")], "GEMINI_LOCATION"),
+        (&[("HARMONIA_MODEL", "vertex"), ("GEMINI_MODEL", "a b")], "GEMINI_MODEL"),
+        (&[("HARMONIA_MODEL", "gemini")], "GEMINI_API_KEY"),
+        (&[("HARMONIA_MODEL", "gemini"), ("GEMINI_API_KEY", " ")], "GEMINI_API_KEY"),
+        (&[("HARMONIA_MODEL", "gemini"), ("GEMINI_API_KEY", "a key")], "GEMINI_API_KEY"),
         (&[("HARMONIA_CONNECTOR", "bluesky")], "HARMONIA_CONNECTOR"),
         (&[("HARMONIA_CONNECTOR", "webhook"), ("WEBHOOK_SECRET", "s")], "WEBHOOK_URL"),
         (&[("HARMONIA_CONNECTOR", "webhook"), ("WEBHOOK_URL", "ftp://x"), ("WEBHOOK_SECRET", "s")], "WEBHOOK_URL"),

@@ -52,7 +52,9 @@ impl From<harmonia_contracts::Error> for Error {
 
 impl From<AgentContractError> for Error {
     fn from(e: AgentContractError) -> Self {
-        if e.code == Code::ModelUnavailable {
+        // A model failure (an outage, throttling, refused credentials, an unknown model) never
+        // fails the job: the step is retried, and once the model is back the job carries on.
+        if e.code.is_model() {
             Error::Retry
         } else {
             Error::Fail { role: Some(e.role), code: e.code, schema_path: e.schema_path }
