@@ -10,21 +10,17 @@
 //! Failures are typed ([`model::Error`]): 401 and 403 (and an API key the Gemini API calls
 //! invalid) are `Auth`, 404 `NotFound`, 429 `Throttled`, 5xx, timeouts and connection failures
 //! `Unavailable`, other 4xx `BadRequest`, a safety block `Refused`, and an unreadable answer
-//! `OutputInvalid`. Only 429 and `Unavailable` are retried, with jittered exponential backoff
-//! that waits at least the `Retry-After` the provider sent. Each failure is logged with the
-//! HTTP status and the provider's error code (`error.status`, `error.details[].reason`), never
-//! its body; provider bodies never leave this module.
-
-use std::time::Duration;
+//! `OutputInvalid`; calls are retried and logged as [`crate::wire`] says, with the provider's
+//! error code read from `error.status` and `error.details[].reason`. Provider bodies never
+//! leave this module.
 
 use async_trait::async_trait;
-use backon::{ExponentialBuilder, Retryable};
-use harmonia_contracts::body::CappedBody;
 use harmonia_contracts::domain::TokenUsage;
 use harmonia_contracts::tool::Provenance;
 use serde_json::{Map, Value, json};
 
 use crate::model::{self, Grounding, Model, ModelRequest, ModelResponse, Part, Speaker};
+use crate::wire::{self, Limits, MAX_RESPONSE_BYTES, Provider, plain_token};
 
 /// How requests are authenticated.
 #[derive(Clone, PartialEq, Eq)]
@@ -70,15 +66,8 @@ pub struct GeminiConfig {
     pub api: Api,
     /// Model, e.g. `gemini-2.5-flash`.
     pub model: String,
-    /// Per-request timeout.
-    pub timeout: Duration,
-    /// Attempts for 429/5xx/timeouts (at least 1).
-    pub max_attempts: u32,
-    /// First retry delay; doubles per attempt, with jitter.
-    pub backoff: Duration,
-    /// The longest `Retry-After` waited for in the client: a longer one ends the call as
-    /// throttled at once, and the step is retried later.
-    pub max_retry_after: Duration,
+    /// Timeout, attempts and backoff.
+    pub limits: Limits,
     /// Authentication.
     pub auth: Auth,
 }
@@ -112,10 +101,7 @@ impl GeminiConfig {
             endpoint: GEMINI_API_ENDPOINT.to_owned(),
             api: Api::Developer,
             model: model.to_owned(),
-            timeout: Duration::from_secs(60),
-            max_attempts: 3,
-            backoff: Duration::from_millis(500),
-            max_retry_after: Duration::from_secs(30),
+            limits: Limits::default(),
             auth: Auth::None,
         }
     }
@@ -150,7 +136,7 @@ impl Gemini {
     /// A client; with ADC, credentials are looked up now (none found is `Auth`).
     pub fn new(config: GeminiConfig) -> Result<Self, model::Error> {
         let http = reqwest::Client::builder()
-            .timeout(config.timeout)
+            .timeout(config.limits.timeout)
             .build()
             .map_err(|_| model::Error::Unavailable("http client"))?;
         let credentials = match config.auth {
@@ -159,14 +145,7 @@ impl Gemini {
             }
             Auth::ApiKey(_) | Auth::None => None,
         };
-        let name: String = config
-            .model
-            .to_ascii_lowercase()
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
-            .take(64)
-            .collect();
-        Ok(Self { config, http, credentials, name })
+        Ok(Self { name: model::activity_name(&config.model), config, http, credentials })
     }
 
     async fn auth_headers(&self) -> Result<reqwest::header::HeaderMap, model::Error> {
@@ -241,11 +220,6 @@ pub fn request_body(request: &ModelRequest) -> Value {
 fn count(v: &Value, key: &str) -> u32 {
     v.get(key).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok()).unwrap_or(0)
 }
-
-/// The longest `generateContent` response body read (4 MiB): a role's answer is a few
-/// kilobytes and grounding metadata tens, so anything near this is not an answer. The client
-/// refuses a longer body (`oversized response`) before buffering past it.
-pub const MAX_RESPONSE_BYTES: usize = 4 << 20;
 
 /// Decode a `generateContent` response body as received: JSON text, then [`parse_response`].
 /// A body over [`MAX_RESPONSE_BYTES`] is refused (`oversized response`). Nesting is bounded by
@@ -355,42 +329,16 @@ fn grounding(g: &Value) -> Grounding {
     }
 }
 
-/// One failed `generateContent` call, whether another attempt may help, and how long the
-/// provider asked to wait first.
-struct Failed {
-    error: model::Error,
-    transient: bool,
-    retry_after: Option<Duration>,
-}
-
-impl Failed {
-    fn transient(error: model::Error) -> Self {
-        Failed { error, transient: true, retry_after: None }
-    }
-
-    fn fatal(error: model::Error) -> Self {
-        Failed { error, transient: false, retry_after: None }
-    }
-}
-
-/// The longest error body read for its code (a Google error body is well under a kilobyte).
-const MAX_ERROR_BYTES: usize = 64 << 10;
-
 /// The provider's error code in an error body (`error.status`, and the first
 /// `error.details[].reason`), kept only when it is a plain token: never the message.
 pub fn provider_error_code(body: &[u8]) -> Option<String> {
     let value: Value = serde_json::from_slice(body).ok()?;
     let error = value.get("error")?;
-    let token = |v: Option<&Value>| {
-        v.and_then(Value::as_str)
-            .filter(|t| !t.is_empty() && t.len() <= 64 && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-            .map(str::to_owned)
-    };
-    let status = token(error.get("status"));
+    let status = plain_token(error.get("status"));
     let reason = error
         .get("details")
         .and_then(Value::as_array)
-        .and_then(|details| details.iter().find_map(|d| token(d.get("reason"))));
+        .and_then(|details| details.iter().find_map(|d| plain_token(d.get("reason"))));
     match (status, reason) {
         (Some(status), Some(reason)) => Some(format!("{status}/{reason}")),
         (status, reason) => status.or(reason),
@@ -417,92 +365,9 @@ pub fn classify(status: u16, provider_code: Option<&str>) -> model::Error {
     }
 }
 
-/// A `Retry-After` value: delay seconds, or an HTTP date (as from now; a past date is no wait).
-pub fn retry_after(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
-    let value = value.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
-    Some((at.with_timezone(&chrono::Utc) - now).to_std().unwrap_or(Duration::ZERO))
-}
-
-impl Gemini {
-    /// `max_attempts` in all (at least one), waiting `backoff` and then twice as long each time,
-    /// each wait with jitter.
-    fn retry_policy(&self) -> ExponentialBuilder {
-        let retries = usize::try_from(self.config.max_attempts.max(1) - 1).unwrap_or(usize::MAX);
-        ExponentialBuilder::new()
-            .with_min_delay(self.config.backoff)
-            .with_factor(2.0)
-            .with_jitter()
-            .without_max_delay()
-            .with_max_times(retries)
-    }
-
-    /// The wait before the next attempt: the backoff's, or longer when the provider asked for
-    /// longer; no next attempt when it asked for longer than `max_retry_after`.
-    fn next_wait(&self, failed: &Failed, backoff: Option<Duration>) -> Option<Duration> {
-        match failed.retry_after {
-            Some(asked) if asked > self.config.max_retry_after => None,
-            Some(asked) => backoff.map(|wait| wait.max(asked)),
-            None => backoff,
-        }
-    }
-
-    /// One call: timeouts, connection failures, 429 and 5xx are transient; anything else,
-    /// including refused credentials, is final. A failure is logged with its status and the
-    /// provider's error code.
-    async fn call_once(&self, url: &str, body: &Value) -> Result<ModelResponse, Failed> {
-        let headers = self.auth_headers().await.map_err(Failed::fatal)?;
-        let mut response = self.http.post(url).headers(headers).json(body).send().await.map_err(|e| {
-            let detail = if e.is_timeout() { "timeout" } else { "connection" };
-            tracing::warn!(event = "model_call_failed", provider = self.provider(), model = %self.name, error = detail, "the model endpoint did not answer");
-            Failed::transient(model::Error::Unavailable(detail))
-        })?;
-        let status = response.status();
-        if !status.is_success() {
-            let asked = response
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| retry_after(v, chrono::Utc::now()));
-            let provider_code = self.error_code(&mut response).await;
-            let error = classify(status.as_u16(), provider_code.as_deref());
-            tracing::warn!(
-                event = "model_call_failed",
-                provider = self.provider(),
-                model = %self.name,
-                status = status.as_u16(),
-                provider_code = provider_code.as_deref().unwrap_or("none"),
-                code = %error.code(),
-                "the model endpoint refused the call"
-            );
-            let transient = matches!(error, model::Error::Throttled | model::Error::Unavailable(_));
-            return Err(Failed { error, transient, retry_after: asked });
-        }
-        let oversized = |_| Failed::fatal(model::Error::OutputInvalid("oversized response"));
-        let mut body = CappedBody::new(response.content_length(), MAX_RESPONSE_BYTES).map_err(oversized)?;
-        while let Some(chunk) =
-            response.chunk().await.map_err(|_| Failed::transient(model::Error::Unavailable("connection")))?
-        {
-            body.push(&chunk).map_err(oversized)?;
-        }
-        decode_response(&body.finish()).map_err(|error| {
-            tracing::warn!(event = "model_answer_refused", provider = self.provider(), model = %self.name, code = %error.code(), reason = %error, "the model's answer was not accepted");
-            Failed::fatal(error)
-        })
-    }
-
-    /// The provider's error code of a refused call, read from at most [`MAX_ERROR_BYTES`].
-    async fn error_code(&self, response: &mut reqwest::Response) -> Option<String> {
-        let mut body = CappedBody::new(None, MAX_ERROR_BYTES).ok()?;
-        while let Ok(Some(chunk)) = response.chunk().await {
-            body.push(&chunk).ok()?;
-        }
-        provider_error_code(&body.finish())
-    }
-}
+const PROVIDER_VERTEX: Provider =
+    Provider { name: "gcp.vertex_ai", error_code: provider_error_code, classify, decode: decode_response };
+const PROVIDER_GEMINI: Provider = Provider { name: "gcp.gemini", ..PROVIDER_VERTEX };
 
 #[async_trait]
 impl Model for Gemini {
@@ -517,19 +382,26 @@ impl Model for Gemini {
     fn provider(&self) -> &'static str {
         // OpenTelemetry's names; a local endpoint stands in for either in tests.
         match self.config.api {
-            Api::Vertex { .. } => "gcp.vertex_ai",
-            Api::Developer => "gcp.gemini",
+            Api::Vertex { .. } => PROVIDER_VERTEX.name,
+            Api::Developer => PROVIDER_GEMINI.name,
         }
     }
 
     async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, model::Error> {
-        let body = request_body(request);
-        let url = self.config.url();
-        (|| self.call_once(&url, &body))
-            .retry(self.retry_policy())
-            .when(|f: &Failed| f.transient)
-            .adjust(|f: &Failed, backoff| self.next_wait(f, backoff))
-            .await
-            .map_err(|f| f.error)
+        let headers = self.auth_headers().await?;
+        let provider = match self.config.api {
+            Api::Vertex { .. } => &PROVIDER_VERTEX,
+            Api::Developer => &PROVIDER_GEMINI,
+        };
+        wire::post(
+            &self.http,
+            provider,
+            &self.name,
+            &self.config.limits,
+            &self.config.url(),
+            headers,
+            &request_body(request),
+        )
+        .await
     }
 }

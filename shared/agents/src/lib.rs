@@ -9,7 +9,9 @@
 //! Failures are [`harmonia_contracts::AgentContractError`]s whose messages never contain model
 //! text.
 //!
-//! Layout: [`model`] (the backend interface), [`gemini`] (Vertex AI), [`offline`]
+//! Layout: [`model`] (the backend interface), [`gemini`] (Vertex AI and the Gemini API),
+//! [`openai`] (OpenAI-compatible chat completions), [`wire`] (what HTTP providers share:
+//! bounded bodies, typed failures, retries), [`offline`]
 //! (deterministic, `provenance: mock`), [`scripted`] (replays responses for tests),
 //! [`io`] (each role's typed input projection and output), [`roles`] (the eight roles as
 //! data), [`skills`] (skill folders and load-sequence rules), [`tools`] (read-only data tools),
@@ -22,6 +24,7 @@ pub mod gemini;
 pub mod io;
 pub mod model;
 pub mod offline;
+pub mod openai;
 pub mod research;
 pub mod roles;
 pub mod runtime;
@@ -30,6 +33,7 @@ pub mod session;
 pub mod skills;
 pub mod tools;
 pub mod validate;
+pub mod wire;
 
 pub use runtime::{Invocation, InvocationSeed, Runtime, StateDelta};
 

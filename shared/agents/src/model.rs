@@ -187,8 +187,24 @@ pub trait Model: Send + Sync {
     /// Who serves the model, as OpenTelemetry's `gen_ai.provider.name` (a well-known value
     /// such as `gcp.vertex_ai`, or `harmonia.*` for Harmonia's own backends).
     fn provider(&self) -> &'static str;
+    /// Whether the backend can answer a grounded web search ([`ModelRequest::grounded_search`]);
+    /// a role is offered `google_search` only when it can.
+    fn grounded_search(&self) -> bool {
+        true
+    }
     /// One call.
     async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, Error>;
+}
+
+/// A provider's model name as activity records it: lower case, `[a-z0-9._-]` (anything else
+/// becomes `-`), at most 64 characters.
+pub fn activity_name(model: &str) -> String {
+    model
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
+        .take(64)
+        .collect()
 }
 
 /// What a wrapping model does with a request ([`Wrapped`]): answer it itself, or ask the
@@ -224,6 +240,9 @@ impl<W: Wrapper> Model for Wrapped<W> {
     }
     fn provider(&self) -> &'static str {
         self.inner.provider()
+    }
+    fn grounded_search(&self) -> bool {
+        self.inner.grounded_search()
     }
     async fn generate(&self, request: &ModelRequest) -> Result<ModelResponse, Error> {
         self.wrapper.generate(&*self.inner, request).await

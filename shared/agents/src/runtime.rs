@@ -512,7 +512,7 @@ impl Runtime {
             });
         }
         out.extend(spec.tools.iter().filter_map(|t| self.tools.get(*t)).map(|t| t.declaration()));
-        if spec.tools.contains(&crate::research::GOOGLE_SEARCH) {
+        if spec.tools.contains(&crate::research::GOOGLE_SEARCH) && self.model.grounded_search() {
             out.push(crate::research::declaration());
         }
         out

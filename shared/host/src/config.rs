@@ -95,6 +95,16 @@ pub enum ModelBackend {
         /// The API key (`GEMINI_API_KEY`); never printed.
         api_key: String,
     },
+    /// An OpenAI-compatible chat completions server (`openai`): OpenAI, Ollama, the llama.cpp
+    /// server, vLLM.
+    OpenAi {
+        /// Base URL up to the API version (`OPENAI_BASE_URL`, default OpenAI's).
+        base_url: String,
+        /// Model name (`OPENAI_MODEL`, required).
+        model: String,
+        /// The API key (`OPENAI_API_KEY`; a local server may need none); never printed.
+        api_key: Option<String>,
+    },
 }
 
 impl std::fmt::Debug for ModelBackend {
@@ -107,6 +117,12 @@ impl std::fmt::Debug for ModelBackend {
             ModelBackend::Gemini { model, .. } => {
                 f.debug_struct("Gemini").field("model", model).field("api_key", &"<redacted>").finish()
             }
+            ModelBackend::OpenAi { base_url, model, api_key } => f
+                .debug_struct("OpenAi")
+                .field("base_url", base_url)
+                .field("model", model)
+                .field("api_key", &api_key.as_ref().map(|_| "<redacted>"))
+                .finish(),
         }
     }
 }
@@ -343,7 +359,25 @@ impl Config {
                     ModelBackend::Gemini { model, api_key }
                 }
             }
-            Some(_) => return Err(Error::new("HARMONIA_MODEL", "must be offline, vertex or gemini")),
+            Some("openai") => {
+                let base_url =
+                    vars.url("OPENAI_BASE_URL")?.unwrap_or_else(|| harmonia_agents::openai::OPENAI_BASE_URL.into());
+                let model = vars.get("OPENAI_MODEL")?.filter(|m| !m.trim().is_empty()).ok_or_else(|| {
+                    Error::new(
+                        "OPENAI_MODEL",
+                        "must name the model when HARMONIA_MODEL is openai, e.g. gpt-4.1-mini or qwen2.5:7b",
+                    )
+                })?;
+                if !is_name(&model, "-._/:@") {
+                    return Err(Error::new("OPENAI_MODEL", "must be a model name such as gpt-4.1-mini or qwen2.5:7b"));
+                }
+                let api_key = vars.get("OPENAI_API_KEY")?.filter(|k| !k.trim().is_empty());
+                if api_key.as_ref().is_some_and(|k| !k.bytes().all(|b| b.is_ascii_graphic())) {
+                    return Err(Error::new("OPENAI_API_KEY", "must be printable ASCII with no spaces"));
+                }
+                ModelBackend::OpenAi { base_url, model, api_key }
+            }
+            Some(_) => return Err(Error::new("HARMONIA_MODEL", "must be offline, vertex, gemini or openai")),
         };
         let connector = match vars.get("HARMONIA_CONNECTOR")?.as_deref() {
             None | Some("sandbox") => ConnectorBackend::Sandbox,

@@ -16,10 +16,11 @@
 //! | `HARMONIA_SOURCES_BUCKET` | unset | the Cloud Storage bucket operators upload sources to; the ingest function ingests each object its notifications announce (unset: uploads are refused and recorded) |
 //! | `STORAGE_EMULATOR_HOST` | unset | a Cloud Storage emulator (`host:port`) to use instead of Cloud Storage, with anonymous credentials |
 //! | `HARMONIA_TOPIC_PREFIX` | empty | prefix of every topic and subscription (a valid start of a Pub/Sub name, at most 100 characters) |
-//! | `HARMONIA_MODEL` | `offline` | `offline`, `vertex` (Gemini on Vertex AI, Application Default Credentials) or `gemini` (the Gemini API) |
+//! | `HARMONIA_MODEL` | `offline` | `offline`, `vertex` (Gemini on Vertex AI, Application Default Credentials), `gemini` (the Gemini API) or `openai` (OpenAI-compatible chat completions) |
 //! | `GEMINI_MODEL` | `gemini-2.5-flash` | the Gemini model, for `vertex` and `gemini` |
 //! | `GEMINI_LOCATION` | `us-central1` | Vertex AI location, a region or `global` (`vertex`) |
 //! | `GEMINI_API_KEY` | — | the Gemini API key (`gemini`; required) |
+//! | `OPENAI_BASE_URL`, `OPENAI_MODEL`, `OPENAI_API_KEY` | `https://api.openai.com/v1`, —, unset | an OpenAI-compatible server (`openai`): base URL, model (required), key (a local server may need none) |
 //! | `HARMONIA_CONNECTOR` | `sandbox` | `sandbox` or `webhook` |
 //! | `WEBHOOK_URL`, `WEBHOOK_SECRET` | — | the webhook connector's target (http/https) and non-empty signing secret |
 //! | `HARMONIA_GOOGLE_AUDIENCE`, `HARMONIA_GOOGLE_PRINCIPALS` | — | Google-signed ID tokens (on when the audience is set): expected audience, email → `{operator, workspace}` file; such callers have the role `operator` |
@@ -56,6 +57,7 @@ use harmonia_agents::Runtime;
 use harmonia_agents::gemini::{Gemini, GeminiConfig};
 use harmonia_agents::model::Model;
 use harmonia_agents::offline::OfflineModel;
+use harmonia_agents::openai::{OpenAi, OpenAiConfig};
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_agents::tools::Tool;
 use harmonia_auth::{Credentials, GoogleIdTokens, KeySet, Principal};
@@ -110,6 +112,10 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         ModelBackend::Gemini { model, api_key } => {
             Arc::new(Gemini::new(GeminiConfig::developer(api_key, model)).map_err(|e| Error::from_code(e.code()))?)
         }
+        ModelBackend::OpenAi { base_url, model, api_key } => Arc::new(
+            OpenAi::new(OpenAiConfig::new(base_url, api_key.as_deref(), model))
+                .map_err(|e| Error::from_code(e.code()))?,
+        ),
     };
     let skills = match &config.skills_dir {
         Some(dir) => SkillLibrary::load(dir)

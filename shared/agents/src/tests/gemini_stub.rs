@@ -20,6 +20,7 @@ use super::Fixture;
 use crate::gemini::{Api, Auth, Gemini, GeminiConfig};
 use crate::io::{DraftOutput, NoniInput, RoleInput};
 use crate::model::{self, GroundingChunk, GroundingSupport, Model, ModelRequest, Part, Speaker, Turn};
+use crate::wire::Limits;
 
 /// One reply: a status, a body, and a `Retry-After` header when set.
 type Reply = (u16, Value, Option<&'static str>);
@@ -69,9 +70,7 @@ async fn stub_with(replies: Vec<Reply>) -> (Stub, GeminiConfig) {
     let config = GeminiConfig {
         endpoint: format!("http://127.0.0.1:{port}"),
         api: Api::Vertex { project: "p".into(), location: "us-central1".into() },
-        timeout: Duration::from_secs(5),
-        max_attempts: 3,
-        backoff: Duration::from_millis(1),
+        limits: Limits { timeout: Duration::from_secs(5), backoff: Duration::from_millis(1), ..Limits::default() },
         auth: Auth::None,
         ..GeminiConfig::developer("unused", "gemini-2.5-flash")
     };
@@ -99,7 +98,7 @@ async fn noni_stub(last: Value) -> (Stub, GeminiConfig) {
     .await
 }
 
-fn noni(f: &Fixture) -> RoleInput {
+pub(super) fn noni(f: &Fixture) -> RoleInput {
     let _ = f;
     let moment = harmonia_contracts::domain::Moment {
         evidence_id: "m-54100".parse().expect("id"),
@@ -168,7 +167,7 @@ async fn a_malformed_json_answer_is_a_schema_violation() {
     assert!(!e.safe_message.contains("unterminated"));
 }
 
-fn request() -> ModelRequest {
+pub(super) fn request() -> ModelRequest {
     ModelRequest {
         role: Role::Harmonia,
         system_instruction: "route".into(),
@@ -205,7 +204,7 @@ async fn throttling_is_retried_then_reported() {
 
 #[tokio::test]
 async fn an_answer_past_the_size_limit_is_refused_unread_and_not_retried() {
-    let huge = text(&"x".repeat(crate::gemini::MAX_RESPONSE_BYTES));
+    let huge = text(&"x".repeat(crate::wire::MAX_RESPONSE_BYTES));
     let (stub, config) = stub(vec![(200, huge.clone()), (200, text("{}"))]).await;
     let err = Gemini::new(config).expect("client").generate(&request()).await.expect_err("refused");
     assert_eq!(err, model::Error::OutputInvalid("oversized response"));
@@ -349,10 +348,10 @@ async fn a_throttled_call_waits_at_least_the_retry_after_it_was_given_and_never_
 #[test]
 fn retry_after_is_read_as_seconds_or_an_http_date() {
     let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T10:00:00Z").expect("time").with_timezone(&chrono::Utc);
-    assert_eq!(crate::gemini::retry_after("7", now), Some(Duration::from_secs(7)));
-    assert_eq!(crate::gemini::retry_after("Wed, 02 Dec 2026 10:00:30 GMT", now), Some(Duration::from_secs(30)));
-    assert_eq!(crate::gemini::retry_after("Wed, 02 Dec 2026 09:00:00 GMT", now), Some(Duration::ZERO));
-    assert_eq!(crate::gemini::retry_after("soon", now), None);
+    assert_eq!(crate::wire::retry_after("7", now), Some(Duration::from_secs(7)));
+    assert_eq!(crate::wire::retry_after("Wed, 02 Dec 2026 10:00:30 GMT", now), Some(Duration::from_secs(30)));
+    assert_eq!(crate::wire::retry_after("Wed, 02 Dec 2026 09:00:00 GMT", now), Some(Duration::ZERO));
+    assert_eq!(crate::wire::retry_after("soon", now), None);
 }
 
 #[test]

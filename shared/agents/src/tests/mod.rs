@@ -4,6 +4,7 @@ mod eligibility;
 mod fixture;
 mod gemini_stub;
 mod offline_run;
+mod openai_stub;
 mod rejections;
 mod research;
 mod semantics;

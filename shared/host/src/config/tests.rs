@@ -138,6 +138,31 @@ fn the_gemini_api_takes_its_key_which_is_never_printed_and_vertex_ai_any_locatio
     .expect("valid");
     assert_eq!(c.model, ModelBackend::Gemini { model: "gemini-2.5-pro".into(), api_key: "AIza-secret-key".into() });
     assert!(!format!("{c:?}").contains("AIza-secret-key"), "the key never reaches a log line");
+    let c = parse(&[
+        ("HARMONIA_MODEL", "openai"),
+        ("OPENAI_BASE_URL", "http://localhost:11434/v1/"),
+        ("OPENAI_MODEL", "qwen2.5:7b"),
+        ("OPENAI_API_KEY", "sk-proj-secret"),
+    ])
+    .expect("valid");
+    assert_eq!(
+        c.model,
+        ModelBackend::OpenAi {
+            base_url: "http://localhost:11434/v1".into(),
+            model: "qwen2.5:7b".into(),
+            api_key: Some("sk-proj-secret".into())
+        }
+    );
+    assert!(!format!("{c:?}").contains("sk-proj-secret"));
+    let c = parse(&[("HARMONIA_MODEL", "openai"), ("OPENAI_MODEL", "gpt-4.1-mini")]).expect("valid");
+    assert_eq!(
+        c.model,
+        ModelBackend::OpenAi {
+            base_url: "https://api.openai.com/v1".into(),
+            model: "gpt-4.1-mini".into(),
+            api_key: None
+        }
+    );
     let c = parse(&[("HARMONIA_MODEL", "vertex"), ("GEMINI_LOCATION", "global")]).expect("valid");
     assert_eq!(c.model, ModelBackend::Vertex { location: "global".into(), model: "gemini-2.5-flash".into() });
 }
@@ -156,6 +181,12 @@ fn every_other_invalid_value_names_its_variable() {
         (&[("HARMONIA_MODEL", "vertex"), ("GEMINI_LOCATION", "us central")], "GEMINI_LOCATION"),
         (&[("HARMONIA_MODEL", "vertex"), ("GEMINI_MODEL", "a b")], "GEMINI_MODEL"),
         (&[("HARMONIA_MODEL", "gemini")], "GEMINI_API_KEY"),
+        (&[("HARMONIA_MODEL", "openai")], "OPENAI_MODEL"),
+        (
+            &[("HARMONIA_MODEL", "openai"), ("OPENAI_MODEL", "m"), ("OPENAI_BASE_URL", "localhost:11434")],
+            "OPENAI_BASE_URL",
+        ),
+        (&[("HARMONIA_MODEL", "openai"), ("OPENAI_MODEL", "a model")], "OPENAI_MODEL"),
         (&[("HARMONIA_MODEL", "gemini"), ("GEMINI_API_KEY", " ")], "GEMINI_API_KEY"),
         (&[("HARMONIA_MODEL", "gemini"), ("GEMINI_API_KEY", "a key")], "GEMINI_API_KEY"),
         (&[("HARMONIA_CONNECTOR", "bluesky")], "HARMONIA_CONNECTOR"),
