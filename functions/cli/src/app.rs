@@ -282,7 +282,11 @@ pub(crate) async fn demo(env: &Local, out: &Output, data_dir: &Path) -> Result<(
     let ws = env.workspace().await?;
     load_samples(env, &ws).await?;
     let input: SourceInput = serde_json::from_str(SAMPLE).map_err(|_| Error::from_code(Code::SourceMalformed))?;
-    out.say(&format!("harmonia demo: \"{}\" through every stage (offline model, sandbox connector)", input.title));
+    let model = match env.model.provenance() {
+        harmonia_contracts::tool::Provenance::Mock => "offline model".to_owned(),
+        _ => format!("model {} from {}", env.model.name(), env.model.provider()),
+    };
+    out.say(&format!("harmonia demo: \"{}\" through every stage ({model}, sandbox connector)", input.title));
     out.say(&format!("demo workspace `{ws}` in {} (configured from examples/workspace.toml)", data_dir.display()));
     let job = ingest(&env.env, &ws, input, None, None).await?;
     out.say(&format!("job {}", job.id));
@@ -476,11 +480,10 @@ fn encode_sample_publication(
     harmonia_store::encode(&publication).map_err(Error::from)
 }
 
-/// `harmonia ask QUESTION`: Nova over the embedded state, with the offline model. It writes
+/// `harmonia ask QUESTION`: Nova over the embedded state, with the command's model. It writes
 /// nothing but its activity record.
 pub(crate) async fn ask(env: &Local, out: &Output, ws: &WorkspaceId, question: &str) -> Result<(), Error> {
     use harmonia_agents::Runtime;
-    use harmonia_agents::offline::OfflineModel;
     use harmonia_agents::skills::SkillLibrary;
     use harmonia_contracts::trace::TraceParent;
 
@@ -488,7 +491,7 @@ pub(crate) async fn ask(env: &Local, out: &Output, ws: &WorkspaceId, question: &
     let store = env.env.store.clone();
     let skills = SkillLibrary::configured()
         .map_err(|_| Error::new(Code::Internal, "the skills could not be loaded: check the folder HARMONIA_SKILLS_DIR names, or unset it to run the built-in skills"))?;
-    let runtime = harmonia_nova::with_tools(Runtime::new(Arc::new(OfflineModel), store, Arc::new(skills)));
+    let runtime = harmonia_nova::with_tools(Runtime::new(env.model.clone(), store, Arc::new(skills)));
     let who = Identity { operator: "cli".parse()?, workspace: ws, role: Role::Operator };
     let asked = harmonia_nova::ask(&runtime, &who, question, TraceParent::new_root()).await?;
     out.say(&asked.answer.answer);

@@ -1,6 +1,6 @@
 //! `harmonia`: every Harmonia function in one process on the embedded default — a SQLite file
-//! for state, the durable local queue in the same file for events, the offline model and the
-//! sandbox connector — under `--data-dir`.
+//! for state, the durable local queue in the same file for events, the model `--model` names
+//! (the offline one by default) and the sandbox connector — under `--data-dir`.
 //!
 //! `workspace init|show|update` manages the workspace configuration (a TOML file, versioned);
 //! `demo` runs the bundled sample end to end in its own data dir with the CLI user acting as the
@@ -45,6 +45,13 @@ struct Cli {
     /// in the workspace `demo`).
     #[arg(long, global = true, env = "HARMONIA_WORKSPACE", default_value = "default")]
     workspace: String,
+    /// Who answers the specialists on the embedded default: `offline` (deterministic,
+    /// `provenance: mock`), `gemini` (the Gemini API, `GEMINI_API_KEY`), `vertex` (Vertex AI,
+    /// Application Default Credentials and `GOOGLE_CLOUD_PROJECT`) or `openai` (an
+    /// OpenAI-compatible server: `OPENAI_BASE_URL`, `OPENAI_MODEL`, `OPENAI_API_KEY`). Unset,
+    /// `HARMONIA_MODEL`, else `offline`.
+    #[arg(long, global = true, value_parser = ["offline", "gemini", "vertex", "openai"])]
+    model: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -237,7 +244,10 @@ async fn main() -> ExitCode {
             let env = harmonia_host::env_from_environment(harmonia_nova::tools::all()).await?;
             app::Backend::Cloud { env }
         } else {
-            app::Backend::Local(harmonia_local::Local::open(&data_dir).await?)
+            let backend = harmonia_host::ModelBackend::from_env(cli.model.as_deref()).map_err(Error::from)?;
+            let project = std::env::var("GOOGLE_CLOUD_PROJECT").ok().filter(|p| !p.trim().is_empty());
+            let model = harmonia_host::model(&backend, project.as_deref())?;
+            app::Backend::Local(harmonia_local::Local::open_answered_by(&data_dir, model).await?)
         };
         let outcome = match cli.command {
             // The server stops cleanly on the signal itself.

@@ -257,6 +257,65 @@ fn is_name(text: &str, extra: &str) -> bool {
     text.chars().all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
 }
 
+/// The model backend `choice` names (`HARMONIA_MODEL` when `None`) and its provider's variables.
+fn model_backend<F: Fn(&str) -> Option<OsString>>(vars: &Vars<F>, choice: Option<&str>) -> Result<ModelBackend, Error> {
+    let backend = match choice.map(Some).unwrap_or(vars.get("HARMONIA_MODEL")?.as_deref()) {
+        None | Some("offline") => ModelBackend::Offline,
+        Some(backend @ ("vertex" | "gemini")) => {
+            let model = vars.get("GEMINI_MODEL")?.unwrap_or_else(|| "gemini-2.5-flash".into());
+            if !is_name(&model, "-._/@") {
+                return Err(Error::new("GEMINI_MODEL", "must be a model name such as gemini-2.5-flash"));
+            }
+            if backend == "vertex" {
+                let location = vars.get("GEMINI_LOCATION")?.unwrap_or_else(|| "us-central1".into());
+                if !is_name(&location, "-") {
+                    return Err(Error::new(
+                        "GEMINI_LOCATION",
+                        "must be a Vertex AI location such as us-central1, or global",
+                    ));
+                }
+                ModelBackend::Vertex { location, model }
+            } else {
+                let api_key = vars.get("GEMINI_API_KEY")?.filter(|k| !k.trim().is_empty()).ok_or_else(|| {
+                    Error::new("GEMINI_API_KEY", "must be set to a Gemini API key when the model is gemini")
+                })?;
+                if !api_key.bytes().all(|b| b.is_ascii_graphic()) {
+                    return Err(Error::new("GEMINI_API_KEY", "must be printable ASCII with no spaces"));
+                }
+                ModelBackend::Gemini { model, api_key }
+            }
+        }
+        Some("openai") => {
+            let base_url =
+                vars.url("OPENAI_BASE_URL")?.unwrap_or_else(|| harmonia_agents::openai::OPENAI_BASE_URL.into());
+            let model = vars.get("OPENAI_MODEL")?.filter(|m| !m.trim().is_empty()).ok_or_else(|| {
+                Error::new(
+                    "OPENAI_MODEL",
+                    "must name the model when the model is openai, e.g. gpt-4.1-mini or qwen2.5:7b",
+                )
+            })?;
+            if !is_name(&model, "-._/:@") {
+                return Err(Error::new("OPENAI_MODEL", "must be a model name such as gpt-4.1-mini or qwen2.5:7b"));
+            }
+            let api_key = vars.get("OPENAI_API_KEY")?.filter(|k| !k.trim().is_empty());
+            if api_key.as_ref().is_some_and(|k| !k.bytes().all(|b| b.is_ascii_graphic())) {
+                return Err(Error::new("OPENAI_API_KEY", "must be printable ASCII with no spaces"));
+            }
+            ModelBackend::OpenAi { base_url, model, api_key }
+        }
+        Some(_) => return Err(Error::new("HARMONIA_MODEL", "must be offline, vertex, gemini or openai")),
+    };
+    Ok(backend)
+}
+
+impl ModelBackend {
+    /// The backend `choice` names (a `--model` flag), or `HARMONIA_MODEL` when `None`, with
+    /// its provider's variables read from this process's environment.
+    pub fn from_env(choice: Option<&str>) -> Result<Self, Error> {
+        model_backend(&Vars(|name: &str| std::env::var_os(name)), choice)
+    }
+}
+
 /// Whether every registry name built from `prefix` is a valid Pub/Sub name: names are the
 /// prefix followed by a lowercase topic or subscription, so the prefix must start a name.
 fn valid_topic_prefix(prefix: &str) -> bool {
@@ -333,52 +392,7 @@ impl Config {
                 "must start with a letter, use only letters, digits and - _ . ~ + %, not start with goog, and be at most 100 characters",
             ));
         }
-        let model = match vars.get("HARMONIA_MODEL")?.as_deref() {
-            None | Some("offline") => ModelBackend::Offline,
-            Some(backend @ ("vertex" | "gemini")) => {
-                let model = vars.get("GEMINI_MODEL")?.unwrap_or_else(|| "gemini-2.5-flash".into());
-                if !is_name(&model, "-._/@") {
-                    return Err(Error::new("GEMINI_MODEL", "must be a model name such as gemini-2.5-flash"));
-                }
-                if backend == "vertex" {
-                    let location = vars.get("GEMINI_LOCATION")?.unwrap_or_else(|| "us-central1".into());
-                    if !is_name(&location, "-") {
-                        return Err(Error::new(
-                            "GEMINI_LOCATION",
-                            "must be a Vertex AI location such as us-central1, or global",
-                        ));
-                    }
-                    ModelBackend::Vertex { location, model }
-                } else {
-                    let api_key = vars.get("GEMINI_API_KEY")?.filter(|k| !k.trim().is_empty()).ok_or_else(|| {
-                        Error::new("GEMINI_API_KEY", "must be set to a Gemini API key when HARMONIA_MODEL is gemini")
-                    })?;
-                    if !api_key.bytes().all(|b| b.is_ascii_graphic()) {
-                        return Err(Error::new("GEMINI_API_KEY", "must be printable ASCII with no spaces"));
-                    }
-                    ModelBackend::Gemini { model, api_key }
-                }
-            }
-            Some("openai") => {
-                let base_url =
-                    vars.url("OPENAI_BASE_URL")?.unwrap_or_else(|| harmonia_agents::openai::OPENAI_BASE_URL.into());
-                let model = vars.get("OPENAI_MODEL")?.filter(|m| !m.trim().is_empty()).ok_or_else(|| {
-                    Error::new(
-                        "OPENAI_MODEL",
-                        "must name the model when HARMONIA_MODEL is openai, e.g. gpt-4.1-mini or qwen2.5:7b",
-                    )
-                })?;
-                if !is_name(&model, "-._/:@") {
-                    return Err(Error::new("OPENAI_MODEL", "must be a model name such as gpt-4.1-mini or qwen2.5:7b"));
-                }
-                let api_key = vars.get("OPENAI_API_KEY")?.filter(|k| !k.trim().is_empty());
-                if api_key.as_ref().is_some_and(|k| !k.bytes().all(|b| b.is_ascii_graphic())) {
-                    return Err(Error::new("OPENAI_API_KEY", "must be printable ASCII with no spaces"));
-                }
-                ModelBackend::OpenAi { base_url, model, api_key }
-            }
-            Some(_) => return Err(Error::new("HARMONIA_MODEL", "must be offline, vertex, gemini or openai")),
-        };
+        let model = model_backend(&vars, None)?;
         let connector = match vars.get("HARMONIA_CONNECTOR")?.as_deref() {
             None | Some("sandbox") => ConnectorBackend::Sandbox,
             Some("webhook") => ConnectorBackend::Webhook {

@@ -71,11 +71,30 @@ use harmonia_pipeline::steps::handlers;
 use harmonia_store::Store;
 use secrecy::ExposeSecret;
 
-pub use config::Config;
-use config::{BlobBackend, ConnectorBackend, LogFormat, ModelBackend, StoreBackend};
+use config::{BlobBackend, ConnectorBackend, LogFormat, StoreBackend};
+pub use config::{Config, ModelBackend};
 
 fn config_error(why: &'static str) -> Error {
     Error::new(Code::InvalidConfig, why)
+}
+
+/// The model `backend` names; Vertex AI needs the `project` it bills.
+pub fn model(backend: &ModelBackend, project: Option<&str>) -> Result<Arc<dyn Model>, Error> {
+    let failed = |e: harmonia_agents::model::Error| Error::from_code(e.code());
+    Ok(match backend {
+        ModelBackend::Offline => Arc::new(OfflineModel),
+        ModelBackend::Vertex { location, model } => {
+            let project =
+                project.ok_or_else(|| config_error("GOOGLE_CLOUD_PROJECT must name the project Vertex AI bills"))?;
+            Arc::new(Gemini::new(GeminiConfig::vertex(project, location, model)).map_err(failed)?)
+        }
+        ModelBackend::Gemini { model, api_key } => {
+            Arc::new(Gemini::new(GeminiConfig::developer(api_key, model)).map_err(failed)?)
+        }
+        ModelBackend::OpenAi { base_url, model, api_key } => {
+            Arc::new(OpenAi::new(OpenAiConfig::new(base_url, api_key.as_deref(), model)).map_err(failed)?)
+        }
+    })
 }
 
 /// The backends a function runs on, from the process environment (see [`env_from_config`]).
@@ -104,19 +123,7 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         None => None,
     };
     let bus = PubSubBus::connect(PubSubConfig::from_env(project)).await.map_err(|e| Error::from_code(e.code()))?;
-    let model: Arc<dyn Model> = match &config.model {
-        ModelBackend::Offline => Arc::new(OfflineModel),
-        ModelBackend::Vertex { location, model } => Arc::new(
-            Gemini::new(GeminiConfig::vertex(project, location, model)).map_err(|e| Error::from_code(e.code()))?,
-        ),
-        ModelBackend::Gemini { model, api_key } => {
-            Arc::new(Gemini::new(GeminiConfig::developer(api_key, model)).map_err(|e| Error::from_code(e.code()))?)
-        }
-        ModelBackend::OpenAi { base_url, model, api_key } => Arc::new(
-            OpenAi::new(OpenAiConfig::new(base_url, api_key.as_deref(), model))
-                .map_err(|e| Error::from_code(e.code()))?,
-        ),
-    };
+    let model = model(&config.model, Some(project))?;
     let skills = match &config.skills_dir {
         Some(dir) => SkillLibrary::load(dir)
             .map_err(|_| config_error("HARMONIA_SKILLS_DIR does not hold a loadable skills folder"))?,

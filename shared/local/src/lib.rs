@@ -56,7 +56,9 @@ pub struct Wrap {
     pub store: Option<Wrapper<dyn harmonia_store::Store>>,
     /// Wraps the publisher every stage uses.
     pub bus: Option<Wrapper<dyn Bus>>,
-    /// Wraps the (offline) model.
+    /// The model that answers the specialists; unset, the offline model (`provenance: mock`).
+    pub answering: Option<Arc<dyn harmonia_agents::model::Model>>,
+    /// Wraps that model.
     pub model: Option<Wrapper<dyn harmonia_agents::model::Model>>,
     /// Replaces the sandbox connector.
     pub connector: Option<Arc<dyn harmonia_pipeline::connector::Connector>>,
@@ -72,6 +74,8 @@ pub struct Local {
     pub sandbox: Arc<Sandbox>,
     /// The data file itself (its check, backup and restore), unwrapped.
     pub data: SqliteStore,
+    /// The model that answers the specialists (as wrapped).
+    pub model: Arc<dyn harmonia_agents::model::Model>,
     workers: Vec<JoinHandle<()>>,
 }
 
@@ -85,6 +89,14 @@ impl Local {
     /// Open (creating if needed) the embedded system under `data_dir` and start every stage.
     pub async fn open(data_dir: &Path) -> Result<Self, Error> {
         Self::open_with(data_dir, Timing::LOCAL, Wrap::default()).await
+    }
+
+    /// Like [`open`](Self::open), with `model` answering the specialists.
+    pub async fn open_answered_by(
+        data_dir: &Path,
+        model: Arc<dyn harmonia_agents::model::Model>,
+    ) -> Result<Self, Error> {
+        Self::open_with(data_dir, Timing::LOCAL, Wrap { answering: Some(model), ..Wrap::default() }).await
     }
 
     /// Like [`open`](Self::open), with other subscription timing and the store and publisher
@@ -101,12 +113,12 @@ impl Local {
         let skills = SkillLibrary::configured().map_err(|_| {
             Error::new(Code::Internal, "the skills could not be loaded: check the folder HARMONIA_SKILLS_DIR names, or unset it to run the built-in skills")
         })?;
-        let model: Arc<dyn harmonia_agents::model::Model> = Arc::new(OfflineModel);
+        let model = wrap.answering.unwrap_or_else(|| Arc::new(OfflineModel));
         let model = match wrap.model {
             Some(w) => w(model),
             None => model,
         };
-        let runtime = Runtime::new(model, store.clone(), Arc::new(skills));
+        let runtime = Runtime::new(model.clone(), store.clone(), Arc::new(skills));
         let sandbox = Arc::new(Sandbox::new(store.clone()));
         let env = Arc::new(Env {
             store: store.clone(),
@@ -133,7 +145,7 @@ impl Local {
             bus.create_subscription(&subscriber.spec).await.map_err(bus_error)?;
             workers.push(bus.spawn_subscriber(subscriber.spec.name.clone(), subscriber.handler, 2));
         }
-        Ok(Self { env, bus, sandbox, data, workers })
+        Ok(Self { env, bus, sandbox, data, model, workers })
     }
 
     /// The demo workspace (`demo`), configured from `examples/workspace.toml` when it has no
