@@ -3,6 +3,7 @@
 mod cli;
 mod cloud;
 mod events;
+mod models;
 mod operator_loop;
 mod pipeline;
 mod startup;

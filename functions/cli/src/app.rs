@@ -370,7 +370,8 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
         let failure = j
             .failure
             .as_ref()
-            .map(|f| format!(" [{}{}]", f.code, f.role.map(|r| format!(" by {r}")).unwrap_or_default()));
+            .map(|f| format!(" [{}{}]", f.code, f.role.map(|r| format!(" by {r}")).unwrap_or_default()))
+            .or_else(|| j.stalled.as_ref().map(|f| format!(" [waiting: {} at {}]", f.code, f.stage)));
         out.say(&format!(
             "{}  {:<27} {}{}{}",
             j.id,

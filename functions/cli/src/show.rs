@@ -169,6 +169,16 @@ fn render(d: &JobDetail, s: &Style) -> String {
         let by = f.role.map(|r| format!(" by {r}")).unwrap_or_default();
         t.field("failure", &format!("{} at {}{by}: {}", f.code, f.stage, f.safe_message));
     }
+    if let Some(f) = &job.stalled {
+        let by = f.role.map(|r| format!(" for {r}")).unwrap_or_default();
+        t.field(
+            "waiting",
+            &format!(
+                "{} at {}{by}: {} It is retried, and carries on once that is resolved.",
+                f.code, f.stage, f.safe_message
+            ),
+        );
+    }
     if let Some(a) = &d.awaiting {
         t.line("");
         t.line(&s.bold(&format!("Awaiting a decision on the {}", a.subject.as_str())));

@@ -69,6 +69,7 @@ fn job(ws: &WorkspaceId, status: JobStatus) -> Job {
         created_at: Utc::now(),
         updated_at: Utc::now(),
         failure: None,
+        stalled: None,
     }
 }
 

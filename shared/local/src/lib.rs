@@ -186,6 +186,7 @@ impl Local {
     /// waited for.
     pub async fn rest(&self, workspace: &WorkspaceId, jobs: &[JobId], limit: Duration) -> Result<(), Error> {
         let deadline = tokio::time::Instant::now() + limit;
+        let began = Utc::now();
         let mut moving: Vec<&JobId> = jobs.iter().collect();
         let follow = self.bus.follow(JOB_ATTRIBUTE, jobs.iter().map(JobId::as_str));
         loop {
@@ -193,7 +194,9 @@ impl Local {
             let mut still = Vec::with_capacity(moving.len());
             for job in moving {
                 let current = operator::job(&self.env, workspace, job).await?;
-                if operator::awaited(current.status).is_none() && !current.status.is_terminal() {
+                // A job whose step stalled on its model while resting rests there too.
+                let stalled = current.stalled.as_ref().is_some_and(|s| s.at >= began);
+                if operator::awaited(current.status).is_none() && !current.status.is_terminal() && !stalled {
                     still.push(job);
                 }
             }
@@ -272,6 +275,7 @@ impl Local {
         mut report: impl FnMut(Progress),
     ) -> Result<Job, Error> {
         let deadline = tokio::time::Instant::now() + timeout;
+        let began = Utc::now();
         let mut seen = std::collections::HashSet::new();
         let mut read_at = None;
         let follow = self.bus.follow(JOB_ATTRIBUTE, [job.as_str()]);
@@ -318,6 +322,18 @@ impl Local {
                 Some(_) => return Ok(current),
                 None if current.status.is_terminal() => return Ok(current),
                 None => {}
+            }
+            // A model failure met while following: say so now rather than wait it out; the
+            // job keeps its status and the next command carries it on.
+            if let Some(stall) = current.stalled.as_ref().filter(|s| s.at >= began && s.code.is_model()) {
+                let by = stall.role.map(|r| format!(" for {r}")).unwrap_or_default();
+                return Err(Error::new(
+                    stall.code,
+                    format!(
+                        "{} The job waits at {}{by}; nothing was published, and the next command carries it on once the model answers.",
+                        stall.safe_message, stall.stage
+                    ),
+                ));
             }
             if tokio::time::Instant::now() > deadline {
                 return Err(Error::new(Code::DependencyUnavailable, "the job did not finish in time"));

@@ -189,13 +189,19 @@ pub struct Job {
     /// Set when `status` is `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<JobFailure>,
+    /// The last failure of a step that is waiting for a dependency to come back (a model that
+    /// is down, throttling or refusing its credentials): the job keeps its status, the step
+    /// is retried, and the next move of the job clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalled: Option<JobFailure>,
 }
 
 impl Job {
-    /// Move to `next` (checked), stamping `updated_at`.
+    /// Move to `next` (checked), stamping `updated_at`; whatever stalled the job is over.
     pub fn advance(&mut self, next: JobStatus, now: Timestamp) -> Result<(), Error> {
         self.status = self.status.transition(next)?;
         self.updated_at = now;
+        self.stalled = None;
         Ok(())
     }
 }

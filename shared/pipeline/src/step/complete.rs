@@ -163,6 +163,8 @@ pub async fn complete<P: Subscribed>(env: &Env, event: &StageEvent<P>, completio
         if job.status != status {
             job.advance(status, Utc::now()).map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
         }
+        // The step completed: whatever stalled it is over, whether or not the status moved.
+        job.stalled = None;
         job.pass = new_pass;
         // A step works in its event's round; from `strategy.approved` on that is the draft's.
         job.round = at.round;
@@ -185,6 +187,35 @@ pub async fn complete<P: Subscribed>(env: &Env, event: &StageEvent<P>, completio
         Some(m) => republish(env, &m).await,
         None => Err(Error::Retry),
     }
+}
+
+/// Record on the job that the step at `at` is waiting for a dependency (`code`, a model
+/// failure): the job keeps its status and the step is retried; the next completion clears it.
+/// Best effort: a stall that cannot be recorded changes nothing else.
+pub async fn record_stall(env: &Env, at: &StageRef<'_>, role: Option<Role>, code: Code) -> Result<(), Error> {
+    let store = &*env.store;
+    run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
+        let mut tx = Tx::begin(store, at.workspace);
+        let Some(doc) = tx.get(JOBS, &doc_id(at.job)).await? else { return tx.commit().await };
+        let mut job: Job = doc.decode()?;
+        if job.status.is_terminal() {
+            return tx.commit().await;
+        }
+        job.stalled = Some(JobFailure {
+            stage: at.stage,
+            role,
+            code,
+            category: code.category(),
+            safe_message: code.safe_message().to_owned(),
+            retryable: true,
+            schema_path: None,
+            at: Utc::now(),
+        });
+        tx.put(JOBS, &doc_id(at.job), encode(&job)?);
+        tx.commit().await
+    })
+    .await
+    .map_err(Error::from)
 }
 
 /// Record the job's typed failure and a marker (so redeliveries ack), deleting the step's

@@ -22,6 +22,15 @@ pub enum Error {
     /// The job is no longer in a state this event applies to (e.g. rejected meanwhile): ack.
     #[error("event no longer applies")]
     Stale,
+    /// A dependency the step needs is failing (a model failure): the job records the stall
+    /// and keeps its status, and the message is retried like [`Error::Retry`].
+    #[error("stalled on {code}; will be retried")]
+    Stalled {
+        /// Role whose model call failed, if any.
+        role: Option<Role>,
+        /// The model failure's code.
+        code: Code,
+    },
 }
 
 impl Error {
@@ -55,7 +64,7 @@ impl From<AgentContractError> for Error {
         // A model failure (an outage, throttling, refused credentials, an unknown model) never
         // fails the job: the step is retried, and once the model is back the job carries on.
         if e.code.is_model() {
-            Error::Retry
+            Error::Stalled { role: Some(e.role), code: e.code }
         } else {
             Error::Fail { role: Some(e.role), code: e.code, schema_path: e.schema_path }
         }

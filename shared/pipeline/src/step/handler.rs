@@ -8,7 +8,7 @@ use harmonia_bus::{Delivery, Handler, Outcome};
 use harmonia_contracts::event::{Stage, StageEvent};
 use tracing::Instrument as _;
 
-use super::{Error, StageRef, claim, fail_job, marker, republish};
+use super::{Error, StageRef, claim, fail_job, marker, record_stall, republish};
 use crate::Env;
 use crate::registry::{StageKind, Subscribed};
 
@@ -105,6 +105,13 @@ impl<P: Step> StageHandler<P> {
             Ok(()) => return Outcome::Ack,
             Err(Error::Stale) => Outcome::Ack,
             Err(Error::Retry) => Outcome::Nack,
+            Err(Error::Stalled { role, code }) => {
+                tracing::warn!(workspace = %at.workspace, job = %at.job, stage = %at.stage, pass = at.pass.get(), role = ?role, code = %code, "stage stalled; it will be retried");
+                if record_stall(env, &at, role, code).await.is_err() {
+                    tracing::warn!(job = %at.job, stage = %at.stage, "the stall could not be recorded on the job");
+                }
+                Outcome::Nack
+            }
             Err(Error::Fail { role, code, schema_path }) => {
                 tracing::warn!(workspace = %at.workspace, job = %at.job, stage = %at.stage, pass = at.pass.get(), role = ?role, code = %code, "stage failed");
                 // Recording the failure deletes the claim with it.

@@ -13,7 +13,7 @@ pub mod handler;
 mod next;
 
 pub use claim::acquire;
-pub use complete::{Completion, StageRef, complete, fail_job, marker, republish};
+pub use complete::{Completion, StageRef, complete, fail_job, marker, record_stall, republish};
 pub use error::Error;
 pub use handler::{StageHandler, Step, stage_of};
 pub use next::{next_event, next_event_in};

@@ -89,6 +89,7 @@ fn new_job(id: JobId, source: &StoredSource, version: u32, now: DateTime<Utc>) -
         created_at: now,
         updated_at: now,
         failure: None,
+        stalled: None,
     }
 }
 

@@ -61,6 +61,7 @@ async fn update_adds_a_version_only_when_the_content_changes_and_jobs_keep_their
         created_at: Utc::now(),
         updated_at: Utc::now(),
         failure: None,
+        stalled: None,
     };
     assert_eq!(version_of_job(&store, &job).await.expect("v1").config, example());
     let stored = harmonia_store::scan_all(&store, &ws, WORKSPACE_VERSIONS).await.expect("scan");
