@@ -79,6 +79,26 @@ async fn show_prints_a_verified_job_whole_as_json_and_as_text() {
     assert_eq!(d["publication"]["verification"]["outcome"]["outcome"], "verified");
     assert_eq!(d["decisions"].as_array().map(Vec::len), Some(2));
 
+    // The cost view: per role, its invocations, model calls and tokens, as the activity adds up.
+    let (code, activity, err) = show(&["--json", "activity"]).await;
+    assert_eq!(code, 0, "{err}");
+    let activity: serde_json::Value = serde_json::from_str(&activity).expect("activity json");
+    assert_eq!(activity["model_use"], d["model_use"], "show and activity agree");
+    let records = activity["activity"].as_array().expect("records");
+    let use_of = |role: &str| d["model_use"].as_array().and_then(|u| u.iter().find(|u| u["role"] == role)).cloned();
+    for role in ["harmonia", "nimi", "ryan", "temi", "noni", "dara"] {
+        let used = use_of(role).unwrap_or_else(|| panic!("{role} in {}", d["model_use"]));
+        let mine: Vec<&serde_json::Value> =
+            records.iter().filter(|r| r["agent"] == role && r["operation"] != "tool_call").collect();
+        let sum = |key: &str| mine.iter().map(|r| r[key].as_u64().expect(key)).sum::<u64>();
+        let tokens = |key: &str| mine.iter().map(|r| r["usage"][key].as_u64().expect(key)).sum::<u64>();
+        assert_eq!(used["invocations"].as_u64(), Some(mine.len() as u64), "{role}");
+        assert_eq!(used["model_calls"].as_u64(), Some(sum("model_calls")), "{role}");
+        assert!(used["model_calls"].as_u64() >= used["invocations"].as_u64(), "{role}: a call per invocation at least");
+        assert_eq!(used["input_tokens"].as_u64(), Some(tokens("input_tokens")), "{role}");
+        assert_eq!(used["output_tokens"].as_u64(), Some(tokens("output_tokens")), "{role}");
+    }
+
     // Text: the posted draft verbatim, line for line, and its count against the limit.
     let (code, text, err) = show(&["show"]).await;
     assert_eq!(code, 0, "{err}");
@@ -93,7 +113,7 @@ async fn show_prints_a_verified_job_whole_as_json_and_as_text() {
     );
     assert!(text.contains(&count), "{count} in:\n{text}");
     assert!(!text.contains('\x1b'), "no colour when stdout is not a terminal");
-    for heading in ["Strategy (Ryan)", "Plan (Temi)", "Review, pass 1 (Dara)", "Policy", "Publication"] {
+    for heading in ["Strategy (Ryan)", "Plan (Temi)", "Review, pass 1 (Dara)", "Policy", "Publication", "Model use"] {
         assert!(text.lines().any(|l| l == heading), "{heading} in:\n{text}");
     }
 

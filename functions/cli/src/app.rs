@@ -518,16 +518,7 @@ pub(crate) async fn activity(backend: &Backend, out: &Output, ws: &WorkspaceId, 
     let id: JobId = job.parse()?;
     // An unknown job is `not_found`, not an empty list.
     operator::job(backend.env(), &ws, &id).await?;
-    // Every record, page by page (a scan reads in id order), then in the order they started.
-    let query = harmonia_store::Query::all(harmonia_store::MAX_QUERY_LIMIT)
-        .filter("job", id.to_string())
-        .map_err(Error::from)?;
-    let docs = harmonia_store::scan(&*backend.env().store, &ws, harmonia_pipeline::records::ACTIVITY, query)
-        .await
-        .map_err(Error::from)?;
-    let mut records: Vec<ActivityRecord> =
-        docs.iter().map(|d| d.decode().map_err(Error::from)).collect::<Result<_, _>>()?;
-    records.sort_by_key(|r| r.started_at);
+    let records: Vec<ActivityRecord> = harmonia_pipeline::detail::activity(backend.env(), &ws, &id).await?;
     if !records.is_empty() {
         out.say(&format!(
             "{:<10} {:<10} {:<18} {:>11}  {:>8} {:>9}  {:<22} {:<32}  SPAN",
@@ -552,11 +543,33 @@ pub(crate) async fn activity(backend: &Backend, out: &Output, ws: &WorkspaceId, 
             r.span_id
         ));
     }
+    let by_role = harmonia_pipeline::detail::usage_by_role(&records);
     if records.is_empty() {
         out.say("no activity recorded for this job");
+    } else {
+        out.say("");
+        for line in usage_lines(&by_role) {
+            out.say(&line);
+        }
     }
-    out.value(&json!({ "activity": records }));
+    out.value(&json!({ "activity": records, "model_use": by_role }));
     Ok(())
+}
+
+/// The model-use table: per role, invocations, model calls and tokens, then the total.
+pub(crate) fn usage_lines(by_role: &[harmonia_pipeline::detail::RoleUsage]) -> Vec<String> {
+    let mut lines =
+        vec![format!("{:<10} {:>11} {:>11} {:>10} {:>10}", "AGENT", "INVOCATIONS", "MODEL CALLS", "TOKENS IN", "OUT")];
+    let row = |name: &str, invocations: u32, calls: u32, input: u64, output: u64| {
+        format!("{name:<10} {invocations:>11} {calls:>11} {input:>10} {output:>10}")
+    };
+    let mut total = (0u32, 0u32, 0u64, 0u64);
+    for u in by_role {
+        lines.push(row(u.role.as_str(), u.invocations, u.model_calls, u.input_tokens, u.output_tokens));
+        total = (total.0 + u.invocations, total.1 + u.model_calls, total.2 + u.input_tokens, total.3 + u.output_tokens);
+    }
+    lines.push(row("total", total.0, total.1, total.2, total.3));
+    lines
 }
 
 /// `harmonia provision`: create every topic, dead-letter topic and push subscription of the

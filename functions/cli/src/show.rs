@@ -400,6 +400,13 @@ fn render(d: &JobDetail, s: &Style) -> String {
         };
         t.field("verification", &verification);
     }
+
+    if !d.model_use.is_empty() {
+        t.heading("Model use");
+        for line in crate::app::usage_lines(&d.model_use) {
+            t.line(&format!("  {line}"));
+        }
+    }
     t.out
 }
 

@@ -423,8 +423,9 @@ impl Runtime {
 
         let mut steps = Vec::new();
         let mut usage = TokenUsage::default();
+        let mut model_calls = 0;
         let mut children = Children::default();
-        let outcome = self.run(seed, spec, &span, &mut steps, &mut usage, &mut children).await;
+        let outcome = self.run(seed, spec, &span, &mut steps, (&mut usage, &mut model_calls), &mut children).await;
         let outcome = match outcome {
             Ok(value) => {
                 let event =
@@ -444,7 +445,8 @@ impl Runtime {
             Err(Error::Contract(e)) => ActivityOutcome::Failure { code: e.code },
             Err(Error::Store(e)) => ActivityOutcome::Failure { code: e.code() },
         };
-        let activity = ActivityRecord { usage, ..self.activity(seed, operation, began, &span, parent, recorded) };
+        let activity =
+            ActivityRecord { usage, model_calls, ..self.activity(seed, operation, began, &span, parent, recorded) };
         tracing::info!(
             workspace = %activity.tenant, job = %activity.job, agent = %activity.agent, stage = %activity.stage,
             model = %activity.model, duration_us = activity.duration_us, input_tokens = activity.usage.input_tokens,
@@ -490,6 +492,7 @@ impl Runtime {
             ended_at: Utc::now(),
             duration_us: u64::try_from(began.clock.elapsed().as_micros()).unwrap_or(u64::MAX),
             usage: TokenUsage::default(),
+            model_calls: 0,
             outcome,
             trace_id: span.trace(),
             span_id: span.span(),
@@ -524,7 +527,7 @@ impl Runtime {
         spec: &RoleSpec,
         span: &TraceParent,
         steps: &mut Vec<Step>,
-        usage: &mut TokenUsage,
+        (usage, model_calls): (&mut TokenUsage, &mut u32),
         children: &mut Children,
     ) -> Result<Value, AgentContractError> {
         let role = spec.role;
@@ -543,8 +546,10 @@ impl Runtime {
         };
         let ctx = ToolContext { workspace: &seed.workspace, store: &*self.store, snapshot };
         for _ in 0..MAX_TURNS {
-            let response =
-                generate(&*self.model, &request, Some(seed.stage)).await.map_err(|e| contract(role, e.code()))?;
+            let response = generate(&*self.model, &request, Some(seed.stage)).await;
+            // A call counts whether or not it was answered.
+            *model_calls = model_calls.saturating_add(1);
+            let response = response.map_err(|e| contract(role, e.code()))?;
             usage.input_tokens = usage.input_tokens.saturating_add(response.usage.input_tokens);
             usage.output_tokens = usage.output_tokens.saturating_add(response.usage.output_tokens);
             let calls: Vec<(String, Value)> = response
@@ -679,8 +684,11 @@ impl Runtime {
             Err(e) => failure(e.code()),
         };
         steps.push(step);
-        let activity =
-            ActivityRecord { usage, ..self.activity(seed, Operation::Research, began, &span, parent, outcome) };
+        let activity = ActivityRecord {
+            usage,
+            model_calls: 1,
+            ..self.activity(seed, Operation::Research, began, &span, parent, outcome)
+        };
         children.activity.push(activity);
         answer
     }

@@ -81,6 +81,7 @@ fn activity_record() {
         ended_at: at("2026-03-01T09:30:13.4861Z"),
         duration_us: 100,
         usage: TokenUsage { input_tokens: 1200, output_tokens: 340 },
+        model_calls: 3,
         outcome: ActivityOutcome::Failure { code: Code::SchemaViolation },
         trace_id: "4bf92f3577b34da6a3ce929d0e0e4736".parse().expect("trace id"),
         span_id: "00f067aa0ba902b7".parse().expect("span id"),

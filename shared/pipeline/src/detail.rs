@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use harmonia_contracts::Error;
+use harmonia_contracts::domain::{ActivityRecord, Operation};
 use harmonia_contracts::domain::{
     Analysis, Angle, Approval, ApprovalSubject, Brief, Draft, Job, LanguageTag, Moment, Plan, PlanItem, Platform,
     PolicyOutcome, PolicyResult, PolicyRule, Publication, ResearchEvidence, Review, Source,
@@ -16,6 +16,7 @@ use harmonia_contracts::domain::{
 use harmonia_contracts::event::{Pass, Round};
 use harmonia_contracts::ids::{BriefId, DraftId, EvidenceId, JobId, PlanItemId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
+use harmonia_contracts::{Error, Role};
 use harmonia_store::{Collection, Document};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -62,6 +63,57 @@ pub struct JobDetail {
     pub decisions: Vec<Approval>,
     /// The publication of the approved draft: claim, receipt and verification.
     pub publication: Option<Publication>,
+    /// What the job has cost in model use so far, per role.
+    pub model_use: Vec<RoleUsage>,
+}
+
+/// One role's model use in a job: its invocations (routing, specialist work and grounded
+/// searches; tool calls make none), the model calls they made, and their tokens.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoleUsage {
+    /// The role.
+    pub role: Role,
+    /// Invocations.
+    pub invocations: u32,
+    /// Model calls (each turn of an invocation's loop).
+    pub model_calls: u32,
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+}
+
+/// `records` (one job's activity) summed per role, in role order; roles that made no model
+/// call are left out.
+pub fn usage_by_role(records: &[ActivityRecord]) -> Vec<RoleUsage> {
+    let mut by_role: std::collections::BTreeMap<usize, RoleUsage> = std::collections::BTreeMap::new();
+    for r in records.iter().filter(|r| r.operation != Operation::ToolCall) {
+        let entry = by_role.entry(r.agent as usize).or_insert_with(|| RoleUsage {
+            role: r.agent,
+            invocations: 0,
+            model_calls: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+        });
+        entry.invocations = entry.invocations.saturating_add(1);
+        entry.model_calls = entry.model_calls.saturating_add(r.model_calls);
+        entry.input_tokens = entry.input_tokens.saturating_add(u64::from(r.usage.input_tokens));
+        entry.output_tokens = entry.output_tokens.saturating_add(u64::from(r.usage.output_tokens));
+    }
+    by_role.into_values().collect()
+}
+
+/// Every activity record of `job`, in the order they started.
+pub async fn activity(env: &Env, workspace: &WorkspaceId, job: &JobId) -> Result<Vec<ActivityRecord>, Error> {
+    let query = harmonia_store::Query::all(harmonia_store::MAX_QUERY_LIMIT)
+        .filter("job", job.to_string())
+        .map_err(Error::from)?;
+    let docs =
+        harmonia_store::scan(&*env.store, workspace, crate::records::ACTIVITY, query).await.map_err(Error::from)?;
+    let mut records: Vec<ActivityRecord> =
+        docs.iter().map(|d| d.decode().map_err(Error::from)).collect::<Result<_, _>>()?;
+    records.sort_by_key(|r| r.started_at);
+    Ok(records)
 }
 
 /// What a source is: its title, language, length and how much it holds.
@@ -339,6 +391,7 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDe
         awaiting,
         decisions,
         publication,
+        model_use: usage_by_role(&activity(env, workspace, &job.id).await?),
         job,
     })
 }

@@ -171,6 +171,10 @@ pub struct ActivityRecord {
     pub duration_us: u64,
     /// Token counts.
     pub usage: TokenUsage,
+    /// How many model calls the invocation made (each turn of its loop is one; a tool call's
+    /// record makes none). Records written before it was counted read as 0.
+    #[serde(default)]
+    pub model_calls: u32,
     /// Outcome.
     pub outcome: ActivityOutcome,
     /// W3C trace id.
