@@ -4,17 +4,7 @@ use harmonia_e2e::FunctionProcess;
 
 /// Run `harmonia ARGS` on a fresh embedded data dir; (exit code, stdout, stderr).
 async fn harmonia(data_dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
-    let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
-    let out = tokio::process::Command::new(FunctionProcess::cli())
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(args)
-        .env("HARMONIA_SKILLS_DIR", skills)
-        .output()
-        .await
-        .expect("run harmonia");
-    let text = |b: Vec<u8>| String::from_utf8(b).expect("utf-8");
-    (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+    FunctionProcess::run_cli(data_dir, args, &[], &[]).await
 }
 
 #[tokio::test]

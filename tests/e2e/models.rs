@@ -38,19 +38,8 @@ async fn refusing(status: u16, code: &'static str) -> (String, Arc<AtomicUsize>)
 
 /// Run `harmonia ARGS` on `data_dir` against `base_url`; (exit code, stdout, stderr).
 async fn harmonia(data_dir: &std::path::Path, base_url: &str, args: &[&str]) -> (i32, String, String) {
-    let out = tokio::process::Command::new(FunctionProcess::cli())
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(args)
-        .env("OPENAI_BASE_URL", base_url)
-        .env("OPENAI_MODEL", "gpt-4.1-mini")
-        .env("OPENAI_API_KEY", "sk-e2e-secret")
-        .env_remove("HARMONIA_MODEL")
-        .output()
-        .await
-        .expect("run harmonia");
-    let text = |b: Vec<u8>| String::from_utf8(b).expect("utf-8");
-    (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+    let env = [("OPENAI_BASE_URL", base_url), ("OPENAI_MODEL", "gpt-4.1-mini"), ("OPENAI_API_KEY", "sk-e2e-secret")];
+    FunctionProcess::run_cli(data_dir, args, &env, &["HARMONIA_MODEL"]).await
 }
 
 #[tokio::test]

@@ -13,18 +13,7 @@ use serde_json::Value;
 
 /// Run `harmonia ARGS` on the embedded data dir `dir`; (exit code, stdout, stderr).
 async fn harmonia(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let skills = Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
-    let out = tokio::process::Command::new(FunctionProcess::cli())
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env("HARMONIA_SKILLS_DIR", skills)
-        .env_remove("HARMONIA_WORKSPACE")
-        .output()
-        .await
-        .expect("run harmonia");
-    let text = |b: Vec<u8>| String::from_utf8(b).expect("utf-8");
-    (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+    FunctionProcess::run_cli(dir, args, &[], &["HARMONIA_WORKSPACE"]).await
 }
 
 /// `harmonia ARGS`, which must succeed; its stdout.

@@ -99,6 +99,26 @@ impl FunctionProcess {
         built("harmonia")
     }
 
+    /// Run `harmonia --data-dir DATA_DIR ARGS` with `env` set (and `remove` unset), with the
+    /// repository's skills; (exit code, stdout, stderr).
+    pub async fn run_cli(
+        data_dir: &std::path::Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        remove: &[&str],
+    ) -> (i32, String, String) {
+        let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
+        let mut command = tokio::process::Command::new(Self::cli());
+        command.arg("--data-dir").arg(data_dir).args(args).env("HARMONIA_SKILLS_DIR", skills);
+        command.envs(env.iter().copied());
+        remove.iter().for_each(|name| {
+            command.env_remove(name);
+        });
+        let out = command.output().await.expect("run harmonia");
+        let text = |b: Vec<u8>| String::from_utf8(b).expect("utf-8");
+        (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+    }
+
     /// Start `harmonia-<name>` with `env`, on a free port, and wait until it answers.
     pub async fn start(name: &str, env: &[(String, String)]) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
