@@ -135,10 +135,7 @@ impl std::fmt::Debug for Gemini {
 impl Gemini {
     /// A client; with ADC, credentials are looked up now (none found is `Auth`).
     pub fn new(config: GeminiConfig) -> Result<Self, model::Error> {
-        let http = reqwest::Client::builder()
-            .timeout(config.limits.timeout)
-            .build()
-            .map_err(|_| model::Error::Unavailable("http client"))?;
+        let http = config.limits.client()?;
         let credentials = match config.auth {
             Auth::ApplicationDefault => {
                 Some(google_cloud_auth::credentials::Builder::default().build().map_err(|_| model::Error::Auth)?)

@@ -81,10 +81,7 @@ impl std::fmt::Debug for OpenAi {
 impl OpenAi {
     /// A client.
     pub fn new(config: OpenAiConfig) -> Result<Self, model::Error> {
-        let http = reqwest::Client::builder()
-            .timeout(config.limits.timeout)
-            .build()
-            .map_err(|_| model::Error::Unavailable("http client"))?;
+        let http = config.limits.client()?;
         Ok(Self { name: crate::model::activity_name(&config.model), config, http })
     }
 }

@@ -48,6 +48,13 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// An HTTP client whose requests time out after [`Limits::timeout`].
+    pub(crate) fn client(&self) -> Result<reqwest::Client, model::Error> {
+        reqwest::Client::builder().timeout(self.timeout).build().map_err(|_| model::Error::Unavailable("http client"))
+    }
+}
+
 /// How one provider's bodies are read.
 pub(crate) struct Provider {
     /// OpenTelemetry's `gen_ai.provider.name`.
