@@ -155,6 +155,23 @@ pub struct JobFailure {
     pub at: Timestamp,
 }
 
+impl JobFailure {
+    /// `code` met at `stage` (by `role`) at `at`, with the code's category, safe text and
+    /// default `retryable`, and no schema path.
+    pub fn of(stage: Stage, role: Option<Role>, code: Code, at: Timestamp) -> Self {
+        Self {
+            stage,
+            role,
+            code,
+            category: code.category(),
+            safe_message: code.safe_message().to_owned(),
+            retryable: code.default_retryable(),
+            schema_path: None,
+            at,
+        }
+    }
+}
+
 /// One source's trip through the pipeline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -201,16 +201,8 @@ pub async fn record_stall(env: &Env, at: &StageRef<'_>, role: Option<Role>, code
         if job.status.is_terminal() {
             return tx.commit().await;
         }
-        job.stalled = Some(JobFailure {
-            stage: at.stage,
-            role,
-            code,
-            category: code.category(),
-            safe_message: code.safe_message().to_owned(),
-            retryable: true,
-            schema_path: None,
-            at: Utc::now(),
-        });
+        // Retried whatever the code's default: the step's message is redelivered.
+        job.stalled = Some(JobFailure { retryable: true, ..JobFailure::of(at.stage, role, code, Utc::now()) });
         tx.put(JOBS, &doc_id(at.job), encode(&job)?);
         tx.commit().await
     })
@@ -247,16 +239,8 @@ pub async fn fail_job(
         }
         let now = Utc::now();
         job.advance(JobStatus::Failed, now).map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
-        job.failure = Some(JobFailure {
-            stage: at.stage,
-            role,
-            code,
-            category: code.category(),
-            safe_message: code.safe_message().to_owned(),
-            retryable: code.default_retryable(),
-            schema_path: schema_path.clone(),
-            at: now,
-        });
+        job.failure =
+            Some(JobFailure { schema_path: schema_path.clone(), ..JobFailure::of(at.stage, role, code, now) });
         tx.put(JOBS, &doc_id(at.job), encode(&job)?);
         let marker_doc = marker_id(at.job, at.stage, at.round, at.pass);
         if tx.get(MARKERS, &marker_doc).await?.is_none() {
