@@ -53,7 +53,10 @@ accept -var region=northamerica-northeast1
 refuse region -var region=us-central1-a
 refuse region -var region=nam5
 accept -var model=offline
-refuse model -var model=vertex
+accept -var model=vertex -var gemini_location=global
+refuse model -var model=gemini
+refuse model -var model=openai
+refuse gemini_location -var gemini_location=us_central1
 refuse gemini_model -var 'gemini_model=gemini 2.5'
 refuse connector -var connector=bluesky
 accept -var connector=webhook -var webhook_url=https://hooks.example.com/harmonia -var webhook_secret_version=2
