@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use harmonia_contracts::body::CappedBody;
 use harmonia_contracts::domain::{ConnectorKind, Platform};
 use harmonia_contracts::ids::{DocId, PostId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
@@ -250,6 +251,29 @@ struct WebhookPost {
     body: Option<String>,
 }
 
+/// The longest answer read from a webhook bridge (256 KiB): a receipt or a read-back of one
+/// post is a few kilobytes at most. A longer one is not believed.
+pub const MAX_WEBHOOK_RESPONSE_BYTES: usize = 256 << 10;
+
+/// A bridge's answer, `{"post": ID, "body"?: TEXT}`: the post id and its text (empty when the
+/// bridge gave none); `None` when the bytes are not that, or the id is not a post id.
+pub fn decode_webhook_post(bytes: &[u8]) -> Option<(PostId, String)> {
+    if bytes.len() > MAX_WEBHOOK_RESPONSE_BYTES {
+        return None;
+    }
+    let answer: WebhookPost = serde_json::from_slice(bytes).ok()?;
+    Some((answer.post.parse().ok()?, answer.body.unwrap_or_default()))
+}
+
+/// A bridge's answer read whole under [`MAX_WEBHOOK_RESPONSE_BYTES`], then decoded.
+async fn read_webhook_post(mut response: reqwest::Response) -> Option<(PostId, String)> {
+    let mut body = CappedBody::new(response.content_length(), MAX_WEBHOOK_RESPONSE_BYTES).ok()?;
+    while let Some(chunk) = response.chunk().await.ok()? {
+        body.push(&chunk).ok()?;
+    }
+    decode_webhook_post(&body.finish())
+}
+
 #[async_trait]
 impl Connector for Webhook {
     fn kind(&self) -> ConnectorKind {
@@ -270,9 +294,10 @@ impl Connector for Webhook {
             .body(body);
         match request.send().await {
             Err(_) => Sent::Unknown,
-            Ok(r) if r.status().is_success() => match r.json::<WebhookPost>().await {
-                Ok(p) => p.post.parse().map(Sent::Applied).unwrap_or(Sent::Unknown),
-                Err(_) => Sent::Unknown,
+            // An answer that cannot be read leaves the outcome to verification's read-back.
+            Ok(r) if r.status().is_success() => match read_webhook_post(r).await {
+                Some((post, _)) => Sent::Applied(post),
+                None => Sent::Unknown,
             },
             Ok(r) if r.status().is_server_error() => Sent::Unknown,
             Ok(_) => Sent::Refused,
@@ -287,8 +312,8 @@ impl Connector for Webhook {
         if !r.status().is_success() {
             return Err(ReadBackFailed);
         }
-        let p: WebhookPost = r.json().await.map_err(|_| ReadBackFailed)?;
-        Ok(Found::Post { post: p.post.parse().map_err(|_| ReadBackFailed)?, body: p.body.unwrap_or_default() })
+        let (post, body) = read_webhook_post(r).await.ok_or(ReadBackFailed)?;
+        Ok(Found::Post { post, body })
     }
 }
 
@@ -376,6 +401,39 @@ mod tests {
             Webhook::new(&url, SigningKey::new(b"wrong secret").expect("key"), Duration::from_secs(5)).expect("client");
         assert_eq!(forged.send(&ws, &Outgoing { idempotency_key: "k2".into(), ..post }).await, Sent::Refused);
         assert_eq!(platform.posts.lock().expect("lock").len(), 1, "an unsigned post is refused");
+    }
+
+    #[tokio::test]
+    async fn a_bridge_answer_past_its_bound_or_not_a_post_is_never_believed() {
+        // A bridge whose answers are a post id followed by 300 KiB of text.
+        async fn huge() -> (StatusCode, String) {
+            (StatusCode::OK, serde_json::json!({"post": "post-9", "body": "x".repeat(300 << 10)}).to_string())
+        }
+        let app = Router::new().route("/hook", post(huge)).route("/hook/{key}", get(huge));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        let ws: WorkspaceId = "ws".parse().expect("ws");
+        let hook = Webhook::new(&url, SigningKey::new(SECRET).expect("key"), Duration::from_secs(5)).expect("client");
+        let post = Outgoing {
+            idempotency_key: "ws:draft-1:abc".into(),
+            platform: Platform::Linkedin,
+            body: "Hello.".into(),
+            provenance: Provenance::Live,
+        };
+        assert_eq!(hook.send(&ws, &post).await, Sent::Unknown, "left to verification's read-back");
+        assert!(hook.read_back(&ws, &post.idempotency_key).await.is_err());
+
+        assert_eq!(
+            decode_webhook_post(br#"{"post": "post-1", "body": "Hi."}"#),
+            Some(("post-1".parse().expect("id"), "Hi.".to_owned()))
+        );
+        assert_eq!(decode_webhook_post(br#"{"post": "post-1"}"#).map(|(_, body)| body), Some(String::new()));
+        for bad in [&b"{}"[..], b"", b"{\"post\": 7}", b"{\"post\": \"no spaces allowed\"}", b"\xff"] {
+            assert_eq!(decode_webhook_post(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
     }
 
     #[tokio::test]
