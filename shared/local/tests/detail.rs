@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use harmonia_contracts::Code;
 use harmonia_contracts::domain::{
     ApprovalSubject, Decision, Job, JobStatus, PolicyOutcome, ReceiptOutcome, SourceInput,
 };
 use harmonia_contracts::ids::WorkspaceId;
+use harmonia_contracts::{Code, Role};
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::detail;
 use harmonia_pipeline::registry::Timing;
@@ -114,9 +114,14 @@ async fn the_detail_of_a_verified_job_holds_every_stage() {
         "awaiting",
         "decisions",
         "publication",
+        "model_use",
     ];
     expected.sort_unstable();
     assert_eq!(keys, expected);
+    // The model use of the job, role by role: every specialist of a verified job is there.
+    let roles: Vec<Role> = d.model_use.iter().map(|u| u.role).collect();
+    assert_eq!(roles, [Role::Harmonia, Role::Nimi, Role::Ryan, Role::Temi, Role::Noni, Role::Dara]);
+    assert!(d.model_use.iter().all(|u| u.model_calls >= u.invocations && u.input_tokens > 0));
 }
 
 #[tokio::test]
