@@ -364,15 +364,30 @@ mod tests {
         }
     }
 
-    async fn platform() -> (FakePlatform, String) {
-        let p = FakePlatform::default();
-        let app = Router::new().route("/hook", post(receive)).route("/hook/{key}", get(lookup)).with_state(p.clone());
+    /// Serve `app` on a free local port; the URL of its `/hook`.
+    async fn serve(app: Router) -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        (p, url)
+        url
+    }
+
+    async fn platform() -> (FakePlatform, String) {
+        let p = FakePlatform::default();
+        let app = Router::new().route("/hook", post(receive)).route("/hook/{key}", get(lookup)).with_state(p.clone());
+        (p.clone(), serve(app).await)
+    }
+
+    /// The post every test sends, with `provenance`.
+    fn hello(provenance: Provenance) -> Outgoing {
+        Outgoing {
+            idempotency_key: "ws:draft-1:abc".into(),
+            platform: Platform::Linkedin,
+            body: "Hello.".into(),
+            provenance,
+        }
     }
 
     #[tokio::test]
@@ -380,12 +395,7 @@ mod tests {
         let (platform, url) = platform().await;
         let ws: WorkspaceId = "ws".parse().expect("ws");
         let hook = Webhook::new(&url, SigningKey::new(SECRET).expect("key"), Duration::from_secs(5)).expect("client");
-        let post = Outgoing {
-            idempotency_key: "ws:draft-1:abc".into(),
-            platform: Platform::Linkedin,
-            body: "Hello.".into(),
-            provenance: Provenance::Live,
-        };
+        let post = hello(Provenance::Live);
         let first = hook.send(&ws, &post).await;
         let again = hook.send(&ws, &post).await;
         assert!(matches!(&first, Sent::Applied(_)), "{first:?}");
@@ -409,20 +419,10 @@ mod tests {
         async fn huge() -> (StatusCode, String) {
             (StatusCode::OK, serde_json::json!({"post": "post-9", "body": "x".repeat(300 << 10)}).to_string())
         }
-        let app = Router::new().route("/hook", post(huge)).route("/hook/{key}", get(huge));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let url = serve(Router::new().route("/hook", post(huge)).route("/hook/{key}", get(huge))).await;
         let ws: WorkspaceId = "ws".parse().expect("ws");
         let hook = Webhook::new(&url, SigningKey::new(SECRET).expect("key"), Duration::from_secs(5)).expect("client");
-        let post = Outgoing {
-            idempotency_key: "ws:draft-1:abc".into(),
-            platform: Platform::Linkedin,
-            body: "Hello.".into(),
-            provenance: Provenance::Live,
-        };
+        let post = hello(Provenance::Live);
         assert_eq!(hook.send(&ws, &post).await, Sent::Unknown, "left to verification's read-back");
         assert!(hook.read_back(&ws, &post.idempotency_key).await.is_err());
 
@@ -441,12 +441,7 @@ mod tests {
         let (platform, url) = platform().await;
         let ws: WorkspaceId = "ws".parse().expect("ws");
         let hook = Webhook::new(&url, SigningKey::new(SECRET).expect("key"), Duration::from_secs(5)).expect("client");
-        let mock = Outgoing {
-            idempotency_key: "ws:draft-1:abc".into(),
-            platform: Platform::Linkedin,
-            body: "Hello.".into(),
-            provenance: Provenance::Mock,
-        };
+        let mock = hello(Provenance::Mock);
         assert_eq!(hook.send(&ws, &mock).await, Sent::Rejected(Code::MockToLiveConnector));
         assert_eq!(*platform.calls.lock().expect("lock"), 0, "the platform was never called");
         assert_eq!(admit(ConnectorKind::Webhook, &mock), Err(Code::MockToLiveConnector));
