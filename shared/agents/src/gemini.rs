@@ -153,12 +153,7 @@ impl Gemini {
                 _ => Err(model::Error::Auth),
             },
             (None, Auth::ApiKey(key)) => {
-                let mut value = reqwest::header::HeaderValue::from_str(key).map_err(|_| model::Error::Auth)?;
-                value.set_sensitive(true);
-                Ok(reqwest::header::HeaderMap::from_iter([(
-                    reqwest::header::HeaderName::from_static("x-goog-api-key"),
-                    value,
-                )]))
+                wire::credential(reqwest::header::HeaderName::from_static("x-goog-api-key"), key)
             }
             (None, _) => Ok(reqwest::header::HeaderMap::new()),
         }

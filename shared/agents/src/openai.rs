@@ -371,13 +371,10 @@ impl Model for OpenAi {
         if request.grounded_search {
             return Err(model::Error::BadRequest);
         }
-        let mut headers = reqwest::header::HeaderMap::new();
-        if let Some(key) = &self.config.api_key {
-            let mut value =
-                reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| model::Error::Auth)?;
-            value.set_sensitive(true);
-            headers.insert(reqwest::header::AUTHORIZATION, value);
-        }
+        let headers = match &self.config.api_key {
+            Some(key) => wire::credential(reqwest::header::AUTHORIZATION, &format!("Bearer {key}"))?,
+            None => reqwest::header::HeaderMap::new(),
+        };
         let url = format!("{}/chat/completions", self.config.base_url.trim_end_matches('/'));
         let mut response = wire::post(
             &self.http,

@@ -55,6 +55,17 @@ impl Limits {
     }
 }
 
+/// The headers carrying a credential: `name: value`, marked sensitive so no debug output or
+/// log shows it; a value that cannot be a header is `Auth`.
+pub(crate) fn credential(
+    name: reqwest::header::HeaderName,
+    value: &str,
+) -> Result<reqwest::header::HeaderMap, model::Error> {
+    let mut value = reqwest::header::HeaderValue::from_str(value).map_err(|_| model::Error::Auth)?;
+    value.set_sensitive(true);
+    Ok(reqwest::header::HeaderMap::from_iter([(name, value)]))
+}
+
 /// How one provider's bodies are read.
 pub(crate) struct Provider {
     /// OpenTelemetry's `gen_ai.provider.name`.
