@@ -12,6 +12,7 @@ use axum::http::header::RETRY_AFTER;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use harmonia_e2e::FunctionProcess;
+use harmonia_e2e::recorded::{RecordedModel, Wire};
 use serde_json::{Value, json};
 
 /// A chat completions endpoint answering every call with `status` and an error body in
@@ -86,4 +87,176 @@ async fn a_refusing_throttling_failing_or_absent_model_stops_the_run_with_its_co
         let jobs: Value = serde_json::from_str(&listing).expect("status json");
         assert!(jobs["jobs"][0]["job"].get("stalled").is_none(), "the stall is over");
     }
+}
+
+/// `harmonia --model MODEL` on `data_dir` with `env`; (exit code, stdout, stderr).
+async fn with_model(
+    data_dir: &std::path::Path,
+    model: &str,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> (i32, String, String) {
+    let mut all = vec!["--model", model];
+    all.extend_from_slice(args);
+    FunctionProcess::run_cli(data_dir, &all, env, &["HARMONIA_MODEL"]).await
+}
+
+/// `harmonia serve` on `data_dir` with `model`, asked for the job view of `job` with
+/// `credential`; the view's JSON.
+async fn job_view(data_dir: &std::path::Path, model: &str, env: &[(&str, &str)], job: &str, credential: &str) -> Value {
+    use tokio::io::AsyncBufReadExt;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+    let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
+    let mut serve = tokio::process::Command::new(FunctionProcess::cli())
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(["--model", model, "--json", "serve", "--port", &port.to_string()])
+        .env("HARMONIA_SKILLS_DIR", skills)
+        .env_remove("HARMONIA_MODEL")
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("harmonia serve");
+    // It prints where it listens once it does.
+    let mut lines = tokio::io::BufReader::new(serve.stdout.take().expect("stdout")).lines();
+    let ready = lines.next_line().await.expect("read").expect("serve says where it listens");
+    assert!(ready.contains("listening"), "{ready}");
+    let response = reqwest::Client::new()
+        .get(format!("http://127.0.0.1:{port}/v1/jobs/{job}/view"))
+        .bearer_auth(credential)
+        .send()
+        .await
+        .expect("GET view");
+    let status = response.status();
+    let body: Value = response.json().await.expect("view json");
+    assert_eq!(status, 200, "{body}");
+    serve.kill().await.expect("stop serve");
+    body
+}
+
+/// One whole job on a provider's wire API, answered by recordings: every role's loop (tool
+/// calls included) over the wire, each output through the same validators, policy and
+/// publication as any other, and the activity counting exactly the calls and tokens the
+/// provider reported.
+async fn a_whole_job_runs_on(wire: Wire) {
+    let (model, folder) = match wire {
+        Wire::OpenAi => ("openai", "openai"),
+        Wire::Gemini => ("gemini", "gemini"),
+    };
+    let recordings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/job");
+    let key = "recorded-key-1234";
+    let server = RecordedModel::start(wire, &recordings.join(folder), key).await;
+    let env: Vec<(&str, &str)> = match wire {
+        Wire::OpenAi => {
+            vec![("OPENAI_BASE_URL", &server.url), ("OPENAI_MODEL", "gpt-4.1-mini"), ("OPENAI_API_KEY", key)]
+        }
+        Wire::Gemini => {
+            vec![("GEMINI_BASE_URL", &server.url), ("GEMINI_MODEL", "gemini-2.5-flash"), ("GEMINI_API_KEY", key)]
+        }
+    };
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/launch-talk.json");
+    let dir = harmonia_testkit::temp_dir();
+    let workspace = recordings.join("workspace.toml");
+    let server = &server;
+    // Every command must succeed; when one does not, what the server could not answer says why.
+    let run = |args: Vec<String>| {
+        let (dir, env) = (dir.path().to_owned(), env.clone());
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (code, out, err) = with_model(&dir, model, &env, &args).await;
+            assert_eq!(code, 0, "{model} {args:?}: {out}\n{err}\nunanswered: {:?}", server.misses());
+            out
+        }
+    };
+    let words = |w: &[&str]| w.iter().map(|s| (*s).to_owned()).collect::<Vec<String>>();
+    run(words(&["workspace", "init", workspace.to_str().expect("path")])).await;
+
+    let out = run(words(&["--json", "run", source.to_str().expect("path")])).await;
+    assert!(server.misses().is_empty(), "{:?}", server.misses());
+    let ran: Value = serde_json::from_str(&out).expect("run json");
+    let job = ran["job"]["id"].as_str().expect("job id").to_owned();
+    assert_eq!(ran["job"]["status"], "awaiting_strategy_approval", "{ran}");
+    run(words(&["approve", &job, "strategy"])).await;
+    assert!(server.misses().is_empty(), "{:?}", server.misses());
+    run(words(&["approve", &job, "draft"])).await;
+    let shown: Value = serde_json::from_str(&run(words(&["--json", "show", &job])).await).expect("show json");
+
+    assert_eq!(shown["job"]["status"], "verified", "{}", shown["job"]);
+    // What the recordings said is what was accepted, marked live.
+    let moments: Vec<&str> = shown["analysis"]["moments"]
+        .as_array()
+        .expect("moments")
+        .iter()
+        .filter_map(|m| m["evidence_id"].as_str())
+        .collect();
+    assert_eq!(moments, ["m-storm", "m-rebuild", "m-merge", "m-none-lost", "m-two-hours", "m-advice"]);
+    assert_eq!(shown["plan"]["provenance"], "live");
+    assert_eq!(shown["plan"]["deferred"][0]["brief"], "brief-2");
+    assert_eq!(shown["selected_item"]["id"], "item-1");
+    let window = &shown["selected_item"]["window"];
+    let start: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(window["start"].clone()).expect("a window start from the snapshot");
+    assert_eq!(
+        start.date_naive(),
+        chrono::Utc::now().date_naive().succ_opt().expect("tomorrow"),
+        "the day after the run"
+    );
+    let drafts = shown["drafts"].as_array().expect("drafts");
+    assert_eq!(drafts.len(), 2, "a first draft and the one revision");
+    assert!(drafts.iter().all(|d| d["provenance"] == "live"));
+    assert!(drafts[1]["body"].as_str().is_some_and(|b| b.ends_with("Watch the full talk.")));
+    let verdicts: Vec<&str> =
+        shown["reviews"].as_array().expect("reviews").iter().filter_map(|r| r["verdict"].as_str()).collect();
+    assert_eq!(verdicts, ["revise", "pass"]);
+    assert_eq!(shown["policy"].as_array().and_then(|p| p.last()).map(|p| &p["outcome"]), Some(&json!("passed")));
+    assert_eq!(shown["publication"]["verification"]["outcome"]["outcome"], "verified");
+
+    // Maya lays out the job view, which the operator API serves hydrated.
+    let added: Value =
+        serde_json::from_str(&run(words(&["--json", "operator", "add", "reviewer"])).await).expect("operator json");
+    let credential = added["credential"].as_str().expect("credential").to_owned();
+    let view = job_view(dir.path(), model, &env, &job, &credential).await;
+    assert_eq!(view["version"], "0.9", "{view}");
+    let job_key = format!("job:{job}");
+    assert!(view["entities"].get(&job_key).is_some(), "the job is hydrated: {view}");
+    assert!(view.to_string().contains("Where this job stands"), "Maya's layout is what is served: {view}");
+    assert!(server.misses().is_empty(), "{:?}", server.misses());
+
+    // Nova, asked directly, answers from its tool's evidence.
+    let asked = run(words(&["--json", "ask", "What is waiting in the operator feed?"])).await;
+    let answer: Value = serde_json::from_str(&asked).expect("ask json");
+    assert_eq!(answer["answer"]["provenance"], "live", "{answer}");
+    let fed = answer["answer"]["claims"][0]["evidence"][0].as_str().expect("a cited id");
+    assert!(asked.contains(fed), "{answer}");
+    assert!(server.misses().is_empty(), "{:?}", server.misses());
+
+    // The cost view counts exactly the calls and tokens the provider reported, per role.
+    let served = server.served();
+    let roles: Vec<&str> = served.iter().map(|s| s.role.as_str()).collect();
+    for role in ["harmonia", "nimi", "ryan", "temi", "noni", "dara", "maya", "nova"] {
+        assert!(roles.contains(&role), "{role} was answered over the wire");
+    }
+    for role in ["harmonia", "nimi", "ryan", "temi", "noni", "dara"] {
+        let mine: Vec<_> = served.iter().filter(|s| s.role == role).collect();
+        let used = shown["model_use"]
+            .as_array()
+            .and_then(|u| u.iter().find(|u| u["role"] == role))
+            .unwrap_or_else(|| panic!("{role} in {}", shown["model_use"]));
+        assert_eq!(used["model_calls"].as_u64(), Some(mine.len() as u64), "{role}");
+        assert_eq!(used["input_tokens"].as_u64(), Some(mine.iter().map(|s| s.input_tokens).sum::<u64>()), "{role}");
+        assert_eq!(used["output_tokens"].as_u64(), Some(mine.iter().map(|s| s.output_tokens).sum::<u64>()), "{role}");
+    }
+    let harmonia = served.iter().filter(|s| s.role == "harmonia").count();
+    assert_eq!(harmonia, 3, "Harmonia routes Nimi, Ryan and Temi only");
+}
+
+#[tokio::test]
+async fn a_whole_job_runs_end_to_end_on_recorded_openai_answers() {
+    a_whole_job_runs_on(Wire::OpenAi).await;
+}
+
+#[tokio::test]
+async fn a_whole_job_runs_end_to_end_on_recorded_gemini_answers() {
+    a_whole_job_runs_on(Wire::Gemini).await;
 }

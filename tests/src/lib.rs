@@ -2,6 +2,8 @@
 //! that forwards deliveries to a channel, and function binaries run as their own processes,
 //! whose resilience drills report when they hold a step (see `harmonia_host`'s `drill` module).
 
+pub mod recorded;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 

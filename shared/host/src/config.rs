@@ -94,6 +94,9 @@ pub enum ModelBackend {
         model: String,
         /// The API key (`GEMINI_API_KEY`); never printed.
         api_key: String,
+        /// The Gemini API's base URL (`GEMINI_BASE_URL`, default Google's): a gateway or
+        /// proxy that speaks the same API.
+        base_url: String,
     },
     /// An OpenAI-compatible chat completions server (`openai`): OpenAI, Ollama, the llama.cpp
     /// server, vLLM.
@@ -114,9 +117,12 @@ impl std::fmt::Debug for ModelBackend {
             ModelBackend::Vertex { location, model } => {
                 f.debug_struct("Vertex").field("location", location).field("model", model).finish()
             }
-            ModelBackend::Gemini { model, .. } => {
-                f.debug_struct("Gemini").field("model", model).field("api_key", &"<redacted>").finish()
-            }
+            ModelBackend::Gemini { model, base_url, .. } => f
+                .debug_struct("Gemini")
+                .field("model", model)
+                .field("api_key", &"<redacted>")
+                .field("base_url", base_url)
+                .finish(),
             ModelBackend::OpenAi { base_url, model, api_key } => f
                 .debug_struct("OpenAi")
                 .field("base_url", base_url)
@@ -282,7 +288,9 @@ fn model_backend<F: Fn(&str) -> Option<OsString>>(vars: &Vars<F>, choice: Option
                 if !api_key.bytes().all(|b| b.is_ascii_graphic()) {
                     return Err(Error::new("GEMINI_API_KEY", "must be printable ASCII with no spaces"));
                 }
-                ModelBackend::Gemini { model, api_key }
+                let base_url =
+                    vars.url("GEMINI_BASE_URL")?.unwrap_or_else(|| harmonia_agents::gemini::GEMINI_API_ENDPOINT.into());
+                ModelBackend::Gemini { model, api_key, base_url }
             }
         }
         Some("openai") => {

@@ -20,6 +20,7 @@
 //! | `GEMINI_MODEL` | `gemini-2.5-flash` | the Gemini model, for `vertex` and `gemini` |
 //! | `GEMINI_LOCATION` | `us-central1` | Vertex AI location, a region or `global` (`vertex`) |
 //! | `GEMINI_API_KEY` | — | the Gemini API key (`gemini`; required) |
+//! | `GEMINI_BASE_URL` | `https://generativelanguage.googleapis.com` | the Gemini API's base URL (`gemini`): a gateway or proxy speaking the same API |
 //! | `OPENAI_BASE_URL`, `OPENAI_MODEL`, `OPENAI_API_KEY` | `https://api.openai.com/v1`, —, unset | an OpenAI-compatible server (`openai`): base URL, model (required), key (a local server may need none) |
 //! | `HARMONIA_CONNECTOR` | `sandbox` | `sandbox` or `webhook` |
 //! | `WEBHOOK_URL`, `WEBHOOK_SECRET` | — | the webhook connector's target (http/https) and non-empty signing secret |
@@ -88,8 +89,9 @@ pub fn model(backend: &ModelBackend, project: Option<&str>) -> Result<Arc<dyn Mo
                 project.ok_or_else(|| config_error("GOOGLE_CLOUD_PROJECT must name the project Vertex AI bills"))?;
             Arc::new(Gemini::new(GeminiConfig::vertex(project, location, model)).map_err(failed)?)
         }
-        ModelBackend::Gemini { model, api_key } => {
-            Arc::new(Gemini::new(GeminiConfig::developer(api_key, model)).map_err(failed)?)
+        ModelBackend::Gemini { model, api_key, base_url } => {
+            let config = GeminiConfig { endpoint: base_url.clone(), ..GeminiConfig::developer(api_key, model) };
+            Arc::new(Gemini::new(config).map_err(failed)?)
         }
         ModelBackend::OpenAi { base_url, model, api_key } => {
             Arc::new(OpenAi::new(OpenAiConfig::new(base_url, api_key.as_deref(), model)).map_err(failed)?)

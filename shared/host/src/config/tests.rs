@@ -136,8 +136,22 @@ fn the_gemini_api_takes_its_key_which_is_never_printed_and_vertex_ai_any_locatio
         ("GEMINI_MODEL", "gemini-2.5-pro"),
     ])
     .expect("valid");
-    assert_eq!(c.model, ModelBackend::Gemini { model: "gemini-2.5-pro".into(), api_key: "AIza-secret-key".into() });
+    assert_eq!(
+        c.model,
+        ModelBackend::Gemini {
+            model: "gemini-2.5-pro".into(),
+            api_key: "AIza-secret-key".into(),
+            base_url: "https://generativelanguage.googleapis.com".into()
+        }
+    );
     assert!(!format!("{c:?}").contains("AIza-secret-key"), "the key never reaches a log line");
+    let c = parse(&[
+        ("HARMONIA_MODEL", "gemini"),
+        ("GEMINI_API_KEY", "AIza-secret-key"),
+        ("GEMINI_BASE_URL", "http://127.0.0.1:8089/"),
+    ])
+    .expect("valid");
+    assert!(matches!(c.model, ModelBackend::Gemini { ref base_url, .. } if base_url == "http://127.0.0.1:8089"));
     let c = parse(&[
         ("HARMONIA_MODEL", "openai"),
         ("OPENAI_BASE_URL", "http://localhost:11434/v1/"),
@@ -189,6 +203,10 @@ fn every_other_invalid_value_names_its_variable() {
         (&[("HARMONIA_MODEL", "openai"), ("OPENAI_MODEL", "a model")], "OPENAI_MODEL"),
         (&[("HARMONIA_MODEL", "gemini"), ("GEMINI_API_KEY", " ")], "GEMINI_API_KEY"),
         (&[("HARMONIA_MODEL", "gemini"), ("GEMINI_API_KEY", "a key")], "GEMINI_API_KEY"),
+        (
+            &[("HARMONIA_MODEL", "gemini"), ("GEMINI_API_KEY", "k"), ("GEMINI_BASE_URL", "generativelanguage")],
+            "GEMINI_BASE_URL",
+        ),
         (&[("HARMONIA_CONNECTOR", "bluesky")], "HARMONIA_CONNECTOR"),
         (&[("HARMONIA_CONNECTOR", "webhook"), ("WEBHOOK_SECRET", "s")], "WEBHOOK_URL"),
         (&[("HARMONIA_CONNECTOR", "webhook"), ("WEBHOOK_URL", "ftp://x"), ("WEBHOOK_SECRET", "s")], "WEBHOOK_URL"),
