@@ -78,6 +78,14 @@ async fn a_refusing_throttling_failing_or_absent_model_stops_the_run_with_its_co
         assert_eq!(job["status"], "ingested", "{code}: the job keeps its place");
         assert_eq!(job["stalled"]["code"], code);
         assert!(job.get("failure").is_none(), "a model failure never fails the job");
+        // The cost view counts the failed invocations as failed.
+        let id = job["id"].as_str().expect("job id");
+        let (_, shown, _) = harmonia(dir.path(), &url, &["--model", "openai", "--json", "show", id]).await;
+        let shown: Value = serde_json::from_str(&shown).expect("show json");
+        let harmonia_use = &shown["model_use"][0];
+        assert_eq!(harmonia_use["role"], "harmonia", "{shown}");
+        assert!(harmonia_use["failed"].as_u64() >= Some(1), "{code}: {harmonia_use}");
+        assert_eq!(harmonia_use["failed"], harmonia_use["invocations"], "{code}: every call failed");
 
         // A model that answers (the offline one) carries the same job on from where it stopped.
         let (status, out, err) = harmonia(dir.path(), &url, &["--model", "offline", "status"]).await;
@@ -244,6 +252,7 @@ async fn a_whole_job_runs_on(wire: Wire) {
             .and_then(|u| u.iter().find(|u| u["role"] == role))
             .unwrap_or_else(|| panic!("{role} in {}", shown["model_use"]));
         assert_eq!(used["model_calls"].as_u64(), Some(mine.len() as u64), "{role}");
+        assert_eq!(used["failed"], 0, "{role}");
         assert_eq!(used["input_tokens"].as_u64(), Some(mine.iter().map(|s| s.input_tokens).sum::<u64>()), "{role}");
         assert_eq!(used["output_tokens"].as_u64(), Some(mine.iter().map(|s| s.output_tokens).sum::<u64>()), "{role}");
     }

@@ -556,19 +556,23 @@ pub(crate) async fn activity(backend: &Backend, out: &Output, ws: &WorkspaceId, 
     Ok(())
 }
 
-/// The model-use table: per role, invocations, model calls and tokens, then the total.
+/// The model-use table: per role, invocations (and how many failed), model calls and tokens,
+/// then the total.
 pub(crate) fn usage_lines(by_role: &[harmonia_pipeline::detail::RoleUsage]) -> Vec<String> {
-    let mut lines =
-        vec![format!("{:<10} {:>11} {:>11} {:>10} {:>10}", "AGENT", "INVOCATIONS", "MODEL CALLS", "TOKENS IN", "OUT")];
-    let row = |name: &str, invocations: u32, calls: u32, input: u64, output: u64| {
-        format!("{name:<10} {invocations:>11} {calls:>11} {input:>10} {output:>10}")
+    let mut lines = vec![format!(
+        "{:<10} {:>11} {:>6} {:>11} {:>10} {:>10}",
+        "AGENT", "INVOCATIONS", "FAILED", "MODEL CALLS", "TOKENS IN", "OUT"
+    )];
+    let row = |name: &str, (invocations, failed, calls, input, output): (u32, u32, u32, u64, u64)| {
+        format!("{name:<10} {invocations:>11} {failed:>6} {calls:>11} {input:>10} {output:>10}")
     };
-    let mut total = (0u32, 0u32, 0u64, 0u64);
+    let mut total = (0u32, 0u32, 0u32, 0u64, 0u64);
     for u in by_role {
-        lines.push(row(u.role.as_str(), u.invocations, u.model_calls, u.input_tokens, u.output_tokens));
-        total = (total.0 + u.invocations, total.1 + u.model_calls, total.2 + u.input_tokens, total.3 + u.output_tokens);
+        let counts = (u.invocations, u.failed, u.model_calls, u.input_tokens, u.output_tokens);
+        lines.push(row(u.role.as_str(), counts));
+        total = (total.0 + counts.0, total.1 + counts.1, total.2 + counts.2, total.3 + counts.3, total.4 + counts.4);
     }
-    lines.push(row("total", total.0, total.1, total.2, total.3));
+    lines.push(row("total", total));
     lines
 }
 

@@ -75,6 +75,9 @@ pub struct RoleUsage {
     pub role: Role,
     /// Invocations.
     pub invocations: u32,
+    /// Of those, the ones that failed (a model error, or an output the runtime refused): their
+    /// calls and tokens are counted too, since the provider counted them.
+    pub failed: u32,
     /// Model calls (each turn of an invocation's loop).
     pub model_calls: u32,
     /// Input tokens.
@@ -91,11 +94,15 @@ pub fn usage_by_role(records: &[ActivityRecord]) -> Vec<RoleUsage> {
         let entry = by_role.entry(r.agent as usize).or_insert_with(|| RoleUsage {
             role: r.agent,
             invocations: 0,
+            failed: 0,
             model_calls: 0,
             input_tokens: 0,
             output_tokens: 0,
         });
         entry.invocations = entry.invocations.saturating_add(1);
+        if matches!(r.outcome, harmonia_contracts::domain::ActivityOutcome::Failure { .. }) {
+            entry.failed = entry.failed.saturating_add(1);
+        }
         entry.model_calls = entry.model_calls.saturating_add(r.model_calls);
         entry.input_tokens = entry.input_tokens.saturating_add(u64::from(r.usage.input_tokens));
         entry.output_tokens = entry.output_tokens.saturating_add(u64::from(r.usage.output_tokens));
