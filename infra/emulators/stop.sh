@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Stop the emulators started by start.sh: the Java processes by pid, then each emulator's
 # whole process group (the gcloud wrapper and anything else it spawned; the Cloud Storage
-# emulator is one process, alone in its group).
+# emulator and the PDS are each one process, alone in its group).
 set -uo pipefail
 
 run="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/.run"
 [ -d "$run" ] || exit 0
 
-for name in firestore pubsub storage; do
+for name in firestore pubsub storage pds; do
   if [ -f "$run/$name.java.pids" ]; then
     while read -r pid; do
       [ -n "$pid" ] && kill "$pid" 2>/dev/null

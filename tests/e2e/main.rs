@@ -1,5 +1,6 @@
 //! Cross-crate end-to-end tests: one binary, one module per area.
 
+mod channels;
 mod cli;
 mod cloud;
 mod events;

@@ -19,6 +19,7 @@ use harmonia_contracts::{Code, Error};
 mod app;
 #[cfg(test)]
 mod ask_tests;
+mod channels;
 mod data;
 mod decide;
 mod imports;
@@ -166,6 +167,13 @@ enum Command {
         #[command(subcommand)]
         what: imports::CalendarCommand,
     },
+    /// The workspace's channels: `check` verifies each one's credentials and reachability
+    /// without posting.
+    Channels {
+        /// What to do.
+        #[command(subcommand)]
+        command: channels::ChannelsCommand,
+    },
     /// Manage the workspace's operator credentials (roles operator and admin).
     Operator {
         /// What to do.
@@ -308,6 +316,7 @@ async fn dispatch(
         Command::Import { what } => imports::import(backend, out, ws, imports::Import::File(what)).await,
         Command::Calendar { what } => imports::import(backend, out, ws, imports::Import::Calendar(what)).await,
         Command::Operator { command } => operators::run(backend, out, ws, command).await,
+        Command::Channels { command } => channels::run(backend, out, ws, command).await,
         Command::Reject { job, subject, reason, version } => {
             decide::decide(backend, out, ws, &job, subject.into(), Some(reason), version).await
         }

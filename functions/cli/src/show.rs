@@ -373,6 +373,7 @@ fn render(d: &JobDetail, s: &Style) -> String {
         let connector = match p.claim.connector {
             ConnectorKind::Sandbox => "the sandbox",
             ConnectorKind::Webhook => "the webhook",
+            ConnectorKind::Bluesky => "Bluesky",
         };
         t.field(
             "claimed",
@@ -385,9 +386,11 @@ fn render(d: &JobDetail, s: &Style) -> String {
         );
         let receipt = match p.receipt.as_ref().map(|r| &r.outcome) {
             None => "none yet".to_owned(),
-            Some(ReceiptOutcome::Applied { post, url }) => {
-                format!("applied as post {post}{}", url.as_ref().map(|u| format!(" ({u})")).unwrap_or_default())
-            }
+            Some(ReceiptOutcome::Applied { post, url, record }) => format!(
+                "applied as post {post}{}{}",
+                url.as_ref().map(|u| format!(" ({u})")).unwrap_or_default(),
+                record.as_ref().map(|r| format!(", record {} (CID {})", r.uri, r.cid)).unwrap_or_default()
+            ),
             Some(ReceiptOutcome::Unknown) => "unknown: verification reads back".to_owned(),
             Some(ReceiptOutcome::Failed { code }) => format!("failed: {code}"),
         };

@@ -118,10 +118,7 @@ fn print(out: &Output, v: &WorkspaceVersion) {
     out.say(&format!("  call to action  {}", c.call_to_action));
     for (n, ch) in c.channels.iter().enumerate() {
         let limit = ch.max_posts_per_day.map(|m| format!(", at most {m} a day")).unwrap_or_default();
-        let connector: &str = match ch.connector {
-            harmonia_contracts::domain::ConnectorKind::Sandbox => "sandbox",
-            harmonia_contracts::domain::ConnectorKind::Webhook => "webhook",
-        };
+        let connector = ch.connector.as_str();
         out.say(&format!(
             "  {:<15} {} {} (via {connector}{limit})",
             if n == 0 { "channels" } else { "" },

@@ -251,6 +251,9 @@ codes! {
     PublishOutcomeUnknown = "publish_outcome_unknown", Unavailable, false, "The publishing outcome is unknown until verification.";
     /// The connector refused or failed the publication.
     ConnectorFailed = "connector_failed", Unavailable, true, "The publishing connector failed.";
+    /// The platform refused the channel's credentials (a wrong or revoked app password or
+    /// token); nothing was posted.
+    ConnectorAuth = "connector_auth", Authorization, false, "The platform refused the channel's credentials.";
     /// A post resting on mock evidence (or written by the offline model) was sent to a connector
     /// other than the sandbox; refused before any call.
     MockToLiveConnector = "mock_to_live_connector", Policy, false, "Mock evidence cannot be published through a live connector.";

@@ -197,6 +197,9 @@ pub struct Config {
     pub model: ModelBackend,
     /// Publishing connector.
     pub connector: ConnectorBackend,
+    /// The channel secrets file (`HARMONIA_CHANNEL_SECRETS`): channel accounts with their own
+    /// credentials ([`harmonia_pipeline::connector::accounts`]).
+    pub channel_secrets: Option<PathBuf>,
     /// Google ID-token verification, when enabled.
     pub google: Option<GoogleTokens>,
     /// Skills folder (`HARMONIA_SKILLS_DIR`); unset, the skills the build embeds.
@@ -450,6 +453,7 @@ impl Config {
             topic_prefix,
             model,
             connector,
+            channel_secrets: vars.get("HARMONIA_CHANNEL_SECRETS")?.map(PathBuf::from),
             google,
             skills_dir,
             log_filter,

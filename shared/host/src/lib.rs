@@ -23,6 +23,7 @@
 //! | `GEMINI_BASE_URL` | `https://generativelanguage.googleapis.com` | the Gemini API's base URL (`gemini`): a gateway or proxy speaking the same API |
 //! | `OPENAI_BASE_URL`, `OPENAI_MODEL`, `OPENAI_API_KEY` | `https://api.openai.com/v1`, —, unset | an OpenAI-compatible server (`openai`): base URL, model (required), key (a local server may need none) |
 //! | `HARMONIA_CONNECTOR` | `sandbox` | `sandbox` or `webhook` |
+//! | `HARMONIA_CHANNEL_SECRETS` | unset: no channel accounts | the channel secrets file (a Secret Manager secret mounted as a file on Cloud Run): channels with credentials of their own, e.g. Bluesky app passwords (see `harmonia_pipeline::connector::accounts`) |
 //! | `WEBHOOK_URL`, `WEBHOOK_SECRET` | — | the webhook connector's target (http/https) and non-empty signing secret |
 //! | `HARMONIA_GOOGLE_AUDIENCE`, `HARMONIA_GOOGLE_PRINCIPALS` | — | Google-signed ID tokens (on when the audience is set): expected audience, email → `{operator, workspace}` file; such callers have the role `operator` |
 //! | `HARMONIA_GOOGLE_JWKS` | Google's `https://www.googleapis.com/oauth2/v3/certs` | URL of the token signing keys (fetched, cached per `Cache-Control`) |
@@ -138,6 +139,10 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
             Arc::new(Webhook::new(url, SigningKey::new(secret.expose_secret().as_bytes())?, Duration::from_secs(30))?)
         }
     };
+    let accounts = match &config.channel_secrets {
+        Some(path) => harmonia_pipeline::connector::accounts::Accounts::load(path)?,
+        None => harmonia_pipeline::connector::accounts::Accounts::none(),
+    };
     Ok(Arc::new(Env {
         store,
         blobs,
@@ -145,6 +150,7 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         bus: Arc::new(bus),
         runtime: Arc::new(runtime),
         connector,
+        accounts,
         topic_prefix: config.topic_prefix.clone(),
         pipeline_user: "pipeline".parse()?,
         step_lease: config.step_lease,

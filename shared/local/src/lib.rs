@@ -62,6 +62,8 @@ pub struct Wrap {
     pub model: Option<Wrapper<dyn harmonia_agents::model::Model>>,
     /// Replaces the sandbox connector.
     pub connector: Option<Arc<dyn harmonia_pipeline::connector::Connector>>,
+    /// The channel accounts; unset, those of `channels.toml` in the data dir.
+    pub accounts: Option<harmonia_pipeline::connector::accounts::Accounts>,
 }
 
 /// The running embedded system.
@@ -131,6 +133,12 @@ impl Local {
             },
             runtime: Arc::new(runtime),
             connector: wrap.connector.unwrap_or_else(|| sandbox.clone()),
+            accounts: match wrap.accounts {
+                Some(accounts) => accounts,
+                None => harmonia_pipeline::connector::accounts::Accounts::load(
+                    &data_dir.join(harmonia_pipeline::connector::accounts::LOCAL_FILE),
+                )?,
+            },
             topic_prefix: String::new(),
             pipeline_user: "pipeline".parse()?,
             step_lease: timing.model_ack_deadline,

@@ -5,16 +5,21 @@
 //!   the same "platform"); it can be told to fail, to time out (the post is made but the answer
 //!   is lost) or to drop the request (nothing is posted, no answer). A repeated key returns the
 //!   existing post, as a real idempotent API would.
+//! - [`bluesky::Bluesky`]: the AT Protocol, a record per post under a key derived from the
+//!   idempotency key (see its module).
 //! - [`Webhook`]: POSTs the post as JSON with an `Idempotency-Key` header and an
 //!   `X-Harmonia-Signature: sha256=<hex HMAC-SHA256 of the body>`; read-back is a GET of
 //!   `<url>/<idempotency key>`. It refuses a mock post before any call ([`admit`]).
+
+pub mod accounts;
+pub mod bluesky;
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use harmonia_contracts::body::CappedBody;
-use harmonia_contracts::domain::{ConnectorKind, Platform};
+use harmonia_contracts::domain::{ConnectorKind, Platform, RecordRef};
 use harmonia_contracts::ids::{DocId, PostId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use harmonia_contracts::{Code, Error};
@@ -47,15 +52,33 @@ pub fn admit(kind: ConnectorKind, post: &Outgoing) -> Result<(), Code> {
     match (kind, post.provenance) {
         // An operator's own text is not mock: only what rests on mock content is held back.
         (ConnectorKind::Sandbox, _) | (_, Provenance::Live | Provenance::Operator) => Ok(()),
-        (ConnectorKind::Webhook, Provenance::Mock) => Err(Code::MockToLiveConnector),
+        (ConnectorKind::Webhook | ConnectorKind::Bluesky, Provenance::Mock) => Err(Code::MockToLiveConnector),
+    }
+}
+
+/// What the platform gave back for a post it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Posted {
+    /// The platform's post id.
+    pub post: PostId,
+    /// Its public URL, when the platform has one.
+    pub url: Option<String>,
+    /// On the AT Protocol: the record's `at://` URI and CID.
+    pub record: Option<RecordRef>,
+}
+
+impl Posted {
+    /// A post known by its id only.
+    pub fn id(post: PostId) -> Self {
+        Self { post, url: None, record: None }
     }
 }
 
 /// What the platform answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Sent {
-    /// Accepted, with the platform's post id.
-    Applied(PostId),
+    /// Accepted: the post as the platform names it.
+    Applied(Posted),
     /// No usable answer (timeout, lost response): only read-back can tell.
     Unknown,
     /// Refused by the platform.
@@ -73,6 +96,8 @@ pub enum Found {
         post: PostId,
         /// Its text.
         body: String,
+        /// On the AT Protocol: the record's `at://` URI and CID as read back.
+        record: Option<RecordRef>,
     },
     /// Nothing was posted under the key.
     Missing,
@@ -92,6 +117,12 @@ pub trait Connector: Send + Sync {
     async fn send(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent;
     /// Read back by idempotency key.
     async fn read_back(&self, workspace: &WorkspaceId, idempotency_key: &str) -> Result<Found, ReadBackFailed>;
+    /// Check the credentials and that the platform answers, posting nothing: `connector_auth`
+    /// when the credentials are refused, `connector_failed` when the platform cannot be
+    /// reached. Connectors without credentials have nothing to check.
+    async fn check(&self) -> Result<(), Code> {
+        Ok(())
+    }
 }
 
 /// How the sandbox behaves on the next sends.
@@ -173,7 +204,7 @@ impl Connector for Sandbox {
         };
         match (mode, stored) {
             (SandboxMode::TimeOut, _) | (_, None) => Sent::Unknown,
-            (_, Some(p)) => Sent::Applied(p.post),
+            (_, Some(p)) => Sent::Applied(Posted::id(p.post)),
         }
     }
 
@@ -183,7 +214,7 @@ impl Connector for Sandbox {
             None => Ok(Found::Missing),
             Some(doc) => {
                 let p: SandboxPost = doc.decode().map_err(|_| ReadBackFailed)?;
-                Ok(Found::Post { post: p.post, body: p.body })
+                Ok(Found::Post { post: p.post, body: p.body, record: None })
             }
         }
     }
@@ -296,7 +327,7 @@ impl Connector for Webhook {
             Err(_) => Sent::Unknown,
             // An answer that cannot be read leaves the outcome to verification's read-back.
             Ok(r) if r.status().is_success() => match read_webhook_post(r).await {
-                Some((post, _)) => Sent::Applied(post),
+                Some((post, _)) => Sent::Applied(Posted::id(post)),
                 None => Sent::Unknown,
             },
             Ok(r) if r.status().is_server_error() => Sent::Unknown,
@@ -313,7 +344,7 @@ impl Connector for Webhook {
             return Err(ReadBackFailed);
         }
         let (post, body) = read_webhook_post(r).await.ok_or(ReadBackFailed)?;
-        Ok(Found::Post { post, body })
+        Ok(Found::Post { post, body, record: None })
     }
 }
 
@@ -403,7 +434,7 @@ mod tests {
         assert_eq!(platform.posts.lock().expect("lock").len(), 1);
         assert_eq!(
             hook.read_back(&ws, &post.idempotency_key).await.ok(),
-            Some(Found::Post { post: "post-0".parse().expect("id"), body: "Hello.".into() })
+            Some(Found::Post { post: "post-0".parse().expect("id"), body: "Hello.".into(), record: None })
         );
         assert_eq!(hook.read_back(&ws, "ws:never").await.ok(), Some(Found::Missing));
 

@@ -23,8 +23,10 @@ pub struct Env {
     pub bus: Arc<dyn Bus>,
     /// The agent runtime.
     pub runtime: Arc<Runtime>,
-    /// The publishing connector.
+    /// The deployment's publishing connector (the sandbox, or a webhook).
     pub connector: Arc<dyn Connector>,
+    /// Channel accounts: connectors holding one channel's own credentials (Bluesky).
+    pub accounts: crate::connector::accounts::Accounts,
     /// Prefix of every topic name (empty locally; e.g. `harmonia-` in a shared project).
     pub topic_prefix: String,
     /// The identity agent sessions run under.
@@ -47,6 +49,12 @@ impl std::fmt::Debug for Env {
 }
 
 impl Env {
+    /// The connector `channel` publishes through here: the deployment's own when the channel
+    /// names its kind, else the channel's account; `None` when this deployment has neither.
+    pub fn connector_for(&self, channel: &harmonia_contracts::domain::Channel) -> Option<&Arc<dyn Connector>> {
+        crate::connector::accounts::resolve(&self.connector, &self.accounts, channel)
+    }
+
     /// The bus message for a stage event. The event is created in an exported
     /// `create {topic}` span under the current span, whose context becomes its `traceparent`,
     /// so the stage consuming it has an exported parent. A message that cannot be built (an

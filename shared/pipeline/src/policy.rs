@@ -105,13 +105,14 @@ pub struct PolicyInput<'a> {
     pub evidence: &'a HashMap<EvidenceId, Evidence>,
     /// The connector this deployment publishes through.
     pub connector: ConnectorKind,
+    /// Whether this deployment holds credentials of its own for the draft's channel (a
+    /// channel account, [`crate::connector::accounts`]), so that channel publishes through
+    /// its own connector whatever the deployment's is.
+    pub account: bool,
 }
 
 fn connector_name(kind: ConnectorKind) -> &'static str {
-    match kind {
-        ConnectorKind::Sandbox => "sandbox",
-        ConnectorKind::Webhook => "webhook",
-    }
+    kind.as_str()
 }
 
 fn violation(rule: PolicyRule, detail: String) -> PolicyViolation {
@@ -178,22 +179,30 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
         let more = if refused.len() > 1 { format!(" (and {} more)", refused.len() - 1) } else { String::new() };
         violations.push(violation(PolicyRule::LinkAllowList, clip(&format!("{}{more}", first.sentence()))));
     }
-    match input.workspace.channels.iter().find(|c| c.platform == draft.platform) {
+    let channel = input.workspace.channels.iter().find(|c| c.platform == draft.platform);
+    match channel {
         None => violations.push(violation(
             PolicyRule::ChannelConfigured,
             format!("{} is not a channel of this workspace", draft.platform.as_str()),
         )),
-        Some(channel) if channel.connector != input.connector => violations.push(violation(
+        Some(channel) if channel.connector != input.connector && !input.account => violations.push(violation(
             PolicyRule::ChannelConfigured,
             format!(
-                "the {} channel publishes through {}, but this deployment publishes through {}",
+                "the {} channel publishes through {}, but this deployment publishes through {} and holds no {} credentials for {}",
                 draft.platform.as_str(),
                 connector_name(channel.connector),
-                connector_name(input.connector)
+                connector_name(input.connector),
+                connector_name(channel.connector),
+                clip_to(&channel.handle, 100)
             ),
         )),
         Some(_) => {}
     }
+    // Where the post would go: the channel's own connector when this deployment has it.
+    let through = match channel {
+        Some(c) if c.connector == input.connector || input.account => c.connector,
+        _ => input.connector,
+    };
     if input.review.is_some_and(Review::has_high_severity) {
         violations.push(violation(
             PolicyRule::NoOpenHighSeverityIssue,
@@ -202,12 +211,12 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
     }
     violations.extend(grounding_violations(input));
     violations.extend(instruction_violation(&draft.body));
-    if input.connector != ConnectorKind::Sandbox && any_mock {
+    if through != ConnectorKind::Sandbox && any_mock {
         violations.push(violation(
             PolicyRule::NoMockEvidenceToLiveConnector,
             format!(
                 "{mock} cited evidence item(s) and the draft itself must not be mock when publishing through {}",
-                connector_name(input.connector)
+                connector_name(through)
             ),
         ));
     }

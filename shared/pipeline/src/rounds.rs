@@ -173,6 +173,7 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
         review: None,
         evidence: &evidence,
         connector: env.connector.kind(),
+        account: crate::steps::policy::has_account(env, &config, &draft),
     });
     if result.outcome == PolicyOutcome::Blocked {
         let broken: Vec<String> =

@@ -43,7 +43,7 @@ async fn put<T: serde::Serialize>(store: &dyn Store, ws: &WorkspaceId, c: harmon
 
 /// post-1 verified; post-2 applied but read back missing; post-3 applied, never verified.
 async fn publications(store: &dyn Store, ws: &WorkspaceId) {
-    let applied = |p: &str| Some(ReceiptOutcome::Applied { post: post(p), url: None });
+    let applied = |p: &str| Some(ReceiptOutcome::Applied { post: post(p), url: None, record: None });
     let rows = [
         publication(1, applied("post-1"), Some(VerificationOutcome::Verified { post: post("post-1") })),
         publication(2, applied("post-2"), Some(VerificationOutcome::Missing)),

@@ -63,7 +63,7 @@ pub(super) fn publication(
 async fn only_applied_and_verified_publications_of_the_workspace_are_found() {
     let f = Fixture::new().await;
     let post = |p: &str| p.parse().expect("post");
-    let applied = |p: &str| Some(ReceiptOutcome::Applied { post: post(p), url: None });
+    let applied = |p: &str| Some(ReceiptOutcome::Applied { post: post(p), url: None, record: None });
     let rows = [
         publication(1, applied("post-1"), Some(VerificationOutcome::Verified { post: post("post-1") })),
         publication(2, applied("post-2"), Some(VerificationOutcome::Missing)),

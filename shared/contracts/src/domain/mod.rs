@@ -68,7 +68,7 @@ pub use planning::{
 };
 pub use publication::{
     Approval, ApprovalSubject, ConnectorKind, Decision, Publication, PublicationClaim, PublicationReceipt,
-    ReceiptOutcome, Verification, VerificationOutcome,
+    ReceiptOutcome, RecordRef, Verification, VerificationOutcome,
 };
 pub use records::{ActivityOutcome, ActivityRecord, MemoryFact, Operation, PostMetrics, TokenUsage, TrendSignal};
 pub use research::ResearchEvidence;

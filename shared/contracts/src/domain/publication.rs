@@ -101,6 +101,20 @@ pub enum ConnectorKind {
     Sandbox,
     /// Signed HTTP webhook.
     Webhook,
+    /// Bluesky, over the AT Protocol (`com.atproto.repo.createRecord` with a record key
+    /// derived from the idempotency key).
+    Bluesky,
+}
+
+impl ConnectorKind {
+    /// Its name, as configuration writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectorKind::Sandbox => "sandbox",
+            ConnectorKind::Webhook => "webhook",
+            ConnectorKind::Bluesky => "bluesky",
+        }
+    }
 }
 
 /// The claim written (in a transaction) before the connector is called: at most one per
@@ -138,6 +152,9 @@ pub enum ReceiptOutcome {
         /// Public URL, when known.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         url: Option<String>,
+        /// On the AT Protocol: the record's `at://` URI and CID, as the repository answered.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        record: Option<RecordRef>,
     },
     /// No confirmation either way (timeout, lost answer); resolved by verification.
     Unknown,
@@ -146,6 +163,18 @@ pub enum ReceiptOutcome {
         /// Stable code.
         code: Code,
     },
+}
+
+/// A record in an AT Protocol repository: its `at://` URI and the CID of its content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordRef {
+    /// `at://{did}/{collection}/{rkey}`.
+    #[schemars(length(min = 1, max = 512))]
+    pub uri: String,
+    /// The content identifier of the record's content.
+    #[schemars(length(min = 1, max = 128))]
+    pub cid: String,
 }
 
 /// The receipt of the one connector call.
@@ -274,7 +303,7 @@ mod tests {
                 job: job.clone(),
                 draft: draft.clone(),
                 connector,
-                outcome: ReceiptOutcome::Applied { post: post.clone(), url: None },
+                outcome: ReceiptOutcome::Applied { post: post.clone(), url: None, record: None },
                 recorded_at: at,
             }),
             verification: verified.then_some(Verification {

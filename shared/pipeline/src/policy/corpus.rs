@@ -367,7 +367,14 @@ async fn publish(case: &Case, config: &WorkspaceConfig, store: &dyn Store) -> BT
         .map(|c| c.connector)
         .unwrap_or_else(|| panic!("{}: the corpus workspace has no {} channel", case.name, platform.as_str()));
     let evidence = evidence_of(store, &home, &job).await;
-    let result = check(&PolicyInput { workspace: config, draft: &draft, review: None, evidence: &evidence, connector });
+    let result = check(&PolicyInput {
+        workspace: config,
+        draft: &draft,
+        review: None,
+        evidence: &evidence,
+        connector,
+        account: false,
+    });
     let mut found: BTreeSet<String> = result.violations.iter().map(|v| <&str>::from(v.rule).to_owned()).collect();
     // What the publish step hands the connector: mock when the draft or anything it cites is.
     let rests_on_mock = draft

@@ -68,18 +68,26 @@ fn rules(
     review: Option<&Review>,
     ev: &HashMap<EvidenceId, Evidence>,
 ) -> Vec<PolicyRule> {
-    check(&PolicyInput { workspace: ws, draft: d, review, evidence: ev, connector: ConnectorKind::Sandbox })
-        .violations
-        .into_iter()
-        .map(|v| v.rule)
-        .collect()
+    check(&PolicyInput {
+        workspace: ws,
+        draft: d,
+        review,
+        evidence: ev,
+        connector: ConnectorKind::Sandbox,
+        account: false,
+    })
+    .violations
+    .into_iter()
+    .map(|v| v.rule)
+    .collect()
 }
 
 /// The rules broken by a development workspace's mock draft of `body` whose one claim cites `m-1`.
 /// Each violation of `d` in `ws` (no review, evidence that resolves) when the deployment
 /// publishes through `connector`, with its detail.
 fn violations(ws: &WorkspaceConfig, d: &Draft, connector: ConnectorKind) -> Vec<(PolicyRule, String)> {
-    let input = PolicyInput { workspace: ws, draft: d, review: None, evidence: &evidence(true), connector };
+    let input =
+        PolicyInput { workspace: ws, draft: d, review: None, evidence: &evidence(true), connector, account: false };
     check(&input).violations.into_iter().map(|v| (v.rule, v.detail)).collect()
 }
 
@@ -103,6 +111,7 @@ fn a_clean_draft_passes() {
         review: None,
         evidence: &evidence(false),
         connector: ConnectorKind::Sandbox,
+        account: false,
     });
     assert_eq!(result.outcome, harmonia_contracts::domain::PolicyOutcome::Passed, "{:?}", result.violations);
     assert_eq!(result.content_hash, d.content_hash);
@@ -222,8 +231,24 @@ fn a_post_goes_out_only_on_a_configured_channel_through_its_configured_connector
 
     let mut ws = workspace(WorkspaceMode::Development);
     ws.channels.iter_mut().for_each(|c| c.connector = ConnectorKind::Webhook);
-    let detail = "the bluesky channel publishes through webhook, but this deployment publishes through sandbox";
-    assert_eq!(violations(&ws, &d, ConnectorKind::Sandbox), [(PolicyRule::ChannelConfigured, detail.to_owned())]);
+    let detail = "the bluesky channel publishes through webhook, but this deployment publishes through sandbox and holds no webhook credentials for";
+    let found = violations(&ws, &d, ConnectorKind::Sandbox);
+    assert!(matches!(found.as_slice(), [(PolicyRule::ChannelConfigured, d)] if d.starts_with(detail)), "{found:?}");
+    // A channel account of its own: the channel publishes through it, and mock stays out.
+    let mut own = workspace(WorkspaceMode::Development);
+    own.channels.iter_mut().for_each(|c| c.connector = ConnectorKind::Bluesky);
+    let input = PolicyInput {
+        workspace: &own,
+        draft: &d,
+        review: None,
+        evidence: &evidence(true),
+        connector: ConnectorKind::Sandbox,
+        account: true,
+    };
+    let found: Vec<(PolicyRule, String)> = check(&input).violations.into_iter().map(|v| (v.rule, v.detail)).collect();
+    let through_bluesky =
+        "1 cited evidence item(s) and the draft itself must not be mock when publishing through bluesky";
+    assert_eq!(found, [(PolicyRule::NoMockEvidenceToLiveConnector, through_bluesky.to_owned())]);
     let mock = "0 cited evidence item(s) and the draft itself must not be mock when publishing through webhook";
     assert_eq!(
         violations(&ws, &d, ConnectorKind::Webhook),
@@ -236,6 +261,7 @@ fn a_post_goes_out_only_on_a_configured_channel_through_its_configured_connector
         review: None,
         evidence: &evidence(false),
         connector: ConnectorKind::Webhook,
+        account: false,
     };
     assert_eq!(check(&input).violations, []);
 }
@@ -254,6 +280,7 @@ fn mock_evidence_never_reaches_a_live_connector_in_any_mode() {
                 review: None,
                 evidence: &evidence(mock_evidence),
                 connector: ConnectorKind::Webhook,
+                account: false,
             };
             let broken: Vec<PolicyRule> = check(&input).violations.into_iter().map(|v| v.rule).collect();
             assert!(broken.contains(&PolicyRule::NoMockEvidenceToLiveConnector), "{mode:?} {draft_provenance:?}");
@@ -361,7 +388,7 @@ proptest::proptest! {
         let ws = workspace(WorkspaceMode::Development);
         let d = draft(Platform::Linkedin, &body, &["m-1"], Provenance::Mock);
         let evidence = HashMap::from([("m-1".parse().expect("id"), Evidence { provenance: Provenance::Mock, text: said })]);
-        let input = PolicyInput { workspace: &ws, draft: &d, review: None, evidence: &evidence, connector: ConnectorKind::Sandbox };
+        let input = PolicyInput { workspace: &ws, draft: &d, review: None, evidence: &evidence, connector: ConnectorKind::Sandbox, account: false };
         for v in check(&input).violations {
             proptest::prop_assert!(!v.detail.is_empty() && v.detail.chars().count() <= 300, "{}", v.detail);
         }

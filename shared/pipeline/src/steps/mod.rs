@@ -7,7 +7,7 @@ mod deadletter;
 mod draft;
 mod ingest;
 mod plan;
-mod policy;
+pub(crate) mod policy;
 mod publish;
 mod read;
 mod review;

@@ -27,6 +27,7 @@ impl Step for ReviewPassed {
             review: Some(&review),
             evidence: &evidence,
             connector: env.connector.kind(),
+            account: has_account(env, &config, &draft),
         });
         let completion = match result.outcome {
             PolicyOutcome::Passed => {
@@ -43,4 +44,9 @@ impl Step for ReviewPassed {
         };
         complete(env, event, completion.write(POLICY_RESULTS, doc_id(&draft.id), &result)?).await
     }
+}
+
+/// Whether this deployment holds the credentials of `draft`'s channel in `config`.
+pub(crate) fn has_account(env: &Env, config: &harmonia_contracts::domain::WorkspaceConfig, draft: &Draft) -> bool {
+    config.channels.iter().find(|c| c.platform == draft.platform).is_some_and(|c| env.accounts.get(c).is_some())
 }

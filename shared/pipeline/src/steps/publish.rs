@@ -1,16 +1,17 @@
 use chrono::Utc;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{
-    ApprovalSubject, Decision, Draft, Job, JobStatus, Publication, PublicationClaim, PublicationReceipt, ReceiptOutcome,
+    ApprovalSubject, ConnectorKind, Decision, Draft, Job, JobStatus, Publication, PublicationClaim, PublicationReceipt,
+    ReceiptOutcome,
 };
 use harmonia_contracts::event::{DraftApproved, PostPublished, StageEvent};
 use harmonia_contracts::ids::{DraftId, JobId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use harmonia_store::{Tx, encode, run_transaction};
 
-use super::read::load;
+use super::read::{channel_connector, load};
 use crate::Env;
-use crate::connector::{Outgoing, Sent};
+use crate::connector::{Connector, Outgoing, Posted, Sent};
 use crate::operator::{ApprovalRecord, approval_id};
 use crate::records::{ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, PUBLICATIONS, doc_id};
 use crate::step::{self, Completion, Step, complete, next_event};
@@ -21,11 +22,12 @@ use crate::step::{self, Completion, Step, complete, next_event};
 impl Step for DraftApproved {
     async fn run(env: &Env, event: &StageEvent<DraftApproved>) -> Result<(), step::Error> {
         let draft = approved_draft(env, event).await?;
-        let (publication, claimed_now) = claim(env, event, &draft).await?;
+        let connector = channel_connector(env, &event.workspace, &event.job, draft.platform).await?;
+        let (publication, claimed_now) = claim(env, event, &draft, connector.kind()).await?;
         let outcome = match (&publication.receipt, claimed_now) {
             (Some(receipt), _) => receipt.outcome.clone(),
             (None, false) => ReceiptOutcome::Unknown,
-            (None, true) => call_once(env, event, &publication).await?,
+            (None, true) => call_once(env, &*connector, event, &publication).await?,
         };
         record(env, event, publication, outcome).await
     }
@@ -53,6 +55,7 @@ async fn claim(
     env: &Env,
     event: &StageEvent<DraftApproved>,
     draft: &Draft,
+    connector: ConnectorKind,
 ) -> Result<(Publication, bool), step::Error> {
     let ws = &event.workspace;
     let claim = PublicationClaim {
@@ -60,7 +63,7 @@ async fn claim(
         draft: draft.id.clone(),
         content_hash: draft.content_hash.clone(),
         platform: draft.platform,
-        connector: env.connector.kind(),
+        connector,
         idempotency_key: format!("{ws}:{}:{}", draft.id, &draft.content_hash[..16]),
         claimed_at: Utc::now(),
     };
@@ -99,6 +102,7 @@ async fn claim(
 /// The one connector call, with the claim's idempotency key.
 async fn call_once(
     env: &Env,
+    connector: &dyn Connector,
     event: &StageEvent<DraftApproved>,
     publication: &Publication,
 ) -> Result<ReceiptOutcome, step::Error> {
@@ -108,8 +112,8 @@ async fn call_once(
         body: publication.body.clone(),
         provenance: provenance(env, &event.workspace, &publication.job, &publication.draft).await?,
     };
-    Ok(match env.connector.send(&event.workspace, &outgoing).await {
-        Sent::Applied(post) => ReceiptOutcome::Applied { post, url: None },
+    Ok(match connector.send(&event.workspace, &outgoing).await {
+        Sent::Applied(Posted { post, url, record }) => ReceiptOutcome::Applied { post, url, record },
         Sent::Unknown => ReceiptOutcome::Unknown,
         Sent::Refused => ReceiptOutcome::Failed { code: Code::ConnectorFailed },
         Sent::Rejected(code) => ReceiptOutcome::Failed { code },

@@ -50,6 +50,25 @@ pub(crate) async fn job_config(
     Ok(crate::workspace::version_of_job(&*env.store, &job).await?.config)
 }
 
+/// The connector the job's `platform` channel publishes through (the job's own workspace
+/// version names the channel). Policy has checked it exists; a channel without one now (its
+/// credentials removed since) fails the step with `invalid_config`, before any call.
+pub(crate) async fn channel_connector(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &JobId,
+    platform: harmonia_contracts::domain::Platform,
+) -> Result<std::sync::Arc<dyn crate::connector::Connector>, step::Error> {
+    let config = job_config(env, workspace, job).await?;
+    config
+        .channels
+        .iter()
+        .find(|c| c.platform == platform)
+        .and_then(|c| env.connector_for(c))
+        .cloned()
+        .ok_or_else(|| step::Error::fail(harmonia_contracts::Code::InvalidConfig))
+}
+
 /// The operator's feedback that opened `round` at `subject`'s gate, with the version it is
 /// about (its content hash); `None` for the original round. A round without its request for
 /// changes is a broken record: the step fails (`not_found`).

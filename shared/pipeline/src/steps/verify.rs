@@ -5,7 +5,7 @@ use harmonia_contracts::event::{PostPublished, PostVerified, StageEvent};
 use harmonia_store::encode;
 
 use super::publish::provenance;
-use super::read::load;
+use super::read::{channel_connector, load};
 use crate::Env;
 use crate::connector::{Found, Outgoing};
 use crate::records::{PUBLICATIONS, doc_id};
@@ -20,7 +20,12 @@ impl Step for PostPublished {
         let publication: Publication = load(env, ws, PUBLICATIONS, &doc_id(&event.payload.draft)).await?;
         let receipt = publication.receipt.as_ref().ok_or_else(|| step::Error::fail(Code::NotFound))?;
         let key = publication.claim.idempotency_key.clone();
-        let mut found = env.connector.read_back(ws, &key).await.map_err(|_| step::Error::Retry)?;
+        let connector = channel_connector(env, ws, &event.job, publication.platform).await?;
+        // Read back where the claim says the post went, never anywhere else.
+        if connector.kind() != publication.claim.connector {
+            return Err(step::Error::fail(Code::InvalidConfig));
+        }
+        let mut found = connector.read_back(ws, &key).await.map_err(|_| step::Error::Retry)?;
         if found == Found::Missing && matches!(receipt.outcome, ReceiptOutcome::Unknown) {
             let outgoing = Outgoing {
                 idempotency_key: key.clone(),
@@ -28,11 +33,19 @@ impl Step for PostPublished {
                 body: publication.body.clone(),
                 provenance: provenance(env, ws, &event.job, &publication.draft).await?,
             };
-            env.connector.send(ws, &outgoing).await;
-            found = env.connector.read_back(ws, &key).await.map_err(|_| step::Error::Retry)?;
+            connector.send(ws, &outgoing).await;
+            found = connector.read_back(ws, &key).await.map_err(|_| step::Error::Retry)?;
         }
+        // The record the receipt names, when it names one, is the one read back (same URI
+        // and CID): a different record under the key is not this publication.
+        let receipt_record = match &receipt.outcome {
+            ReceiptOutcome::Applied { record, .. } => record.as_ref(),
+            _ => None,
+        };
         let outcome = match &found {
-            Found::Post { post, body } if *body == publication.body => {
+            Found::Post { post, body, record }
+                if *body == publication.body && receipt_record.is_none_or(|r| record.as_ref() == Some(r)) =>
+            {
                 VerificationOutcome::Verified { post: post.clone() }
             }
             Found::Post { post, .. } => VerificationOutcome::Mismatch { post: post.clone() },

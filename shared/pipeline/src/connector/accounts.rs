@@ -1,0 +1,254 @@
+//! Channel accounts: the connectors that hold one channel's own credentials, read from the
+//! channel secrets file.
+//!
+//! The file is TOML, one `[[channel]]` table per channel, naming the platform and handle of a
+//! workspace channel and the connector with its credentials:
+//!
+//! ```toml
+//! [[channel]]
+//! platform = "bluesky"
+//! handle = "@fieldnotes.bsky.social"
+//! connector = "bluesky"
+//! service = "https://bsky.social"          # the account's PDS
+//! identifier = "fieldnotes.bsky.social"    # handle or DID
+//! app_password = "xxxx-xxxx-xxxx-xxxx"     # an app password, never the account password
+//! ```
+//!
+//! Locally it is `channels.toml` in the data dir; on Cloud Run, a Secret Manager secret
+//! mounted as a file (`HARMONIA_CHANNEL_SECRETS`). A file that others than its owner may read
+//! is refused, as is any value out of shape; the messages name the file and the entry, never a
+//! credential.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use harmonia_contracts::domain::{Channel, ConnectorKind, Platform};
+use harmonia_contracts::{Code, Error};
+use secrecy::SecretString;
+use serde::Deserialize;
+
+use super::Connector;
+use super::bluesky::{Bluesky, BlueskyConfig};
+
+/// The file name of the channel secrets file in a local data dir.
+pub const LOCAL_FILE: &str = "channels.toml";
+
+/// How long one platform request may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    channel: Vec<Entry>,
+}
+
+/// One entry as written; which fields it needs depends on its connector.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    platform: Platform,
+    handle: String,
+    connector: ConnectorKind,
+    #[serde(default)]
+    service: Option<String>,
+    #[serde(default)]
+    identifier: Option<String>,
+    #[serde(default)]
+    app_password: Option<String>,
+}
+
+/// One channel's connector.
+#[derive(Clone)]
+struct Account {
+    platform: Platform,
+    handle: String,
+    connector: Arc<dyn Connector>,
+}
+
+/// The channel accounts of a deployment.
+#[derive(Clone, Default)]
+pub struct Accounts(Vec<Account>);
+
+impl std::fmt::Debug for Accounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter().map(|a| (a.platform.as_str(), &a.handle))).finish()
+    }
+}
+
+/// A handle as compared: without a leading `@`, case-insensitively.
+fn same_handle(a: &str, b: &str) -> bool {
+    a.trim_start_matches('@').eq_ignore_ascii_case(b.trim_start_matches('@'))
+}
+
+fn invalid(path: &Path, what: &str) -> Error {
+    Error::new(Code::InvalidConfig, format!("the channel secrets file {} {what}", path.display()))
+}
+
+impl Accounts {
+    /// No accounts: every channel goes through the deployment's own connector.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// `connector` for the channel `platform`/`handle` (tests and embedders).
+    pub fn with(mut self, platform: Platform, handle: &str, connector: Arc<dyn Connector>) -> Self {
+        self.0.push(Account { platform, handle: handle.to_owned(), connector });
+        self
+    }
+
+    /// The accounts in the file at `path`; none when it does not exist.
+    pub fn load(path: &Path) -> Result<Self, Error> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::none()),
+            Err(_) => return Err(invalid(path, "cannot be read")),
+        };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(path).map_err(|_| invalid(path, "cannot be read"))?.permissions().mode();
+            if mode & 0o077 != 0 {
+                return Err(invalid(path, &format!("may be read by others (mode {:o}): chmod 600 it", mode & 0o777)));
+            }
+        }
+        let file: File = toml::from_str(&text).map_err(|e| {
+            // The parser's message quotes the offending line, which may hold a credential.
+            let at = e.span().map(|s| text[..s.start].lines().count().max(1));
+            invalid(
+                path,
+                &match at {
+                    Some(line) => format!("is not a list of [[channel]] entries (line {line})"),
+                    None => "is not a list of [[channel]] entries".into(),
+                },
+            )
+        })?;
+        let mut accounts = Self::none();
+        for (n, entry) in file.channel.into_iter().enumerate() {
+            let which =
+                || format!("has an invalid [[channel]] entry {} ({} {})", n + 1, entry.platform.as_str(), entry.handle);
+            if accounts.0.iter().any(|a| a.platform == entry.platform && same_handle(&a.handle, &entry.handle)) {
+                return Err(invalid(
+                    path,
+                    &format!("names the {} channel {} twice", entry.platform.as_str(), entry.handle),
+                ));
+            }
+            let connector: Arc<dyn Connector> =
+                match (entry.connector, &entry.service, &entry.identifier, &entry.app_password) {
+                    (ConnectorKind::Bluesky, Some(service), Some(identifier), Some(app_password)) => {
+                        let url_ok = service.starts_with("https://") || service.starts_with("http://");
+                        if entry.platform != Platform::Bluesky
+                            || !url_ok
+                            || identifier.trim().is_empty()
+                            || app_password.is_empty()
+                        {
+                            return Err(invalid(path, &which()));
+                        }
+                        Arc::new(Bluesky::new(BlueskyConfig {
+                            service: service.clone(),
+                            identifier: identifier.trim().to_owned(),
+                            app_password: SecretString::from(app_password.clone()),
+                            timeout: TIMEOUT,
+                        })?)
+                    }
+                    // The sandbox needs no account, and the webhook's is the deployment's own.
+                    _ => return Err(invalid(path, &which())),
+                };
+            accounts.0.push(Account { platform: entry.platform, handle: entry.handle.clone(), connector });
+        }
+        Ok(accounts)
+    }
+
+    /// The connector holding `channel`'s credentials, when there is one of its kind.
+    pub fn get(&self, channel: &Channel) -> Option<&Arc<dyn Connector>> {
+        self.0
+            .iter()
+            .find(|a| {
+                a.platform == channel.platform
+                    && same_handle(&a.handle, &channel.handle)
+                    && a.connector.kind() == channel.connector
+            })
+            .map(|a| &a.connector)
+    }
+
+    /// Every account: platform, handle and connector.
+    pub fn iter(&self) -> impl Iterator<Item = (Platform, &str, &Arc<dyn Connector>)> {
+        self.0.iter().map(|a| (a.platform, a.handle.as_str(), &a.connector))
+    }
+}
+
+/// The connector `channel` publishes through in a deployment whose own connector is
+/// `deployment`: that one when the channel names its kind, else the channel's account.
+pub fn resolve<'a>(
+    deployment: &'a Arc<dyn Connector>,
+    accounts: &'a Accounts,
+    channel: &Channel,
+) -> Option<&'a Arc<dyn Connector>> {
+    if deployment.kind() == channel.connector {
+        return Some(deployment);
+    }
+    accounts.get(channel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, text: &str, mode: u32) -> std::path::PathBuf {
+        let path = dir.join(LOCAL_FILE);
+        std::fs::write(&path, text).expect("write");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        }
+        path
+    }
+
+    const ONE: &str = r#"
+[[channel]]
+platform = "bluesky"
+handle = "@fieldnotes.bsky.social"
+connector = "bluesky"
+service = "https://bsky.social"
+identifier = "fieldnotes.bsky.social"
+app_password = "abcd-efgh-ijkl-mnop"
+"#;
+
+    #[test]
+    fn a_private_file_gives_each_channel_its_connector() {
+        let dir = harmonia_testkit::temp_dir();
+        let accounts = Accounts::load(&write(dir.path(), ONE, 0o600)).expect("loads");
+        let channel = |handle: &str, connector| Channel {
+            platform: Platform::Bluesky,
+            handle: handle.into(),
+            max_posts_per_day: None,
+            connector,
+        };
+        assert!(accounts.get(&channel("fieldnotes.bsky.social", ConnectorKind::Bluesky)).is_some(), "@ and case aside");
+        assert!(accounts.get(&channel("@other.bsky.social", ConnectorKind::Bluesky)).is_none());
+        assert!(accounts.get(&channel("@fieldnotes.bsky.social", ConnectorKind::Webhook)).is_none());
+        assert!(!format!("{accounts:?}").contains("abcd"), "no credential in debug output");
+        assert!(Accounts::load(&dir.path().join("absent.toml")).expect("none").iter().next().is_none());
+    }
+
+    #[test]
+    fn a_readable_or_malformed_file_is_refused_naming_it_and_never_its_secrets() {
+        let dir = harmonia_testkit::temp_dir();
+        let e = Accounts::load(&write(dir.path(), ONE, 0o644)).expect_err("readable by others");
+        assert_eq!(e.code, Code::InvalidConfig);
+        assert!(e.message.contains("channels.toml") && e.message.contains("chmod 600"), "{}", e.message);
+        for bad in [
+            ONE.replace("https://bsky.social", "bsky.social"),
+            ONE.replace("platform = \"bluesky\"", "platform = \"x\""),
+            format!("{ONE}{ONE}"),
+            ONE.replace("app_password", "password"),
+            "[[channel]]\nplatform = \"bluesky\"\napp_password = \"abcd-efgh-ijkl-mnop\" oops".into(),
+        ] {
+            let e = Accounts::load(&write(dir.path(), &bad, 0o600)).expect_err("refused");
+            assert_eq!(e.code, Code::InvalidConfig, "{bad}");
+            assert!(!e.message.contains("abcd-efgh"), "{}", e.message);
+        }
+    }
+}
