@@ -374,6 +374,7 @@ fn render(d: &JobDetail, s: &Style) -> String {
             ConnectorKind::Sandbox => "the sandbox",
             ConnectorKind::Webhook => "the webhook",
             ConnectorKind::Bluesky => "Bluesky",
+            ConnectorKind::Mastodon => "Mastodon",
         };
         t.field(
             "claimed",

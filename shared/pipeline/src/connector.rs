@@ -7,12 +7,15 @@
 //!   existing post, as a real idempotent API would.
 //! - [`bluesky::Bluesky`]: the AT Protocol, a record per post under a key derived from the
 //!   idempotency key (see its module).
+//! - [`mastodon::Mastodon`]: `POST /api/v1/statuses` with an `Idempotency-Key`, read back by
+//!   status id.
 //! - [`Webhook`]: POSTs the post as JSON with an `Idempotency-Key` header and an
 //!   `X-Harmonia-Signature: sha256=<hex HMAC-SHA256 of the body>`; read-back is a GET of
 //!   `<url>/<idempotency key>`. It refuses a mock post before any call ([`admit`]).
 
 pub mod accounts;
 pub mod bluesky;
+pub mod mastodon;
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -52,7 +55,9 @@ pub fn admit(kind: ConnectorKind, post: &Outgoing) -> Result<(), Code> {
     match (kind, post.provenance) {
         // An operator's own text is not mock: only what rests on mock content is held back.
         (ConnectorKind::Sandbox, _) | (_, Provenance::Live | Provenance::Operator) => Ok(()),
-        (ConnectorKind::Webhook | ConnectorKind::Bluesky, Provenance::Mock) => Err(Code::MockToLiveConnector),
+        (ConnectorKind::Webhook | ConnectorKind::Bluesky | ConnectorKind::Mastodon, Provenance::Mock) => {
+            Err(Code::MockToLiveConnector)
+        }
     }
 }
 
@@ -115,8 +120,14 @@ pub trait Connector: Send + Sync {
     fn kind(&self) -> ConnectorKind;
     /// Publish once.
     async fn send(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent;
-    /// Read back by idempotency key.
-    async fn read_back(&self, workspace: &WorkspaceId, idempotency_key: &str) -> Result<Found, ReadBackFailed>;
+    /// Read back by idempotency key; `posted` is the post id the receipt holds, when it holds
+    /// one (a platform that cannot look a post up by key reads it by id).
+    async fn read_back(
+        &self,
+        workspace: &WorkspaceId,
+        idempotency_key: &str,
+        posted: Option<&PostId>,
+    ) -> Result<Found, ReadBackFailed>;
     /// Check the credentials and that the platform answers, posting nothing: `connector_auth`
     /// when the credentials are refused, `connector_failed` when the platform cannot be
     /// reached. Connectors without credentials have nothing to check.
@@ -208,7 +219,12 @@ impl Connector for Sandbox {
         }
     }
 
-    async fn read_back(&self, workspace: &WorkspaceId, idempotency_key: &str) -> Result<Found, ReadBackFailed> {
+    async fn read_back(
+        &self,
+        workspace: &WorkspaceId,
+        idempotency_key: &str,
+        _posted: Option<&PostId>,
+    ) -> Result<Found, ReadBackFailed> {
         let id = key_id(idempotency_key).ok_or(ReadBackFailed)?;
         match self.store.get(workspace, SANDBOX_POSTS, &id).await.map_err(|_| ReadBackFailed)? {
             None => Ok(Found::Missing),
@@ -335,7 +351,12 @@ impl Connector for Webhook {
         }
     }
 
-    async fn read_back(&self, _workspace: &WorkspaceId, idempotency_key: &str) -> Result<Found, ReadBackFailed> {
+    async fn read_back(
+        &self,
+        _workspace: &WorkspaceId,
+        idempotency_key: &str,
+        _posted: Option<&PostId>,
+    ) -> Result<Found, ReadBackFailed> {
         let r = self.http.get(format!("{}/{idempotency_key}", self.url)).send().await.map_err(|_| ReadBackFailed)?;
         if r.status().as_u16() == 404 {
             return Ok(Found::Missing);
@@ -433,10 +454,10 @@ mod tests {
         assert_eq!(first, again, "the same key answers the same post");
         assert_eq!(platform.posts.lock().expect("lock").len(), 1);
         assert_eq!(
-            hook.read_back(&ws, &post.idempotency_key).await.ok(),
+            hook.read_back(&ws, &post.idempotency_key, None).await.ok(),
             Some(Found::Post { post: "post-0".parse().expect("id"), body: "Hello.".into(), record: None })
         );
-        assert_eq!(hook.read_back(&ws, "ws:never").await.ok(), Some(Found::Missing));
+        assert_eq!(hook.read_back(&ws, "ws:never", None).await.ok(), Some(Found::Missing));
 
         let forged =
             Webhook::new(&url, SigningKey::new(b"wrong secret").expect("key"), Duration::from_secs(5)).expect("client");
@@ -455,7 +476,7 @@ mod tests {
         let hook = Webhook::new(&url, SigningKey::new(SECRET).expect("key"), Duration::from_secs(5)).expect("client");
         let post = hello(Provenance::Live);
         assert_eq!(hook.send(&ws, &post).await, Sent::Unknown, "left to verification's read-back");
-        assert!(hook.read_back(&ws, &post.idempotency_key).await.is_err());
+        assert!(hook.read_back(&ws, &post.idempotency_key, None).await.is_err());
 
         assert_eq!(
             decode_webhook_post(br#"{"post": "post-1", "body": "Hi."}"#),

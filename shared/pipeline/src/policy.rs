@@ -77,7 +77,44 @@ pub fn length(platform: Platform, text: &str) -> (usize, usize, &'static str) {
         Platform::Bluesky => (text.nfc().collect::<String>().graphemes(true).count(), 300, "graphemes"),
         Platform::Youtube => (nfc(), 5000, "characters"),
         Platform::Tiktok => (nfc(), 2200, "characters"),
+        Platform::Mastodon => (mastodon_length(text), MASTODON_CHARACTERS, "characters"),
     }
+}
+
+/// Mastodon's default status limit, in characters.
+pub const MASTODON_CHARACTERS: usize = 500;
+
+/// What a URL counts for on Mastodon, whatever its length.
+pub const MASTODON_URL_WEIGHT: usize = 23;
+
+/// Mastodon's count: characters (NFC), each link 23, and a remote mention (`@user@domain`)
+/// only as `@user`.
+pub fn mastodon_length(text: &str) -> usize {
+    let normalized: String = text.nfc().collect();
+    let mut total = 0;
+    let mut rest = normalized.as_str();
+    for link in links(&normalized) {
+        if let Some(at) = rest.find(link) {
+            total += mastodon_plain(&rest[..at]) + MASTODON_URL_WEIGHT;
+            rest = &rest[at + link.len()..];
+        }
+    }
+    total + mastodon_plain(rest)
+}
+
+fn mastodon_plain(text: &str) -> usize {
+    text.split_inclusive(char::is_whitespace)
+        .map(|word| {
+            let trimmed = word.trim_end();
+            let space = word.len() - trimmed.len();
+            // `@user@domain` counts as `@user`.
+            let counted = match trimmed.strip_prefix('@').and_then(|r| r.split_once('@')) {
+                Some((user, domain)) if !user.is_empty() && domain.contains('.') => user.chars().count() + 1,
+                _ => trimmed.chars().count(),
+            };
+            counted + word[trimmed.len()..].chars().count().min(space)
+        })
+        .sum()
 }
 
 /// A piece of evidence a draft may cite.

@@ -352,6 +352,7 @@ fn target_length(platform: Platform) -> usize {
         Platform::Instagram | Platform::Tiktok => 1500,
         Platform::Linkedin => 1300,
         Platform::Youtube => 2000,
+        Platform::Mastodon => 480,
     }
 }
 
@@ -426,6 +427,7 @@ fn limit(platform: Platform) -> usize {
         Platform::Linkedin => 3000,
         Platform::Instagram | Platform::Tiktok => 2200,
         Platform::Youtube => 5000,
+        Platform::Mastodon => 500,
     }
 }
 

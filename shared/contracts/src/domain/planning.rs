@@ -211,6 +211,7 @@ impl ContentFormat {
             Platform::Instagram => matches!(self, Image | Carousel | ShortVideo),
             Platform::Tiktok => matches!(self, ShortVideo | Carousel),
             Platform::Youtube => matches!(self, Text | Image | ShortVideo),
+            Platform::Mastodon => matches!(self, Text | Thread | Image | ShortVideo),
         }
     }
 

@@ -104,6 +104,8 @@ pub enum ConnectorKind {
     /// Bluesky, over the AT Protocol (`com.atproto.repo.createRecord` with a record key
     /// derived from the idempotency key).
     Bluesky,
+    /// Mastodon (`POST /api/v1/statuses` with an `Idempotency-Key`).
+    Mastodon,
 }
 
 impl ConnectorKind {
@@ -113,6 +115,7 @@ impl ConnectorKind {
             ConnectorKind::Sandbox => "sandbox",
             ConnectorKind::Webhook => "webhook",
             ConnectorKind::Bluesky => "bluesky",
+            ConnectorKind::Mastodon => "mastodon",
         }
     }
 }

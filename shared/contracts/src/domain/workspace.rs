@@ -25,11 +25,13 @@ pub enum Platform {
     Youtube,
     /// TikTok caption: 2,200 characters.
     Tiktok,
+    /// Mastodon: 500 characters (the default instance limit), each link counting 23.
+    Mastodon,
 }
 
 impl Platform {
     /// Every platform.
-    pub const ALL: [Platform; 7] = [
+    pub const ALL: [Platform; 8] = [
         Platform::X,
         Platform::Linkedin,
         Platform::Instagram,
@@ -37,6 +39,7 @@ impl Platform {
         Platform::Bluesky,
         Platform::Youtube,
         Platform::Tiktok,
+        Platform::Mastodon,
     ];
 
     /// The snake_case name (the same as its serde name).

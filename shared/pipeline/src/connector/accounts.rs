@@ -12,6 +12,14 @@
 //! service = "https://bsky.social"          # the account's PDS
 //! identifier = "fieldnotes.bsky.social"    # handle or DID
 //! app_password = "xxxx-xxxx-xxxx-xxxx"     # an app password, never the account password
+//!
+//! [[channel]]
+//! platform = "mastodon"
+//! handle = "@fieldnotes@mastodon.social"
+//! connector = "mastodon"
+//! service = "https://mastodon.social"      # the instance
+//! access_token = "…"                       # scopes write:statuses read:statuses read:accounts
+//! visibility = "public"                    # or unlisted, private (default public)
 //! ```
 //!
 //! Locally it is `channels.toml` in the data dir; on Cloud Run, a Secret Manager secret
@@ -30,6 +38,7 @@ use serde::Deserialize;
 
 use super::Connector;
 use super::bluesky::{Bluesky, BlueskyConfig};
+use super::mastodon::{Mastodon, MastodonConfig};
 
 /// The file name of the channel secrets file in a local data dir.
 pub const LOCAL_FILE: &str = "channels.toml";
@@ -57,6 +66,10 @@ struct Entry {
     identifier: Option<String>,
     #[serde(default)]
     app_password: Option<String>,
+    #[serde(default)]
+    access_token: Option<String>,
+    #[serde(default)]
+    visibility: Option<super::mastodon::Visibility>,
 }
 
 /// One channel's connector.
@@ -134,27 +147,44 @@ impl Accounts {
                     &format!("names the {} channel {} twice", entry.platform.as_str(), entry.handle),
                 ));
             }
-            let connector: Arc<dyn Connector> =
-                match (entry.connector, &entry.service, &entry.identifier, &entry.app_password) {
-                    (ConnectorKind::Bluesky, Some(service), Some(identifier), Some(app_password)) => {
-                        let url_ok = service.starts_with("https://") || service.starts_with("http://");
-                        if entry.platform != Platform::Bluesky
-                            || !url_ok
-                            || identifier.trim().is_empty()
-                            || app_password.is_empty()
-                        {
-                            return Err(invalid(path, &which()));
-                        }
-                        Arc::new(Bluesky::new(BlueskyConfig {
-                            service: service.clone(),
-                            identifier: identifier.trim().to_owned(),
-                            app_password: SecretString::from(app_password.clone()),
-                            timeout: TIMEOUT,
-                        })?)
+            let url_ok = |u: &str| u.starts_with("https://") || u.starts_with("http://");
+            let text = |v: &Option<String>| v.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned);
+            let connector: Arc<dyn Connector> = match entry.connector {
+                ConnectorKind::Bluesky => {
+                    let (Some(service), Some(identifier), Some(app_password)) =
+                        (text(&entry.service), text(&entry.identifier), text(&entry.app_password))
+                    else {
+                        return Err(invalid(path, &which()));
+                    };
+                    let foreign = entry.access_token.is_some() || entry.visibility.is_some();
+                    if entry.platform != Platform::Bluesky || !url_ok(&service) || foreign {
+                        return Err(invalid(path, &which()));
                     }
-                    // The sandbox needs no account, and the webhook's is the deployment's own.
-                    _ => return Err(invalid(path, &which())),
-                };
+                    Arc::new(Bluesky::new(BlueskyConfig {
+                        service,
+                        identifier,
+                        app_password: SecretString::from(app_password),
+                        timeout: TIMEOUT,
+                    })?)
+                }
+                ConnectorKind::Mastodon => {
+                    let (Some(instance), Some(token)) = (text(&entry.service), text(&entry.access_token)) else {
+                        return Err(invalid(path, &which()));
+                    };
+                    let foreign = entry.identifier.is_some() || entry.app_password.is_some();
+                    if entry.platform != Platform::Mastodon || !url_ok(&instance) || foreign {
+                        return Err(invalid(path, &which()));
+                    }
+                    Arc::new(Mastodon::new(MastodonConfig {
+                        instance,
+                        access_token: SecretString::from(token),
+                        visibility: entry.visibility.unwrap_or_default(),
+                        timeout: TIMEOUT,
+                    })?)
+                }
+                // The sandbox needs no account, and the webhook's is the deployment's own.
+                ConnectorKind::Sandbox | ConnectorKind::Webhook => return Err(invalid(path, &which())),
+            };
             accounts.0.push(Account { platform: entry.platform, handle: entry.handle.clone(), connector });
         }
         Ok(accounts)
@@ -231,6 +261,28 @@ app_password = "abcd-efgh-ijkl-mnop"
         assert!(accounts.get(&channel("@fieldnotes.bsky.social", ConnectorKind::Webhook)).is_none());
         assert!(!format!("{accounts:?}").contains("abcd"), "no credential in debug output");
         assert!(Accounts::load(&dir.path().join("absent.toml")).expect("none").iter().next().is_none());
+    }
+
+    #[test]
+    fn a_mastodon_channel_takes_an_instance_and_a_token() {
+        let dir = harmonia_testkit::temp_dir();
+        let text = "[[channel]]\nplatform = \"mastodon\"\nhandle = \"@fieldnotes@mastodon.example\"\nconnector = \"mastodon\"\nservice = \"https://mastodon.example\"\naccess_token = \"tok-123\"\nvisibility = \"unlisted\"\n";
+        let accounts = Accounts::load(&write(dir.path(), text, 0o600)).expect("loads");
+        let channel = Channel {
+            platform: Platform::Mastodon,
+            handle: "@fieldnotes@mastodon.example".into(),
+            max_posts_per_day: None,
+            connector: ConnectorKind::Mastodon,
+        };
+        assert_eq!(accounts.get(&channel).map(|c| c.kind()), Some(ConnectorKind::Mastodon));
+        for bad in [
+            text.replace("access_token = \"tok-123\"\n", ""),
+            text.replace("unlisted", "everyone"),
+            format!("{text}app_password = \"x\"\n"),
+        ] {
+            let e = Accounts::load(&write(dir.path(), &bad, 0o600)).expect_err("refused");
+            assert!(!e.message.contains("tok-123"), "{}", e.message);
+        }
     }
 
     #[test]

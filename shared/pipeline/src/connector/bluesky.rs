@@ -368,7 +368,12 @@ impl Connector for Bluesky {
         }
     }
 
-    async fn read_back(&self, _workspace: &WorkspaceId, idempotency_key: &str) -> Result<Found, ReadBackFailed> {
+    async fn read_back(
+        &self,
+        _workspace: &WorkspaceId,
+        idempotency_key: &str,
+        _posted: Option<&PostId>,
+    ) -> Result<Found, ReadBackFailed> {
         self.get_record(&record_key(idempotency_key)).await
     }
 

@@ -404,3 +404,13 @@ proptest::proptest! {
         proptest::prop_assert_eq!(grounding_findings(&body, &refs, &[]), Vec::new());
     }
 }
+
+#[test]
+fn mastodon_counts_a_link_as_23_and_a_remote_mention_by_its_user() {
+    use crate::policy::mastodon_length;
+    assert_eq!(mastodon_length("Hello https://example.com/a/very/long/path/that/goes/on/and/on"), 6 + 23);
+    assert_eq!(mastodon_length("@alice@mastodon.social hi"), "@alice hi".chars().count());
+    assert_eq!(mastodon_length("café\u{301}"), 5, "NFC");
+    let long = "x".repeat(480) + " video.example.com/" + &"y".repeat(200);
+    assert_eq!(crate::policy::length(Platform::Mastodon, &long), (480 + 1 + 23, 500, "characters"));
+}

@@ -7,7 +7,7 @@ use harmonia_store::encode;
 use super::publish::provenance;
 use super::read::{channel_connector, load};
 use crate::Env;
-use crate::connector::{Found, Outgoing};
+use crate::connector::{Found, Outgoing, Sent};
 use crate::records::{PUBLICATIONS, doc_id};
 use crate::step::{self, Completion, Step, complete, next_event};
 
@@ -25,7 +25,11 @@ impl Step for PostPublished {
         if connector.kind() != publication.claim.connector {
             return Err(step::Error::fail(Code::InvalidConfig));
         }
-        let mut found = connector.read_back(ws, &key).await.map_err(|_| step::Error::Retry)?;
+        let posted = match &receipt.outcome {
+            ReceiptOutcome::Applied { post, .. } => Some(post.clone()),
+            _ => None,
+        };
+        let mut found = connector.read_back(ws, &key, posted.as_ref()).await.map_err(|_| step::Error::Retry)?;
         if found == Found::Missing && matches!(receipt.outcome, ReceiptOutcome::Unknown) {
             let outgoing = Outgoing {
                 idempotency_key: key.clone(),
@@ -33,8 +37,13 @@ impl Step for PostPublished {
                 body: publication.body.clone(),
                 provenance: provenance(env, ws, &event.job, &publication.draft).await?,
             };
-            connector.send(ws, &outgoing).await;
-            found = connector.read_back(ws, &key).await.map_err(|_| step::Error::Retry)?;
+            // The same key: the platform answers with the first post if there was one. Its
+            // answer names the post to read back where a platform cannot look one up by key.
+            let resent = match connector.send(ws, &outgoing).await {
+                Sent::Applied(posted) => Some(posted.post),
+                _ => None,
+            };
+            found = connector.read_back(ws, &key, resent.as_ref()).await.map_err(|_| step::Error::Retry)?;
         }
         // The record the receipt names, when it names one, is the one read back (same URI
         // and CID): a different record under the key is not this publication.

@@ -1,0 +1,214 @@
+//! Mastodon, over its REST API with an access token of the account.
+//!
+//! - A post is `POST /api/v1/statuses` with the publication's idempotency key as the
+//!   `Idempotency-Key` header: the instance answers a repeated key with the status it created
+//!   the first time, so a retried call cannot post twice.
+//! - Read-back is by status id: `GET /api/v1/statuses/{id}/source`, whose `text` is the status
+//!   as written (its `content` is rendered HTML). Mastodon cannot look a status up by key, so a
+//!   claim whose receipt has no id reads back as missing, and verification sends once more with
+//!   the same key, which the instance answers with the first status if there was one.
+//! - `channels check` is `GET /api/v1/accounts/verify_credentials`.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use harmonia_contracts::Code;
+use harmonia_contracts::body::CappedBody;
+use harmonia_contracts::domain::ConnectorKind;
+use harmonia_contracts::ids::{PostId, WorkspaceId};
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Connector, Found, Outgoing, Posted, ReadBackFailed, Sent, admit};
+
+/// The longest answer read from an instance (256 KiB): a status or an account is a few
+/// kilobytes. A longer one is not believed.
+pub const MAX_MASTODON_RESPONSE_BYTES: usize = 256 << 10;
+
+/// Who may see a status.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Visibility {
+    /// Everyone, in public timelines.
+    #[default]
+    Public,
+    /// Everyone, but kept out of public timelines.
+    Unlisted,
+    /// Followers only.
+    Private,
+}
+
+impl Visibility {
+    fn as_str(self) -> &'static str {
+        match self {
+            Visibility::Public => "public",
+            Visibility::Unlisted => "unlisted",
+            Visibility::Private => "private",
+        }
+    }
+}
+
+/// Where and as whom to post.
+#[derive(Clone)]
+pub struct MastodonConfig {
+    /// The instance, e.g. `https://mastodon.social`.
+    pub instance: String,
+    /// An access token of the account with the `write:statuses` and `read:statuses` scopes.
+    pub access_token: SecretString,
+    /// Who sees the posts.
+    pub visibility: Visibility,
+    /// Timeout of each request.
+    pub timeout: Duration,
+}
+
+impl std::fmt::Debug for MastodonConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MastodonConfig")
+            .field("instance", &self.instance)
+            .field("access_token", &"<redacted>")
+            .field("visibility", &self.visibility)
+            .finish()
+    }
+}
+
+/// The Mastodon connector.
+#[derive(Debug)]
+pub struct Mastodon {
+    config: MastodonConfig,
+    http: reqwest::Client,
+}
+
+/// A status as the instance answers it (the fields read; the rest is ignored).
+#[derive(Deserialize)]
+struct Status {
+    id: String,
+    #[serde(default)]
+    url: Option<String>,
+}
+
+/// A status's source: the text as written.
+#[derive(Deserialize)]
+struct Source {
+    id: String,
+    text: String,
+}
+
+/// A status answer's id and public URL, if the bytes are one.
+pub fn decode_status(bytes: &[u8]) -> Option<(PostId, Option<String>)> {
+    if bytes.len() > MAX_MASTODON_RESPONSE_BYTES {
+        return None;
+    }
+    let status: Status = serde_json::from_slice(bytes).ok()?;
+    let url = status.url.filter(|u| u.starts_with("https://") || u.starts_with("http://"));
+    Some((status.id.parse().ok()?, url))
+}
+
+/// A status source answer's id and text, if the bytes are one.
+pub fn decode_source(bytes: &[u8]) -> Option<(PostId, String)> {
+    if bytes.len() > MAX_MASTODON_RESPONSE_BYTES {
+        return None;
+    }
+    let source: Source = serde_json::from_slice(bytes).ok()?;
+    Some((source.id.parse().ok()?, source.text))
+}
+
+impl Mastodon {
+    /// A connector posting as `config`'s account; no call is made until the first post.
+    pub fn new(config: MastodonConfig) -> Result<Self, harmonia_contracts::Error> {
+        let http = reqwest::Client::builder().timeout(config.timeout).build().map_err(|_| {
+            harmonia_contracts::Error::new(Code::InvalidConfig, "the Mastodon HTTP client could not be built")
+        })?;
+        let config = MastodonConfig { instance: config.instance.trim_end_matches('/').to_owned(), ..config };
+        Ok(Self { config, http })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.config.instance)
+    }
+
+    /// The answer's status and body, read under the bound; `None` when there is no readable
+    /// answer.
+    async fn answer(request: reqwest::RequestBuilder) -> Option<(u16, Vec<u8>)> {
+        let mut response = request.send().await.ok()?;
+        let status = response.status().as_u16();
+        let mut body = CappedBody::new(response.content_length(), MAX_MASTODON_RESPONSE_BYTES).ok()?;
+        while let Some(chunk) = response.chunk().await.ok()? {
+            body.push(&chunk).ok()?;
+        }
+        if !(200..300).contains(&status) {
+            // The error's text may quote the post; only the status is logged.
+            tracing::warn!(status, "the Mastodon instance refused a call");
+        }
+        Some((status, body.finish()))
+    }
+}
+
+#[async_trait]
+impl Connector for Mastodon {
+    fn kind(&self) -> ConnectorKind {
+        ConnectorKind::Mastodon
+    }
+
+    async fn send(&self, _workspace: &WorkspaceId, post: &Outgoing) -> Sent {
+        if let Err(code) = admit(self.kind(), post) {
+            return Sent::Rejected(code);
+        }
+        let request = self
+            .http
+            .post(self.url("/api/v1/statuses"))
+            .bearer_auth(self.config.access_token.expose_secret())
+            .header("idempotency-key", &post.idempotency_key)
+            .json(&json!({"status": post.body, "visibility": self.config.visibility.as_str()}));
+        match Self::answer(request).await {
+            Some((200..=299, body)) => match decode_status(&body) {
+                Some((post, url)) => Sent::Applied(Posted { post, url, record: None }),
+                None => Sent::Unknown,
+            },
+            Some((401 | 403, _)) => Sent::Rejected(Code::ConnectorAuth),
+            // Throttled or failing: the status may or may not exist; the key decides on retry.
+            Some((429 | 500..=599, _)) | None => Sent::Unknown,
+            // 422 and the like: the instance refused this status.
+            Some(_) => Sent::Refused,
+        }
+    }
+
+    async fn read_back(
+        &self,
+        _workspace: &WorkspaceId,
+        _idempotency_key: &str,
+        posted: Option<&PostId>,
+    ) -> Result<Found, ReadBackFailed> {
+        let Some(id) = posted else { return Ok(Found::Missing) };
+        let request = self
+            .http
+            .get(self.url(&format!("/api/v1/statuses/{id}/source")))
+            .bearer_auth(self.config.access_token.expose_secret());
+        match Self::answer(request).await {
+            Some((200, body)) => {
+                let (post, text) = decode_source(&body).ok_or(ReadBackFailed)?;
+                if post != *id {
+                    return Err(ReadBackFailed);
+                }
+                Ok(Found::Post { post, body: text, record: None })
+            }
+            Some((404, _)) => Ok(Found::Missing),
+            _ => Err(ReadBackFailed),
+        }
+    }
+
+    async fn check(&self) -> Result<(), Code> {
+        let request = self
+            .http
+            .get(self.url("/api/v1/accounts/verify_credentials"))
+            .bearer_auth(self.config.access_token.expose_secret());
+        match Self::answer(request).await {
+            Some((200, body)) if serde_json::from_slice::<Value>(&body).is_ok_and(|v| v.get("id").is_some()) => Ok(()),
+            Some((401 | 403, _)) => Err(Code::ConnectorAuth),
+            _ => Err(Code::ConnectorFailed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,215 @@
+//! The Mastodon connector against a recorded-response server: a local axum server answering
+//! Mastodon's REST API with the recordings under `recordings/` (bodies in the documented wire
+//! format). It keeps every request, and honours `Idempotency-Key` as an instance does: a key it
+//! has seen is answered with the status created under it, and only a new key creates one.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use harmonia_contracts::Code;
+use harmonia_contracts::domain::Platform;
+use harmonia_contracts::ids::{PostId, WorkspaceId};
+use harmonia_contracts::tool::Provenance;
+use serde_json::Value;
+
+use super::{Mastodon, MastodonConfig, Visibility, decode_source, decode_status};
+use crate::connector::{Connector, Found, Outgoing, Sent};
+
+const TOKEN: &str = "mastodon-token-for-tests";
+
+fn recording(name: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/connector/mastodon/recordings").join(name);
+    serde_json::from_str(&std::fs::read_to_string(&path).expect("recording")).expect("recording JSON")
+}
+
+/// A request to create a status: its `Idempotency-Key` and JSON body.
+type Create = (Option<String>, Value);
+/// An answer to give instead: the status, the recording, and whether the status is created
+/// anyway (an answer lost after the work).
+type Failure = (u16, &'static str, bool);
+
+#[derive(Clone, Default)]
+struct Instance {
+    /// Each request to `POST /api/v1/statuses`: its `Idempotency-Key` and JSON body.
+    posts: Arc<Mutex<Vec<Create>>>,
+    /// The statuses created, by key.
+    created: Arc<Mutex<HashMap<String, Value>>>,
+    /// Answers to give instead, in turn: a status, and whether the status is created anyway
+    /// (an answer lost after the work).
+    failures: Arc<Mutex<VecDeque<Failure>>>,
+}
+
+fn authorised(headers: &HeaderMap) -> bool {
+    headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {TOKEN}"))
+}
+
+fn answer(status: u16, name: &str) -> Response {
+    (StatusCode::from_u16(status).expect("status"), Json(recording(name))).into_response()
+}
+
+async fn create(State(i): State<Instance>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+    let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    i.posts.lock().expect("lock").push((key.clone(), body));
+    if !authorised(&headers) {
+        return answer(401, "error-invalid-token.json");
+    }
+    if let Some((status, name, created_anyway)) = i.failures.lock().expect("lock").pop_front() {
+        if created_anyway {
+            i.created.lock().expect("lock").insert(key.unwrap_or_default(), recording("status.json"));
+        }
+        return answer(status, name);
+    }
+    let status = i
+        .created
+        .lock()
+        .expect("lock")
+        .entry(key.unwrap_or_default())
+        .or_insert_with(|| recording("status.json"))
+        .clone();
+    (StatusCode::OK, Json(status)).into_response()
+}
+
+async fn source(State(i): State<Instance>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+    if !authorised(&headers) {
+        return answer(401, "error-invalid-token.json");
+    }
+    let known = i.created.lock().expect("lock").values().any(|s| s["id"] == id.as_str());
+    if known { answer(200, "status-source.json") } else { answer(404, "error-not-found.json") }
+}
+
+async fn credentials(headers: HeaderMap) -> Response {
+    if authorised(&headers) { answer(200, "verify-credentials.json") } else { answer(401, "error-invalid-token.json") }
+}
+
+async fn instance() -> (Instance, String) {
+    let i = Instance::default();
+    let app = axum::Router::new()
+        .route("/api/v1/statuses", axum::routing::post(create))
+        .route("/api/v1/statuses/{id}/source", get(source))
+        .route("/api/v1/accounts/verify_credentials", get(credentials))
+        .with_state(i.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (i, url)
+}
+
+fn mastodon(url: &str, token: &str) -> Mastodon {
+    Mastodon::new(MastodonConfig {
+        instance: url.to_owned(),
+        access_token: token.to_owned().into(),
+        visibility: Visibility::Unlisted,
+        timeout: Duration::from_secs(5),
+    })
+    .expect("client")
+}
+
+fn post(key: &str, provenance: Provenance) -> Outgoing {
+    Outgoing {
+        idempotency_key: key.into(),
+        platform: Platform::Mastodon,
+        body: "Rangers logged 4,200 notes offline. https://video.example.com/talk".into(),
+        provenance,
+    }
+}
+
+fn ws() -> WorkspaceId {
+    "ws".parse().expect("ws")
+}
+
+#[tokio::test]
+async fn a_post_carries_its_idempotency_key_and_a_retry_is_answered_with_the_same_status() {
+    let (i, url) = instance().await;
+    let m = mastodon(&url, TOKEN);
+    let first = m.send(&ws(), &post("ws:draft-1:abc", Provenance::Live)).await;
+    let again = m.send(&ws(), &post("ws:draft-1:abc", Provenance::Live)).await;
+    let Sent::Applied(posted) = &first else { panic!("applied: {first:?}") };
+    assert_eq!(first, again, "the same key answers the same status");
+    assert_eq!(posted.post.as_str(), "113572904271839205");
+    assert_eq!(posted.url.as_deref(), Some("https://mastodon.example/@fieldnotes/113572904271839205"));
+    assert_eq!(i.created.lock().expect("lock").len(), 1, "one status for one key");
+    let posts = i.posts.lock().expect("lock").clone();
+    assert_eq!(posts.len(), 2);
+    for (key, body) in &posts {
+        assert_eq!(key.as_deref(), Some("ws:draft-1:abc"));
+        assert_eq!(body["status"], "Rangers logged 4,200 notes offline. https://video.example.com/talk");
+        assert_eq!(body["visibility"], "unlisted");
+    }
+}
+
+#[tokio::test]
+async fn read_back_is_by_status_id_and_reads_the_text_as_written() {
+    let (_, url) = instance().await;
+    let m = mastodon(&url, TOKEN);
+    let outgoing = post("ws:draft-2:abc", Provenance::Live);
+    let Sent::Applied(posted) = m.send(&ws(), &outgoing).await else { panic!("applied") };
+    let found = m.read_back(&ws(), &outgoing.idempotency_key, Some(&posted.post)).await.expect("read back");
+    assert_eq!(found, Found::Post { post: posted.post.clone(), body: outgoing.body.clone(), record: None });
+    // No id to read by: nothing is known under the key alone.
+    assert_eq!(m.read_back(&ws(), &outgoing.idempotency_key, None).await.ok(), Some(Found::Missing));
+    let other: PostId = "999".parse().expect("id");
+    assert_eq!(m.read_back(&ws(), &outgoing.idempotency_key, Some(&other)).await.ok(), Some(Found::Missing));
+}
+
+#[tokio::test]
+async fn a_lost_answer_is_unknown_and_the_resend_with_the_same_key_finds_the_first_status() {
+    let (i, url) = instance().await;
+    let m = mastodon(&url, TOKEN);
+    i.failures.lock().expect("lock").push_back((503, "error-throttled.json", true));
+    let outgoing = post("ws:draft-3:abc", Provenance::Live);
+    assert_eq!(m.send(&ws(), &outgoing).await, Sent::Unknown);
+    // What verification does for an unknown outcome on Mastodon: the same key once more.
+    let Sent::Applied(posted) = m.send(&ws(), &outgoing).await else { panic!("the first status") };
+    assert_eq!(i.created.lock().expect("lock").len(), 1, "still one status");
+    let found = m.read_back(&ws(), &outgoing.idempotency_key, Some(&posted.post)).await.expect("read back");
+    assert!(matches!(found, Found::Post { ref body, .. } if *body == outgoing.body));
+}
+
+#[tokio::test]
+async fn refusals_are_typed_and_a_mock_post_or_a_bad_token_posts_nothing() {
+    let (i, url) = instance().await;
+    let m = mastodon(&url, TOKEN);
+    for (status, name, sent) in [
+        (422, "error-unprocessable.json", Sent::Refused),
+        (429, "error-throttled.json", Sent::Unknown),
+        (500, "error-throttled.json", Sent::Unknown),
+    ] {
+        i.failures.lock().expect("lock").push_back((status, name, false));
+        assert_eq!(m.send(&ws(), &post("ws:draft-4:abc", Provenance::Live)).await, sent, "{status}");
+    }
+    assert!(i.created.lock().expect("lock").is_empty());
+    assert_eq!(m.check().await, Ok(()));
+
+    let wrong = mastodon(&url, "not-the-token");
+    assert_eq!(wrong.check().await, Err(Code::ConnectorAuth));
+    assert_eq!(wrong.send(&ws(), &post("ws:draft-5:abc", Provenance::Live)).await, Sent::Rejected(Code::ConnectorAuth));
+    let calls = i.posts.lock().expect("lock").len();
+    assert_eq!(
+        m.send(&ws(), &post("ws:draft-6:abc", Provenance::Mock)).await,
+        Sent::Rejected(Code::MockToLiveConnector)
+    );
+    assert_eq!(i.posts.lock().expect("lock").len(), calls, "a mock post is never sent");
+    assert!(i.created.lock().expect("lock").is_empty(), "nothing was posted");
+    assert!(!format!("{wrong:?}").contains("not-the-token"), "the token is not in debug output");
+}
+
+#[test]
+fn answers_decode_to_ids_and_text_and_anything_else_is_not_believed() {
+    let status = serde_json::to_vec(&recording("status.json")).expect("bytes");
+    assert_eq!(decode_status(&status).map(|(id, _)| id.as_str().to_owned()), Some("113572904271839205".into()));
+    let source = serde_json::to_vec(&recording("status-source.json")).expect("bytes");
+    assert!(decode_source(&source).is_some_and(|(_, text)| text.starts_with("Rangers")));
+    for bad in [&b""[..], b"{}", b"{\"id\": 5}", b"{\"id\": \"a b\"}", b"\xff"] {
+        assert_eq!(decode_status(bad), None);
+        assert_eq!(decode_source(bad), None);
+    }
+    assert_eq!(decode_status(&vec![b' '; super::MAX_MASTODON_RESPONSE_BYTES + 1]), None);
+}
