@@ -93,9 +93,10 @@ impl Model for Canary {
 struct Platform(Arc<Mutex<HashMap<String, (String, String)>>>);
 
 async fn receive(State(p): State<Platform>, headers: HeaderMap, body: Bytes) -> (StatusCode, String) {
-    if headers.get("x-harmonia-signature").and_then(|v| v.to_str().ok())
-        != Some(&SigningKey::new(SECRET.as_bytes()).expect("key").sign(&body))
-    {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    let (id, ts, sig) = (header("webhook-id"), header("webhook-timestamp"), header("webhook-signature"));
+    let key = SigningKey::from_secret(SECRET).expect("key");
+    if key.verify(&id, &ts, &sig, &body, chrono::Utc::now().timestamp()).is_err() {
         return (StatusCode::UNAUTHORIZED, String::new());
     }
     let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
@@ -195,7 +196,7 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
     .await;
     let webhook = Webhook::new(
         &format!("{hook_url}/hook"),
-        SigningKey::new(SECRET.as_bytes()).expect("key"),
+        SigningKey::from_secret(SECRET).expect("key"),
         Duration::from_secs(5),
     )
     .expect("webhook");

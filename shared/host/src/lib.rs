@@ -136,7 +136,7 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
     let connector: Arc<dyn Connector> = match &config.connector {
         ConnectorBackend::Sandbox => Arc::new(Sandbox::new(store.clone())),
         ConnectorBackend::Webhook { url, secret } => {
-            Arc::new(Webhook::new(url, SigningKey::new(secret.expose_secret().as_bytes())?, Duration::from_secs(30))?)
+            Arc::new(Webhook::new(url, SigningKey::from_secret(secret.expose_secret())?, Duration::from_secs(30))?)
         }
     };
     let accounts = match &config.channel_secrets {

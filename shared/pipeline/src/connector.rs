@@ -9,9 +9,12 @@
 //!   idempotency key (see its module).
 //! - [`mastodon::Mastodon`]: `POST /api/v1/statuses` with an `Idempotency-Key`, read back by
 //!   status id.
-//! - [`Webhook`]: POSTs the post as JSON with an `Idempotency-Key` header and an
-//!   `X-Harmonia-Signature: sha256=<hex HMAC-SHA256 of the body>`; read-back is a GET of
-//!   `<url>/<idempotency key>`. It refuses a mock post before any call ([`admit`]).
+//! - [`Webhook`]: POSTs the post as JSON, signed to the Standard Webhooks spec
+//!   (`webhook-id`: the idempotency key, the same on every attempt; `webhook-timestamp`;
+//!   `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`), with the key
+//!   as `Idempotency-Key` too; read-back is a GET of `<url>/<idempotency key>`. A receiver
+//!   checks a delivery with [`SigningKey::verify`], which also enforces the replay window. It
+//!   refuses a mock post before any call ([`admit`]).
 
 pub mod accounts;
 pub mod bluesky;
@@ -262,8 +265,26 @@ impl std::fmt::Debug for SigningKey {
     }
 }
 
+/// How far a Standard Webhooks timestamp may lie from the receiver's clock (the spec's
+/// suggested five minutes): an older delivery is a replay, a later one is refused too.
+pub const REPLAY_WINDOW: Duration = Duration::from_secs(5 * 60);
+
+/// Why a receiver refused a delivery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unverified {
+    /// A `webhook-*` header is missing or not in its shape.
+    #[error("a webhook-id, webhook-timestamp or webhook-signature header is missing or malformed")]
+    Malformed,
+    /// The timestamp is outside the replay window.
+    #[error("the delivery's timestamp is outside the replay window")]
+    Stale,
+    /// No `v1` signature matches.
+    #[error("no signature matches")]
+    Forged,
+}
+
 impl SigningKey {
-    /// A key from the shared secret; an empty secret is refused with `invalid_config`.
+    /// A key from the shared secret's bytes; an empty secret is refused with `invalid_config`.
     pub fn new(secret: &[u8]) -> Result<Self, Error> {
         let refused = || Error::new(Code::InvalidConfig, "the webhook signing secret must not be empty");
         if secret.is_empty() {
@@ -272,11 +293,52 @@ impl SigningKey {
         <HmacSha256 as KeyInit>::new_from_slice(secret).map(Self).map_err(|_| refused())
     }
 
-    /// The signature header value for `body`: `sha256=<hex HMAC-SHA256>`.
-    pub fn sign(&self, body: &[u8]) -> String {
+    /// A key from a secret as configured: `whsec_<base64>` (the Standard Webhooks form) is the
+    /// base64 key, anything else its own bytes.
+    pub fn from_secret(secret: &str) -> Result<Self, Error> {
+        match secret.strip_prefix("whsec_") {
+            Some(encoded) => {
+                use base64::Engine;
+                let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|_| {
+                    Error::new(Code::InvalidConfig, "a whsec_ webhook signing secret must be base64 after its prefix")
+                })?;
+                Self::new(&bytes)
+            }
+            None => Self::new(secret.as_bytes()),
+        }
+    }
+
+    /// The `webhook-signature` value for message `id` sent at `timestamp` (Unix seconds):
+    /// `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`.
+    pub fn sign(&self, id: &str, timestamp: i64, body: &[u8]) -> String {
+        use base64::Engine;
         let mut mac = self.0.clone();
+        mac.update(format!("{id}.{timestamp}.").as_bytes());
         mac.update(body);
-        format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+        format!("v1,{}", base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes()))
+    }
+
+    /// What a receiver checks: the headers are there, the timestamp is within
+    /// [`REPLAY_WINDOW`] of `now` (Unix seconds), and one of the space-separated `v1`
+    /// signatures matches (compared in constant time).
+    pub fn verify(&self, id: &str, timestamp: &str, signatures: &str, body: &[u8], now: i64) -> Result<(), Unverified> {
+        use base64::Engine;
+        let ts: i64 = timestamp.trim().parse().map_err(|_| Unverified::Malformed)?;
+        if id.is_empty() || signatures.trim().is_empty() {
+            return Err(Unverified::Malformed);
+        }
+        let window = i64::try_from(REPLAY_WINDOW.as_secs()).unwrap_or(i64::MAX);
+        if (now - ts).abs() > window {
+            return Err(Unverified::Stale);
+        }
+        let matches = signatures.split_whitespace().filter_map(|s| s.strip_prefix("v1,")).any(|sig| {
+            let Ok(given) = base64::engine::general_purpose::STANDARD.decode(sig) else { return false };
+            let mut mac = self.0.clone();
+            mac.update(format!("{id}.{ts}.").as_bytes());
+            mac.update(body);
+            mac.verify_slice(&given).is_ok()
+        });
+        if matches { Ok(()) } else { Err(Unverified::Forged) }
     }
 }
 
@@ -332,12 +394,15 @@ impl Connector for Webhook {
             return Sent::Rejected(code);
         }
         let Ok(body) = serde_json::to_vec(post) else { return Sent::Refused };
+        let timestamp = chrono::Utc::now().timestamp();
         let request = self
             .http
             .post(&self.url)
             .header("content-type", "application/json")
             .header("idempotency-key", &post.idempotency_key)
-            .header("x-harmonia-signature", self.key.sign(&body))
+            .header("webhook-id", &post.idempotency_key)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", self.key.sign(&post.idempotency_key, timestamp, &body))
             .body(body);
         match request.send().await {
             Err(_) => Sent::Unknown,
@@ -392,8 +457,13 @@ mod tests {
 
     async fn receive(State(p): State<FakePlatform>, headers: HeaderMap, body: Bytes) -> (StatusCode, String) {
         *p.calls.lock().expect("lock") += 1;
-        let sig = headers.get("x-harmonia-signature").and_then(|v| v.to_str().ok()).unwrap_or_default();
-        if sig != SigningKey::new(SECRET).expect("key").sign(&body) {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+        let key = SigningKey::new(SECRET).expect("key");
+        let now = chrono::Utc::now().timestamp();
+        let (id, ts, sig) = (header("webhook-id"), header("webhook-timestamp"), header("webhook-signature"));
+        if key.verify(&id, &ts, &sig, &body, now).is_err()
+            || Some(id.as_str()) != headers.get("idempotency-key").and_then(|v| v.to_str().ok())
+        {
             return (StatusCode::UNAUTHORIZED, String::new());
         }
         let Some(key) = headers.get("idempotency-key").and_then(|v| v.to_str().ok()) else {
@@ -503,11 +573,30 @@ mod tests {
     }
 
     #[test]
-    fn signature_is_hmac_sha256_hex() {
-        // RFC 4231 test case 2.
+    fn signatures_follow_the_standard_webhooks_spec_and_the_receiver_enforces_the_replay_window() {
+        // The spec's own test vector.
+        let key = SigningKey::from_secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").expect("key");
+        let (id, ts, body) = ("msg_p5jXN8AQM9LWM0D4loKWxJek", 1_614_265_330, br#"{"test": 2432232314}"#);
+        let signature = key.sign(id, ts, body);
+        assert_eq!(signature, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+        let at = |now: i64| key.verify(id, "1614265330", &signature, body, now);
+        assert_eq!(at(ts), Ok(()));
+        assert_eq!(at(ts + 299), Ok(()), "inside the window");
+        assert_eq!(at(ts + 301), Err(Unverified::Stale), "a replay after the window");
+        assert_eq!(at(ts - 301), Err(Unverified::Stale), "a timestamp from the future");
         assert_eq!(
-            SigningKey::new(b"Jefe").expect("key").sign(b"what do ya want for nothing?"),
-            "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+            key.verify(id, "1614265330", &format!("v1,bm9wZQ== {signature}"), body, ts),
+            Ok(()),
+            "any of several"
+        );
+        assert_eq!(key.verify(id, "1614265330", &signature, b"{}", ts), Err(Unverified::Forged));
+        assert_eq!(key.verify("msg_other", "1614265330", &signature, body, ts), Err(Unverified::Forged));
+        assert_eq!(key.verify(id, "soon", &signature, body, ts), Err(Unverified::Malformed));
+        assert_eq!(key.verify(id, "1614265330", "", body, ts), Err(Unverified::Malformed));
+        assert!(SigningKey::from_secret("whsec_***").is_err(), "a whsec_ secret is base64");
+        assert_eq!(
+            SigningKey::from_secret("plain").expect("key").sign("m", 1, b"x"),
+            SigningKey::new(b"plain").expect("key").sign("m", 1, b"x")
         );
     }
 
