@@ -77,10 +77,17 @@ pds_src="$here/../pds"
 pds_hash="$(cat "$pds_src/package.json" "$pds_src/package-lock.json" | sha256sum | cut -c1-16)"
 pds_dir="${XDG_CACHE_HOME:-$HOME/.cache}/harmonia/tools/pds-$pds_hash"
 if [ ! -f "$pds_dir/.installed" ]; then
-  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || {
-    echo "error: the AT Protocol PDS needs Node.js 20 and npm (apt-get install nodejs npm)" >&2
-    exit 1
-  }
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "Node.js and npm are not installed: installing them from Debian's packages"
+      apt-get install -y -qq nodejs npm >"$run/node-install.log" 2>&1 || {
+        apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq nodejs npm >"$run/node-install.log" 2>&1
+      } || { echo "error: apt-get could not install nodejs and npm; its log:" >&2; tail -n 20 "$run/node-install.log" >&2; exit 1; }
+    else
+      echo "error: the AT Protocol PDS needs Node.js 20 and npm (apt-get install nodejs npm)" >&2
+      exit 1
+    fi
+  fi
   node_prefix="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
   echo "the AT Protocol PDS is not installed: npm ci into $pds_dir (once per lockfile; about two minutes)"
   rm -rf "$pds_dir"

@@ -209,6 +209,12 @@ async fn to_the_draft_gate(dir: &std::path::Path, model: &str) -> String {
     job
 }
 
+/// The recorded OpenAI answers of one whole job, served.
+async fn recorded_model() -> RecordedModel {
+    let recordings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/job/openai");
+    RecordedModel::start(Wire::OpenAi, &recordings, KEY).await
+}
+
 async fn show(dir: &std::path::Path, model: &str, job: &str) -> Value {
     let (code, shown, err) = cli(dir, model, &["--json", "show", job]).await;
     assert_eq!(code, 0, "{err}");
@@ -217,12 +223,7 @@ async fn show(dir: &std::path::Path, model: &str, job: &str) -> Value {
 
 #[tokio::test]
 async fn an_approved_draft_becomes_one_bluesky_post_whose_receipt_reads_back_with_its_facets() {
-    let model = RecordedModel::start(
-        Wire::OpenAi,
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/job/openai"),
-        KEY,
-    )
-    .await;
+    let model = recorded_model().await;
     let (handle, did, app_password) = account().await;
     let priya = priya().await;
     let dir = data_dir(&pds(), &handle, &app_password).await;
@@ -286,12 +287,7 @@ async fn an_approved_draft_becomes_one_bluesky_post_whose_receipt_reads_back_wit
 
 #[tokio::test]
 async fn a_kill_between_the_create_and_the_receipt_still_leaves_exactly_one_post() {
-    let model = RecordedModel::start(
-        Wire::OpenAi,
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/job/openai"),
-        KEY,
-    )
-    .await;
+    let model = recorded_model().await;
     let (handle, did, app_password) = account().await;
     priya().await;
     let (proxy, service) = Proxy::start().await;

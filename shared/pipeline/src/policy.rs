@@ -48,16 +48,21 @@ fn x_light(ch: char) -> bool {
 
 /// X's weighted length: NFC, each URL 23, an emoji grapheme 2, CJK and other heavy characters 2.
 pub fn x_weighted_length(text: &str) -> usize {
+    linked_length(text, X_URL_WEIGHT, weigh)
+}
+
+/// `text` (NFC) counted with `count` between its links, each link counting `link_weight`.
+fn linked_length(text: &str, link_weight: usize, count: fn(&str) -> usize) -> usize {
     let normalized: String = text.nfc().collect();
     let mut total = 0;
     let mut rest = normalized.as_str();
     for link in links(&normalized) {
         if let Some(at) = rest.find(link) {
-            total += weigh(&rest[..at]) + X_URL_WEIGHT;
+            total += count(&rest[..at]) + link_weight;
             rest = &rest[at + link.len()..];
         }
     }
-    total + weigh(rest)
+    total + count(rest)
 }
 
 fn weigh(text: &str) -> usize {
@@ -90,16 +95,7 @@ pub const MASTODON_URL_WEIGHT: usize = 23;
 /// Mastodon's count: characters (NFC), each link 23, and a remote mention (`@user@domain`)
 /// only as `@user`.
 pub fn mastodon_length(text: &str) -> usize {
-    let normalized: String = text.nfc().collect();
-    let mut total = 0;
-    let mut rest = normalized.as_str();
-    for link in links(&normalized) {
-        if let Some(at) = rest.find(link) {
-            total += mastodon_plain(&rest[..at]) + MASTODON_URL_WEIGHT;
-            rest = &rest[at + link.len()..];
-        }
-    }
-    total + mastodon_plain(rest)
+    linked_length(text, MASTODON_URL_WEIGHT, mastodon_plain)
 }
 
 fn mastodon_plain(text: &str) -> usize {

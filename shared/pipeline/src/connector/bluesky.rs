@@ -171,6 +171,19 @@ pub fn facets(text: &str, resolved: &[(String, String)]) -> Vec<Value> {
     out
 }
 
+/// The record a `createRecord` answer names: an `at://` URI and a CID; `None` otherwise.
+pub fn created_record(answer: &Value) -> Option<RecordRef> {
+    let text = |key: &str| answer.get(key).and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_owned);
+    let uri = text("uri").filter(|u| u.starts_with("at://"))?;
+    Some(RecordRef { uri, cid: text("cid")? })
+}
+
+/// A `getRecord` answer: the record it names and the post's text (empty when it has none).
+pub fn read_record(answer: &Value) -> Option<(RecordRef, String)> {
+    let text = answer.get("value").and_then(|r| r.get("text")).and_then(Value::as_str).unwrap_or("").to_owned();
+    Some((created_record(answer)?, text))
+}
+
 impl Bluesky {
     /// A connector posting as `config`'s account; no call is made until the first post.
     pub fn new(config: BlueskyConfig) -> Result<Self, harmonia_contracts::Error> {
@@ -286,11 +299,9 @@ impl Bluesky {
             .map_err(|_| ReadBackFailed)?;
         match answer {
             Answer::Ok(v) => {
-                let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
-                let (Some(uri), Some(cid)) = (text("uri"), text("cid")) else { return Err(ReadBackFailed) };
-                let body = v.get("value").and_then(|r| r.get("text")).and_then(Value::as_str).unwrap_or("").to_owned();
+                let (record, body) = read_record(&v).ok_or(ReadBackFailed)?;
                 let post: PostId = rkey.parse().map_err(|_| ReadBackFailed)?;
-                Ok(Found::Post { post, body, record: Some(RecordRef { uri, cid }) })
+                Ok(Found::Post { post, body, record: Some(record) })
             }
             Answer::Refused(400, e) if e == "RecordNotFound" => Ok(Found::Missing),
             _ => Err(ReadBackFailed),
@@ -344,17 +355,14 @@ impl Connector for Bluesky {
         };
         let Ok(post_id) = rkey.parse::<PostId>() else { return Sent::Refused };
         match answer {
-            Answer::Ok(v) => {
-                let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
-                match (text("uri"), text("cid")) {
-                    (Some(uri), Some(cid)) => Sent::Applied(Posted {
-                        post: post_id,
-                        url: Some(Self::public_url(&session.did, &rkey)),
-                        record: Some(RecordRef { uri, cid }),
-                    }),
-                    _ => Sent::Unknown,
-                }
-            }
+            Answer::Ok(v) => match created_record(&v) {
+                Some(record) => Sent::Applied(Posted {
+                    post: post_id,
+                    url: Some(Self::public_url(&session.did, &rkey)),
+                    record: Some(record),
+                }),
+                _ => Sent::Unknown,
+            },
             Answer::Refused(401 | 403, _) => Sent::Rejected(Code::ConnectorAuth),
             // A 4xx other than a taken key: the post itself was refused.
             Answer::Refused(status, _) if status < 500 => Sent::Refused,
@@ -427,6 +435,21 @@ mod tests {
         assert_eq!(spans[2].0, "@alice.test");
         assert_eq!(spans[2].1["did"], "did:plc:alice");
         assert!(found.iter().all(|f| f["index"]["byteEnd"].as_u64() > f["index"]["byteStart"].as_u64()));
+    }
+
+    #[test]
+    fn only_an_at_uri_with_a_cid_is_believed_as_a_record() {
+        let good =
+            json!({"uri": "at://did:plc:a/app.bsky.feed.post/3kabcdefghij2", "cid": "bafy1", "value": {"text": "Hi."}});
+        assert_eq!(read_record(&good).map(|(r, t)| (r.cid, t)), Some(("bafy1".to_owned(), "Hi.".to_owned())));
+        for bad in [
+            json!({"uri": "https://example.com/post", "cid": "bafy1"}),
+            json!({"uri": "at://did:plc:a/app.bsky.feed.post/x", "cid": ""}),
+            json!({"uri": 7, "cid": "bafy1"}),
+            json!({"error": "InternalServerError"}),
+        ] {
+            assert_eq!(created_record(&bad), None, "{bad}");
+        }
     }
 
     #[test]
