@@ -34,8 +34,17 @@ pub(crate) async fn run(
         let (code, said) = match env.connector_for(channel) {
             None => (
                 Some(Code::InvalidConfig),
-                format!("no {} credentials for this channel in this deployment", channel.connector.as_str()),
+                format!(
+                    "no {} credentials for this channel: add its [[channel]] entry to the channel secrets file (channels.toml in the data dir)",
+                    channel.connector.as_str()
+                ),
             ),
+            Some(connector) if connector.kind() == harmonia_contracts::domain::ConnectorKind::Sandbox => {
+                (None, "the local sandbox: no credentials to check".to_owned())
+            }
+            Some(connector) if connector.kind() == harmonia_contracts::domain::ConnectorKind::Webhook => {
+                (None, "the deployment's webhook: it cannot be checked without posting".to_owned())
+            }
             Some(connector) => match connector.check().await {
                 Ok(()) => (None, "credentials accepted; the platform answers".to_owned()),
                 Err(Code::ConnectorAuth) => {
