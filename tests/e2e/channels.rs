@@ -190,8 +190,12 @@ async fn data_dir(service: &str, handle: &str, app_password: &str) -> harmonia_t
 async fn cli(dir: &std::path::Path, model_url: &str, args: &[&str]) -> (i32, String, String) {
     let mut all = vec!["--model", "openai"];
     all.extend_from_slice(args);
-    let env = [("OPENAI_BASE_URL", model_url), ("OPENAI_MODEL", "gpt-4.1-mini"), ("OPENAI_API_KEY", KEY)];
-    FunctionProcess::run_cli(dir, &all, &env, &["HARMONIA_MODEL"]).await
+    FunctionProcess::run_cli(dir, &all, &model_env(model_url), &["HARMONIA_MODEL"]).await
+}
+
+/// The environment that points `--model openai` at the recorded model at `model_url`.
+fn model_env(model_url: &str) -> [(&'static str, &str); 3] {
+    [("OPENAI_BASE_URL", model_url), ("OPENAI_MODEL", "gpt-4.1-mini"), ("OPENAI_API_KEY", KEY)]
 }
 
 /// Run the bundled sample to the draft gate on `dir`; the job id.
@@ -296,19 +300,17 @@ async fn a_kill_between_the_create_and_the_receipt_still_leaves_exactly_one_post
 
     // The approval's process creates the record, then dies before it hears the answer.
     let created = proxy.arm().await;
-    let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
-    let mut approve = tokio::process::Command::new(FunctionProcess::cli())
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(["--model", "openai", "approve", &job, "draft"])
-        .env("HARMONIA_SKILLS_DIR", skills)
-        .env_remove("HARMONIA_MODEL")
-        .envs([("OPENAI_BASE_URL", model.url.as_str()), ("OPENAI_MODEL", "gpt-4.1-mini"), ("OPENAI_API_KEY", KEY)])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("harmonia approve");
+    let mut approve = FunctionProcess::cli_command(
+        dir.path(),
+        &["--model", "openai", "approve", &job, "draft"],
+        &model_env(&model.url),
+        &["HARMONIA_MODEL"],
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .kill_on_drop(true)
+    .spawn()
+    .expect("harmonia approve");
     let record =
         tokio::time::timeout(Duration::from_secs(60), created).await.expect("the create was made").expect("record");
     approve.kill().await.expect("kill");

@@ -114,14 +114,9 @@ async fn with_model(
 async fn job_view(data_dir: &std::path::Path, model: &str, env: &[(&str, &str)], job: &str, credential: &str) -> Value {
     use tokio::io::AsyncBufReadExt;
     let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
-    let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
-    let mut serve = tokio::process::Command::new(FunctionProcess::cli())
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(["--model", model, "--json", "serve", "--port", &port.to_string()])
-        .env("HARMONIA_SKILLS_DIR", skills)
-        .env_remove("HARMONIA_MODEL")
-        .envs(env.iter().copied())
+    let port_text = port.to_string();
+    let args = ["--model", model, "--json", "serve", "--port", &port_text];
+    let mut serve = FunctionProcess::cli_command(data_dir, &args, env, &["HARMONIA_MODEL"])
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()

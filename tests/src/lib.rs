@@ -101,6 +101,25 @@ impl FunctionProcess {
         built("harmonia")
     }
 
+    /// The command `harmonia --data-dir DATA_DIR ARGS` with `env` set (and `remove` unset) and
+    /// the repository's skills, not started: for a test that runs it its own way (in the
+    /// background, killed mid-step).
+    pub fn cli_command(
+        data_dir: &std::path::Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        remove: &[&str],
+    ) -> tokio::process::Command {
+        let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
+        let mut command = tokio::process::Command::new(Self::cli());
+        command.arg("--data-dir").arg(data_dir).args(args).env("HARMONIA_SKILLS_DIR", skills);
+        command.envs(env.iter().copied());
+        remove.iter().for_each(|name| {
+            command.env_remove(name);
+        });
+        command
+    }
+
     /// Run `harmonia --data-dir DATA_DIR ARGS` with `env` set (and `remove` unset), with the
     /// repository's skills; (exit code, stdout, stderr).
     pub async fn run_cli(
@@ -109,14 +128,7 @@ impl FunctionProcess {
         env: &[(&str, &str)],
         remove: &[&str],
     ) -> (i32, String, String) {
-        let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
-        let mut command = tokio::process::Command::new(Self::cli());
-        command.arg("--data-dir").arg(data_dir).args(args).env("HARMONIA_SKILLS_DIR", skills);
-        command.envs(env.iter().copied());
-        remove.iter().for_each(|name| {
-            command.env_remove(name);
-        });
-        let out = command.output().await.expect("run harmonia");
+        let out = Self::cli_command(data_dir, args, env, remove).output().await.expect("run harmonia");
         let text = |b: Vec<u8>| String::from_utf8(b).expect("utf-8");
         (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
     }

@@ -7,6 +7,8 @@ use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Error};
 use serde_json::json;
 
+use harmonia_pipeline::connector::Checked;
+
 use crate::app::{Backend, Output};
 
 /// What `harmonia channels` does.
@@ -39,14 +41,9 @@ pub(crate) async fn run(
                     channel.connector.as_str()
                 ),
             ),
-            Some(connector) if connector.kind() == harmonia_contracts::domain::ConnectorKind::Sandbox => {
-                (None, "the local sandbox: no credentials to check".to_owned())
-            }
-            Some(connector) if connector.kind() == harmonia_contracts::domain::ConnectorKind::Webhook => {
-                (None, "the deployment's webhook: it cannot be checked without posting".to_owned())
-            }
             Some(connector) => match connector.check().await {
-                Ok(()) => (None, "credentials accepted; the platform answers".to_owned()),
+                Ok(Checked::Accepted) => (None, "credentials accepted; the platform answers".to_owned()),
+                Ok(Checked::NothingToCheck(why)) => (None, why.to_owned()),
                 Err(Code::ConnectorAuth) => {
                     (Some(Code::ConnectorAuth), "the platform refused the credentials".to_owned())
                 }

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
-use harmonia_contracts::body::CappedBody;
+use harmonia_contracts::body::{self, ReadError};
 use serde_json::Value;
 
 use crate::model::{self, ModelResponse};
@@ -187,10 +187,8 @@ async fn once(
 
 /// A body of at most `limit` bytes: longer is `OutputInvalid`, a broken transfer `Unavailable`.
 async fn read(response: &mut reqwest::Response, limit: usize) -> Result<Vec<u8>, model::Error> {
-    let oversized = |_| model::Error::OutputInvalid("oversized response");
-    let mut body = CappedBody::new(response.content_length(), limit).map_err(oversized)?;
-    while let Some(chunk) = response.chunk().await.map_err(|_| model::Error::Unavailable("connection"))? {
-        body.push(&chunk).map_err(oversized)?;
-    }
-    Ok(body.finish())
+    body::read(response, limit).await.map_err(|e| match e {
+        ReadError::TooLarge(_) => model::Error::OutputInvalid("oversized response"),
+        ReadError::Broken => model::Error::Unavailable("connection"),
+    })
 }

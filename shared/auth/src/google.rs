@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use harmonia_contracts::body::{CappedBody, TooLarge};
+use harmonia_contracts::body::{self, ReadError, TooLarge};
 use harmonia_contracts::ids::{OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use jsonwebtoken::jwk::JwkSet;
@@ -192,14 +192,14 @@ impl KeySet {
             tracing::warn!(event = "jwks_invalid", limit = e.limit, "the key set is longer than its limit");
             unavailable()
         };
-        let mut body = CappedBody::new(response.content_length(), MAX_KEY_SET_BYTES).map_err(too_long)?;
-        while let Some(chunk) = response.chunk().await.map_err(|_| {
-            tracing::warn!(event = "jwks_fetch_failed", "the key set could not be read");
-            unavailable()
-        })? {
-            body.push(&chunk).map_err(too_long)?;
-        }
-        let keys = decode_key_set(&body.finish()).ok_or_else(|| {
+        let body = body::read(&mut response, MAX_KEY_SET_BYTES).await.map_err(|e| match e {
+            ReadError::TooLarge(e) => too_long(e),
+            ReadError::Broken => {
+                tracing::warn!(event = "jwks_fetch_failed", "the key set could not be read");
+                unavailable()
+            }
+        })?;
+        let keys = decode_key_set(&body).ok_or_else(|| {
             tracing::warn!(event = "jwks_invalid", "the key set is not a JWKS document");
             unavailable()
         })?;

@@ -68,6 +68,26 @@ impl CappedBody {
     }
 }
 
+/// Why a response's body could not be read whole.
+#[cfg(feature = "http")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadError {
+    /// It is longer than its bound (declared so, or found so while reading).
+    TooLarge(TooLarge),
+    /// The transfer broke off.
+    Broken,
+}
+
+/// The body of `response`, read chunk by chunk under `limit` ([`CappedBody`]).
+#[cfg(feature = "http")]
+pub async fn read(response: &mut reqwest::Response, limit: usize) -> Result<Vec<u8>, ReadError> {
+    let mut body = CappedBody::new(response.content_length(), limit).map_err(ReadError::TooLarge)?;
+    while let Some(chunk) = response.chunk().await.map_err(|_| ReadError::Broken)? {
+        body.push(&chunk).map_err(ReadError::TooLarge)?;
+    }
+    Ok(body.finish())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,7 +24,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use harmonia_contracts::body::CappedBody;
+use harmonia_contracts::body;
 use harmonia_contracts::domain::{ConnectorKind, Platform, RecordRef};
 use harmonia_contracts::ids::{DocId, PostId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
@@ -133,10 +133,17 @@ pub trait Connector: Send + Sync {
     ) -> Result<Found, ReadBackFailed>;
     /// Check the credentials and that the platform answers, posting nothing: `connector_auth`
     /// when the credentials are refused, `connector_failed` when the platform cannot be
-    /// reached. Connectors without credentials have nothing to check.
-    async fn check(&self) -> Result<(), Code> {
-        Ok(())
-    }
+    /// reached.
+    async fn check(&self) -> Result<Checked, Code>;
+}
+
+/// What a connector's check found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checked {
+    /// The platform answered and accepted the credentials.
+    Accepted,
+    /// There is nothing this connector can check without posting, and why (a sentence).
+    NothingToCheck(&'static str),
 }
 
 /// How the sandbox behaves on the next sends.
@@ -237,6 +244,10 @@ impl Connector for Sandbox {
             }
         }
     }
+
+    async fn check(&self) -> Result<Checked, Code> {
+        Ok(Checked::NothingToCheck("the local sandbox has no credentials to check"))
+    }
 }
 
 /// A signed HTTP webhook.
@@ -312,10 +323,16 @@ impl SigningKey {
     /// `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`.
     pub fn sign(&self, id: &str, timestamp: i64, body: &[u8]) -> String {
         use base64::Engine;
+        let mac = self.signed(id, timestamp, body).finalize().into_bytes();
+        format!("v1,{}", base64::engine::general_purpose::STANDARD.encode(mac))
+    }
+
+    /// The MAC over what Standard Webhooks signs: `{id}.{timestamp}.{body}`.
+    fn signed(&self, id: &str, timestamp: i64, body: &[u8]) -> HmacSha256 {
         let mut mac = self.0.clone();
         mac.update(format!("{id}.{timestamp}.").as_bytes());
         mac.update(body);
-        format!("v1,{}", base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes()))
+        mac
     }
 
     /// What a receiver checks: the headers are there, the timestamp is within
@@ -333,10 +350,7 @@ impl SigningKey {
         }
         let matches = signatures.split_whitespace().filter_map(|s| s.strip_prefix("v1,")).any(|sig| {
             let Ok(given) = base64::engine::general_purpose::STANDARD.decode(sig) else { return false };
-            let mut mac = self.0.clone();
-            mac.update(format!("{id}.{ts}.").as_bytes());
-            mac.update(body);
-            mac.verify_slice(&given).is_ok()
+            self.signed(id, ts, body).verify_slice(&given).is_ok()
         });
         if matches { Ok(()) } else { Err(Unverified::Forged) }
     }
@@ -376,11 +390,7 @@ pub fn decode_webhook_post(bytes: &[u8]) -> Option<(PostId, String)> {
 
 /// A bridge's answer read whole under [`MAX_WEBHOOK_RESPONSE_BYTES`], then decoded.
 async fn read_webhook_post(mut response: reqwest::Response) -> Option<(PostId, String)> {
-    let mut body = CappedBody::new(response.content_length(), MAX_WEBHOOK_RESPONSE_BYTES).ok()?;
-    while let Some(chunk) = response.chunk().await.ok()? {
-        body.push(&chunk).ok()?;
-    }
-    decode_webhook_post(&body.finish())
+    decode_webhook_post(&body::read(&mut response, MAX_WEBHOOK_RESPONSE_BYTES).await.ok()?)
 }
 
 #[async_trait]
@@ -431,6 +441,10 @@ impl Connector for Webhook {
         }
         let (post, body) = read_webhook_post(r).await.ok_or(ReadBackFailed)?;
         Ok(Found::Post { post, body, record: None })
+    }
+
+    async fn check(&self) -> Result<Checked, Code> {
+        Ok(Checked::NothingToCheck("the deployment's webhook cannot be checked without posting"))
     }
 }
 

@@ -144,10 +144,6 @@ pub struct PolicyInput<'a> {
     pub account: bool,
 }
 
-fn connector_name(kind: ConnectorKind) -> &'static str {
-    kind.as_str()
-}
-
 fn violation(rule: PolicyRule, detail: String) -> PolicyViolation {
     PolicyViolation { rule, detail }
 }
@@ -223,9 +219,9 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
             format!(
                 "the {} channel publishes through {}, but this deployment publishes through {} and holds no {} credentials for {}",
                 draft.platform.as_str(),
-                connector_name(channel.connector),
-                connector_name(input.connector),
-                connector_name(channel.connector),
+                channel.connector.as_str(),
+                input.connector.as_str(),
+                channel.connector.as_str(),
                 clip_to(&channel.handle, 100)
             ),
         )),
@@ -249,7 +245,7 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
             PolicyRule::NoMockEvidenceToLiveConnector,
             format!(
                 "{mock} cited evidence item(s) and the draft itself must not be mock when publishing through {}",
-                connector_name(through)
+                through.as_str()
             ),
         ));
     }

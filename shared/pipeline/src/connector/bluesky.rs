@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use harmonia_contracts::Code;
-use harmonia_contracts::body::CappedBody;
+use harmonia_contracts::body;
 use harmonia_contracts::domain::{ConnectorKind, RecordRef};
 use harmonia_contracts::ids::{PostId, WorkspaceId};
 use secrecy::{ExposeSecret, SecretString};
@@ -24,7 +24,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use super::{Connector, Found, Outgoing, Posted, ReadBackFailed, Sent, admit};
+use super::{Checked, Connector, Found, Outgoing, Posted, ReadBackFailed, Sent, admit};
 
 /// The collection posts are records of.
 pub const POST_COLLECTION: &str = "app.bsky.feed.post";
@@ -201,21 +201,8 @@ impl Bluesky {
     async fn answer(request: reqwest::RequestBuilder) -> Answer {
         let Ok(mut response) = request.send().await else { return Answer::Lost };
         let status = response.status().as_u16();
-        let Ok(mut body) = CappedBody::new(response.content_length(), MAX_XRPC_RESPONSE_BYTES) else {
-            return Answer::Lost;
-        };
-        loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
-                    if body.push(&chunk).is_err() {
-                        return Answer::Lost;
-                    }
-                }
-                Ok(None) => break,
-                Err(_) => return Answer::Lost,
-            }
-        }
-        let value: Value = serde_json::from_slice(&body.finish()).unwrap_or(Value::Null);
+        let Ok(body) = body::read(&mut response, MAX_XRPC_RESPONSE_BYTES).await else { return Answer::Lost };
+        let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         if (200..300).contains(&status) {
             return if value.is_object() { Answer::Ok(value) } else { Answer::Lost };
         }
@@ -385,11 +372,11 @@ impl Connector for Bluesky {
         self.get_record(&record_key(idempotency_key)).await
     }
 
-    async fn check(&self) -> Result<(), Code> {
+    async fn check(&self) -> Result<Checked, Code> {
         match self.create_session().await {
             Ok(session) => {
                 *self.session.lock().await = Some(session);
-                Ok(())
+                Ok(Checked::Accepted)
             }
             Err(NoSession::Auth) => Err(Code::ConnectorAuth),
             Err(NoSession::Unreachable) => Err(Code::ConnectorFailed),

@@ -13,14 +13,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use harmonia_contracts::Code;
-use harmonia_contracts::body::CappedBody;
+use harmonia_contracts::body;
 use harmonia_contracts::domain::ConnectorKind;
 use harmonia_contracts::ids::{PostId, WorkspaceId};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Connector, Found, Outgoing, Posted, ReadBackFailed, Sent, admit};
+use super::{Checked, Connector, Found, Outgoing, Posted, ReadBackFailed, Sent, admit};
 
 /// The longest answer read from an instance (256 KiB): a status or an account is a few
 /// kilobytes. A longer one is not believed.
@@ -132,15 +132,12 @@ impl Mastodon {
     async fn answer(request: reqwest::RequestBuilder) -> Option<(u16, Vec<u8>)> {
         let mut response = request.send().await.ok()?;
         let status = response.status().as_u16();
-        let mut body = CappedBody::new(response.content_length(), MAX_MASTODON_RESPONSE_BYTES).ok()?;
-        while let Some(chunk) = response.chunk().await.ok()? {
-            body.push(&chunk).ok()?;
-        }
+        let body = body::read(&mut response, MAX_MASTODON_RESPONSE_BYTES).await.ok()?;
         if !(200..300).contains(&status) {
             // The error's text may quote the post; only the status is logged.
             tracing::warn!(status, "the Mastodon instance refused a call");
         }
-        Some((status, body.finish()))
+        Some((status, body))
     }
 }
 
@@ -197,13 +194,15 @@ impl Connector for Mastodon {
         }
     }
 
-    async fn check(&self) -> Result<(), Code> {
+    async fn check(&self) -> Result<Checked, Code> {
         let request = self
             .http
             .get(self.url("/api/v1/accounts/verify_credentials"))
             .bearer_auth(self.config.access_token.expose_secret());
         match Self::answer(request).await {
-            Some((200, body)) if serde_json::from_slice::<Value>(&body).is_ok_and(|v| v.get("id").is_some()) => Ok(()),
+            Some((200, body)) if serde_json::from_slice::<Value>(&body).is_ok_and(|v| v.get("id").is_some()) => {
+                Ok(Checked::Accepted)
+            }
             Some((401 | 403, _)) => Err(Code::ConnectorAuth),
             _ => Err(Code::ConnectorFailed),
         }

@@ -25,9 +25,11 @@ impl Step for PostPublished {
         if connector.kind() != publication.claim.connector {
             return Err(step::Error::fail(Code::InvalidConfig));
         }
-        let posted = match &receipt.outcome {
-            ReceiptOutcome::Applied { post, .. } => Some(post.clone()),
-            _ => None,
+        // What the receipt names: the post, and on the AT Protocol its record (the one read
+        // back must be that record: a different one under the key is not this publication).
+        let (posted, receipt_record) = match &receipt.outcome {
+            ReceiptOutcome::Applied { post, record, .. } => (Some(post.clone()), record.clone()),
+            _ => (None, None),
         };
         let mut found = connector.read_back(ws, &key, posted.as_ref()).await.map_err(|_| step::Error::Retry)?;
         if found == Found::Missing && matches!(receipt.outcome, ReceiptOutcome::Unknown) {
@@ -45,15 +47,9 @@ impl Step for PostPublished {
             };
             found = connector.read_back(ws, &key, resent.as_ref()).await.map_err(|_| step::Error::Retry)?;
         }
-        // The record the receipt names, when it names one, is the one read back (same URI
-        // and CID): a different record under the key is not this publication.
-        let receipt_record = match &receipt.outcome {
-            ReceiptOutcome::Applied { record, .. } => record.as_ref(),
-            _ => None,
-        };
         let outcome = match &found {
             Found::Post { post, body, record }
-                if *body == publication.body && receipt_record.is_none_or(|r| record.as_ref() == Some(r)) =>
+                if *body == publication.body && receipt_record.as_ref().is_none_or(|r| record.as_ref() == Some(r)) =>
             {
                 VerificationOutcome::Verified { post: post.clone() }
             }

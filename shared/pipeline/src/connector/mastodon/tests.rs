@@ -19,7 +19,7 @@ use harmonia_contracts::tool::Provenance;
 use serde_json::Value;
 
 use super::{Mastodon, MastodonConfig, Visibility, decode_source, decode_status};
-use crate::connector::{Connector, Found, Outgoing, Sent};
+use crate::connector::{Checked, Connector, Found, Outgoing, Sent};
 
 const TOKEN: &str = "mastodon-token-for-tests";
 
@@ -186,7 +186,7 @@ async fn refusals_are_typed_and_a_mock_post_or_a_bad_token_posts_nothing() {
         assert_eq!(m.send(&ws(), &post("ws:draft-4:abc", Provenance::Live)).await, sent, "{status}");
     }
     assert!(i.created.lock().expect("lock").is_empty());
-    assert_eq!(m.check().await, Ok(()));
+    assert_eq!(m.check().await, Ok(Checked::Accepted));
 
     let wrong = mastodon(&url, "not-the-token");
     assert_eq!(wrong.check().await, Err(Code::ConnectorAuth));
