@@ -85,6 +85,12 @@ refuse max_instances -var max_instances=101
 accept -var 'operator_principals={"ana@example.com"={operator="ana",workspace="brand"}}'
 refuse operator_principals -var 'operator_principals={"Ana@Example.com"={operator="ana",workspace="brand"}}'
 refuse operator_principals -var 'operator_principals={"ana@example.com"={operator="ana",workspace="-brand"}}'
+accept -var 'channel_accounts={brand-bsky={platform="bluesky",handle="@brand.bsky.social",secret_version="1"},brand-social={platform="mastodon",handle="@brand@social.example",secret_version="3"}}'
+refuse channel_accounts -var 'channel_accounts={Brand={platform="bluesky",handle="brand.bsky.social",secret_version="1"}}'
+refuse channel_accounts -var 'channel_accounts={brand={platform="x",handle="brand",secret_version="1"}}'
+refuse channel_accounts -var 'channel_accounts={brand={platform="bluesky",handle="brand bsky",secret_version="1"}}'
+refuse channel_accounts -var 'channel_accounts={brand={platform="bluesky",handle="brand.bsky.social",secret_version="latest"}}'
+refuse channel_accounts -var 'channel_accounts={a={platform="bluesky",handle="@Brand.bsky.social",secret_version="1"},b={platform="bluesky",handle="brand.bsky.social",secret_version="2"}}'
 
 if [ "$failures" -ne 0 ]; then
   echo "terraform variables: $failures of $cases cases failed"

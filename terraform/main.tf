@@ -33,7 +33,20 @@ locals {
   connector_env = merge(
     { HARMONIA_CONNECTOR = var.connector },
     var.connector == "webhook" ? { WEBHOOK_URL = var.webhook_url } : {},
+    length(var.channel_accounts) > 0 ? { HARMONIA_CHANNEL_SECRETS = "/secrets/channels" } : {},
   )
+
+  # Where posts go, without a credential: policy judges every draft against it, and the
+  # functions holding the credentials refuse to start if theirs differ (HARMONIA_PUBLISHING).
+  publishing = jsonencode({
+    connector = var.connector
+    accounts  = [for name, a in var.channel_accounts : { platform = a.platform, handle = a.handle, connector = a.platform }]
+  })
+
+  # Each connector user's grant on each channel's secret.
+  channel_readers = merge([
+    for f in local.connector_users : { for name in keys(var.channel_accounts) : "${f}.${name}" => { function = f, channel = name } }
+  ]...)
 }
 
 data "google_project" "this" {}
@@ -66,6 +79,18 @@ resource "google_artifact_registry_repository" "images" {
 # deployment never refers to a version that does not exist.
 resource "google_secret_manager_secret" "webhook_signing" {
   secret_id = "harmonia-webhook-signing"
+  replication {
+    auto {}
+  }
+  depends_on = [google_project_service.required]
+}
+
+# One secret per channel account, holding that channel's [[channel]] entry (README, "Channel
+# accounts"). As with the webhook's, Terraform creates the empty secret and never sees its
+# value: the operator adds a version with gcloud and names it in var.channel_accounts.
+resource "google_secret_manager_secret" "channel" {
+  for_each  = var.channel_accounts
+  secret_id = "harmonia-channel-${each.key}"
   replication {
     auto {}
   }
@@ -248,6 +273,13 @@ resource "google_secret_manager_secret_iam_member" "webhook_reader" {
   member    = "serviceAccount:${google_service_account.function[each.value].email}"
 }
 
+resource "google_secret_manager_secret_iam_member" "channel_reader" {
+  for_each  = local.channel_readers
+  secret_id = google_secret_manager_secret.channel[each.value.channel].id
+  role      = "roles/secretmanager.secretAccessor"
+  member    = "serviceAccount:${google_service_account.function[each.value.function].email}"
+}
+
 # Pub/Sub's service agent forwards dead letters and acknowledges the originals.
 resource "google_pubsub_topic_iam_member" "dead_letter_forwarder" {
   for_each = google_pubsub_topic.dead_letter
@@ -290,6 +322,22 @@ resource "google_cloud_run_v2_service" "function" {
           items {
             version = google_secret_manager_secret_version.operator_principals.version
             path    = "principals.json"
+          }
+        }
+      }
+    }
+
+    # Each channel account's secret, mounted in the functions that publish and read back
+    # (HARMONIA_CHANNEL_SECRETS reads the directory of them).
+    dynamic "volumes" {
+      for_each = contains(local.connector_users, each.value) ? var.channel_accounts : {}
+      content {
+        name = "channel-${volumes.key}"
+        secret {
+          secret = google_secret_manager_secret.channel[volumes.key].secret_id
+          items {
+            version = volumes.value.secret_version
+            path    = "channel.toml"
           }
         }
       }
@@ -353,6 +401,13 @@ resource "google_cloud_run_v2_service" "function" {
         }
       }
       dynamic "env" {
+        for_each = contains(local.publishing_users, each.value) ? [local.publishing] : []
+        content {
+          name  = "HARMONIA_PUBLISHING"
+          value = env.value
+        }
+      }
+      dynamic "env" {
         for_each = contains(local.connector_users, each.value) && var.connector == "webhook" ? [var.webhook_secret_version] : []
         content {
           name = "WEBHOOK_SECRET"
@@ -382,6 +437,13 @@ resource "google_cloud_run_v2_service" "function" {
           mount_path = "/secrets/${volume_mounts.value}"
         }
       }
+      dynamic "volume_mounts" {
+        for_each = contains(local.connector_users, each.value) ? var.channel_accounts : {}
+        content {
+          name       = "channel-${volume_mounts.key}"
+          mount_path = "/secrets/channels/${volume_mounts.key}"
+        }
+      }
     }
   }
   lifecycle {
@@ -396,6 +458,7 @@ resource "google_cloud_run_v2_service" "function" {
     google_project_service.required,
     google_secret_manager_secret_iam_member.webhook_reader,
     google_secret_manager_secret_iam_member.principals_reader,
+    google_secret_manager_secret_iam_member.channel_reader,
   ]
 }
 

@@ -95,6 +95,38 @@ variable "webhook_secret_version" {
   }
 }
 
+variable "channel_accounts" {
+  description = "Channels published with credentials of their own (Bluesky, Mastodon): name => { platform (bluesky or mastodon), handle (as the workspace's [[channels]] entry writes it), secret_version }. Terraform creates the secret harmonia-channel-<name> for each and never sees its value: add the channel's [[channel]] entry as a version (README, \"Channel accounts\") and name its number here. Only the publish and verify functions can read the secrets; policy and the operator are told which channels exist, never their credentials."
+  type = map(object({
+    platform       = string
+    handle         = string
+    secret_version = string
+  }))
+  default = {}
+  validation {
+    # A name becomes part of a secret id and a volume name.
+    condition     = alltrue([for name in keys(var.channel_accounts) : can(regex("^[a-z][a-z0-9-]{0,39}$", name))])
+    error_message = "channel_accounts names must be lowercase letters, digits and '-', starting with a letter, up to 40 characters."
+  }
+  validation {
+    condition     = alltrue([for a in values(var.channel_accounts) : contains(["bluesky", "mastodon"], a.platform)])
+    error_message = "channel_accounts platforms must be bluesky or mastodon."
+  }
+  validation {
+    condition     = alltrue([for a in values(var.channel_accounts) : can(regex("^[^\\s]{1,200}$", a.handle))])
+    error_message = "channel_accounts handles must be 1 to 200 characters without spaces."
+  }
+  validation {
+    condition     = alltrue([for a in values(var.channel_accounts) : can(regex("^[1-9][0-9]*$", a.secret_version))])
+    error_message = "channel_accounts secret_version must be a secret version number (1, 2, ...), not latest: a rotated secret rolls out as a new revision."
+  }
+  validation {
+    # The functions compare handles without a leading @ and case-insensitively.
+    condition     = length(distinct([for a in values(var.channel_accounts) : "${a.platform} ${lower(trimprefix(a.handle, "@"))}"])) == length(var.channel_accounts)
+    error_message = "channel_accounts names the same channel twice."
+  }
+}
+
 variable "otlp_endpoint" {
   description = "OTLP/HTTP collector URL the functions export traces and metrics to (e.g. a Cloud Run OpenTelemetry collector forwarding to Cloud Trace and Cloud Monitoring). Empty: no export."
   type        = string

@@ -165,3 +165,63 @@ fn the_container_build_copies_every_function_binary() {
     assert!(dockerfile.contains("USER nonroot") && dockerfile.contains("distroless"));
     assert!(!dockerfile.contains("HARMONIA_SKILLS_DIR"), "the image runs the skills it was built with");
 }
+
+/// The `for_each` expressions of a service's dynamic blocks named `block`, in order.
+fn dynamic_for_each(container_or_template: &Value, block: &str) -> Vec<String> {
+    let blocks = &container_or_template["dynamic"][block];
+    let all: Vec<&Value> = match blocks {
+        Value::Array(items) => items.iter().collect(),
+        Value::Null => Vec::new(),
+        one => vec![one],
+    };
+    all.iter().map(|b| b["for_each"].as_str().unwrap_or("").to_owned()).collect()
+}
+
+#[test]
+fn channel_credentials_reach_only_the_connector_users_and_policy_is_told_where_posts_go() {
+    let registry: Value = hcl::from_str(&terraform("registry.tf")).expect("registry.tf parses");
+    let locals = &registry["locals"];
+    let connector_users = strings(&locals["connector_users"]);
+    let publishing_users = strings(&locals["publishing_users"]);
+    assert_eq!(connector_users, BTreeSet::from(["publish".to_owned(), "verify".to_owned()]));
+    // Policy runs in its own function and again on an operator's edit: both must judge a
+    // draft against the channels the connector users will publish to, not the sandbox.
+    for f in ["policy", "operator"].iter().map(|s| s.to_string()).chain(connector_users.iter().cloned()) {
+        assert!(publishing_users.contains(&f), "{f} is not told HARMONIA_PUBLISHING");
+    }
+
+    let main: Value = hcl::from_str(&terraform("main.tf")).expect("main.tf parses");
+    let main_locals = &main["locals"];
+    let readers = main_locals["channel_readers"].as_str().expect("channel_readers is an expression");
+    assert!(readers.contains("local.connector_users"), "channel secrets are granted to the connector users: {readers}");
+    let publishing = main_locals["publishing"].as_str().expect("publishing is an expression");
+    assert!(!publishing.contains("secret"), "the declaration carries no credential: {publishing}");
+    let channel_reader = &main["resource"]["google_secret_manager_secret_iam_member"]["channel_reader"];
+    assert_eq!(channel_reader["for_each"], "${local.channel_readers}");
+    assert_eq!(channel_reader["role"], "roles/secretmanager.secretAccessor");
+
+    let template = &main["resource"]["google_cloud_run_v2_service"]["function"]["template"];
+    let volumes = dynamic_for_each(template, "volumes");
+    let channel_volumes: Vec<_> = volumes.iter().filter(|e| e.contains("var.channel_accounts")).collect();
+    assert_eq!(channel_volumes.len(), 1, "{volumes:?}");
+    assert!(channel_volumes[0].contains("contains(local.connector_users, each.value)"), "{volumes:?}");
+    let containers = &template["containers"];
+    let mounts = dynamic_for_each(containers, "volume_mounts");
+    let channel_mounts: Vec<_> = mounts.iter().filter(|e| e.contains("var.channel_accounts")).collect();
+    assert_eq!(channel_mounts.len(), 1, "{mounts:?}");
+    assert!(channel_mounts[0].contains("contains(local.connector_users, each.value)"), "{mounts:?}");
+    let envs = dynamic_for_each(containers, "env");
+    assert!(
+        envs.iter()
+            .any(|e| e.contains("contains(local.publishing_users, each.value)") && e.contains("local.publishing")),
+        "{envs:?}"
+    );
+    // The secrets directory is part of the connector settings, which only connector users get.
+    let connector_env = main_locals["connector_env"].as_str().expect("connector_env is an expression");
+    assert!(connector_env.contains("HARMONIA_CHANNEL_SECRETS"), "{connector_env}");
+    assert!(
+        envs.iter()
+            .any(|e| e.contains("contains(local.connector_users, each.value)") && e.contains("local.connector_env")),
+        "{envs:?}"
+    );
+}

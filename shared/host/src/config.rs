@@ -195,8 +195,13 @@ pub struct Config {
     pub topic_prefix: String,
     /// Model backend.
     pub model: ModelBackend,
-    /// Publishing connector.
-    pub connector: ConnectorBackend,
+    /// Publishing connector (`HARMONIA_CONNECTOR`); `None` when unset: a function that never
+    /// sends gets the sandbox, and its reach from [`Config::publishing`].
+    pub connector: Option<ConnectorBackend>,
+    /// Where this deployment's posts go (`HARMONIA_PUBLISHING`), declared for the functions
+    /// that judge drafts without holding the credentials
+    /// ([`harmonia_pipeline::connector::reach`]).
+    pub publishing: Option<harmonia_pipeline::connector::reach::Reach>,
     /// The channel secrets file (`HARMONIA_CHANNEL_SECRETS`): channel accounts with their own
     /// credentials ([`harmonia_pipeline::connector::accounts`]).
     pub channel_secrets: Option<PathBuf>,
@@ -405,8 +410,9 @@ impl Config {
         }
         let model = model_backend(&vars, None)?;
         let connector = match vars.get("HARMONIA_CONNECTOR")?.as_deref() {
-            None | Some("sandbox") => ConnectorBackend::Sandbox,
-            Some("webhook") => ConnectorBackend::Webhook {
+            None => None,
+            Some("sandbox") => Some(ConnectorBackend::Sandbox),
+            Some("webhook") => Some(ConnectorBackend::Webhook {
                 url: vars
                     .url("WEBHOOK_URL")?
                     .ok_or_else(|| Error::new("WEBHOOK_URL", "is required for the webhook connector"))?,
@@ -414,9 +420,19 @@ impl Config {
                     .get("WEBHOOK_SECRET")?
                     .map(SecretString::from)
                     .ok_or_else(|| Error::new("WEBHOOK_SECRET", "is required for the webhook connector"))?,
-            },
+            }),
             Some(_) => return Err(Error::new("HARMONIA_CONNECTOR", "must be sandbox or webhook")),
         };
+        let publishing = vars
+            .get("HARMONIA_PUBLISHING")?
+            .map(|text| harmonia_pipeline::connector::reach::Reach::parse(&text))
+            .transpose()
+            .map_err(|_| {
+                Error::new(
+                    "HARMONIA_PUBLISHING",
+                    "must be a JSON object {\"connector\": sandbox or webhook, \"accounts\": [{\"platform\", \"handle\", \"connector\"}]} naming each Bluesky or Mastodon account once",
+                )
+            })?;
         if vars.get(RETIRED_CREDENTIALS_VAR)?.is_some() {
             // Refused rather than ignored: a deployment still setting it expects it to grant
             // access, and silently not reading it would lock its operators out without a word.
@@ -453,6 +469,7 @@ impl Config {
             topic_prefix,
             model,
             connector,
+            publishing,
             channel_secrets: vars.get("HARMONIA_CHANNEL_SECRETS")?.map(PathBuf::from),
             google,
             skills_dir,

@@ -23,7 +23,8 @@
 //! | `GEMINI_BASE_URL` | `https://generativelanguage.googleapis.com` | the Gemini API's base URL (`gemini`): a gateway or proxy speaking the same API |
 //! | `OPENAI_BASE_URL`, `OPENAI_MODEL`, `OPENAI_API_KEY` | `https://api.openai.com/v1`, —, unset | an OpenAI-compatible server (`openai`): base URL, model (required), key (a local server may need none) |
 //! | `HARMONIA_CONNECTOR` | `sandbox` | `sandbox` or `webhook` |
-//! | `HARMONIA_CHANNEL_SECRETS` | unset: no channel accounts | the channel secrets file (a Secret Manager secret mounted as a file on Cloud Run): channels with credentials of their own, e.g. Bluesky app passwords (see `harmonia_pipeline::connector::accounts`) |
+//! | `HARMONIA_CHANNEL_SECRETS` | unset: no channel accounts | the channel secrets file, or a directory of them (on Cloud Run, one Secret Manager secret per channel, each mounted as `<dir>/<name>/channel.toml`): channels with credentials of their own, e.g. Bluesky app passwords (see `harmonia_pipeline::connector::accounts`) |
+//! | `HARMONIA_PUBLISHING` | unset: what this function's own connectors reach | JSON: where the deployment's posts go, `{"connector": …, "accounts": [{"platform", "handle", "connector"}]}`, for the functions that judge drafts without holding credentials (policy, operator); a function holding connectors refuses to start when it differs (see `harmonia_pipeline::connector::reach`) |
 //! | `WEBHOOK_URL`, `WEBHOOK_SECRET` | — | the webhook connector's target (http/https) and non-empty signing secret |
 //! | `HARMONIA_GOOGLE_AUDIENCE`, `HARMONIA_GOOGLE_PRINCIPALS` | — | Google-signed ID tokens (on when the audience is set): expected audience, email → `{operator, workspace}` file; such callers have the role `operator` |
 //! | `HARMONIA_GOOGLE_JWKS` | Google's `https://www.googleapis.com/oauth2/v3/certs` | URL of the token signing keys (fetched, cached per `Cache-Control`) |
@@ -134,8 +135,8 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
     };
     let runtime = tools.into_iter().fold(Runtime::new(model, store.clone(), Arc::new(skills)), Runtime::with_tool);
     let connector: Arc<dyn Connector> = match &config.connector {
-        ConnectorBackend::Sandbox => Arc::new(Sandbox::new(store.clone())),
-        ConnectorBackend::Webhook { url, secret } => {
+        None | Some(ConnectorBackend::Sandbox) => Arc::new(Sandbox::new(store.clone())),
+        Some(ConnectorBackend::Webhook { url, secret }) => {
             Arc::new(Webhook::new(url, SigningKey::from_secret(secret.expose_secret())?, Duration::from_secs(30))?)
         }
     };
@@ -143,6 +144,7 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         Some(path) => harmonia_pipeline::connector::accounts::Accounts::load(path)?,
         None => harmonia_pipeline::connector::accounts::Accounts::none(),
     };
+    let reach = reach(config, connector.as_ref(), &accounts)?;
     Ok(Arc::new(Env {
         store,
         blobs,
@@ -151,12 +153,40 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         runtime: Arc::new(runtime),
         connector,
         accounts,
+        reach,
         topic_prefix: config.topic_prefix.clone(),
         pipeline_user: "pipeline".parse()?,
         step_lease: config.step_lease,
         claims: Default::default(),
         liveness: None,
     }))
+}
+
+/// Where this function's posts go, for policy: what its connectors reach when it holds them
+/// (`HARMONIA_CONNECTOR` or `HARMONIA_CHANNEL_SECRETS` set), which must then be what
+/// `HARMONIA_PUBLISHING` declares, if it declares anything; otherwise the declaration, or the
+/// sandbox alone.
+fn reach(
+    config: &Config,
+    connector: &dyn Connector,
+    accounts: &harmonia_pipeline::connector::accounts::Accounts,
+) -> Result<harmonia_pipeline::connector::reach::Reach, Error> {
+    let held = harmonia_pipeline::connector::reach::Reach::of(connector, accounts);
+    let holds = config.connector.is_some() || config.channel_secrets.is_some();
+    match &config.publishing {
+        None => Ok(held),
+        Some(declared) if !holds => Ok(declared.clone()),
+        Some(declared) => match held.differences(declared).as_slice() {
+            [] => Ok(held),
+            differences => Err(Error::new(
+                Code::InvalidConfig,
+                format!(
+                    "HARMONIA_PUBLISHING does not match this function's connectors: it {}",
+                    differences.join("; it ")
+                ),
+            )),
+        },
+    }
 }
 
 /// Who may call the operator, ingest and Nova functions: operator credentials checked against

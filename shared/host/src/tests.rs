@@ -20,3 +20,57 @@ async fn a_stage_function_answers_unknown_paths_and_methods_with_json_errors() {
     let (status, body) = send(http.delete(format!("{base}/healthz"))).await;
     assert_eq!((status, error_code(&body)), (405, "method_not_allowed"));
 }
+
+/// The configuration `vars` give, with a blob bucket named (Firestore state needs one).
+fn config(vars: &[(&str, &str)]) -> Config {
+    let table: std::collections::HashMap<&str, &str> =
+        vars.iter().copied().chain([("HARMONIA_BLOBS", "gcs:harmonia-blobs")]).collect();
+    Config::from_lookup(|name| table.get(name).map(Into::into)).expect("valid")
+}
+
+#[test]
+fn a_function_judges_by_the_declaration_unless_it_holds_connectors_which_must_agree() {
+    use harmonia_contracts::domain::{Channel, ConnectorKind, Platform};
+    use harmonia_pipeline::connector::accounts::Accounts;
+    let dir = harmonia_testkit::temp_dir();
+    let store: Arc<dyn harmonia_store::Store> =
+        Arc::new(harmonia_store_sqlite::SqliteStore::open(dir.path().join("s.sqlite")).expect("store"));
+    let sandbox = Sandbox::new(store);
+    let declared = r#"{"connector":"webhook","accounts":[{"platform":"bluesky","handle":"@fieldnotes.bsky.social","connector":"bluesky"}]}"#;
+    let bluesky = Channel {
+        platform: Platform::Bluesky,
+        handle: "@fieldnotes.bsky.social".into(),
+        max_posts_per_day: None,
+        connector: ConnectorKind::Bluesky,
+    };
+
+    // Policy on Cloud Run: no connector of its own, so it judges by what the deployment declares.
+    let judged = reach(&config(&[("HARMONIA_PUBLISHING", declared)]), &sandbox, &Accounts::none()).expect("declared");
+    assert_eq!(judged.connector, ConnectorKind::Webhook);
+    assert!(judged.holds_account(&bluesky));
+    // Nothing declared, nothing held: the sandbox alone.
+    let alone = reach(&config(&[]), &sandbox, &Accounts::none()).expect("sandbox");
+    assert_eq!((alone.connector, alone.holds_account(&bluesky)), (ConnectorKind::Sandbox, false));
+    // A publisher whose connectors are not what is declared refuses to start, saying how.
+    let e = reach(
+        &config(&[("HARMONIA_CONNECTOR", "sandbox"), ("HARMONIA_PUBLISHING", declared)]),
+        &sandbox,
+        &Accounts::none(),
+    )
+    .expect_err("differs");
+    assert_eq!(e.code, Code::InvalidConfig);
+    assert!(
+        e.message.contains("publishes through sandbox, not webhook")
+            && e.message.contains("holds no account for bluesky @fieldnotes.bsky.social"),
+        "{}",
+        e.message
+    );
+    // One that agrees runs with what it holds.
+    let same = reach(
+        &config(&[("HARMONIA_CONNECTOR", "sandbox"), ("HARMONIA_PUBLISHING", r#"{"connector":"sandbox"}"#)]),
+        &sandbox,
+        &Accounts::none(),
+    )
+    .expect("agrees");
+    assert_eq!(same.connector, ConnectorKind::Sandbox);
+}

@@ -122,6 +122,14 @@ impl Local {
         };
         let runtime = Runtime::new(model.clone(), store.clone(), Arc::new(skills));
         let sandbox = Arc::new(Sandbox::new(store.clone()));
+        let connector: Arc<dyn harmonia_pipeline::connector::Connector> =
+            wrap.connector.unwrap_or_else(|| sandbox.clone());
+        let accounts = match wrap.accounts {
+            Some(accounts) => accounts,
+            None => harmonia_pipeline::connector::accounts::Accounts::load(
+                &data_dir.join(harmonia_pipeline::connector::accounts::LOCAL_FILE),
+            )?,
+        };
         let env = Arc::new(Env {
             store: store.clone(),
             blobs: Arc::new(harmonia_blob::Folder::new(data_dir.join(BLOBS_DIR))),
@@ -132,13 +140,9 @@ impl Local {
                 None => Arc::new(bus.clone()),
             },
             runtime: Arc::new(runtime),
-            connector: wrap.connector.unwrap_or_else(|| sandbox.clone()),
-            accounts: match wrap.accounts {
-                Some(accounts) => accounts,
-                None => harmonia_pipeline::connector::accounts::Accounts::load(
-                    &data_dir.join(harmonia_pipeline::connector::accounts::LOCAL_FILE),
-                )?,
-            },
+            reach: harmonia_pipeline::connector::reach::Reach::of(connector.as_ref(), &accounts),
+            connector,
+            accounts,
             topic_prefix: String::new(),
             pipeline_user: "pipeline".parse()?,
             step_lease: timing.model_ack_deadline,

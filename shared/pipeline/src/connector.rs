@@ -19,6 +19,7 @@
 pub mod accounts;
 pub mod bluesky;
 pub mod mastodon;
+pub mod reach;
 
 use std::sync::Mutex;
 use std::time::Duration;

@@ -27,6 +27,10 @@ pub struct Env {
     pub connector: Arc<dyn Connector>,
     /// Channel accounts: connectors holding one channel's own credentials (Bluesky).
     pub accounts: crate::connector::accounts::Accounts,
+    /// Where posts go from this deployment, which policy judges drafts against: derived from
+    /// the connectors above where this function holds them, else as declared
+    /// ([`crate::connector::reach`]).
+    pub reach: crate::connector::reach::Reach,
     /// Prefix of every topic name (empty locally; e.g. `harmonia-` in a shared project).
     pub topic_prefix: String,
     /// The identity agent sessions run under.

@@ -172,7 +172,7 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
         draft: &draft,
         review: None,
         evidence: &evidence,
-        connector: env.connector.kind(),
+        connector: env.reach.connector,
         account: crate::steps::policy::has_account(env, &config, &draft),
     });
     if result.outcome == PolicyOutcome::Blocked {

@@ -60,7 +60,7 @@ fn nothing_set_is_the_documented_defaults() {
     assert_eq!((c.port, c.bind.to_string()), (8080, "0.0.0.0".to_owned()));
     assert_eq!(c.store, StoreBackend::Firestore { database: "(default)".into() });
     assert_eq!((&c.model, c.topic_prefix.as_str()), (&ModelBackend::Offline, ""));
-    assert!(matches!(c.connector, ConnectorBackend::Sandbox));
+    assert!(c.connector.is_none() && c.publishing.is_none(), "no connector of its own, nothing declared");
     assert_eq!((c.log_filter.as_str(), c.log_format), ("info", LogFormat::Text));
     assert_eq!(c.step_lease, Timing::CLOUD.model_ack_deadline);
     assert_eq!((c.otlp, c.google, c.fault_delay, c.fault_response_hold), (None, None, None, None));
@@ -79,6 +79,7 @@ fn every_variable_is_parsed_into_its_field() {
         ("HARMONIA_CONNECTOR", "webhook"),
         ("WEBHOOK_URL", "https://hooks.example.com/harmonia/"),
         ("WEBHOOK_SECRET", "s3cret"),
+        ("HARMONIA_PUBLISHING", r#"{"connector":"webhook"}"#),
         ("HARMONIA_GOOGLE_AUDIENCE", "https://operator.example.run.app"),
         ("HARMONIA_GOOGLE_PRINCIPALS", "/secrets/principals.json"),
         ("HARMONIA_SKILLS_DIR", "/app/skills"),
@@ -96,9 +97,10 @@ fn every_variable_is_parsed_into_its_field() {
     assert_eq!(c.store, StoreBackend::Sqlite("/tmp/h.db".into()));
     assert_eq!(c.topic_prefix, "test-1.");
     assert_eq!(c.model, ModelBackend::Vertex { location: "europe-west4".into(), model: "gemini-2.5-flash".into() });
-    let ConnectorBackend::Webhook { url, secret } = &c.connector else { panic!("webhook") };
+    let Some(ConnectorBackend::Webhook { url, secret }) = &c.connector else { panic!("webhook") };
     assert_eq!((url.as_str(), secret.expose_secret()), ("https://hooks.example.com/harmonia", "s3cret"));
     assert!(!format!("{c:?}").contains("s3cret"), "the secret never reaches a log line");
+    assert_eq!(c.publishing.map(|p| p.connector), Some(harmonia_contracts::domain::ConnectorKind::Webhook));
     assert_eq!(
         c.google,
         Some(GoogleTokens {
@@ -208,6 +210,14 @@ fn every_other_invalid_value_names_its_variable() {
             "GEMINI_BASE_URL",
         ),
         (&[("HARMONIA_CONNECTOR", "bluesky")], "HARMONIA_CONNECTOR"),
+        (&[("HARMONIA_PUBLISHING", "webhook")], "HARMONIA_PUBLISHING"),
+        (
+            &[(
+                "HARMONIA_PUBLISHING",
+                r#"{"connector":"webhook","accounts":[{"platform":"x","handle":"@a","connector":"webhook"}]}"#,
+            )],
+            "HARMONIA_PUBLISHING",
+        ),
         (&[("HARMONIA_CONNECTOR", "webhook"), ("WEBHOOK_SECRET", "s")], "WEBHOOK_URL"),
         (&[("HARMONIA_CONNECTOR", "webhook"), ("WEBHOOK_URL", "ftp://x"), ("WEBHOOK_SECRET", "s")], "WEBHOOK_URL"),
         (&[("HARMONIA_CONNECTOR", "webhook"), ("WEBHOOK_URL", "https://x")], "WEBHOOK_SECRET"),

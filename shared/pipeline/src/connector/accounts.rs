@@ -22,10 +22,14 @@
 //! visibility = "public"                    # or unlisted, private (default public)
 //! ```
 //!
-//! Locally it is `channels.toml` in the data dir; on Cloud Run, a Secret Manager secret
-//! mounted as a file (`HARMONIA_CHANNEL_SECRETS`). A file that others than its owner may read
-//! is refused, as is any value out of shape; the messages name the file and the entry, never a
-//! credential.
+//! Locally it is `channels.toml` in the data dir. `HARMONIA_CHANNEL_SECRETS` names another
+//! file, or a directory: on Cloud Run each channel is its own Secret Manager secret, mounted as
+//! `<dir>/<name>/channel.toml`, so a directory's `*.toml` files and its subdirectories'
+//! `channel.toml` files are read together, in name order, as one list. A file that others than
+//! its owner may read is refused, as is any value out of shape; the messages name the file and
+//! the entry, never a credential. In a directory of mounted secrets the files may be readable
+//! by all (Cloud Run mounts them `0444` by design, in a container of one user) but never
+//! writable by others than their owner.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -42,6 +46,9 @@ use super::mastodon::{Mastodon, MastodonConfig};
 
 /// The file name of the channel secrets file in a local data dir.
 pub const LOCAL_FILE: &str = "channels.toml";
+
+/// The file name of one channel's secret inside a directory of mounted secrets.
+pub const CHANNEL_FILE: &str = "channel.toml";
 
 /// How long one platform request may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -72,6 +79,13 @@ struct Entry {
     visibility: Option<super::mastodon::Visibility>,
 }
 
+/// Whether a file is one of a directory of mounted secrets, which may be readable by all.
+#[derive(Clone, Copy)]
+enum Mounted {
+    No,
+    Yes,
+}
+
 /// One channel's connector.
 #[derive(Clone)]
 struct Account {
@@ -91,7 +105,7 @@ impl std::fmt::Debug for Accounts {
 }
 
 /// A handle as compared: without a leading `@`, case-insensitively.
-fn same_handle(a: &str, b: &str) -> bool {
+pub(super) fn same_handle(a: &str, b: &str) -> bool {
     a.trim_start_matches('@').eq_ignore_ascii_case(b.trim_start_matches('@'))
 }
 
@@ -111,19 +125,65 @@ impl Accounts {
         self
     }
 
-    /// The accounts in the file at `path`; none when it does not exist.
+    /// The accounts in the file at `path`, or in the files of the directory at `path` (see
+    /// the module docs); none when it does not exist.
     pub fn load(path: &Path) -> Result<Self, Error> {
+        if !path.is_dir() {
+            return Self::none().add_file(path, Mounted::No);
+        }
+        let listing = |dir: &Path| -> Result<Vec<std::path::PathBuf>, Error> {
+            let mut paths = std::fs::read_dir(dir)
+                .map_err(|_| invalid(dir, "cannot be listed"))?
+                .map(|e| e.map(|e| e.path()).map_err(|_| invalid(dir, "cannot be listed")))
+                .collect::<Result<Vec<_>, _>>()?;
+            paths.sort();
+            Ok(paths)
+        };
+        let mut accounts = Self::none();
+        for entry in listing(path)? {
+            let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            // Mounted secrets carry hidden bookkeeping entries (`..data`); they are not channels.
+            if name.starts_with('.') {
+                continue;
+            }
+            if entry.is_dir() {
+                let file = entry.join(CHANNEL_FILE);
+                if !file.exists() {
+                    return Err(invalid(&entry, &format!("holds no {CHANNEL_FILE}")));
+                }
+                accounts = accounts.add_file(&file, Mounted::Yes)?;
+            } else if name.ends_with(".toml") {
+                accounts = accounts.add_file(&entry, Mounted::Yes)?;
+            }
+        }
+        Ok(accounts)
+    }
+
+    /// These accounts and those of the file at `path` (none when it does not exist).
+    fn add_file(mut self, path: &Path, mounted: Mounted) -> Result<Self, Error> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::none()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(self),
             Err(_) => return Err(invalid(path, "cannot be read")),
         };
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             let mode = std::fs::metadata(path).map_err(|_| invalid(path, "cannot be read"))?.permissions().mode();
-            if mode & 0o077 != 0 {
-                return Err(invalid(path, &format!("may be read by others (mode {:o}): chmod 600 it", mode & 0o777)));
+            match mounted {
+                Mounted::No if mode & 0o077 != 0 => {
+                    return Err(invalid(
+                        path,
+                        &format!("may be read by others (mode {:o}): chmod 600 it", mode & 0o777),
+                    ));
+                }
+                Mounted::Yes if mode & 0o022 != 0 => {
+                    return Err(invalid(
+                        path,
+                        &format!("may be written by others (mode {:o}): chmod go-w it", mode & 0o777),
+                    ));
+                }
+                _ => {}
             }
         }
         let file: File = toml::from_str(&text).map_err(|e| {
@@ -137,14 +197,13 @@ impl Accounts {
                 },
             )
         })?;
-        let mut accounts = Self::none();
         for (n, entry) in file.channel.into_iter().enumerate() {
             let which =
                 || format!("has an invalid [[channel]] entry {} ({} {})", n + 1, entry.platform.as_str(), entry.handle);
-            if accounts.0.iter().any(|a| a.platform == entry.platform && same_handle(&a.handle, &entry.handle)) {
+            if self.0.iter().any(|a| a.platform == entry.platform && same_handle(&a.handle, &entry.handle)) {
                 return Err(invalid(
                     path,
-                    &format!("names the {} channel {} twice", entry.platform.as_str(), entry.handle),
+                    &format!("names the {} channel {} again", entry.platform.as_str(), entry.handle),
                 ));
             }
             let url_ok = |u: &str| u.starts_with("https://") || u.starts_with("http://");
@@ -185,9 +244,9 @@ impl Accounts {
                 // The sandbox needs no account, and the webhook's is the deployment's own.
                 ConnectorKind::Sandbox | ConnectorKind::Webhook => return Err(invalid(path, &which())),
             };
-            accounts.0.push(Account { platform: entry.platform, handle: entry.handle.clone(), connector });
+            self.0.push(Account { platform: entry.platform, handle: entry.handle.clone(), connector });
         }
-        Ok(accounts)
+        Ok(self)
     }
 
     /// The connector holding `channel`'s credentials, when there is one of its kind.
@@ -283,6 +342,50 @@ app_password = "abcd-efgh-ijkl-mnop"
             let e = Accounts::load(&write(dir.path(), &bad, 0o600)).expect_err("refused");
             assert!(!e.message.contains("tok-123"), "{}", e.message);
         }
+    }
+
+    #[test]
+    fn a_directory_of_mounted_secrets_reads_every_channel_once() {
+        let dir = harmonia_testkit::temp_dir();
+        let mount = |name: &str, text: &str| {
+            let sub = dir.path().join(name);
+            std::fs::create_dir_all(&sub).expect("mkdir");
+            std::fs::rename(write(dir.path(), text, 0o444), sub.join(CHANNEL_FILE)).expect("move");
+        };
+        mount("fieldnotes-bluesky", ONE);
+        mount(
+            "fieldnotes-mastodon",
+            "[[channel]]\nplatform = \"mastodon\"\nhandle = \"@fieldnotes@mastodon.example\"\nconnector = \"mastodon\"\nservice = \"https://mastodon.example\"\naccess_token = \"tok-123\"\n",
+        );
+        std::fs::create_dir_all(dir.path().join("..data")).expect("bookkeeping");
+        let accounts = Accounts::load(dir.path()).expect("loads");
+        let held: Vec<_> = accounts.iter().map(|(p, h, c)| (p, h.to_owned(), c.kind())).collect();
+        assert_eq!(
+            held,
+            [
+                (Platform::Bluesky, "@fieldnotes.bsky.social".to_owned(), ConnectorKind::Bluesky),
+                (Platform::Mastodon, "@fieldnotes@mastodon.example".to_owned(), ConnectorKind::Mastodon),
+            ]
+        );
+        // Readable by all as Cloud Run mounts them, but never writable by others.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let file = dir.path().join("fieldnotes-mastodon").join(CHANNEL_FILE);
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).expect("chmod");
+            let e = Accounts::load(dir.path()).expect_err("group-writable");
+            assert!(e.message.contains("written by others"), "{}", e.message);
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+        }
+        // The same channel in two secrets is refused, naming the second.
+        mount("fieldnotes-bluesky-2", ONE);
+        let e = Accounts::load(dir.path()).expect_err("twice");
+        assert!(e.message.contains("fieldnotes-bluesky-2") && e.message.contains("again"), "{}", e.message);
+        // A mount without its file is named.
+        std::fs::remove_dir_all(dir.path().join("fieldnotes-bluesky-2")).expect("rm");
+        std::fs::create_dir_all(dir.path().join("empty")).expect("mkdir");
+        let e = Accounts::load(dir.path()).expect_err("no file");
+        assert!(e.message.contains("empty") && e.message.contains(CHANNEL_FILE), "{}", e.message);
     }
 
     #[test]

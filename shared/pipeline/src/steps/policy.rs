@@ -26,7 +26,7 @@ impl Step for ReviewPassed {
             draft: &draft,
             review: Some(&review),
             evidence: &evidence,
-            connector: env.connector.kind(),
+            connector: env.reach.connector,
             account: has_account(env, &config, &draft),
         });
         let completion = match result.outcome {
@@ -48,5 +48,5 @@ impl Step for ReviewPassed {
 
 /// Whether this deployment holds the credentials of `draft`'s channel in `config`.
 pub(crate) fn has_account(env: &Env, config: &harmonia_contracts::domain::WorkspaceConfig, draft: &Draft) -> bool {
-    config.channels.iter().find(|c| c.platform == draft.platform).is_some_and(|c| env.accounts.get(c).is_some())
+    config.channels.iter().find(|c| c.platform == draft.platform).is_some_and(|c| env.reach.holds_account(c))
 }
