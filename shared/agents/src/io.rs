@@ -268,13 +268,22 @@ pub struct NoniInput {
     /// In an operator round: the operator's feedback on the previous draft, and that draft.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator_round: Option<OperatorRound<DraftView>>,
+    /// The channel's own character limit, when the workspace states one (a Mastodon
+    /// instance's), in place of the platform's usual limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_characters: Option<u32>,
 }
 
 impl NoniInput {
     /// Build Noni's input keeping only the moments `brief` cites.
     pub fn new(pass: Pass, item: PlanItem, brief: Brief, moments: &[Moment], revision: Option<Revision>) -> Self {
         let evidence = moments.iter().filter(|m| brief.evidence.contains(&m.evidence_id)).cloned().collect();
-        Self { pass, item, brief, evidence, revision, operator_round: None }
+        Self { pass, item, brief, evidence, revision, operator_round: None, max_characters: None }
+    }
+
+    /// The same input for a channel with a character limit of its own.
+    pub fn with_max_characters(self, max_characters: Option<u32>) -> Self {
+        Self { max_characters, ..self }
     }
 
     /// The same input for an operator round.

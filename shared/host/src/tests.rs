@@ -42,6 +42,7 @@ fn a_function_judges_by_the_declaration_unless_it_holds_connectors_which_must_ag
         handle: "@fieldnotes.bsky.social".into(),
         max_posts_per_day: None,
         connector: ConnectorKind::Bluesky,
+        max_characters: None,
     };
 
     // Policy on Cloud Run: no connector of its own, so it judges by what the deployment declares.

@@ -141,8 +141,12 @@ pub trait Connector: Send + Sync {
 /// What a connector's check found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Checked {
-    /// The platform answered and accepted the credentials.
-    Accepted,
+    /// The platform answered and accepted the credentials; a Mastodon instance also says how
+    /// many characters a status may have.
+    Accepted {
+        /// The instance's status limit, when it stated one.
+        max_characters: Option<u32>,
+    },
     /// There is nothing this connector can check without posting, and why (a sentence).
     NothingToCheck(&'static str),
 }

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use harmonia_contracts::domain::{ActivityRecord, Operation};
 use harmonia_contracts::domain::{
     Analysis, Angle, Approval, ApprovalSubject, Brief, Draft, Job, LanguageTag, Moment, Plan, PlanItem, Platform,
-    PolicyOutcome, PolicyResult, PolicyRule, Publication, ResearchEvidence, Review, Source,
+    PolicyOutcome, PolicyResult, PolicyRule, Publication, ResearchEvidence, Review, Source, WorkspaceConfig,
 };
 use harmonia_contracts::event::{Pass, Round};
 use harmonia_contracts::ids::{BriefId, DraftId, EvidenceId, JobId, PlanItemId, WorkspaceId};
@@ -361,11 +361,13 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDe
         }
     }
     let plan: Option<PlanRecord> = decode(get(PLANS, job.id.to_string()).await?)?;
+    // Drafts are counted against the limits of the configuration the job runs under.
+    let config = crate::workspace::version_of_job(&*env.store, &job).await?.config;
     let (mut drafts, mut reviews, mut policy, mut publication) = (Vec::new(), Vec::new(), Vec::new(), None);
     for draft_id in every_draft_id(&job.id) {
         let draft_id = draft_id.to_string();
         if let Some(draft) = decode::<Draft>(get(DRAFTS, draft_id.clone()).await?)? {
-            drafts.push(draft_detail(draft, &cite));
+            drafts.push(draft_detail(draft, &config, &cite));
         }
         if let Some(review) = decode::<Review>(get(REVIEWS, draft_id.clone()).await?)? {
             reviews.push(review);
@@ -458,8 +460,8 @@ fn brief_detail(b: Brief, cite: &impl Fn(&[EvidenceId]) -> Vec<Cited>) -> BriefD
     }
 }
 
-fn draft_detail(d: Draft, cite: &impl Fn(&[EvidenceId]) -> Vec<Cited>) -> DraftDetail {
-    let (used, limit, unit) = crate::policy::length(d.platform, &d.body);
+fn draft_detail(d: Draft, config: &WorkspaceConfig, cite: &impl Fn(&[EvidenceId]) -> Vec<Cited>) -> DraftDetail {
+    let (used, limit, unit) = crate::policy::length_on(config, d.platform, &d.body);
     DraftDetail {
         length: Length { used, limit, unit: unit.to_owned() },
         claims: d.claims.iter().map(|c| ClaimDetail { text: c.text.clone(), evidence: cite(&c.evidence) }).collect(),

@@ -3,7 +3,7 @@
 //!
 //! | rule | what it checks |
 //! | --- | --- |
-//! | `platform_length` | X 280 weighted characters (NFC; a URL counts 23; emoji and CJK count 2); LinkedIn 3,000; Instagram 2,200; Threads 500; Bluesky 300 graphemes; YouTube description 5,000; TikTok 2,200 (characters after NFC) |
+//! | `platform_length` | X 280 weighted characters (NFC; a URL counts 23; emoji and CJK count 2); LinkedIn 3,000; Instagram 2,200; Threads 500; Bluesky 300 graphemes; YouTube description 5,000; TikTok 2,200 (characters after NFC); Mastodon 500 characters, or the channel's `max_characters` (a URL counts 23, a remote mention `@user@domain` as `@user`) |
 //! | `link_count` | Threads: at most 5 links |
 //! | `evidence_resolves` | every claim cites at least one evidence id, and every id resolves to a stored moment of the job, an accepted grounded-search result of the job (`web-*`) or a verified publication of the workspace |
 //! | `no_mock_evidence_in_production` | in a production workspace, no cited evidence (and no draft) has `provenance: mock` |
@@ -71,7 +71,18 @@ fn weigh(text: &str) -> usize {
         .sum()
 }
 
-/// The platform's measured length and its limit.
+/// The measured length of `text` on the channel `config` lists for `platform`, and that
+/// channel's limit: the platform's, or the Mastodon instance's when the channel states it.
+pub fn length_on(config: &WorkspaceConfig, platform: Platform, text: &str) -> (usize, usize, &'static str) {
+    let (used, limit, unit) = length(platform, text);
+    let stated = config.channels.iter().find(|c| c.platform == platform).and_then(|c| c.max_characters);
+    match stated {
+        Some(max) if platform == Platform::Mastodon => (used, max as usize, unit),
+        _ => (used, limit, unit),
+    }
+}
+
+/// The platform's measured length and its default limit.
 pub fn length(platform: Platform, text: &str) -> (usize, usize, &'static str) {
     let nfc = || text.nfc().count();
     match platform {
@@ -152,7 +163,7 @@ fn violation(rule: PolicyRule, detail: String) -> PolicyViolation {
 pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
     let draft = input.draft;
     let mut violations = Vec::new();
-    let (used, limit, unit) = length(draft.platform, &draft.body);
+    let (used, limit, unit) = length_on(input.workspace, draft.platform, &draft.body);
     if used > limit {
         violations.push(violation(
             PolicyRule::PlatformLength,

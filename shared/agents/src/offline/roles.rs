@@ -362,7 +362,11 @@ pub(super) fn noni(c: &Conversation<'_>) -> Result<Step, model::Error> {
     script(calls, c, || {
         let i: NoniInput = input(c)?;
         let platform = i.item.channel;
-        let limit = target_length(platform);
+        // A channel with a limit of its own: aim under it with the same room.
+        let limit = match i.max_characters {
+            Some(max) => target_length(platform).min((max as usize).saturating_sub(20).max(1)),
+            None => target_length(platform),
+        };
         let revising = i.pass == Pass::REVISION;
         // The first pass leads with the evidence; the revision (and every operator round) also
         // closes with the brief's call to action, which is what a first draft most often misses.

@@ -95,6 +95,12 @@ pub struct Channel {
     /// How posts reach it. Default: `sandbox`.
     #[serde(default = "default_connector")]
     pub connector: ConnectorKind,
+    /// Mastodon only: the instance's status limit in characters (its
+    /// `configuration.statuses.max_characters`, which `harmonia channels check` reads).
+    /// Default: 500, Mastodon's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 100_000))]
+    pub max_characters: Option<u32>,
 }
 
 fn default_connector() -> ConnectorKind {

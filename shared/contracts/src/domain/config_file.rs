@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use serde_json::Value;
 
-use super::{TimeZoneName, WorkspaceConfig};
+use super::{Platform, TimeZoneName, WorkspaceConfig};
 use crate::error::{Code, Error};
 use crate::schema::{SchemaValidator, Violation};
 
@@ -90,6 +90,12 @@ impl WorkspaceConfig {
                 return Err(invalid(
                     &format!("channels[{n}]"),
                     "repeats a channel listed before it (same platform and handle)",
+                ));
+            }
+            if channel.max_characters.is_some() && channel.platform != Platform::Mastodon {
+                return Err(invalid(
+                    &format!("channels[{n}].max_characters"),
+                    "is for Mastodon channels only: other platforms' limits are fixed",
                 ));
             }
             if channel.max_posts_per_day.is_some_and(|m| m > self.cadence.max_posts_per_day) {

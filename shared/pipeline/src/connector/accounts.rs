@@ -314,6 +314,7 @@ app_password = "abcd-efgh-ijkl-mnop"
             handle: handle.into(),
             max_posts_per_day: None,
             connector,
+            max_characters: None,
         };
         assert!(accounts.get(&channel("fieldnotes.bsky.social", ConnectorKind::Bluesky)).is_some(), "@ and case aside");
         assert!(accounts.get(&channel("@other.bsky.social", ConnectorKind::Bluesky)).is_none());
@@ -332,6 +333,7 @@ app_password = "abcd-efgh-ijkl-mnop"
             handle: "@fieldnotes@mastodon.example".into(),
             max_posts_per_day: None,
             connector: ConnectorKind::Mastodon,
+            max_characters: None,
         };
         assert_eq!(accounts.get(&channel).map(|c| c.kind()), Some(ConnectorKind::Mastodon));
         for bad in [

@@ -376,7 +376,7 @@ impl Connector for Bluesky {
         match self.create_session().await {
             Ok(session) => {
                 *self.session.lock().await = Some(session);
-                Ok(Checked::Accepted)
+                Ok(Checked::Accepted { max_characters: None })
             }
             Err(NoSession::Auth) => Err(Code::ConnectorAuth),
             Err(NoSession::Unreachable) => Err(Code::ConnectorFailed),

@@ -7,7 +7,8 @@
 //!   as written (its `content` is rendered HTML). Mastodon cannot look a status up by key, so a
 //!   claim whose receipt has no id reads back as missing, and verification sends once more with
 //!   the same key, which the instance answers with the first status if there was one.
-//! - `channels check` is `GET /api/v1/accounts/verify_credentials`.
+//! - `channels check` is `GET /api/v1/accounts/verify_credentials`, then `GET /api/v2/instance`
+//!   for the instance's status limit, which the workspace's channel must not exceed.
 
 use std::time::Duration;
 
@@ -113,6 +114,17 @@ pub fn decode_source(bytes: &[u8]) -> Option<(PostId, String)> {
     Some((source.id.parse().ok()?, source.text))
 }
 
+/// An instance answer's status limit (`configuration.statuses.max_characters`), if the bytes
+/// are one and state a positive limit.
+pub fn decode_max_characters(bytes: &[u8]) -> Option<u32> {
+    if bytes.len() > MAX_MASTODON_RESPONSE_BYTES {
+        return None;
+    }
+    let instance: Value = serde_json::from_slice(bytes).ok()?;
+    let max = instance.pointer("/configuration/statuses/max_characters")?.as_u64()?;
+    u32::try_from(max).ok().filter(|m| *m > 0)
+}
+
 impl Mastodon {
     /// A connector posting as `config`'s account; no call is made until the first post.
     pub fn new(config: MastodonConfig) -> Result<Self, harmonia_contracts::Error> {
@@ -125,6 +137,15 @@ impl Mastodon {
 
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.config.instance)
+    }
+
+    /// The instance's status limit (`GET /api/v2/instance`, a public call: no token is sent);
+    /// `None` when it does not say, as an instance older than 4.0 does not.
+    async fn max_characters(&self) -> Option<u32> {
+        match Self::answer(self.http.get(self.url("/api/v2/instance"))).await? {
+            (200, body) => decode_max_characters(&body),
+            _ => None,
+        }
     }
 
     /// The answer's status and body, read under the bound; `None` when there is no readable
@@ -201,7 +222,7 @@ impl Connector for Mastodon {
             .bearer_auth(self.config.access_token.expose_secret());
         match Self::answer(request).await {
             Some((200, body)) if serde_json::from_slice::<Value>(&body).is_ok_and(|v| v.get("id").is_some()) => {
-                Ok(Checked::Accepted)
+                Ok(Checked::Accepted { max_characters: self.max_characters().await })
             }
             Some((401 | 403, _)) => Err(Code::ConnectorAuth),
             _ => Err(Code::ConnectorFailed),

@@ -131,7 +131,7 @@ mod tests {
     use super::*;
 
     fn channel(platform: Platform, handle: &str, connector: ConnectorKind) -> Channel {
-        Channel { platform, handle: handle.into(), max_posts_per_day: None, connector }
+        Channel { platform, handle: handle.into(), max_posts_per_day: None, connector, max_characters: None }
     }
 
     #[test]

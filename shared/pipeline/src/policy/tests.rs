@@ -414,3 +414,28 @@ fn mastodon_counts_a_link_as_23_and_a_remote_mention_by_its_user() {
     let long = "x".repeat(480) + " video.example.com/" + &"y".repeat(200);
     assert_eq!(crate::policy::length(Platform::Mastodon, &long), (480 + 1 + 23, 500, "characters"));
 }
+
+#[test]
+fn a_mastodon_channel_is_held_to_its_instance_limit_when_the_workspace_states_one() {
+    let mut ws = workspace(WorkspaceMode::Development);
+    let body = "b".repeat(700);
+    let d = draft(Platform::Mastodon, &body, &["m-1"], Provenance::Mock);
+    let length = |ws: &WorkspaceConfig| {
+        violations(ws, &d, ConnectorKind::Sandbox)
+            .into_iter()
+            .filter(|(r, _)| *r == PolicyRule::PlatformLength)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(length(&ws), [(PolicyRule::PlatformLength, "700 of 500 characters on mastodon".to_owned())]);
+    let mastodon = ws.channels.iter_mut().find(|c| c.platform == Platform::Mastodon).expect("channel");
+    mastodon.max_characters = Some(1000);
+    assert_eq!(length(&ws), [], "the instance allows 1000");
+    assert_eq!(crate::policy::length_on(&ws, Platform::Mastodon, &body), (700, 1000, "characters"));
+    let mastodon = ws.channels.iter_mut().find(|c| c.platform == Platform::Mastodon).expect("channel");
+    mastodon.max_characters = Some(300);
+    assert_eq!(length(&ws), [(PolicyRule::PlatformLength, "700 of 300 characters on mastodon".to_owned())]);
+    // Another platform's limit is never moved by a stray value.
+    let x = ws.channels.iter_mut().find(|c| c.platform == Platform::X).expect("channel");
+    x.max_characters = Some(5000);
+    assert_eq!(crate::policy::length_on(&ws, Platform::X, &"b".repeat(300)).1, 280);
+}

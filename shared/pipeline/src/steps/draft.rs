@@ -64,7 +64,10 @@ async fn write<P: Subscribed<Consumer = stage::Draft>>(
 ) -> Result<(), step::Error> {
     let (ws, pass) = (&event.workspace, event.pass);
     let (item, brief, analysis) = selected(env, ws, &event.job).await?;
-    let mut noni = NoniInput::new(pass, item.clone(), brief, &analysis.analysis.moments, revision);
+    let config = super::read::job_config(env, ws, &event.job).await?;
+    let max_characters = config.channels.iter().find(|c| c.platform == item.channel).and_then(|c| c.max_characters);
+    let mut noni = NoniInput::new(pass, item.clone(), brief, &analysis.analysis.moments, revision)
+        .with_max_characters(max_characters);
     if let Some(operator) = operator {
         noni = noni.in_round(operator);
     }

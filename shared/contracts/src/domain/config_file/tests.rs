@@ -39,6 +39,12 @@ fn the_example_file_is_valid_and_defaults_fill_the_optional_keys() {
     assert_eq!(config.posting_windows.len(), 1);
     assert!(config.link_allow_list.is_empty() && config.banned_phrases.is_empty());
     assert_eq!(config.channels[0].connector, super::super::ConnectorKind::Sandbox);
+    assert_eq!(config.channels[0].max_characters, None);
+    let instance = format!(
+        "{minimal}\n[[channels]]\nplatform = \"mastodon\"\nhandle = \"@library@social.example\"\nmax_characters = 5000\n"
+    );
+    let config = WorkspaceConfig::from_toml(&instance).expect("a Mastodon limit is accepted");
+    assert_eq!(config.channels[1].max_characters, Some(5000));
 }
 
 /// One bad file per row: what changes in the valid example, and the path the error must name.
@@ -87,6 +93,12 @@ fn every_invalid_file_names_its_field_path() {
             |v| v["channels"][0]["max_posts_per_day"] = json!(5),
             "`channels[0].max_posts_per_day`",
         ),
+        (
+            "character limit off Mastodon",
+            |v| v["channels"][0]["max_characters"] = json!(1000),
+            "`channels[0].max_characters`",
+        ),
+        ("character limit zero", |v| v["channels"][0]["max_characters"] = json!(0), "`channels[0].max_characters`"),
         ("blank banned phrase", |v| v["banned_phrases"] = json!(["  "]), "`banned_phrases[0]`"),
     ];
     for (what, edit, path) in cases {

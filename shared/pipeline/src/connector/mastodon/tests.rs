@@ -18,7 +18,7 @@ use harmonia_contracts::ids::{PostId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use serde_json::Value;
 
-use super::{Mastodon, MastodonConfig, Visibility, decode_source, decode_status};
+use super::{Mastodon, MastodonConfig, Visibility, decode_max_characters, decode_source, decode_status};
 use crate::connector::{Checked, Connector, Found, Outgoing, Sent};
 
 const TOKEN: &str = "mastodon-token-for-tests";
@@ -43,6 +43,8 @@ struct Instance {
     /// Answers to give instead, in turn: a status, and whether the status is created anyway
     /// (an answer lost after the work).
     failures: Arc<Mutex<VecDeque<Failure>>>,
+    /// The status limit the instance states instead of the recording's 500.
+    max_characters: Arc<Mutex<Option<u32>>>,
 }
 
 fn authorised(headers: &HeaderMap) -> bool {
@@ -87,9 +89,18 @@ async fn credentials(headers: HeaderMap) -> Response {
     if authorised(&headers) { answer(200, "verify-credentials.json") } else { answer(401, "error-invalid-token.json") }
 }
 
+async fn instance_information(State(i): State<Instance>) -> Response {
+    let mut body = recording("instance.json");
+    if let Some(max) = *i.max_characters.lock().expect("lock") {
+        body["configuration"]["statuses"]["max_characters"] = max.into();
+    }
+    (StatusCode::OK, Json(body)).into_response()
+}
+
 async fn instance() -> (Instance, String) {
     let i = Instance::default();
     let app = axum::Router::new()
+        .route("/api/v2/instance", get(instance_information))
         .route("/api/v1/statuses", axum::routing::post(create))
         .route("/api/v1/statuses/{id}/source", get(source))
         .route("/api/v1/accounts/verify_credentials", get(credentials))
@@ -186,7 +197,9 @@ async fn refusals_are_typed_and_a_mock_post_or_a_bad_token_posts_nothing() {
         assert_eq!(m.send(&ws(), &post("ws:draft-4:abc", Provenance::Live)).await, sent, "{status}");
     }
     assert!(i.created.lock().expect("lock").is_empty());
-    assert_eq!(m.check().await, Ok(Checked::Accepted));
+    assert_eq!(m.check().await, Ok(Checked::Accepted { max_characters: Some(500) }));
+    *i.max_characters.lock().expect("lock") = Some(5000);
+    assert_eq!(m.check().await, Ok(Checked::Accepted { max_characters: Some(5000) }), "the instance's own limit");
 
     let wrong = mastodon(&url, "not-the-token");
     assert_eq!(wrong.check().await, Err(Code::ConnectorAuth));
@@ -212,4 +225,15 @@ fn answers_decode_to_ids_and_text_and_anything_else_is_not_believed() {
         assert_eq!(decode_source(bad), None);
     }
     assert_eq!(decode_status(&vec![b' '; super::MAX_MASTODON_RESPONSE_BYTES + 1]), None);
+    let instance = serde_json::to_vec(&recording("instance.json")).expect("bytes");
+    assert_eq!(decode_max_characters(&instance), Some(500));
+    for bad in [
+        &b"{}"[..],
+        br#"{"configuration":{"statuses":{"max_characters":0}}}"#,
+        br#"{"configuration":{"statuses":{"max_characters":-5}}}"#,
+        br#"{"configuration":{"statuses":{"max_characters":"500"}}}"#,
+        br#"{"configuration":{"statuses":{"max_characters":99999999999}}}"#,
+    ] {
+        assert_eq!(decode_max_characters(bad), None, "{}", String::from_utf8_lossy(bad));
+    }
 }
