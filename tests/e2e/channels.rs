@@ -241,6 +241,11 @@ async fn an_approved_draft_becomes_one_bluesky_post_whose_receipt_reads_back_wit
     let job = to_the_draft_gate(dir.path(), &model.url).await;
     let (code, out, err) = cli(dir.path(), &model.url, &["approve", &job, "draft"]).await;
     assert_eq!(code, 0, "{out}{err}");
+    // Approved is scheduled, not posted; the operator publishes it now.
+    assert_eq!(show(dir.path(), &model.url, &job).await["job"]["status"], "scheduled", "{out}");
+    assert_eq!(posts(&did).await.len(), 0, "nothing posted at approval");
+    let (code, out, err) = cli(dir.path(), &model.url, &["publish-now", &job]).await;
+    assert_eq!(code, 0, "{out}{err}");
     let shown = show(dir.path(), &model.url, &job).await;
     assert_eq!(shown["job"]["status"], "verified", "{}", shown["publication"]);
     let body =
@@ -297,23 +302,29 @@ async fn a_kill_between_the_create_and_the_receipt_still_leaves_exactly_one_post
     let (proxy, service) = Proxy::start().await;
     let dir = data_dir(&service, &handle, &app_password).await;
     let job = to_the_draft_gate(dir.path(), &model.url).await;
+    let (code, out, err) = cli(dir.path(), &model.url, &["approve", &job, "draft"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = cli(dir.path(), &model.url, &["--json", "schedule"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let listed: Value = serde_json::from_str(&out).expect("schedule json");
+    let due = listed["schedule"][0]["due_at"].as_str().expect("due_at").to_owned();
+    assert_eq!(listed["schedule"][0]["job"], job.as_str(), "{listed}");
 
-    // The approval's process creates the record, then dies before it hears the answer.
+    // The dispatcher, run when the post is due, creates the record, then dies before it hears
+    // the answer.
     let created = proxy.arm().await;
-    let mut approve = FunctionProcess::cli_command(
-        dir.path(),
-        &["--model", "openai", "approve", &job, "draft"],
-        &model_env(&model.url),
-        &["HARMONIA_MODEL"],
-    )
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::null())
-    .kill_on_drop(true)
-    .spawn()
-    .expect("harmonia approve");
+    let mut env = model_env(&model.url).to_vec();
+    env.push(("HARMONIA_NOW", &due));
+    let mut dispatch =
+        FunctionProcess::cli_command(dir.path(), &["--model", "openai", "dispatch"], &env, &["HARMONIA_MODEL"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("harmonia dispatch");
     let record =
         tokio::time::timeout(Duration::from_secs(60), created).await.expect("the create was made").expect("record");
-    approve.kill().await.expect("kill");
+    dispatch.kill().await.expect("kill");
     assert!(record["uri"].as_str().is_some_and(|u| u.starts_with("at://")), "{record}");
     assert_eq!(posts(&did).await.len(), 1);
     let shown = show(dir.path(), &model.url, &job).await;

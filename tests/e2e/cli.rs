@@ -113,7 +113,7 @@ async fn show_prints_a_verified_job_whole_as_json_and_as_text() {
 }
 
 /// Twenty operators at once on one data dir: twenty `run`s, then twenty strategy approvals,
-/// then twenty draft approvals, each its own process. Every command exits 0 — above all none
+/// twenty draft approvals and twenty `publish-now`s, each its own process. Every command exits 0 — above all none
 /// after its decision was recorded — and every job ends verified.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn twenty_concurrent_commands_on_one_data_dir_never_fail_after_a_recorded_decision() {
@@ -153,9 +153,18 @@ async fn twenty_concurrent_commands_on_one_data_dir_never_fail_after_a_recorded_
         assert_eq!(run["job"]["status"], "awaiting_strategy_approval", "{args}: {out}");
         jobs.push(run["job"]["id"].as_str().expect("job id").to_owned());
     }
-    for subject in ["strategy", "draft"] {
-        let approvals = all(jobs.iter().map(|j| vec!["approve".into(), j.clone(), subject.into()]).collect()).await;
-        for (args, (code, out, err)) in approvals {
+    let decisions = |words: &'static [&'static str]| {
+        jobs.iter()
+            .map(|j| {
+                let mut args: Vec<String> = vec![words[0].into(), j.clone()];
+                args.extend(words[1..].iter().map(|w| (*w).to_owned()));
+                args
+            })
+            .collect::<Vec<_>>()
+    };
+    // Approved drafts wait in the schedule; the operators then publish them all now.
+    for words in [&["approve", "strategy"][..], &["approve", "draft"], &["publish-now"]] {
+        for (args, (code, out, err)) in all(decisions(words)).await {
             assert_eq!(code, 0, "{args} exited {code} after its decision: {out} {err}");
             assert!(!err.contains("error"), "{args}: {err}");
         }

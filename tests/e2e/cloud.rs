@@ -157,6 +157,12 @@ impl Cloud {
             if status.is_terminal() {
                 return (job, status);
             }
+            if status == JobStatus::Scheduled {
+                // The operator publishes the approved post now rather than at its window.
+                let (s, v) = self.api("operator", post.clone(), &format!("/v1/jobs/{job}/publish-now"), None).await;
+                assert!(s == 200 || s == 409, "{s} {v}");
+                continue;
+            }
             let subject = match status {
                 JobStatus::AwaitingStrategyApproval => "strategy",
                 JobStatus::AwaitingDraftApproval => "draft",
@@ -256,8 +262,18 @@ async fn a_deployed_system_bootstraps_from_an_empty_firestore_and_takes_a_job_to
     assert_eq!((status, v["job"]["round"].as_u64()), (JobStatus::AwaitingDraftApproval, Some(1)), "{v}");
     let version = v["awaiting_version"].as_str().expect("version").to_owned();
     let (s, v) = cloud
-        .api("operator", post, &decide, Some(json!({"subject": "draft", "decision": "approve", "version": version})))
+        .api(
+            "operator",
+            post.clone(),
+            &decide,
+            Some(json!({"subject": "draft", "decision": "approve", "version": version})),
+        )
         .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["job"]["status"], "scheduled", "approved is scheduled for the plan item's window: {v}");
+    let (s, v) = cloud.api("operator", reqwest::Method::GET, "/v1/schedule", None).await;
+    assert_eq!((s, v["schedule"][0]["job"].as_str()), (200, Some(job.as_str())), "{v}");
+    let (s, v) = cloud.api("operator", post, &format!("/v1/jobs/{job}/publish-now"), None).await;
     assert_eq!(s, 200, "{v}");
 
     let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::Verified).await;
@@ -651,8 +667,10 @@ async fn ingest_operator_and_dead_letter_functions_killed_mid_request_lose_and_d
     let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::AwaitingDraftApproval).await;
     assert_eq!(status, JobStatus::AwaitingDraftApproval, "{v}");
     let decide = json!({"subject": "draft", "decision": "approve", "version": v["awaiting_version"]});
-    let (s, _) = cloud.api("operator", post, &format!("/v1/jobs/{job}/decisions"), Some(decide)).await;
+    let (s, _) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{job}/decisions"), Some(decide)).await;
     assert_eq!(s, 200);
+    let (s, v) = cloud.api("operator", post, &format!("/v1/jobs/{job}/publish-now"), None).await;
+    assert_eq!(s, 200, "{v}");
     let (status, _) = cloud.wait_for(&job, |s| s == JobStatus::Verified).await;
     assert_eq!(status, JobStatus::Verified);
 

@@ -183,6 +183,7 @@ async fn a_whole_job_runs_on(wire: Wire) {
     run(words(&["approve", &job, "strategy"])).await;
     assert!(server.misses().is_empty(), "{:?}", server.misses());
     run(words(&["approve", &job, "draft"])).await;
+    run(words(&["publish-now", &job])).await;
     let shown: Value = serde_json::from_str(&run(words(&["--json", "show", &job])).await).expect("show json");
 
     assert_eq!(shown["job"]["status"], "verified", "{}", shown["job"]);

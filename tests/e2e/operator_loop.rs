@@ -143,6 +143,8 @@ async fn changes_at_both_gates_and_an_edit_publish_exactly_the_operators_text() 
 
     let prefix = status_prefix(dir, &job).await;
     ok(dir, &["approve", &job, "draft", "--version", &prefix]).await;
+    assert_eq!(detail(dir, &job).await["job"]["status"], "scheduled");
+    ok(dir, &["publish-now", &job]).await;
     let d = detail(dir, &job).await;
     assert_eq!(d["job"]["status"], "verified");
     assert_eq!(d["publication"]["content_hash"], mine["content_hash"]);

@@ -256,6 +256,13 @@ async fn no_canary_leaks_into_logs_spans_metrics_activity_failures_or_error_bodi
         let ok = decide(&http, &api, &job.id, &credential, &body).await;
         assert_eq!(ok.status().as_u16(), 200);
     }
+    let now = http
+        .post(format!("{api}/v1/jobs/{}/publish-now", job.id))
+        .bearer_auth(&credential)
+        .send()
+        .await
+        .expect("publish now");
+    assert_eq!(now.status().as_u16(), 200);
     let done = local.drive(&ws, &job.id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
     assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
     assert!(
@@ -419,11 +426,14 @@ async fn a_jobs_exported_spans_form_one_tree() {
         harmonia_pipeline::registry::ROUTES.iter().map(|r| r.function().to_string()).collect();
     assert_eq!(stages, expected, "every stage of the job is in its trace");
 
-    // Both decisions continue the event that asked for them, and release theirs.
-    for subject in ["strategy", "draft"] {
-        let decision = spans.iter().find(|s| s.name == format!("decision {subject}")).expect("a decision span");
-        assert_eq!(by_id[&decision.parent_span_id].span_kind, SpanKind::Producer);
-        assert!(spans.iter().any(|s| s.parent_span_id == decision.span_context.span_id()), "it created an event");
+    // Both decisions continue the event that asked for them; the strategy's releases its
+    // event, and the approved draft's is released by its dispatch (here, publish now), which
+    // continues the same event.
+    for (name, releases) in [("decision strategy", true), ("decision draft", false), ("dispatch draft", true)] {
+        let span = spans.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("a {name} span"));
+        assert_eq!(by_id[&span.parent_span_id].span_kind, SpanKind::Producer, "{name}");
+        let created = spans.iter().any(|s| s.parent_span_id == span.span_context.span_id());
+        assert_eq!(created, releases, "{name} created an event");
     }
 
     // GenAI conventions: agents, model calls with their tokens, tools.

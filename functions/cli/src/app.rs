@@ -135,7 +135,11 @@ fn describe(s: JobStatus) -> &'static str {
         JobStatus::Reviewed => "review      Dara passed the draft",
         JobStatus::AwaitingDraftApproval => "policy      every rule passed; waiting for the operator",
         JobStatus::DraftChangesRequested => "operator    changes requested; a new writing cycle is pending",
-        JobStatus::DraftApproved => "operator    draft approved",
+        JobStatus::Scheduled => {
+            "operator    draft approved; scheduled for its posting window (see `harmonia schedule`)"
+        }
+        JobStatus::DraftApproved => "operator    draft approved; its time has come and publishing is pending",
+        JobStatus::Cancelled => "operator    the scheduled post was cancelled; it is never published",
         JobStatus::Publishing => "publish     claimed; calling the connector once",
         JobStatus::PublishUnknown => "publish     outcome unknown; verification will read back",
         JobStatus::Published => "publish     receipt recorded",
@@ -144,7 +148,7 @@ fn describe(s: JobStatus) -> &'static str {
         JobStatus::DraftRejected => "operator    draft rejected",
         JobStatus::PolicyBlocked => "policy      blocked by a rule",
         JobStatus::NeedsHuman => {
-            "            parked for a person: the review still failed after the revision, a decision used all its operator rounds, or the draft carries a line that reads as an order to the system (see `harmonia show`)"
+            "            parked for a person: the review still failed after the revision, a decision used all its operator rounds, the draft carries a line that reads as an order to the system, or the draft was approved after its planned window (see `harmonia show`)"
         }
         JobStatus::Failed => "failed",
     }
@@ -173,8 +177,33 @@ pub(crate) async fn follow(
                 if subject == ApprovalSubject::Strategy { "strategy" } else { "draft" },
                 version_prefix(&version)
             )),
+            Progress::PublishedNow(s) => out.say(&format!(
+                "  {:<11} published now rather than at {} (the plan item's window opens then)",
+                "operator",
+                harmonia_pipeline::schedule::windows::instant(s.window.start)
+            )),
         })
         .await?;
+    let schedule = harmonia_pipeline::schedule::of_job(&env.env, ws, job).await?;
+    match (&schedule, current.status) {
+        (Some(s), JobStatus::Scheduled) => {
+            out.say(&format!(
+                "Scheduled: the post goes out at {} on {} {} (`harmonia schedule`; change it with `harmonia reschedule {job} --at TIME`, `harmonia publish-now {job}` or `harmonia cancel {job}`).",
+                harmonia_pipeline::schedule::windows::instant(s.due_at),
+                s.platform.as_str(),
+                s.handle
+            ));
+            return Ok(current);
+        }
+        (Some(s), JobStatus::NeedsHuman) if s.state == harmonia_contracts::domain::ScheduleState::WindowPassed => {
+            out.say(&format!(
+                "Needs you: the planned window has passed (it closed at {}), so the post was not published. Reschedule it with `harmonia reschedule {job} --at TIME`, publish it with `harmonia publish-now {job}`, or cancel it with `harmonia cancel {job}`.",
+                harmonia_pipeline::schedule::windows::instant(s.window.end)
+            ));
+            return Ok(current);
+        }
+        _ => {}
+    }
     match operator::awaiting(&env.env, ws, &current).await? {
         Some((subject, version)) => {
             let choices = if subject == ApprovalSubject::Draft {
@@ -422,14 +451,36 @@ pub(crate) async fn serve(env: &Local, out: &Output, ws: &WorkspaceId, port: u16
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .map_err(|_| Error::new(Code::DependencyUnavailable, "the port is not available"))?;
-    out.say(&format!("operator API on http://127.0.0.1:{port} (Ctrl-C to stop)"));
+    out.say(&format!(
+        "operator API on http://127.0.0.1:{port}; scheduled posts dispatched every {} seconds (Ctrl-C to stop)",
+        crate::schedule::WATCH_EVERY.as_secs()
+    ));
     out.value(&json!({ "listening": format!("127.0.0.1:{port}"), "active_operators": active, "hint": hint }));
-    axum::serve(listener, app)
+    // The dispatcher ticks beside the server, so a post approved through the API goes out in
+    // its window while `serve` runs.
+    let ticker = {
+        let env = env.env.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(crate::schedule::WATCH_EVERY).await;
+                match harmonia_pipeline::schedule::tick(&env).await {
+                    Ok(done) if !done.released.is_empty() => {
+                        tracing::info!(released = done.released.len(), "scheduled posts dispatched")
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(code = e.code.as_str(), "the dispatcher could not run; it tries again"),
+                }
+            }
+        })
+    };
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(async {
             crate::interrupted().await;
         })
         .await
-        .map_err(|_| Error::from_code(Code::Internal))
+        .map_err(|_| Error::from_code(Code::Internal));
+    ticker.abort();
+    served
 }
 
 /// The sample measured posts (mock provenance) `demo` loads into the demo workspace, so Nova's

@@ -7,8 +7,13 @@
 //! operator for both approvals; `run` ingests a source file and processes it until it needs a
 //! human; `status`, `show`, `approve`, `reject`, `request-changes` and `edit` are the
 //! operator's commands; `operator
-//! add|list|revoke` manages credentials; `serve` exposes the operator API. Every command resumes unfinished work
-//! first, so a run interrupted at any point completes when any command runs again.
+//! add|list|revoke` manages credentials; `serve` exposes the operator API; `schedule`,
+//! `reschedule`, `publish-now` and `cancel` manage approved posts waiting for their window, and
+//! `dispatch [--watch]` hands what is due to publishing. Every command first dispatches the
+//! scheduled posts that are due (the data-file maintenance commands aside), and every command
+//! but `show` resumes unfinished work, so a run interrupted at any point completes when any
+//! command runs again. `HARMONIA_NOW` (an RFC 3339 time) starts the clock of the dispatcher,
+//! policy, planning and window checks there, to rehearse a schedule.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +29,7 @@ mod data;
 mod decide;
 mod imports;
 mod operators;
+mod schedule;
 mod show;
 mod workspace;
 
@@ -180,6 +186,35 @@ enum Command {
         #[command(subcommand)]
         command: operators::OperatorCommand,
     },
+    /// The approved posts waiting for their time: when each is due, on which channel, and
+    /// those whose window passed before they were approved.
+    Schedule,
+    /// Move a scheduled post to TIME, which must be in the future and inside one of the
+    /// workspace's posting windows (otherwise the nearest window is named).
+    Reschedule {
+        /// Job id.
+        job: String,
+        /// The new time, RFC 3339 with its offset (e.g. 2026-12-07T15:00:00Z).
+        #[arg(long)]
+        at: String,
+    },
+    /// Publish a scheduled post now instead of at its time.
+    PublishNow {
+        /// Job id.
+        job: String,
+    },
+    /// Cancel a scheduled post: it is never published.
+    Cancel {
+        /// Job id.
+        job: String,
+    },
+    /// Hand every scheduled post that is due to publishing (every command also does this
+    /// first); with `--watch`, keep doing it every 30 seconds until stopped.
+    Dispatch {
+        /// Keep dispatching in the foreground.
+        #[arg(long)]
+        watch: bool,
+    },
     /// Reject the current strategy or draft of a job.
     Reject {
         /// Job id.
@@ -255,7 +290,15 @@ async fn main() -> ExitCode {
             let backend = harmonia_host::ModelBackend::from_env(cli.model.as_deref()).map_err(Error::from)?;
             let project = std::env::var("GOOGLE_CLOUD_PROJECT").ok().filter(|p| !p.trim().is_empty());
             let model = harmonia_host::model(&backend, project.as_deref())?;
-            app::Backend::Local(harmonia_local::Local::open_answered_by(&data_dir, model).await?)
+            let wrap = harmonia_local::Wrap { answering: Some(model), clock: rehearsal_clock()?, ..Default::default() };
+            let local = harmonia_local::Local::open_with(&data_dir, harmonia_pipeline::registry::Timing::LOCAL, wrap).await?;
+            // Every command first hands what is due to publishing (the maintenance commands
+            // on the data file aside, and `dispatch`, which does nothing else).
+            if !matches!(cli.command, Command::Doctor | Command::Backup { .. } | Command::Restore { .. } | Command::Dispatch { .. })
+            {
+                schedule::tick(&local, &out, &ws).await?;
+            }
+            app::Backend::Local(local)
         };
         let outcome = match cli.command {
             // The server stops cleanly on the signal itself.
@@ -324,7 +367,30 @@ async fn dispatch(
             decide::request_changes(backend, out, ws, &job, subject.into(), feedback, version).await
         }
         Command::Edit { job, file, version } => decide::edit(backend, out, ws, &job, &file, version).await,
+        Command::Schedule => schedule::list(backend, out, ws).await,
+        Command::Reschedule { job, at } => schedule::change(backend, out, ws, &job, schedule::parse_at(&at)?).await,
+        Command::PublishNow { job } => {
+            schedule::change(backend, out, ws, &job, harmonia_contracts::domain::ScheduleAction::PublishNow).await
+        }
+        Command::Cancel { job } => {
+            schedule::change(backend, out, ws, &job, harmonia_contracts::domain::ScheduleAction::Cancel).await
+        }
+        Command::Dispatch { watch } => schedule::dispatch(backend.local()?, out, ws, watch).await,
     }
+}
+
+/// The clock of the dispatcher, policy, planning and window checks: the system's, or — with
+/// `HARMONIA_NOW` set to an RFC 3339 time — one that starts there and runs at the system's
+/// pace, to rehearse a schedule.
+fn rehearsal_clock() -> Result<Option<std::sync::Arc<dyn harmonia_pipeline::clock::Clock>>, Error> {
+    let Some(value) = std::env::var_os("HARMONIA_NOW") else { return Ok(None) };
+    let at = value.to_str().and_then(|v| harmonia_contracts::time::parse(v.trim()).ok()).ok_or_else(|| {
+        Error::new(
+            Code::InvalidConfig,
+            "HARMONIA_NOW must be an RFC 3339 time with its offset, for example 2026-12-07T15:00:00Z",
+        )
+    })?;
+    Ok(Some(std::sync::Arc::new(harmonia_pipeline::clock::OffsetClock::starting_at(at))))
 }
 
 /// The first SIGINT or SIGTERM, named.

@@ -4,7 +4,8 @@
 //! terminal's width; a draft is printed verbatim, line for line, as it would be posted. Colour
 //! and bold are used only when stdout is a terminal and `NO_COLOR` is unset.
 //!
-//! `show` only reads: it does not resume unfinished work, so looking at a job never moves it.
+//! `show` only reads: it does not resume unfinished work, so looking at a job never moves it
+//! (like every command, it first hands scheduled posts that are due to publishing).
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};

@@ -15,6 +15,10 @@
 //! | `GET /v1/activity?job=ID&limit=N&page=P` | the job's activity records (metadata only), paginated |
 //! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject"|"request_changes","version":HASH,"reason"?,"feedback"?}` |
 //! | `POST /v1/jobs/{job}/edits` | `{"version":HASH,"body":TEXT}`: the operator's next draft version, checked by policy at once |
+//! | `GET /v1/schedule` | the approved posts not yet out, soonest first: `{"schedule":[{job, draft, platform, handle, window, due_at, state, dispatched_at?, decisions}]}` (`state`: `scheduled`, `window_passed`, `dispatched`) |
+//! | `POST /v1/jobs/{job}/reschedule` | `{"at":RFC3339}`: move the scheduled post to a future time inside one of the workspace's posting windows (else 400 `invalid_request` naming the nearest window) → `{"schedule","job"}` |
+//! | `POST /v1/jobs/{job}/publish-now` | publish the scheduled post now → `{"schedule","job"}` |
+//! | `POST /v1/jobs/{job}/cancel` | the scheduled post is never published → `{"schedule","job"}`; each of the three is the caller's attributed decision, 409 `invalid_transition` once the publication is claimed |
 //! | `GET /v1/workspace` | the workspace's current configuration version |
 //! | `PUT /v1/workspace` | the configuration file (`Content-Type: application/toml`, or its keys as JSON): version 1 (201), the next version (200), or `"changed": false` when equal to the current one |
 //! | `POST /v1/sources` | `{"format":"json"|"webvtt"|"srt","content":TEXT,"title"?,"language"?}` → the new job; with an `Idempotency-Key` header a retry returns the same job |
@@ -34,6 +38,7 @@ mod detail;
 mod imports;
 mod operators;
 mod routes;
+mod schedule;
 mod view;
 mod workspace;
 

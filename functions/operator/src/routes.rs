@@ -31,6 +31,7 @@ pub fn app(state: OperatorState) -> Router {
             .route("/v1/workspace", get(crate::workspace::show).put(crate::workspace::put))
             .route("/v1/operators", get(operators::list).post(operators::add))
             .route("/v1/operators/{name}", delete(operators::revoke))
+            .merge(crate::schedule::routes())
             .merge(crate::imports::routes()),
     )
     .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

@@ -152,10 +152,30 @@ async fn decisions_and_views_through_the_api() {
         .post(&path, json!({"subject": "draft", "decision": "reject", "version": draft_version, "reason": long}))
         .await;
     assert_eq!((s, error_code(&v)), (400, "invalid_request"), "the CLI's limit is the API's");
-    let (s, _) = api.post(&path, json!({"subject": "draft", "decision": "approve", "version": draft_version})).await;
-    assert_eq!(s, 200);
+    let (s, v) = api.post(&path, json!({"subject": "draft", "decision": "approve", "version": draft_version})).await;
+    assert_eq!((s, v["job"]["status"].as_str()), (200, Some("scheduled")), "{v}");
+    let (s, v) = api.get("/v1/schedule").await;
+    assert_eq!((s, v["schedule"][0]["job"].as_str()), (200, Some(job.as_str())), "{v}");
+    // The demo brand posts on weekdays only: the coming Sunday is outside its windows.
+    let today = chrono::Utc::now().date_naive();
+    let sunday = today + chrono::Days::new(7 - u64::from(chrono::Datelike::weekday(&today).num_days_from_sunday()));
+    let at = format!("{sunday}T18:00:00Z");
+    let (s, v) = api.post(&format!("/v1/jobs/{job}/reschedule"), json!({ "at": at })).await;
+    assert_eq!((s, error_code(&v)), (400, "invalid_request"), "{v}");
+    assert!(v["error"]["message"].as_str().is_some_and(|m| m.contains("the nearest is Mon")), "{v}");
+    let (s, v) = api
+        .call(reqwest::Method::POST, &format!("/v1/jobs/{job}/publish-now"), Some(&api.other), Some(json!({})))
+        .await;
+    assert_eq!((s, error_code(&v)), (404, "not_found"), "another workspace cannot touch it: {v}");
+    let (s, v) = api.post(&format!("/v1/jobs/{job}/reschedule"), json!({"at": "tomorrow"})).await;
+    assert_eq!(s, 400, "{v}");
+    let (s, v) = api.post(&format!("/v1/jobs/{job}/publish-now"), json!({})).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["schedule"]["decisions"][0]["operator"], "ana", "an attributed decision: {v}");
     let done = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
     assert_eq!(done.status, JobStatus::Verified);
+    let (s, v) = api.post(&format!("/v1/jobs/{job}/cancel"), json!({})).await;
+    assert_eq!((s, error_code(&v)), (409, "invalid_transition"), "claimed: {v}");
 
     // The Agent activity view: every invocation of the job, one trace, paginated.
     let (s, v) = api.get(&format!("/v1/activity?job={job}&limit=5")).await;

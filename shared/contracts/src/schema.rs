@@ -79,6 +79,7 @@ pub fn all_schemas() -> BTreeMap<String, Value> {
         "policy-result" => domain::PolicyResult,
         "approval" => domain::Approval,
         "publication" => domain::Publication,
+        "schedule" => domain::Schedule,
         "publication-claim" => domain::PublicationClaim,
         "publication-receipt" => domain::PublicationReceipt,
         "verification" => domain::Verification,

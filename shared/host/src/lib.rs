@@ -154,6 +154,7 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         connector,
         accounts,
         reach,
+        clock: Arc::new(harmonia_pipeline::clock::SystemClock),
         topic_prefix: config.topic_prefix.clone(),
         pipeline_user: "pipeline".parse()?,
         step_lease: config.step_lease,

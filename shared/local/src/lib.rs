@@ -15,7 +15,7 @@ use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_bus::Bus;
 use harmonia_bus_local::LocalBus;
-use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, WorkspaceConfig};
+use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus, ScheduleAction, WorkspaceConfig};
 use harmonia_contracts::event::{Pass, Round, Stage};
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::ids::WorkspaceId;
@@ -24,7 +24,7 @@ use harmonia_pipeline::connector::Sandbox;
 use harmonia_pipeline::records::{JOBS, MARKERS, Marker, doc_id};
 use harmonia_pipeline::registry::{Timing, topics};
 use harmonia_pipeline::steps::handlers;
-use harmonia_pipeline::{Env, operator, workspace};
+use harmonia_pipeline::{Env, operator, schedule, workspace};
 use harmonia_store::{MAX_QUERY_LIMIT, Query, decode_each, scan};
 use harmonia_store_sqlite::SqliteStore;
 use tokio::task::JoinHandle;
@@ -64,6 +64,8 @@ pub struct Wrap {
     pub connector: Option<Arc<dyn harmonia_pipeline::connector::Connector>>,
     /// The channel accounts; unset, those of `channels.toml` in the data dir.
     pub accounts: Option<harmonia_pipeline::connector::accounts::Accounts>,
+    /// The clock of the dispatcher, policy, planning and window checks; unset, the system's.
+    pub clock: Option<Arc<dyn harmonia_pipeline::clock::Clock>>,
 }
 
 /// The running embedded system.
@@ -143,6 +145,7 @@ impl Local {
             reach: harmonia_pipeline::connector::reach::Reach::of(connector.as_ref(), &accounts),
             connector,
             accounts,
+            clock: wrap.clock.unwrap_or_else(|| Arc::new(harmonia_pipeline::clock::SystemClock)),
             topic_prefix: String::new(),
             pipeline_user: "pipeline".parse()?,
             step_lease: timing.model_ack_deadline,
@@ -208,7 +211,8 @@ impl Local {
                 let current = operator::job(&self.env, workspace, job).await?;
                 // A job whose step stalled on its model while resting rests there too.
                 let stalled = current.stalled.as_ref().is_some_and(|s| s.at >= began);
-                if operator::awaited(current.status).is_none() && !current.status.is_terminal() && !stalled {
+                let resting = current.status.is_terminal() || current.status == JobStatus::Scheduled;
+                if operator::awaited(current.status).is_none() && !resting && !stalled {
                     still.push(job);
                 }
             }
@@ -273,11 +277,15 @@ pub enum Progress {
     },
     /// The operator approved a version.
     Approved(ApprovalSubject, String),
+    /// The operator published the scheduled post now instead of at its time.
+    PublishedNow(harmonia_contracts::domain::Schedule),
 }
 
 impl Local {
-    /// Follow `job` until it is terminal, or — without `approve` — until it waits for a human.
-    /// With `approve`, approve each waiting version as the operator `cli`.
+    /// Follow `job` until it is terminal, or — without `approve` — until it waits for a human
+    /// or for its scheduled time. With `approve`, act as the operator `cli` at every gate:
+    /// approve each waiting version, and publish the approved draft now rather than at its
+    /// time.
     pub async fn drive(
         &self,
         workspace: &WorkspaceId,
@@ -332,7 +340,17 @@ impl Local {
                     continue;
                 }
                 Some(_) => return Ok(current),
-                None if current.status.is_terminal() => return Ok(current),
+                None if current.status == JobStatus::Scheduled && approve => {
+                    // The operator at every gate also says when: now.
+                    let acted =
+                        schedule::act(&self.env, workspace, job, "cli".parse()?, ScheduleAction::PublishNow).await?;
+                    if let schedule::Acted::Released(s) = acted {
+                        report(Progress::PublishedNow(s));
+                    }
+                    continue;
+                }
+                // Waiting for its time (or for a person) is a resting place.
+                None if current.status.is_terminal() || current.status == JobStatus::Scheduled => return Ok(current),
                 None => {}
             }
             // A model failure met while following: say so now rather than wait it out; the

@@ -31,6 +31,8 @@ pub struct Env {
     /// the connectors above where this function holds them, else as declared
     /// ([`crate::connector::reach`]).
     pub reach: crate::connector::reach::Reach,
+    /// What time it is for the dispatcher, policy, planning and the window checks.
+    pub clock: Arc<dyn crate::clock::Clock>,
     /// Prefix of every topic name (empty locally; e.g. `harmonia-` in a shared project).
     pub topic_prefix: String,
     /// The identity agent sessions run under.

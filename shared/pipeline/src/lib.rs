@@ -22,6 +22,7 @@
 //! exported spans one tree (each event is created in an exported span the consuming stage
 //! continues).
 
+pub mod clock;
 pub mod connector;
 pub mod detail;
 pub mod env;
@@ -33,6 +34,7 @@ pub mod policy;
 pub mod records;
 pub mod registry;
 pub mod rounds;
+pub mod schedule;
 pub mod step;
 pub mod steps;
 mod trace;

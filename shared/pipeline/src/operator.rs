@@ -4,8 +4,8 @@
 
 use chrono::Utc;
 use harmonia_bus::OutboundMessage;
-use harmonia_contracts::domain::{Approval, ApprovalSubject, Decision, Draft, Job, JobStatus};
-use harmonia_contracts::event::{DraftApproved, Pass, Stage, StageEvent, StrategyApproved};
+use harmonia_contracts::domain::{Approval, ApprovalSubject, Decision, Draft, Job, JobStatus, Schedule, ScheduleState};
+use harmonia_contracts::event::{Pass, Stage, StageEvent, StrategyApproved};
 use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
 use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Error};
@@ -13,7 +13,9 @@ use harmonia_store::{Direction, MAX_QUERY_LIMIT, Query, Tx, decode_each, encode,
 use serde::{Deserialize, Serialize};
 
 use crate::Env;
-use crate::records::{APPROVALS, DRAFTS, JOBS, MARKERS, Marker, PendingMessage, STRATEGIES, StrategyRecord, doc_id};
+use crate::records::{
+    APPROVALS, DRAFTS, JOBS, MARKERS, Marker, PendingMessage, SCHEDULES, STRATEGIES, StrategyRecord, doc_id,
+};
 use crate::step::republish;
 use crate::steps::current_draft_id;
 
@@ -92,7 +94,7 @@ pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest
         round: job.round,
         decision: request.decision,
         operator: request.operator,
-        decided_at: Utc::now(),
+        decided_at: env.clock.now(),
     };
     // The decision is a span of the job's trace, under the exported span of the event that
     // asked for it; the event it releases is created under it.
@@ -105,16 +107,34 @@ pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest
     );
     let asked = decision_trace(env, workspace, &job, request.subject).await;
     let trace = crate::trace::origin(&span, asked.or(request.trace).as_ref());
-    let next = match approval.decision {
-        Decision::Approved => vec![span.in_scope(|| released(env, workspace, &job, &approval, &trace))?],
-        Decision::Rejected { .. } => Vec::new(),
-        Decision::ChangesRequested { .. } | Decision::Edited { .. } | Decision::RoundsExhausted => {
+    // An approved draft is scheduled, not published: the dispatcher releases it when due.
+    let schedule = match (approval.subject, &approval.decision) {
+        (ApprovalSubject::Draft, Decision::Approved) => Some(
+            crate::schedule::on_approval(env, workspace, &job, current_draft_id(&job), approval.subject_hash.clone())
+                .await?,
+        ),
+        _ => None,
+    };
+    let next = match (&approval.decision, approval.subject) {
+        (Decision::Approved, ApprovalSubject::Strategy) => {
+            vec![span.in_scope(|| released(env, workspace, &job, &approval, &trace))?]
+        }
+        (Decision::Approved, ApprovalSubject::Draft) | (Decision::Rejected { .. }, _) => Vec::new(),
+        (Decision::ChangesRequested { .. } | Decision::Edited { .. } | Decision::RoundsExhausted, _) => {
             return Err(Error::new(Code::InvalidRequest, "A decision here is to approve or to reject."));
         }
     };
+    let scheduled = schedule.as_ref().filter(|s| s.state == ScheduleState::Scheduled);
+    if let Some(s) = scheduled {
+        crate::schedule::index(env, workspace, &job.id, s.due_at).await?;
+    }
     let record = ApprovalRecord { approval: approval.clone(), next: next.iter().map(PendingMessage::from).collect() };
-    record_decision(env, workspace, &job.id, &record).await?;
+    record_decision(env, workspace, &job.id, &record, schedule.as_ref()).await?;
     env.publish(&next).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
+    if scheduled.is_some_and(|s| s.due_at <= env.clock.now()) {
+        // Approved inside its window: due now, so it goes out without waiting for a tick.
+        crate::schedule::release_if_due(env, workspace, &job.id).await?;
+    }
     Ok(approval)
 }
 
@@ -195,12 +215,13 @@ pub(crate) fn waiting_status(subject: ApprovalSubject) -> JobStatus {
     }
 }
 
-/// The status a decision moves the job to.
+/// The status a decision without a schedule moves the job to (an approved draft takes the
+/// status of its schedule instead).
 fn decided_status(subject: ApprovalSubject, decision: &Decision) -> JobStatus {
     match (subject, decision == &Decision::Approved) {
         (ApprovalSubject::Strategy, true) => JobStatus::StrategyApproved,
         (ApprovalSubject::Strategy, false) => JobStatus::StrategyRejected,
-        (ApprovalSubject::Draft, true) => JobStatus::DraftApproved,
+        (ApprovalSubject::Draft, true) => JobStatus::Scheduled,
         (ApprovalSubject::Draft, false) => JobStatus::DraftRejected,
     }
 }
@@ -231,8 +252,8 @@ pub(crate) async fn decision_trace(
         .and_then(|t| t.parse::<TraceParent>().ok())
 }
 
-/// The event an approval releases: `strategy.approved` or `draft.approved`, naming the exact
-/// version approved, continuing `trace`.
+/// The event a strategy's approval releases: `strategy.approved`, naming the exact version
+/// approved, continuing `trace` (an approved draft waits for the dispatcher instead).
 fn released(
     env: &Env,
     workspace: &WorkspaceId,
@@ -242,30 +263,29 @@ fn released(
 ) -> Result<OutboundMessage, Error> {
     let hash = approval.subject_hash.clone();
     let (ws, id) = (workspace.clone(), job.id.clone());
-    match approval.subject {
-        // Draft rounds start again from the original: `strategy.approved` carries round 0.
-        ApprovalSubject::Strategy => {
-            env.message(&StageEvent::new(ws, id, Pass::FIRST, trace, StrategyApproved { strategy_hash: hash }))
-        }
-        ApprovalSubject::Draft => {
-            let draft = DraftApproved { draft: current_draft_id(job), content_hash: hash };
-            env.message(&StageEvent::in_round(ws, id, job.round, job.pass, trace, draft))
-        }
-    }
-    .map_err(|_| Error::from_code(Code::BusUnavailable))
+    // Draft rounds start again from the original: `strategy.approved` carries round 0.
+    env.message(&StageEvent::new(ws, id, Pass::FIRST, trace, StrategyApproved { strategy_hash: hash }))
+        .map_err(|_| Error::from_code(Code::BusUnavailable))
 }
 
-/// Store the decision and move the job, in one transaction that fails if the job stopped
-/// waiting or was decided meanwhile.
+/// Store the decision (and an approved draft's schedule) and move the job, in one transaction
+/// that fails if the job stopped waiting or was decided meanwhile.
 async fn record_decision(
     env: &Env,
     workspace: &WorkspaceId,
     job: &JobId,
     record: &ApprovalRecord,
+    schedule: Option<&Schedule>,
 ) -> Result<(), Error> {
     let subject = record.approval.subject;
-    let (waiting, decided) = (waiting_status(subject), decided_status(subject, &record.approval.decision));
+    let decided = match schedule {
+        Some(s) => crate::schedule::status_with(s),
+        None => decided_status(subject, &record.approval.decision),
+    };
+    let waiting = waiting_status(subject);
     let data = &encode(record).map_err(Error::from)?;
+    let schedule = &schedule.map(encode).transpose().map_err(Error::from)?;
+    let now = env.clock.now();
     let store = &*env.store;
     run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
         let mut tx = Tx::begin(store, workspace);
@@ -277,9 +297,12 @@ async fn record_decision(
         if current.status != waiting {
             return Err(harmonia_store::Error::Aborted(Code::InvalidTransition));
         }
-        current.advance(decided, Utc::now()).map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
+        current.advance(decided, now).map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
         tx.put(JOBS, &doc_id(job), encode(&current)?);
         tx.put(APPROVALS, &id, data.clone());
+        if let Some(schedule) = schedule {
+            tx.put(SCHEDULES, &doc_id(job), schedule.clone());
+        }
         tx.commit().await
     })
     .await

@@ -223,7 +223,7 @@ fn open_windows(config: &WorkspaceConfig, calendar: &[CalendarImport], now: Time
 
 /// A local wall-clock time on `date` in `tz`, as UTC: the earlier instant when a change makes
 /// it occur twice, the same wall time an hour later when a change skips it.
-fn to_utc<Z: TimeZone>(tz: &Z, date: NaiveDate, time: NaiveTime) -> Option<Timestamp> {
+pub(crate) fn to_utc<Z: TimeZone>(tz: &Z, date: NaiveDate, time: NaiveTime) -> Option<Timestamp> {
     let local = date.and_time(time);
     let resolved = match tz.from_local_datetime(&local) {
         LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => Some(t),

@@ -21,7 +21,6 @@
 
 use std::collections::HashMap;
 
-use chrono::Utc;
 use harmonia_contracts::domain::{
     ConnectorKind, Draft, Platform, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review, WorkspaceConfig,
     WorkspaceMode,
@@ -147,6 +146,8 @@ pub struct PolicyInput<'a> {
     /// results and the workspace's verified publication records, with their provenance and
     /// text.
     pub evidence: &'a HashMap<EvidenceId, Evidence>,
+    /// When the check runs (the deployment's clock).
+    pub now: harmonia_contracts::domain::Timestamp,
     /// The connector this deployment publishes through.
     pub connector: ConnectorKind,
     /// Whether this deployment holds credentials of its own for the draft's channel (a
@@ -265,7 +266,7 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
         content_hash: draft.content_hash.clone(),
         outcome: if violations.is_empty() { PolicyOutcome::Passed } else { PolicyOutcome::Blocked },
         violations,
-        checked_at: Utc::now(),
+        checked_at: input.now,
     }
 }
 

@@ -38,6 +38,8 @@ pub const REVIEWS: Collection = Collection::new("reviews");
 pub const POLICY_RESULTS: Collection = Collection::new("policy_results");
 /// Human decisions.
 pub const APPROVALS: Collection = Collection::new("approvals");
+/// Approved drafts' places in the schedule, by job ([`crate::schedule`]).
+pub const SCHEDULES: Collection = Collection::new("schedules");
 /// Stage-completed markers, by `<job>.<stage>.<pass>` (`.r<round>` appended in an operator
 /// round).
 pub const MARKERS: Collection = Collection::new("stage_markers");

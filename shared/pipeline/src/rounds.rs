@@ -168,6 +168,7 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
     let evidence = crate::policy::evidence::load(&*env.store, workspace, &analysis).await?;
     // An operator's text has no Dara review: policy's rules are what it must pass.
     let result = check(&PolicyInput {
+        now: env.clock.now(),
         workspace: &config,
         draft: &draft,
         review: None,

@@ -52,7 +52,10 @@ pub enum JobStatus {
     AwaitingDraftApproval,
     /// An operator asked for changes to the draft; a new writing cycle is pending.
     DraftChangesRequested,
-    /// A human approved the exact draft version, publishing pending.
+    /// A human approved the exact draft version; it waits for its time (the plan item's
+    /// window, or the operator's) in the schedule.
+    Scheduled,
+    /// The approved draft's time came (or the operator said publish now): publishing pending.
     DraftApproved,
     /// A publication claim exists; the connector is being called.
     Publishing,
@@ -68,9 +71,14 @@ pub enum JobStatus {
     DraftRejected,
     /// Deterministic policy refused the draft. Terminal.
     PolicyBlocked,
-    /// The revision still did not pass, a gate used all its operator rounds, or the draft
-    /// carries instruction-like source text; parked for a human. Terminal.
+    /// The revision still did not pass, a gate used all its operator rounds, the draft
+    /// carries instruction-like source text, or the draft was approved after its planned
+    /// window closed; parked for a human. Terminal: nothing happens on its own, and only the
+    /// last case has a way out (the operator reschedules, publishes now or cancels).
     NeedsHuman,
+    /// An operator cancelled the scheduled post before its publication was claimed; it is
+    /// never published. Terminal.
+    Cancelled,
     /// A typed failure. Terminal.
     Failed,
 }
@@ -90,6 +98,7 @@ impl JobStatus {
                 | JobStatus::DraftRejected
                 | JobStatus::PolicyBlocked
                 | JobStatus::NeedsHuman
+                | JobStatus::Cancelled
                 | JobStatus::Failed
         )
     }
@@ -114,9 +123,16 @@ impl JobStatus {
                 | (Drafted, RevisionRequested | Reviewed | NeedsHuman)
                 | (RevisionRequested, Drafted)
                 | (Reviewed, AwaitingDraftApproval | PolicyBlocked | NeedsHuman)
-                | (AwaitingDraftApproval, DraftApproved | DraftRejected | DraftChangesRequested | NeedsHuman)
+                | (
+                    AwaitingDraftApproval,
+                    Scheduled | DraftApproved | DraftRejected | DraftChangesRequested | NeedsHuman
+                )
                 | (DraftChangesRequested, Drafted)
-                | (DraftApproved, Publishing)
+                // The schedule: dispatched when due or published now, moved, or cancelled; a
+                // post approved after its window waits as `needs_human` until rescheduled.
+                | (Scheduled, DraftApproved | Cancelled)
+                | (NeedsHuman, Scheduled | DraftApproved | Cancelled)
+                | (DraftApproved, Publishing | Cancelled)
                 | (Publishing, Published | PublishUnknown)
                 | (PublishUnknown, Published | Verified | DraftApproved)
                 | (Published, Verified)
@@ -243,6 +259,7 @@ mod tests {
             Drafted,
             Reviewed,
             AwaitingDraftApproval,
+            Scheduled,
             DraftApproved,
             Publishing,
             PublishUnknown,
@@ -258,9 +275,13 @@ mod tests {
     fn terminal_states_go_nowhere_and_skips_are_refused() {
         for from in JobStatus::iter().filter(|s| s.is_terminal()) {
             for to in JobStatus::iter() {
-                assert!(!from.can_become(to), "{from:?} -> {to:?}");
+                // The one way out, by an operator only: a post approved after its window.
+                let back_into_the_schedule = from == NeedsHuman && matches!(to, Scheduled | DraftApproved | Cancelled);
+                assert_eq!(from.can_become(to), back_into_the_schedule, "{from:?} -> {to:?}");
             }
         }
+        assert!(!Scheduled.can_become(Publishing), "a scheduled post is claimed only once dispatched");
+        assert!(!Publishing.can_become(Cancelled), "a claimed post cannot be cancelled");
         assert_eq!(Ingested.transition(Published).err().map(|e| e.code), Some(Code::InvalidTransition));
         assert!(!AwaitingDraftApproval.can_become(Publishing), "publishing needs an approval first");
         assert!(!AwaitingStrategyApproval.can_become(Planned), "planning needs an approved strategy");

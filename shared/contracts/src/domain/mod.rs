@@ -52,6 +52,7 @@ mod publication;
 mod records;
 mod research;
 mod review;
+mod schedule;
 mod source;
 mod strategy;
 mod workspace;
@@ -76,6 +77,7 @@ pub use review::{
     Assessment, Assessments, Dimension, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review, ReviewIssue,
     Score, Severity, Verdict,
 };
+pub use schedule::{MAX_SCHEDULE_DECISIONS, Schedule, ScheduleAction, ScheduleDecision, ScheduleState};
 pub use source::{
     Frame, LanguageTag, SOURCE_INLINE_MAX_BYTES, SOURCE_MAX_BYTES, Source, SourceBody, SourceContent, SourceInput,
     SourcePart, StoredSource, TranscriptSegment, UntrustedSpan, frame_flagged, segment_flagged, untrusted_spans,

@@ -368,6 +368,7 @@ async fn publish(case: &Case, config: &WorkspaceConfig, store: &dyn Store) -> BT
         .unwrap_or_else(|| panic!("{}: the corpus workspace has no {} channel", case.name, platform.as_str()));
     let evidence = evidence_of(store, &home, &job).await;
     let result = check(&PolicyInput {
+        now: Utc::now(),
         workspace: config,
         draft: &draft,
         review: None,

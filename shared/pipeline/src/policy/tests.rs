@@ -69,6 +69,7 @@ fn rules(
     ev: &HashMap<EvidenceId, Evidence>,
 ) -> Vec<PolicyRule> {
     check(&PolicyInput {
+        now: Utc::now(),
         workspace: ws,
         draft: d,
         review,
@@ -86,8 +87,15 @@ fn rules(
 /// Each violation of `d` in `ws` (no review, evidence that resolves) when the deployment
 /// publishes through `connector`, with its detail.
 fn violations(ws: &WorkspaceConfig, d: &Draft, connector: ConnectorKind) -> Vec<(PolicyRule, String)> {
-    let input =
-        PolicyInput { workspace: ws, draft: d, review: None, evidence: &evidence(true), connector, account: false };
+    let input = PolicyInput {
+        now: Utc::now(),
+        workspace: ws,
+        draft: d,
+        review: None,
+        evidence: &evidence(true),
+        connector,
+        account: false,
+    };
     check(&input).violations.into_iter().map(|v| (v.rule, v.detail)).collect()
 }
 
@@ -106,6 +114,7 @@ fn a_clean_draft_passes() {
         Provenance::Live,
     );
     let result = check(&PolicyInput {
+        now: Utc::now(),
         workspace: &ws,
         draft: &d,
         review: None,
@@ -238,6 +247,7 @@ fn a_post_goes_out_only_on_a_configured_channel_through_its_configured_connector
     let mut own = workspace(WorkspaceMode::Development);
     own.channels.iter_mut().for_each(|c| c.connector = ConnectorKind::Bluesky);
     let input = PolicyInput {
+        now: Utc::now(),
         workspace: &own,
         draft: &d,
         review: None,
@@ -256,6 +266,7 @@ fn a_post_goes_out_only_on_a_configured_channel_through_its_configured_connector
     );
     let live = draft(Platform::Bluesky, "A post.", &["m-1"], Provenance::Live);
     let input = PolicyInput {
+        now: Utc::now(),
         workspace: &ws,
         draft: &live,
         review: None,
@@ -275,6 +286,7 @@ fn mock_evidence_never_reaches_a_live_connector_in_any_mode() {
         for (draft_provenance, mock_evidence) in [(Provenance::Live, true), (Provenance::Mock, false)] {
             let d = draft(Platform::Linkedin, "A post.", &["m-1"], draft_provenance);
             let input = PolicyInput {
+                now: Utc::now(),
                 workspace: &ws,
                 draft: &d,
                 review: None,
@@ -388,7 +400,7 @@ proptest::proptest! {
         let ws = workspace(WorkspaceMode::Development);
         let d = draft(Platform::Linkedin, &body, &["m-1"], Provenance::Mock);
         let evidence = HashMap::from([("m-1".parse().expect("id"), Evidence { provenance: Provenance::Mock, text: said })]);
-        let input = PolicyInput { workspace: &ws, draft: &d, review: None, evidence: &evidence, connector: ConnectorKind::Sandbox, account: false };
+        let input = PolicyInput { now: Utc::now(), workspace: &ws, draft: &d, review: None, evidence: &evidence, connector: ConnectorKind::Sandbox, account: false };
         for v in check(&input).violations {
             proptest::prop_assert!(!v.detail.is_empty() && v.detail.chars().count() <= 300, "{}", v.detail);
         }

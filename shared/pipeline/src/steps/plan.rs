@@ -66,7 +66,7 @@ async fn job_snapshot(env: &Env, ws: &WorkspaceId, job: &JobId) -> Result<Planni
     let (performance, _) = context(env, ws, config.mode).await?;
     let calendar = crate::imports::calendar::entries(&*env.store, ws).await?;
     let snapshot =
-        planning::build_snapshot(ws, &config, &calendar, &planning::observations(&performance), chrono::Utc::now());
+        planning::build_snapshot(ws, &config, &calendar, &planning::observations(&performance), env.clock.now());
     planning::freeze_snapshot(&*env.store, &snapshot).await?;
     let record = JobSnapshot { job: job.clone(), snapshot: snapshot.id.clone() };
     // First writer wins; a duplicate that lost plans from the winner's snapshot.

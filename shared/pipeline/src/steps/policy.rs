@@ -22,6 +22,7 @@ impl Step for ReviewPassed {
         let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(&event.job)).await?;
         let evidence = crate::policy::evidence::load(&*env.store, ws, &analysis).await?;
         let result = check(&PolicyInput {
+            now: env.clock.now(),
             workspace: &config,
             draft: &draft,
             review: Some(&review),

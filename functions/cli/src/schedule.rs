@@ -1,0 +1,167 @@
+//! The schedule: `schedule` lists the approved posts waiting for their time, `reschedule`,
+//! `publish-now` and `cancel` change one (each an attributed decision of the operator `cli`,
+//! refused once the post's publication is claimed), and `dispatch` hands what is due to
+//! publishing (`--watch`: every 30 seconds until stopped). On the embedded default every
+//! command dispatches what is due first ([`tick`]), so a due post goes out the next time
+//! anything runs.
+
+use std::time::Duration;
+
+use harmonia_contracts::domain::{Schedule, ScheduleAction, ScheduleState, WorkspaceConfig};
+use harmonia_contracts::ids::{JobId, OperatorId, WorkspaceId};
+use harmonia_contracts::{Code, Error};
+use harmonia_local::Local;
+use harmonia_pipeline::schedule::{self, Acted, windows};
+use serde_json::{Value, json};
+
+use crate::app::{Backend, Output, follow};
+
+/// How often `dispatch --watch` looks for due posts.
+pub(crate) const WATCH_EVERY: Duration = Duration::from_secs(30);
+
+fn cli_operator() -> Result<OperatorId, Error> {
+    "cli".parse()
+}
+
+/// A schedule as a line: job, channel, when, state.
+fn line(config: Option<&WorkspaceConfig>, s: &Schedule, title: &str) -> String {
+    let when = match s.state {
+        ScheduleState::WindowPassed => format!(
+            "window passed ({}): reschedule, publish-now or cancel",
+            config.map_or_else(|| windows::instant(s.window.end), |c| windows::describe(c, &s.window))
+        ),
+        ScheduleState::Dispatched => {
+            format!("publishing since {}", windows::instant(s.dispatched_at.unwrap_or(s.due_at)))
+        }
+        ScheduleState::Scheduled | ScheduleState::Cancelled => format!("due {}", due(config, s)),
+    };
+    format!("{}  {} {}  {when}  \"{title}\"", s.job, s.platform.as_str(), s.handle)
+}
+
+/// When `s` is due, in the workspace's zone and UTC.
+fn due(config: Option<&WorkspaceConfig>, s: &Schedule) -> String {
+    match config {
+        Some(c) => format!(
+            "{} {} ({})",
+            s.due_at.with_timezone(&c.timezone.tz()).format("%a %Y-%m-%d %H:%M"),
+            c.timezone,
+            windows::instant(s.due_at)
+        ),
+        None => windows::instant(s.due_at),
+    }
+}
+
+fn as_json(s: &Schedule, title: &str) -> Value {
+    json!({
+        "job": s.job,
+        "title": title,
+        "platform": s.platform.as_str(),
+        "handle": s.handle,
+        "state": s.state.as_str(),
+        "due_at": harmonia_contracts::time::format(&s.due_at),
+        "window": s.window,
+        "dispatched_at": s.dispatched_at.map(|t| harmonia_contracts::time::format(&t)),
+        "decisions": s.decisions,
+    })
+}
+
+/// `harmonia schedule`.
+pub(crate) async fn list(backend: &Backend, out: &Output, ws: &WorkspaceId) -> Result<(), Error> {
+    let env = backend.env();
+    let upcoming = schedule::upcoming(env, ws).await?;
+    let config = harmonia_pipeline::workspace::current(&*env.store, ws).await.ok().map(|v| v.config);
+    let mut rows = Vec::new();
+    if upcoming.is_empty() {
+        out.say("Nothing is scheduled: no approved post is waiting for its time.");
+    } else {
+        out.say(&format!("{} scheduled post(s), soonest first:", upcoming.len()));
+    }
+    for s in &upcoming {
+        let title = harmonia_pipeline::operator::job(env, ws, &s.job).await.map(|j| j.title).unwrap_or_default();
+        out.say(&format!("  {}", line(config.as_ref(), s, &title)));
+        rows.push(as_json(s, &title));
+    }
+    out.value(&json!({ "schedule": rows }));
+    Ok(())
+}
+
+/// `harmonia reschedule JOB --at TIME`, `publish-now JOB`, `cancel JOB`.
+pub(crate) async fn change(
+    backend: &Backend,
+    out: &Output,
+    ws: &WorkspaceId,
+    job: &str,
+    action: ScheduleAction,
+) -> Result<(), Error> {
+    backend.resume(ws).await?;
+    let id: JobId = job.parse()?;
+    let env = backend.env();
+    let acted = schedule::act(env, ws, &id, cli_operator()?, action).await?;
+    let config = harmonia_pipeline::workspace::current(&*env.store, ws).await.ok().map(|v| v.config);
+    let (said, s) = match &acted {
+        Acted::Rescheduled(s) => (
+            format!(
+                "Rescheduled: the post goes out {} on {} {}.",
+                due(config.as_ref(), s),
+                s.platform.as_str(),
+                s.handle
+            ),
+            s,
+        ),
+        Acted::Released(s) => (format!("Publishing now on {} {}.", s.platform.as_str(), s.handle), s),
+        Acted::Cancelled(s) => {
+            (format!("Cancelled: the post for {} {} will never be published.", s.platform.as_str(), s.handle), s)
+        }
+    };
+    out.say(&said);
+    let job_now = match (backend, &acted) {
+        (Backend::Local(l), Acted::Released(_)) => Some(follow(l, out, ws, &id, false, s.dispatched_at).await?),
+        _ => harmonia_pipeline::operator::job(env, ws, &id).await.ok(),
+    };
+    out.value(&json!({ "schedule": as_json(s, job_now.as_ref().map_or("", |j| j.title.as_str())), "job": job_now }));
+    Ok(())
+}
+
+/// The time `--at` names: RFC 3339.
+pub(crate) fn parse_at(at: &str) -> Result<ScheduleAction, Error> {
+    let at = harmonia_contracts::time::parse(at.trim()).map_err(|_| {
+        Error::new(
+            Code::InvalidRequest,
+            "--at must be an RFC 3339 time with its offset, for example 2026-12-07T15:00:00Z.",
+        )
+    })?;
+    Ok(ScheduleAction::Reschedule { at })
+}
+
+/// Dispatch what is due, saying what went out; then follow those posts (in `ws`) until they
+/// rest, so that a command exits with its dispatched posts published.
+pub(crate) async fn tick(local: &Local, out: &Output, ws: &WorkspaceId) -> Result<usize, Error> {
+    let done = schedule::tick(&local.env).await?;
+    for (workspace, job) in done.released.iter().chain(&done.redispatched) {
+        out.say(&format!("Dispatched a scheduled post that was due: job {job} (workspace {workspace})."));
+    }
+    let mine: Vec<JobId> =
+        done.released.iter().chain(&done.redispatched).filter(|(w, _)| w == ws).map(|(_, j)| j.clone()).collect();
+    if !mine.is_empty() {
+        local.rest(ws, &mine, Duration::from_secs(60)).await?;
+    }
+    Ok(done.released.len() + done.redispatched.len())
+}
+
+/// `harmonia dispatch [--watch]`.
+pub(crate) async fn dispatch(local: &Local, out: &Output, ws: &WorkspaceId, watch: bool) -> Result<(), Error> {
+    if !watch {
+        let n = tick(local, out, ws).await?;
+        if n == 0 {
+            out.say("Nothing was due.");
+        }
+        out.value(&json!({ "dispatched": n }));
+        return Ok(());
+    }
+    out.say(&format!("Dispatching due posts every {} seconds; stop with Ctrl-C.", WATCH_EVERY.as_secs()));
+    loop {
+        let n = tick(local, out, ws).await?;
+        out.value(&json!({ "dispatched": n, "at": harmonia_contracts::time::format(&local.env.clock.now()) }));
+        tokio::time::sleep(WATCH_EVERY).await;
+    }
+}

@@ -1,0 +1,326 @@
+//! Scheduled publishing on the embedded default, with a clock the tests move: an approved
+//! draft waits for its window, dispatchers racing or dying still make one post, and the
+//! operator's reschedule, publish-now and cancel do what they say.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::TimeDelta;
+use harmonia_contracts::domain::{
+    ApprovalSubject, Decision, JobStatus, Schedule, ScheduleAction, ScheduleState, SourceInput, Timestamp,
+};
+use harmonia_contracts::ids::{JobId, WorkspaceId};
+use harmonia_contracts::{Code, Error};
+use harmonia_local::{Local, Wrap};
+use harmonia_pipeline::clock::{Clock, ManualClock};
+use harmonia_pipeline::connector::{Checked, Connector, Found, Outgoing, ReadBackFailed, Sent};
+use harmonia_pipeline::registry::Timing;
+use harmonia_pipeline::schedule::{self, Acted, windows};
+use harmonia_pipeline::steps::ingest;
+use harmonia_pipeline::{operator, records};
+
+const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
+const WAIT: Duration = Duration::from_secs(120);
+
+/// Monday 7 December 2026, 05:00 in Denver (12:00 UTC): before the demo brand's first window
+/// of the day (weekdays 08:00-17:00 America/Denver).
+fn monday_dawn() -> Timestamp {
+    "2026-12-07T12:00:00Z".parse().expect("time")
+}
+
+fn sample() -> SourceInput {
+    serde_json::from_str(SAMPLE).expect("sample parses")
+}
+
+async fn open(dir: &std::path::Path, clock: &Arc<ManualClock>) -> Local {
+    let wrap = Wrap { clock: Some(clock.clone() as Arc<dyn Clock>), ..Wrap::default() };
+    Local::open_with(dir, Timing::LOCAL, wrap).await.expect("open")
+}
+
+/// A job of the sample source, driven to the draft gate and its draft approved as `ana`.
+async fn approved(local: &Local, ws: &WorkspaceId) -> (JobId, Schedule) {
+    let job = ingest(&local.env, ws, sample(), None, None).await.expect("ingest");
+    let strategy = local.drive(ws, &job.id, false, WAIT, |_| {}).await.expect("to the strategy gate");
+    approve(local, ws, &job.id, ApprovalSubject::Strategy).await;
+    let waiting = local.drive(ws, &job.id, false, WAIT, |_| {}).await.expect("to the draft gate");
+    assert_eq!(
+        (strategy.status, waiting.status),
+        (JobStatus::AwaitingStrategyApproval, JobStatus::AwaitingDraftApproval)
+    );
+    approve(local, ws, &job.id, ApprovalSubject::Draft).await;
+    let schedule = schedule::of_job(&local.env, ws, &job.id).await.expect("read").expect("a schedule");
+    (job.id, schedule)
+}
+
+async fn approve(local: &Local, ws: &WorkspaceId, job: &JobId, subject: ApprovalSubject) {
+    let current = operator::job(&local.env, ws, job).await.expect("job");
+    let version = operator::current_version(&local.env, ws, &current, subject).await.expect("version");
+    let request = operator::DecisionRequest {
+        job: job.clone(),
+        operator: "ana".parse().expect("operator"),
+        subject,
+        decision: Decision::Approved,
+        subject_hash: version,
+        trace: None,
+    };
+    operator::decide(&local.env, ws, request).await.expect("decide");
+}
+
+async fn status(local: &Local, ws: &WorkspaceId, job: &JobId) -> JobStatus {
+    operator::job(&local.env, ws, job).await.expect("job").status
+}
+
+async fn act(local: &Local, ws: &WorkspaceId, job: &JobId, action: ScheduleAction) -> Result<Acted, Error> {
+    schedule::act(&local.env, ws, job, "ana".parse().expect("operator"), action).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_approved_post_waits_for_its_window_and_then_goes_out_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = Arc::new(ManualClock::new(monday_dawn()));
+    let local = open(dir.path(), &clock).await;
+    let ws = local.workspace().await.expect("workspace");
+    let (job, planned) = approved(&local, &ws).await;
+
+    assert_eq!(planned.state, ScheduleState::Scheduled);
+    assert!(planned.window.start > monday_dawn(), "the plan's window is ahead: {:?}", planned.window);
+    assert_eq!(planned.due_at, planned.window.start, "due at the window's start");
+    assert_eq!(status(&local, &ws, &job).await, JobStatus::Scheduled);
+    let listed = schedule::upcoming(&local.env, &ws).await.expect("upcoming");
+    assert_eq!(listed.iter().map(|s| &s.job).collect::<Vec<_>>(), [&job]);
+
+    // Until the window opens, nothing goes out however often the dispatcher runs.
+    clock.set(planned.window.start - TimeDelta::seconds(1));
+    for _ in 0..3 {
+        assert!(schedule::tick(&local.env).await.expect("tick").released.is_empty());
+    }
+    local.settle(WAIT).await.expect("settle");
+    assert_eq!(local.sandbox.posts(&ws).await.expect("posts"), 0, "nothing published before the window");
+    assert_eq!(status(&local, &ws, &job).await, JobStatus::Scheduled);
+
+    clock.set(planned.window.start);
+    let tick = schedule::tick(&local.env).await.expect("tick");
+    assert_eq!(tick.released, [(ws.clone(), job.clone())]);
+    let done = local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("drive");
+    assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
+    assert_eq!(local.sandbox.posts(&ws).await.expect("posts"), 1);
+    // Later ticks find nothing more to do, and the index is cleaned up.
+    clock.advance(TimeDelta::hours(1));
+    let later = schedule::tick(&local.env).await.expect("tick");
+    assert!(later.released.is_empty() && later.redispatched.is_empty(), "{later:?}");
+    assert!(schedule::upcoming(&local.env, &ws).await.expect("upcoming").is_empty());
+    local.settle(WAIT).await.expect("settle");
+    assert_eq!(local.sandbox.posts(&ws).await.expect("posts"), 1, "still one post");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_dispatchers_racing_on_a_due_post_make_one_post() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = Arc::new(ManualClock::new(monday_dawn()));
+    let first = open(dir.path(), &clock).await;
+    let second = open(dir.path(), &clock).await;
+    let ws = first.workspace().await.expect("workspace");
+    let (job, planned) = approved(&first, &ws).await;
+    clock.set(planned.due_at + TimeDelta::minutes(1));
+    let (a, b) = tokio::join!(schedule::tick(&first.env), schedule::tick(&second.env));
+    let (a, b) = (a.expect("first tick"), b.expect("second tick"));
+    assert_eq!(a.released.len() + b.released.len(), 1, "one dispatcher releases it: {a:?} {b:?}");
+    let done = first.drive(&ws, &job, false, WAIT, |_| {}).await.expect("drive");
+    assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
+    first.settle(WAIT).await.expect("settle");
+    assert_eq!(first.sandbox.posts(&ws).await.expect("posts"), 1);
+}
+
+/// The sandbox, except that the process "dies" between the call and the receipt: the post is
+/// made, then the call never returns.
+struct DiesAfterPosting {
+    inner: Arc<dyn Connector>,
+    posted: Arc<tokio::sync::Notify>,
+}
+
+#[async_trait]
+impl Connector for DiesAfterPosting {
+    fn kind(&self) -> harmonia_contracts::domain::ConnectorKind {
+        self.inner.kind()
+    }
+
+    async fn send(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent {
+        let _ = self.inner.send(workspace, post).await;
+        self.posted.notify_one();
+        std::future::pending().await
+    }
+
+    async fn read_back(
+        &self,
+        workspace: &WorkspaceId,
+        idempotency_key: &str,
+        posted: Option<&harmonia_contracts::ids::PostId>,
+    ) -> Result<Found, ReadBackFailed> {
+        self.inner.read_back(workspace, idempotency_key, posted).await
+    }
+
+    async fn check(&self) -> Result<Checked, Code> {
+        self.inner.check().await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_dispatcher_killed_between_the_claim_and_the_receipt_is_resolved_by_read_back() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = Arc::new(ManualClock::new(monday_dawn()));
+    let posted = Arc::new(tokio::sync::Notify::new());
+    let store_of_first = {
+        let probe = open(dir.path(), &clock).await;
+        let store = probe.env.store.clone();
+        probe.shutdown().await.expect("shutdown");
+        store
+    };
+    let connector = Arc::new(DiesAfterPosting {
+        inner: Arc::new(harmonia_pipeline::connector::Sandbox::new(store_of_first)),
+        posted: posted.clone(),
+    });
+    let wrap = Wrap { clock: Some(clock.clone() as Arc<dyn Clock>), connector: Some(connector), ..Wrap::default() };
+    let first = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
+    let ws = first.workspace().await.expect("workspace");
+    let (job, planned) = approved(&first, &ws).await;
+    clock.set(planned.due_at);
+    assert_eq!(schedule::tick(&first.env).await.expect("tick").released.len(), 1);
+    posted.notified().await;
+    // Killed mid-call: the claim exists, the receipt does not.
+    first.shutdown().await.expect("shutdown");
+    let publication: harmonia_contracts::domain::Publication = first
+        .env
+        .store
+        .get(&ws, records::PUBLICATIONS, &records::doc_id(&planned.draft))
+        .await
+        .expect("read")
+        .expect("claimed")
+        .decode()
+        .expect("decode");
+    assert!(publication.receipt.is_none());
+    drop(first);
+
+    let next = open(dir.path(), &clock).await;
+    next.prepare(&ws).await.expect("resume");
+    let done = next.drive(&ws, &job, false, WAIT, |_| {}).await.expect("drive");
+    assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
+    next.settle(WAIT).await.expect("settle");
+    assert_eq!(next.sandbox.posts(&ws).await.expect("posts"), 1, "read back, not posted again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reschedule_publish_now_and_cancel_do_what_they_say_until_the_claim() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = Arc::new(ManualClock::new(monday_dawn()));
+    let local = open(dir.path(), &clock).await;
+    let ws = local.workspace().await.expect("workspace");
+
+    // Reschedule: only into a posting window, and only ahead.
+    let (job, planned) = approved(&local, &ws).await;
+    let sunday: Timestamp = "2026-12-13T18:00:00Z".parse().expect("time");
+    let outside = act(&local, &ws, &job, ScheduleAction::Reschedule { at: sunday }).await.expect_err("a Sunday");
+    assert_eq!(outside.code, Code::InvalidRequest);
+    assert!(
+        outside.message.contains("the nearest is Mon 2026-12-14 08:00-17:00 America/Denver"),
+        "{}",
+        outside.message
+    );
+    let past = act(&local, &ws, &job, ScheduleAction::Reschedule { at: monday_dawn() - TimeDelta::days(1) }).await;
+    assert_eq!(past.map_err(|e| e.code).err(), Some(Code::InvalidRequest));
+    let tuesday: Timestamp = "2026-12-08T17:30:00Z".parse().expect("time"); // 10:30 in Denver
+    let Acted::Rescheduled(moved) =
+        act(&local, &ws, &job, ScheduleAction::Reschedule { at: tuesday }).await.expect("move")
+    else {
+        panic!("rescheduled")
+    };
+    assert_eq!((moved.due_at, moved.state), (tuesday, ScheduleState::Scheduled));
+    assert_eq!(moved.decisions.len(), 1);
+    assert_eq!(moved.decisions[0].operator.as_str(), "ana");
+    // Its old time passes: nothing happens; its new time comes: it goes out.
+    clock.set(planned.due_at + TimeDelta::minutes(5));
+    assert!(schedule::tick(&local.env).await.expect("tick").released.is_empty());
+    assert_eq!(status(&local, &ws, &job).await, JobStatus::Scheduled);
+    clock.set(tuesday);
+    assert_eq!(schedule::tick(&local.env).await.expect("tick").released.len(), 1);
+    assert_eq!(local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("drive").status, JobStatus::Verified);
+    // Once claimed, nothing can change it.
+    for action in [
+        ScheduleAction::PublishNow,
+        ScheduleAction::Cancel,
+        ScheduleAction::Reschedule { at: tuesday + TimeDelta::hours(1) },
+    ] {
+        let refused = act(&local, &ws, &job, action.clone()).await.expect_err("claimed");
+        assert_eq!(refused.code, Code::InvalidTransition, "{action:?}");
+        assert!(refused.message.contains("already claimed"), "{}", refused.message);
+    }
+
+    // Publish now: out at once, before its window.
+    clock.set(monday_dawn() + TimeDelta::days(7));
+    let (now_job, planned) = approved(&local, &ws).await;
+    assert!(planned.due_at > clock.now());
+    let Acted::Released(released) = act(&local, &ws, &now_job, ScheduleAction::PublishNow).await.expect("now") else {
+        panic!("released")
+    };
+    assert_eq!(released.decisions.last().map(|d| d.action.name()), Some("publish_now"));
+    assert_eq!(local.drive(&ws, &now_job, false, WAIT, |_| {}).await.expect("drive").status, JobStatus::Verified);
+    assert!(clock.now() < planned.window.start, "published before its window");
+
+    // Cancel: never published, even when its time comes.
+    let posts = local.sandbox.posts(&ws).await.expect("posts");
+    let (cancelled, planned) = approved(&local, &ws).await;
+    let Acted::Cancelled(_) = act(&local, &ws, &cancelled, ScheduleAction::Cancel).await.expect("cancel") else {
+        panic!("cancelled")
+    };
+    assert_eq!(status(&local, &ws, &cancelled).await, JobStatus::Cancelled);
+    clock.set(planned.window.start + TimeDelta::minutes(1));
+    assert!(schedule::tick(&local.env).await.expect("tick").released.is_empty());
+    local.settle(WAIT).await.expect("settle");
+    assert_eq!(local.sandbox.posts(&ws).await.expect("posts"), posts, "a cancelled post is never published");
+    let again = act(&local, &ws, &cancelled, ScheduleAction::PublishNow).await.expect_err("cancelled");
+    assert_eq!(again.code, Code::InvalidTransition);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_approval_after_the_window_needs_a_person_and_is_never_published_late() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = Arc::new(ManualClock::new(monday_dawn()));
+    let local = open(dir.path(), &clock).await;
+    let ws = local.workspace().await.expect("workspace");
+    let job = ingest(&local.env, &ws, sample(), None, None).await.expect("ingest");
+    local.drive(&ws, &job.id, false, WAIT, |_| {}).await.expect("to the strategy gate");
+    approve(&local, &ws, &job.id, ApprovalSubject::Strategy).await;
+    local.drive(&ws, &job.id, false, WAIT, |_| {}).await.expect("to the draft gate");
+    let plan: records::PlanRecord = local
+        .env
+        .store
+        .get(&ws, records::PLANS, &records::doc_id(&job.id))
+        .await
+        .expect("read")
+        .expect("plan")
+        .decode()
+        .expect("decode");
+    let item = plan.plan.items.iter().find(|i| i.id == plan.selected).expect("selected");
+    // The operator comes back after the window closed.
+    clock.set(item.window.end + TimeDelta::minutes(1));
+    approve(&local, &ws, &job.id, ApprovalSubject::Draft).await;
+    assert_eq!(status(&local, &ws, &job.id).await, JobStatus::NeedsHuman);
+    let passed = schedule::of_job(&local.env, &ws, &job.id).await.expect("read").expect("schedule");
+    assert_eq!(passed.state, ScheduleState::WindowPassed);
+    clock.advance(TimeDelta::days(1));
+    assert!(schedule::tick(&local.env).await.expect("tick").released.is_empty());
+    local.settle(WAIT).await.expect("settle");
+    assert_eq!(local.sandbox.posts(&ws).await.expect("posts"), 0, "never published late on its own");
+
+    // Rescheduling puts it back in the schedule, at a time inside a window.
+    let config = harmonia_pipeline::workspace::current(&*local.env.store, &ws).await.expect("config").config;
+    let ahead = windows::occurrences(&config, &[], clock.now(), clock.now() + TimeDelta::days(7));
+    let next_window = ahead.iter().find(|w| w.start > clock.now()).expect("a window ahead");
+    let at = next_window.start + TimeDelta::minutes(30);
+    act(&local, &ws, &job.id, ScheduleAction::Reschedule { at }).await.expect("reschedule");
+    assert_eq!(status(&local, &ws, &job.id).await, JobStatus::Scheduled);
+    clock.set(at);
+    assert_eq!(schedule::tick(&local.env).await.expect("tick").released.len(), 1);
+    assert_eq!(local.drive(&ws, &job.id, false, WAIT, |_| {}).await.expect("drive").status, JobStatus::Verified);
+    assert_eq!(local.sandbox.posts(&ws).await.expect("posts"), 1);
+}

@@ -1,0 +1,1 @@
+//! Scheduling on the embedded store, with a clock the tests move.
