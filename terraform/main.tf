@@ -13,10 +13,12 @@ locals {
     "cloudresourcemanager.googleapis.com",
     # ID tokens minted for an operator's service account (README, first operator access).
     "iamcredentials.googleapis.com",
+    # The dispatcher's minute tick.
+    "cloudscheduler.googleapis.com",
   ])
   route_map       = { for r in local.routes : "${r.topic}.${r.function}" => r }
   image_base      = "${var.region}-docker.pkg.dev/${var.project}/${google_artifact_registry_repository.images.repository_id}"
-  stage_functions = toset([for f in local.functions : f if !contains(local.public_functions, f)])
+  stage_functions = toset([for f in local.functions : f if !contains(local.public_functions, f) && !contains(local.scheduled_functions, f)])
 
   # Cloud Run's deterministic URL of each function people call: the audience their ID tokens
   # must name, which the functions verify (known before the services exist).
@@ -229,6 +231,12 @@ resource "google_service_account" "invoker" {
   display_name = "Harmonia Pub/Sub push invoker"
 }
 
+# The identity Cloud Scheduler signs its OIDC tokens as when it calls the dispatcher.
+resource "google_service_account" "scheduler" {
+  account_id   = "harmonia-scheduler"
+  display_name = "Harmonia dispatcher's Cloud Scheduler caller"
+}
+
 resource "google_project_iam_member" "firestore_user" {
   for_each = toset(local.functions)
   project  = var.project
@@ -298,10 +306,13 @@ resource "google_pubsub_subscription_iam_member" "dead_letter_acker" {
 # ---- functions: one Cloud Run service each
 
 resource "google_cloud_run_v2_service" "function" {
-  for_each            = toset(local.functions)
-  name                = "harmonia-${each.value}"
-  location            = var.region
-  ingress             = contains(local.public_functions, each.value) ? "INGRESS_TRAFFIC_ALL" : "INGRESS_TRAFFIC_INTERNAL_ONLY"
+  for_each = toset(local.functions)
+  name     = "harmonia-${each.value}"
+  location = var.region
+  # The scheduled dispatcher takes requests from Cloud Scheduler, which does not call from the
+  # project's network: like the public functions it relies on Cloud Run IAM (only the
+  # scheduler's account may invoke it, below).
+  ingress             = contains(concat(local.public_functions, local.scheduled_functions), each.value) ? "INGRESS_TRAFFIC_ALL" : "INGRESS_TRAFFIC_INTERNAL_ONLY"
   deletion_protection = false
 
   template {
@@ -469,6 +480,38 @@ resource "google_cloud_run_v2_service_iam_member" "push_invoker" {
   location = var.region
   role     = "roles/run.invoker"
   member   = "serviceAccount:${google_service_account.invoker.email}"
+}
+
+# Only the scheduler's account may call the dispatcher.
+resource "google_cloud_run_v2_service_iam_member" "scheduler_invoker" {
+  for_each = toset(local.scheduled_functions)
+  name     = google_cloud_run_v2_service.function[each.value].name
+  location = var.region
+  role     = "roles/run.invoker"
+  member   = "serviceAccount:${google_service_account.scheduler.email}"
+}
+
+# Every minute, one tick of the dispatcher: what is due goes to publishing (README, "Scheduled
+# publishing"). A failed tick is not retried: the next one, a minute later, does the same work,
+# and overlapping ticks are safe (each post is one transaction on its own schedule).
+resource "google_cloud_scheduler_job" "dispatch" {
+  name             = "harmonia-dispatch"
+  region           = var.region
+  schedule         = "* * * * *"
+  time_zone        = "Etc/UTC"
+  attempt_deadline = "60s"
+  retry_config {
+    retry_count = 0
+  }
+  http_target {
+    http_method = "POST"
+    uri         = "${google_cloud_run_v2_service.function["dispatch"].uri}/dispatch"
+    oidc_token {
+      service_account_email = google_service_account.scheduler.email
+      audience              = google_cloud_run_v2_service.function["dispatch"].uri
+    }
+  }
+  depends_on = [google_project_service.required, google_cloud_run_v2_service_iam_member.scheduler_invoker]
 }
 
 # Operators (authenticated Google identities) may call ingest, operator and Nova. A listed

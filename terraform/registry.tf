@@ -1,7 +1,7 @@
 # The one list of functions, topics and subscriptions, kept equal to the code's registry
 # (shared/pipeline/src/registry.rs and the topics of shared/contracts/src/event.rs) by a test.
 locals {
-  functions = ["ingest", "analyze", "strategize", "plan", "draft", "review", "policy", "publish", "verify", "operator", "deadletter", "nova"]
+  functions = ["ingest", "analyze", "strategize", "plan", "draft", "review", "policy", "publish", "verify", "operator", "deadletter", "nova", "dispatch"]
 
   topics = [
     "source.ingested",
@@ -47,6 +47,7 @@ locals {
     operator   = ["strategy.approved", "draft.approved", "source.ingested"]
     deadletter = []
     nova       = []
+    dispatch   = ["draft.approved"]
   }
 
   # Functions whose runtime calls Vertex AI (the operator's job view asks Maya; Nova answers).
@@ -63,4 +64,7 @@ locals {
 
   # Functions reached by people (authenticated) rather than by Pub/Sub push.
   public_functions = ["ingest", "operator", "nova"]
+
+  # Functions invoked by Cloud Scheduler (main.tf, "dispatch"): neither pushed nor public.
+  scheduled_functions = ["dispatch"]
 }

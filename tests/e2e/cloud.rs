@@ -774,3 +774,161 @@ async fn a_credential_revoked_through_the_api_stops_working_in_every_function() 
         assert!(s == 200 || s == 400, "{function} still knows the admin: {s} {v}");
     }
 }
+
+/// A dispatcher in this process on the same emulators as the deployed functions, with a clock
+/// the test moves (the deployed functions keep the system's).
+async fn dispatcher_at(
+    cloud: &Cloud,
+    project: &str,
+    clock: &std::sync::Arc<harmonia_pipeline::clock::ManualClock>,
+) -> harmonia_pipeline::Env {
+    let vars: HashMap<&str, String> = HashMap::from([
+        ("GOOGLE_CLOUD_PROJECT", project.to_owned()),
+        ("HARMONIA_BLOBS", format!("gcs:{}", cloud.bucket)),
+        ("HARMONIA_STORE", "firestore".to_owned()),
+        ("HARMONIA_MODEL", "offline".to_owned()),
+        ("HARMONIA_LOG", "error".to_owned()),
+        (
+            "HARMONIA_SKILLS_DIR",
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills").to_string_lossy().into_owned(),
+        ),
+    ]);
+    let config = harmonia_host::Config::from_lookup(|k| vars.get(k).map(Into::into).or_else(|| std::env::var_os(k)))
+        .expect("config");
+    let env = harmonia_host::env_from_config(&config, Vec::new()).await.expect("env");
+    let mut env = std::sync::Arc::try_unwrap(env).expect("the only reference");
+    env.clock = clock.clone();
+    env
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispatchers_make_one_post() {
+    use harmonia_contracts::domain::{Schedule, ScheduleState};
+    use harmonia_pipeline::clock::ManualClock;
+    use harmonia_pipeline::records::SCHEDULES;
+    use harmonia_pipeline::schedule;
+
+    let project = harmonia_testkit::unique("sched");
+    let cloud = cloud_in(&project, &[], 0).await;
+    let post = reqwest::Method::POST;
+    let sandbox = harmonia_pipeline::connector::Sandbox::new(std::sync::Arc::new(cloud.store.clone()));
+    let to_the_draft_gate = async || {
+        let (s, v) =
+            cloud.api("ingest", post.clone(), "/v1/sources", Some(json!({"format": "json", "content": SAMPLE}))).await;
+        assert_eq!(s, 201, "{v}");
+        let job = v["job"]["id"].as_str().expect("id").to_owned();
+        for (waiting, subject) in
+            [(JobStatus::AwaitingStrategyApproval, "strategy"), (JobStatus::AwaitingDraftApproval, "draft")]
+        {
+            let (status, v) = cloud.wait_for(&job, |s| s == waiting).await;
+            assert_eq!(status, waiting, "{v}");
+            if subject == "draft" {
+                break;
+            }
+            let body = json!({"subject": subject, "decision": "approve", "version": v["awaiting_version"]});
+            let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{job}/decisions"), Some(body)).await;
+            assert_eq!(s, 200, "{v}");
+        }
+        job
+    };
+    let approve_draft = async |job: &str| {
+        let (_, v) = cloud.api("operator", reqwest::Method::GET, &format!("/v1/jobs/{job}"), None).await;
+        let body = json!({"subject": "draft", "decision": "approve", "version": v["awaiting_version"]});
+        let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{job}/decisions"), Some(body)).await;
+        assert_eq!(s, 200, "{v}");
+        let doc = cloud.store.get(&cloud.ws, SCHEDULES, &doc_id(job)).await.expect("read").expect("scheduled");
+        (v, doc.decode::<Schedule>().expect("a schedule"))
+    };
+
+    // Approved before its window: scheduled, and the deployed dispatcher (the system's clock)
+    // finds nothing due.
+    let job = to_the_draft_gate().await;
+    let (v, planned) = approve_draft(&job).await;
+    assert_eq!(v["job"]["status"], "scheduled", "{v}");
+    assert_eq!((planned.state, planned.due_at), (ScheduleState::Scheduled, planned.window.start));
+    let (s, v) = cloud.api("dispatch", post.clone(), "/dispatch", None).await;
+    assert_eq!((s, v["released"].as_u64()), (200, Some(0)), "not due yet: {v}");
+
+    // Dispatchers whose clock the test moves: nothing before the window starts, then exactly
+    // one of two racing dispatchers releases it, and one post is made.
+    let clock = std::sync::Arc::new(ManualClock::new(planned.due_at - chrono::TimeDelta::seconds(1)));
+    let (a, b) = (dispatcher_at(&cloud, &project, &clock).await, dispatcher_at(&cloud, &project, &clock).await);
+    assert!(schedule::tick(&a).await.expect("tick").released.is_empty());
+    assert_eq!(cloud.count(&cloud.ws, PUBLICATIONS).await, 0, "nothing published before the window");
+    clock.set(planned.due_at);
+    let (one, two) = tokio::join!(schedule::tick(&a), schedule::tick(&b));
+    let (one, two) = (one.expect("tick"), two.expect("tick"));
+    assert_eq!(one.released.len() + two.released.len(), 1, "{one:?} {two:?}");
+    let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::Verified).await;
+    assert_eq!(status, JobStatus::Verified, "{v}");
+    assert_eq!(sandbox.posts(&cloud.ws).await.expect("posts"), 1);
+    let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{job}/cancel"), None).await;
+    assert_eq!((s, v["error"]["code"].as_str()), (409, Some("invalid_transition")), "claimed: {v}");
+
+    // Reschedule inside a window, then publish now; and cancel: never published.
+    let moved = to_the_draft_gate().await;
+    let (_, planned) = approve_draft(&moved).await;
+    let at = planned.window.start + chrono::TimeDelta::minutes(30);
+    let (s, v) = cloud
+        .api(
+            "operator",
+            post.clone(),
+            &format!("/v1/jobs/{moved}/reschedule"),
+            Some(json!({"at": harmonia_contracts::time::format(&at)})),
+        )
+        .await;
+    assert_eq!((s, v["schedule"]["decisions"][0]["operator"].as_str()), (200, Some("ana")), "{v}");
+    clock.set(planned.window.start + chrono::TimeDelta::minutes(1));
+    assert!(schedule::tick(&a).await.expect("tick").released.is_empty(), "moved later: not due at its old time");
+    let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{moved}/publish-now"), None).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(cloud.wait_for(&moved, |s| s == JobStatus::Verified).await.0, JobStatus::Verified);
+    let cancelled = to_the_draft_gate().await;
+    let (_, planned) = approve_draft(&cancelled).await;
+    let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{cancelled}/cancel"), None).await;
+    assert_eq!((s, v["job"]["status"].as_str()), (200, Some("cancelled")), "{v}");
+    clock.set(planned.due_at + chrono::TimeDelta::minutes(5));
+    assert!(schedule::tick(&a).await.expect("tick").released.is_empty());
+    assert_eq!(sandbox.posts(&cloud.ws).await.expect("posts"), 2, "the cancelled post was never made");
+
+    // Approved after its window (the operator's decision, taken at the dispatcher's clock):
+    // needs a person, and is never published late on its own.
+    let late = to_the_draft_gate().await;
+    let plan: harmonia_pipeline::records::PlanRecord = cloud
+        .store
+        .get(&cloud.ws, harmonia_pipeline::records::PLANS, &doc_id(&late))
+        .await
+        .expect("read")
+        .expect("plan")
+        .decode()
+        .expect("decode");
+    let window = plan.plan.items.iter().find(|i| i.id == plan.selected).expect("selected").window;
+    clock.set(window.end + chrono::TimeDelta::minutes(1));
+    let late_id: harmonia_contracts::ids::JobId = late.parse().expect("job");
+    let current = harmonia_pipeline::operator::job(&a, &cloud.ws, &late_id).await.expect("job");
+    let version = harmonia_pipeline::operator::current_version(
+        &a,
+        &cloud.ws,
+        &current,
+        harmonia_contracts::domain::ApprovalSubject::Draft,
+    )
+    .await
+    .expect("version");
+    let request = harmonia_pipeline::operator::DecisionRequest {
+        job: late_id.clone(),
+        operator: "ana".parse().expect("operator"),
+        subject: harmonia_contracts::domain::ApprovalSubject::Draft,
+        decision: harmonia_contracts::domain::Decision::Approved,
+        subject_hash: version,
+        trace: None,
+    };
+    harmonia_pipeline::operator::decide(&a, &cloud.ws, request).await.expect("approve");
+    let (_, v) = cloud.api("operator", reqwest::Method::GET, &format!("/v1/jobs/{late}"), None).await;
+    assert_eq!(v["job"]["status"], "needs_human", "{v}");
+    let (_, listed) = cloud.api("operator", reqwest::Method::GET, "/v1/schedule", None).await;
+    let entry = listed["schedule"].as_array().and_then(|s| s.iter().find(|e| e["job"] == late.as_str())).cloned();
+    assert_eq!(entry.map(|e| e["state"].clone()), Some(json!("window_passed")), "{listed}");
+    clock.advance(chrono::TimeDelta::days(1));
+    assert!(schedule::tick(&a).await.expect("tick").released.is_empty());
+    assert_eq!(sandbox.posts(&cloud.ws).await.expect("posts"), 2, "not published late");
+}

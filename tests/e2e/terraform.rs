@@ -225,3 +225,43 @@ fn channel_credentials_reach_only_the_connector_users_and_policy_is_told_where_p
         "{envs:?}"
     );
 }
+
+#[test]
+fn cloud_scheduler_ticks_the_dispatcher_every_minute_with_oidc_and_only_it_may_invoke_it() {
+    let registry: Value = hcl::from_str(&terraform("registry.tf")).expect("registry.tf parses");
+    let locals = &registry["locals"];
+    assert_eq!(strings(&locals["scheduled_functions"]), BTreeSet::from(["dispatch".to_owned()]));
+    assert_eq!(strings(&locals["publishes"]["dispatch"]), BTreeSet::from(["draft.approved".to_owned()]));
+
+    let main: Value = hcl::from_str(&terraform("main.tf")).expect("main.tf parses");
+    let job = &main["resource"]["google_cloud_scheduler_job"]["dispatch"];
+    assert_eq!(job["schedule"], "* * * * *", "every minute");
+    let target = &job["http_target"];
+    assert_eq!(target["http_method"], "POST");
+    assert_eq!(target["uri"], "${google_cloud_run_v2_service.function[\"dispatch\"].uri}/dispatch");
+    let oidc = &target["oidc_token"];
+    assert_eq!(oidc["service_account_email"], "${google_service_account.scheduler.email}");
+    assert_eq!(oidc["audience"], "${google_cloud_run_v2_service.function[\"dispatch\"].uri}");
+
+    // The scheduler's account invokes the dispatcher and nothing else; the push invoker does
+    // not invoke the dispatcher.
+    let members = main["resource"]["google_cloud_run_v2_service_iam_member"].as_object().expect("invoker grants");
+    let scheduler = &members["scheduler_invoker"];
+    assert_eq!(scheduler["for_each"], "${toset(local.scheduled_functions)}");
+    assert_eq!(
+        (scheduler["role"].as_str(), scheduler["member"].as_str()),
+        (Some("roles/run.invoker"), Some("serviceAccount:${google_service_account.scheduler.email}"))
+    );
+    for (name, grant) in members {
+        if name != "scheduler_invoker" {
+            assert!(!grant["member"].as_str().unwrap_or("").contains("scheduler"), "{name} grants the scheduler more");
+        }
+    }
+    let stage_functions = main["locals"]["stage_functions"].as_str().expect("stage_functions is an expression");
+    assert!(
+        stage_functions.contains("local.scheduled_functions"),
+        "the push invoker's list leaves the dispatcher out: {stage_functions}"
+    );
+    let apis = main["locals"]["required_apis"].as_str().unwrap_or_default().to_owned() + &main["locals"].to_string();
+    assert!(apis.contains("cloudscheduler.googleapis.com"), "the Cloud Scheduler API is enabled");
+}

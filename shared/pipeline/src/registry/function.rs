@@ -36,6 +36,8 @@ pub enum Function {
     Deadletter,
     /// Nova, the read-only liaison.
     Nova,
+    /// Hands scheduled posts that are due to publishing (Cloud Scheduler, every minute).
+    Dispatch,
 }
 
 impl Function {
