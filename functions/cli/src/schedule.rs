@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use harmonia_contracts::domain::{Schedule, ScheduleAction, ScheduleState, WorkspaceConfig};
+use harmonia_contracts::domain::{Job, Schedule, ScheduleAction, ScheduleState, WorkspaceConfig};
 use harmonia_contracts::ids::{JobId, OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_local::Local;
@@ -24,12 +24,11 @@ fn cli_operator() -> Result<OperatorId, Error> {
 }
 
 /// A schedule as a line: job, channel, when, state.
-fn line(config: Option<&WorkspaceConfig>, s: &Schedule, title: &str) -> String {
+fn line(config: &WorkspaceConfig, s: &Schedule, title: &str) -> String {
     let when = match s.state {
-        ScheduleState::WindowPassed => format!(
-            "window passed ({}): reschedule, publish-now or cancel",
-            config.map_or_else(|| windows::instant(s.window.end), |c| windows::describe(c, &s.window))
-        ),
+        ScheduleState::WindowPassed => {
+            format!("window passed ({}): reschedule, publish-now or cancel", windows::describe(config, &s.window))
+        }
         ScheduleState::Dispatched => {
             format!("publishing since {}", windows::instant(s.dispatched_at.unwrap_or(s.due_at)))
         }
@@ -39,16 +38,21 @@ fn line(config: Option<&WorkspaceConfig>, s: &Schedule, title: &str) -> String {
 }
 
 /// When `s` is due, in the workspace's zone and UTC.
-fn due(config: Option<&WorkspaceConfig>, s: &Schedule) -> String {
-    match config {
-        Some(c) => format!(
-            "{} {} ({})",
-            s.due_at.with_timezone(&c.timezone.tz()).format("%a %Y-%m-%d %H:%M"),
-            c.timezone,
-            windows::instant(s.due_at)
-        ),
-        None => windows::instant(s.due_at),
-    }
+fn due(config: &WorkspaceConfig, s: &Schedule) -> String {
+    format!(
+        "{} {} ({})",
+        s.due_at.with_timezone(&config.timezone.tz()).format("%a %Y-%m-%d %H:%M"),
+        config.timezone,
+        windows::instant(s.due_at)
+    )
+}
+
+/// The job of `s` and the workspace configuration it runs under (whose zone its times are
+/// shown in).
+async fn job_of(env: &harmonia_pipeline::Env, ws: &WorkspaceId, s: &Schedule) -> Result<(Job, WorkspaceConfig), Error> {
+    let job = harmonia_pipeline::operator::job(env, ws, &s.job).await?;
+    let config = harmonia_pipeline::workspace::version_of_job(&*env.store, &job).await?.config;
+    Ok((job, config))
 }
 
 fn as_json(s: &Schedule, title: &str) -> Value {
@@ -69,7 +73,6 @@ fn as_json(s: &Schedule, title: &str) -> Value {
 pub(crate) async fn list(backend: &Backend, out: &Output, ws: &WorkspaceId) -> Result<(), Error> {
     let env = backend.env();
     let upcoming = schedule::upcoming(env, ws).await?;
-    let config = harmonia_pipeline::workspace::current(&*env.store, ws).await.ok().map(|v| v.config);
     let mut rows = Vec::new();
     if upcoming.is_empty() {
         out.say("Nothing is scheduled: no approved post is waiting for its time.");
@@ -77,9 +80,9 @@ pub(crate) async fn list(backend: &Backend, out: &Output, ws: &WorkspaceId) -> R
         out.say(&format!("{} scheduled post(s), soonest first:", upcoming.len()));
     }
     for s in &upcoming {
-        let title = harmonia_pipeline::operator::job(env, ws, &s.job).await.map(|j| j.title).unwrap_or_default();
-        out.say(&format!("  {}", line(config.as_ref(), s, &title)));
-        rows.push(as_json(s, &title));
+        let (job, config) = job_of(env, ws, s).await?;
+        out.say(&format!("  {}", line(&config, s, &job.title)));
+        rows.push(as_json(s, &job.title));
     }
     out.value(&json!({ "schedule": rows }));
     Ok(())
@@ -97,28 +100,23 @@ pub(crate) async fn change(
     let id: JobId = job.parse()?;
     let env = backend.env();
     let acted = schedule::act(env, ws, &id, cli_operator()?, action).await?;
-    let config = harmonia_pipeline::workspace::current(&*env.store, ws).await.ok().map(|v| v.config);
-    let (said, s) = match &acted {
-        Acted::Rescheduled(s) => (
-            format!(
-                "Rescheduled: the post goes out {} on {} {}.",
-                due(config.as_ref(), s),
-                s.platform.as_str(),
-                s.handle
-            ),
-            s,
-        ),
-        Acted::Released(s) => (format!("Publishing now on {} {}.", s.platform.as_str(), s.handle), s),
-        Acted::Cancelled(s) => {
-            (format!("Cancelled: the post for {} {} will never be published.", s.platform.as_str(), s.handle), s)
+    let (Acted::Rescheduled(s) | Acted::Released(s) | Acted::Cancelled(s)) = &acted;
+    let (_, config) = job_of(env, ws, s).await?;
+    let said = match &acted {
+        Acted::Rescheduled(_) => {
+            format!("Rescheduled: the post goes out {} on {} {}.", due(&config, s), s.platform.as_str(), s.handle)
+        }
+        Acted::Released(_) => format!("Publishing now on {} {}.", s.platform.as_str(), s.handle),
+        Acted::Cancelled(_) => {
+            format!("Cancelled: the post for {} {} will never be published.", s.platform.as_str(), s.handle)
         }
     };
     out.say(&said);
     let job_now = match (backend, &acted) {
-        (Backend::Local(l), Acted::Released(_)) => Some(follow(l, out, ws, &id, false, s.dispatched_at).await?),
-        _ => harmonia_pipeline::operator::job(env, ws, &id).await.ok(),
+        (Backend::Local(l), Acted::Released(_)) => follow(l, out, ws, &id, false, s.dispatched_at).await?,
+        _ => harmonia_pipeline::operator::job(env, ws, &id).await?,
     };
-    out.value(&json!({ "schedule": as_json(s, job_now.as_ref().map_or("", |j| j.title.as_str())), "job": job_now }));
+    out.value(&json!({ "schedule": as_json(s, &job_now.title), "job": job_now }));
     Ok(())
 }
 

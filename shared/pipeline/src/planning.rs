@@ -32,6 +32,7 @@ use harmonia_contracts::{Code, Error};
 use harmonia_store::{Created, Store, create_immutable, encode};
 
 use crate::records::{PLANNING_SNAPSHOTS, doc_id};
+use crate::schedule::windows;
 
 /// How many days ahead a snapshot plans, starting with the UTC day of `now`.
 pub const HORIZON_DAYS: u32 = 14;
@@ -181,44 +182,11 @@ fn capacity(
         .collect()
 }
 
-/// The configured windows of every local day around the horizon, in UTC, that have not ended
-/// and are not on a blackout date.
+/// The configured windows of every local day of the horizon, in UTC, that have not ended and
+/// are not on a blackout date.
 fn open_windows(config: &WorkspaceConfig, calendar: &[CalendarImport], now: Timestamp) -> Vec<UtcWindow> {
-    let tz = config.timezone.tz();
-    let blackout: Vec<NaiveDate> = calendar
-        .iter()
-        .filter_map(|e| match e.item {
-            CalendarItem::Blackout { date, .. } => Some(date),
-            CalendarItem::Scheduled { .. } => None,
-        })
-        .collect();
-    let horizon_end = now + Duration::days(i64::from(HORIZON_DAYS));
-    // A day on either side: a zone far from UTC puts some local days' windows into the horizon.
-    let first = now.with_timezone(&tz).date_naive() - Duration::days(1);
-    let mut out = Vec::new();
-    for n in 0..=HORIZON_DAYS + 1 {
-        let Some(date) = first.checked_add_days(chrono::Days::new(u64::from(n))) else { continue };
-        if blackout.contains(&date) {
-            continue;
-        }
-        for window in &config.posting_windows {
-            if !window.days.iter().any(|d| chrono::Weekday::from(*d) == date.weekday()) {
-                continue;
-            }
-            let (Some(start), Some(end)) =
-                (to_utc(&tz, date, window.start.time()), to_utc(&tz, date, window.end.time()))
-            else {
-                continue;
-            };
-            if end <= now || start >= horizon_end {
-                continue;
-            }
-            if let Ok(w) = UtcWindow::new(start, end) {
-                out.push(w);
-            }
-        }
-    }
-    out
+    let blackout = windows::blackout_dates(calendar);
+    windows::occurrences(config, &blackout, now, now + Duration::days(i64::from(HORIZON_DAYS)))
 }
 
 /// A local wall-clock time on `date` in `tz`, as UTC: the earlier instant when a change makes

@@ -168,9 +168,7 @@ pub async fn upcoming(env: &Env, workspace: &WorkspaceId) -> Result<Vec<Schedule
         let docs = harmonia_store::scan(&*env.store, workspace, SCHEDULES, query).await.map_err(Error::from)?;
         for s in decode_each::<Schedule>(SCHEDULES, &docs) {
             // Dispatched and claimed: publishing has it now, and the job says how it went.
-            if s.state == ScheduleState::Dispatched
-                && env.store.get(workspace, PUBLICATIONS, &doc_id(&s.draft)).await.map_err(Error::from)?.is_some()
-            {
+            if s.state == ScheduleState::Dispatched && claimed(env, workspace, &s).await? {
                 continue;
             }
             out.push(s);
@@ -191,18 +189,47 @@ async fn release_message(env: &Env, workspace: &WorkspaceId, schedule: &Schedule
     span.in_scope(|| env.message(&event)).map_err(|_| Error::from_code(Code::BusUnavailable))
 }
 
-/// Why a change to a schedule was refused, in words.
-fn refused(state: ScheduleState, claimed: bool) -> Error {
-    let why = if claimed {
-        "its publication is already claimed"
-    } else {
-        match state {
-            ScheduleState::Dispatched => "it has been handed to publishing",
-            ScheduleState::Cancelled => "it was cancelled",
-            ScheduleState::Scheduled | ScheduleState::WindowPassed => "it moved on meanwhile",
+/// Whether the publication of `schedule`'s draft is claimed.
+async fn claimed(env: &Env, workspace: &WorkspaceId, schedule: &Schedule) -> Result<bool, Error> {
+    Ok(env.store.get(workspace, PUBLICATIONS, &doc_id(&schedule.draft)).await.map_err(Error::from)?.is_some())
+}
+
+/// `job`'s schedule read in `tx`, if it may change: in one of `from`, its publication not
+/// claimed. Otherwise the transaction aborts with `invalid_transition` ([`refusal`] says why).
+async fn changeable(tx: &mut Tx<'_>, job: &JobId, from: &[ScheduleState]) -> Result<Schedule, harmonia_store::Error> {
+    let schedule: Schedule = tx.get(SCHEDULES, &doc_id(job)).await?.ok_or(harmonia_store::Error::NotFound)?.decode()?;
+    if !from.contains(&schedule.state) || tx.get(PUBLICATIONS, &doc_id(&schedule.draft)).await?.is_some() {
+        return Err(harmonia_store::Error::Aborted(Code::InvalidTransition));
+    }
+    Ok(schedule)
+}
+
+/// The error of a change's transaction on `job`'s schedule, in words: a refusal says how the
+/// post stands now, a full history says what is left to do.
+async fn change_failed(env: &Env, workspace: &WorkspaceId, job: &JobId, e: harmonia_store::Error) -> Error {
+    match e {
+        harmonia_store::Error::Aborted(Code::InvalidTransition) => {
+            let now = match expect_schedule(env, workspace, job).await {
+                Ok(now) => now,
+                Err(e) => return e,
+            };
+            let why = match claimed(env, workspace, &now).await {
+                Err(e) => return e,
+                Ok(true) => "its publication is already claimed",
+                Ok(false) => match now.state {
+                    ScheduleState::Dispatched => "it has been handed to publishing",
+                    ScheduleState::Cancelled => "it was cancelled",
+                    ScheduleState::Scheduled | ScheduleState::WindowPassed => "it moved on meanwhile",
+                },
+            };
+            Error::new(Code::InvalidTransition, format!("The post can no longer be changed: {why}."))
         }
-    };
-    Error::new(Code::InvalidTransition, format!("The post can no longer be changed: {why}."))
+        harmonia_store::Error::Aborted(Code::OutOfRange) => Error::new(
+            Code::OutOfRange,
+            format!("The post has had its {MAX_SCHEDULE_DECISIONS} changes; publish it now or cancel it."),
+        ),
+        other => Error::from(other),
+    }
 }
 
 /// Hand `job`'s post to publishing if its schedule is in one of `from` (and due, with
@@ -226,11 +253,7 @@ async fn release(
     let released = run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
         let mut tx = Tx::begin(store, workspace);
         let id = doc_id(job);
-        let mut schedule: Schedule = tx.get(SCHEDULES, &id).await?.ok_or(harmonia_store::Error::NotFound)?.decode()?;
-        let claimed = tx.get(PUBLICATIONS, &doc_id(&schedule.draft)).await?.is_some();
-        if claimed || !from.contains(&schedule.state) {
-            return Err(harmonia_store::Error::Aborted(Code::InvalidTransition));
-        }
+        let mut schedule = changeable(&mut tx, job, from).await?;
         if when_due && schedule.due_at > now {
             return Ok(false);
         }
@@ -265,17 +288,7 @@ async fn release(
             Ok(true)
         }
         Ok(false) => Ok(false),
-        Err(harmonia_store::Error::Aborted(Code::InvalidTransition)) => {
-            let now = of_job(env, workspace, job).await?;
-            let claimed = match &now {
-                Some(s) => {
-                    env.store.get(workspace, PUBLICATIONS, &doc_id(&s.draft)).await.map_err(Error::from)?.is_some()
-                }
-                None => false,
-            };
-            Err(refused(now.map_or(ScheduleState::Cancelled, |s| s.state), claimed))
-        }
-        Err(e) => Err(Error::from(e)),
+        Err(e) => Err(change_failed(env, workspace, job, e).await),
     }
 }
 
@@ -372,14 +385,7 @@ async fn check_time(env: &Env, workspace: &WorkspaceId, config: &WorkspaceConfig
             format!("{} is not in the future: a post is moved to a time to come.", windows::instant(at)),
         ));
     }
-    let blackout: Vec<chrono::NaiveDate> = crate::imports::calendar::entries(&*env.store, workspace)
-        .await?
-        .into_iter()
-        .filter_map(|e| match e.item {
-            harmonia_contracts::domain::CalendarItem::Blackout { date, .. } => Some(date),
-            harmonia_contracts::domain::CalendarItem::Scheduled { .. } => None,
-        })
-        .collect();
+    let blackout = windows::blackout_dates(&crate::imports::calendar::entries(&*env.store, workspace).await?);
     match windows::place(config, &blackout, at, now) {
         windows::Placement::Inside(_) => Ok(()),
         windows::Placement::Outside(nearest) => Err(Error::new(
@@ -415,11 +421,7 @@ async fn change(
     let result = run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
         let mut tx = Tx::begin(store, workspace);
         let id = doc_id(job);
-        let mut schedule: Schedule = tx.get(SCHEDULES, &id).await?.ok_or(harmonia_store::Error::NotFound)?.decode()?;
-        let claimed = tx.get(PUBLICATIONS, &doc_id(&schedule.draft)).await?.is_some();
-        if claimed || !from.contains(&schedule.state) {
-            return Err(harmonia_store::Error::Aborted(Code::InvalidTransition));
-        }
+        let mut schedule = changeable(&mut tx, job, from).await?;
         let mut current: Job = tx.get(JOBS, &id).await?.ok_or(harmonia_store::Error::NotFound)?.decode()?;
         edit(&mut schedule);
         push(&mut schedule, decision.clone())?;
@@ -434,17 +436,7 @@ async fn change(
     .await;
     match result {
         Ok(()) => Ok(()),
-        Err(harmonia_store::Error::Aborted(Code::InvalidTransition)) => {
-            let now = expect_schedule(env, workspace, job).await?;
-            let claimed =
-                env.store.get(workspace, PUBLICATIONS, &doc_id(&now.draft)).await.map_err(Error::from)?.is_some();
-            Err(refused(now.state, claimed))
-        }
-        Err(harmonia_store::Error::Aborted(Code::OutOfRange)) => Err(Error::new(
-            Code::OutOfRange,
-            format!("The post has had its {MAX_SCHEDULE_DECISIONS} changes; publish it now or cancel it."),
-        )),
-        Err(e) => Err(Error::from(e)),
+        Err(e) => Err(change_failed(env, workspace, job, e).await),
     }
 }
 

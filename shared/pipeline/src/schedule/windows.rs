@@ -4,7 +4,7 @@
 //! the imported calendar have no windows.
 
 use chrono::{Datelike, Duration, NaiveDate};
-use harmonia_contracts::domain::{Timestamp, UtcWindow, WorkspaceConfig};
+use harmonia_contracts::domain::{CalendarImport, CalendarItem, Timestamp, UtcWindow, WorkspaceConfig};
 
 use crate::planning::to_utc;
 
@@ -21,8 +21,19 @@ pub enum Placement {
     Outside(Option<UtcWindow>),
 }
 
-/// Every occurrence of the configured windows that overlaps `[from, until)`, in start order,
-/// none on a date of `blackout`.
+/// The blackout dates of an imported calendar: days without posting windows.
+pub fn blackout_dates(calendar: &[CalendarImport]) -> Vec<NaiveDate> {
+    calendar
+        .iter()
+        .filter_map(|e| match e.item {
+            CalendarItem::Blackout { date, .. } => Some(date),
+            CalendarItem::Scheduled { .. } => None,
+        })
+        .collect()
+}
+
+/// Every occurrence of the configured windows that overlaps `[from, until)`, none on a date of
+/// `blackout`: by local date, then in the order the configuration lists the windows.
 pub fn occurrences(
     config: &WorkspaceConfig,
     blackout: &[NaiveDate],
@@ -57,8 +68,6 @@ pub fn occurrences(
         let Some(next) = date.succ_opt() else { break };
         date = next;
     }
-    out.sort_by_key(|w| (w.start, w.end));
-    out.dedup();
     out
 }
 
