@@ -775,6 +775,42 @@ async fn a_credential_revoked_through_the_api_stops_working_in_every_function() 
     }
 }
 
+impl Cloud {
+    /// Ingest the sample through the API, approve its strategy, and wait at the draft gate;
+    /// the job id.
+    async fn to_the_draft_gate(&self) -> String {
+        let post = reqwest::Method::POST;
+        let (s, v) =
+            self.api("ingest", post.clone(), "/v1/sources", Some(json!({"format": "json", "content": SAMPLE}))).await;
+        assert_eq!(s, 201, "{v}");
+        let job = v["job"]["id"].as_str().expect("id").to_owned();
+        let (status, v) = self.wait_for(&job, |s| s == JobStatus::AwaitingStrategyApproval).await;
+        assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v}");
+        let body = json!({"subject": "strategy", "decision": "approve", "version": v["awaiting_version"]});
+        let (s, v) = self.api("operator", post, &format!("/v1/jobs/{job}/decisions"), Some(body)).await;
+        assert_eq!(s, 200, "{v}");
+        let (status, v) = self.wait_for(&job, |s| s == JobStatus::AwaitingDraftApproval).await;
+        assert_eq!(status, JobStatus::AwaitingDraftApproval, "{v}");
+        job
+    }
+
+    /// Approve the job's draft through the API; the answer and the schedule it made.
+    async fn approve_draft(&self, job: &str) -> (Value, harmonia_contracts::domain::Schedule) {
+        let (_, v) = self.api("operator", reqwest::Method::GET, &format!("/v1/jobs/{job}"), None).await;
+        let body = json!({"subject": "draft", "decision": "approve", "version": v["awaiting_version"]});
+        let (s, v) =
+            self.api("operator", reqwest::Method::POST, &format!("/v1/jobs/{job}/decisions"), Some(body)).await;
+        assert_eq!(s, 200, "{v}");
+        let doc = self
+            .store
+            .get(&self.ws, harmonia_pipeline::records::SCHEDULES, &doc_id(job))
+            .await
+            .expect("read")
+            .expect("scheduled");
+        (v, doc.decode().expect("a schedule"))
+    }
+}
+
 /// A dispatcher in this process on the same emulators as the deployed functions, with a clock
 /// the test moves (the deployed functions keep the system's).
 async fn dispatcher_at(
@@ -803,47 +839,18 @@ async fn dispatcher_at(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispatchers_make_one_post() {
-    use harmonia_contracts::domain::{Schedule, ScheduleState};
+    use harmonia_contracts::domain::ScheduleState;
     use harmonia_pipeline::clock::ManualClock;
-    use harmonia_pipeline::records::SCHEDULES;
     use harmonia_pipeline::schedule;
 
     let project = harmonia_testkit::unique("sched");
     let cloud = cloud_in(&project, &[], 0).await;
     let post = reqwest::Method::POST;
     let sandbox = harmonia_pipeline::connector::Sandbox::new(std::sync::Arc::new(cloud.store.clone()));
-    let to_the_draft_gate = async || {
-        let (s, v) =
-            cloud.api("ingest", post.clone(), "/v1/sources", Some(json!({"format": "json", "content": SAMPLE}))).await;
-        assert_eq!(s, 201, "{v}");
-        let job = v["job"]["id"].as_str().expect("id").to_owned();
-        for (waiting, subject) in
-            [(JobStatus::AwaitingStrategyApproval, "strategy"), (JobStatus::AwaitingDraftApproval, "draft")]
-        {
-            let (status, v) = cloud.wait_for(&job, |s| s == waiting).await;
-            assert_eq!(status, waiting, "{v}");
-            if subject == "draft" {
-                break;
-            }
-            let body = json!({"subject": subject, "decision": "approve", "version": v["awaiting_version"]});
-            let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{job}/decisions"), Some(body)).await;
-            assert_eq!(s, 200, "{v}");
-        }
-        job
-    };
-    let approve_draft = async |job: &str| {
-        let (_, v) = cloud.api("operator", reqwest::Method::GET, &format!("/v1/jobs/{job}"), None).await;
-        let body = json!({"subject": "draft", "decision": "approve", "version": v["awaiting_version"]});
-        let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{job}/decisions"), Some(body)).await;
-        assert_eq!(s, 200, "{v}");
-        let doc = cloud.store.get(&cloud.ws, SCHEDULES, &doc_id(job)).await.expect("read").expect("scheduled");
-        (v, doc.decode::<Schedule>().expect("a schedule"))
-    };
-
     // Approved before its window: scheduled, and the deployed dispatcher (the system's clock)
     // finds nothing due.
-    let job = to_the_draft_gate().await;
-    let (v, planned) = approve_draft(&job).await;
+    let job = cloud.to_the_draft_gate().await;
+    let (v, planned) = cloud.approve_draft(&job).await;
     assert_eq!(v["job"]["status"], "scheduled", "{v}");
     assert_eq!((planned.state, planned.due_at), (ScheduleState::Scheduled, planned.window.start));
     let (s, v) = cloud.api("dispatch", post.clone(), "/dispatch", None).await;
@@ -866,8 +873,8 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
     assert_eq!((s, v["error"]["code"].as_str()), (409, Some("invalid_transition")), "claimed: {v}");
 
     // Reschedule inside a window, then publish now; and cancel: never published.
-    let moved = to_the_draft_gate().await;
-    let (_, planned) = approve_draft(&moved).await;
+    let moved = cloud.to_the_draft_gate().await;
+    let (_, planned) = cloud.approve_draft(&moved).await;
     let at = planned.window.start + chrono::TimeDelta::minutes(30);
     let (s, v) = cloud
         .api(
@@ -883,8 +890,8 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
     let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{moved}/publish-now"), None).await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(cloud.wait_for(&moved, |s| s == JobStatus::Verified).await.0, JobStatus::Verified);
-    let cancelled = to_the_draft_gate().await;
-    let (_, planned) = approve_draft(&cancelled).await;
+    let cancelled = cloud.to_the_draft_gate().await;
+    let (_, planned) = cloud.approve_draft(&cancelled).await;
     let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{cancelled}/cancel"), None).await;
     assert_eq!((s, v["job"]["status"].as_str()), (200, Some("cancelled")), "{v}");
     clock.set(planned.due_at + chrono::TimeDelta::minutes(5));
@@ -893,7 +900,7 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
 
     // Approved after its window (the operator's decision, taken at the dispatcher's clock):
     // needs a person, and is never published late on its own.
-    let late = to_the_draft_gate().await;
+    let late = cloud.to_the_draft_gate().await;
     let plan: harmonia_pipeline::records::PlanRecord = cloud
         .store
         .get(&cloud.ws, harmonia_pipeline::records::PLANS, &doc_id(&late))
@@ -931,4 +938,64 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
     clock.advance(chrono::TimeDelta::days(1));
     assert!(schedule::tick(&a).await.expect("tick").released.is_empty());
     assert_eq!(sandbox.posts(&cloud.ws).await.expect("posts"), 2, "not published late");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_the_emulators_a_publisher_killed_between_the_claim_and_the_receipt_is_resolved_by_read_back() {
+    use harmonia_contracts::domain::ReceiptOutcome;
+    use harmonia_pipeline::clock::ManualClock;
+
+    // Every connector call is held once the platform has answered, before the receipt is
+    // written; a step's claim on a dead process lapses after 5 s.
+    let project = harmonia_testkit::unique("schedkill");
+    let extra = [("HARMONIA_FAULT_EFFECT_HOLD_MS", "600000"), ("HARMONIA_STEP_LEASE_SECS", "5")];
+    let mut cloud = cloud_in(&project, &extra, 0).await;
+    let sandbox = harmonia_pipeline::connector::Sandbox::new(std::sync::Arc::new(cloud.store.clone()));
+    let job = cloud.to_the_draft_gate().await;
+    let (v, planned) = cloud.approve_draft(&job).await;
+    assert_eq!(v["job"]["status"], "scheduled", "{v}");
+
+    // The window opens: the dispatcher releases it, and the publish function claims it and
+    // posts; it is killed holding the platform's answer.
+    let clock = std::sync::Arc::new(ManualClock::new(planned.due_at));
+    let dispatcher = dispatcher_at(&cloud, &project, &clock).await;
+    assert_eq!(harmonia_pipeline::schedule::tick(&dispatcher).await.expect("tick").released.len(), 1);
+    let publish = cloud.functions.get_mut("publish").expect("the publish function");
+    publish.kill_while_holding("the platform's answer", |s| s.kind == "effect").await;
+    let claimed = || async {
+        cloud
+            .store
+            .get(&cloud.ws, PUBLICATIONS, &doc_id(&planned.draft))
+            .await
+            .expect("read")
+            .expect("claimed")
+            .decode::<Publication>()
+            .expect("a publication")
+    };
+    assert!(claimed().await.receipt.is_none(), "killed before the receipt");
+    assert_eq!(sandbox.posts(&cloud.ws).await.expect("posts"), 1, "the post was made");
+
+    // Restarted, the redelivered release finds the claim without a receipt: unknown, and
+    // verification's read-back finds the post the killed call made. Nothing is posted twice.
+    cloud.functions.get_mut("publish").expect("the publish function").restart().await;
+    let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::Verified).await;
+    assert_eq!(status, JobStatus::Verified, "{v}");
+    let publication = claimed().await;
+    let receipt = publication.receipt.as_ref().map(|r| &r.outcome);
+    assert_eq!(receipt, Some(&ReceiptOutcome::Unknown), "no blind retry after the kill");
+    assert!(
+        matches!(publication.verification.as_ref().map(|v| &v.outcome), Some(VerificationOutcome::Verified { .. })),
+        "read back: {:?}",
+        publication.verification
+    );
+    assert_eq!(sandbox.posts(&cloud.ws).await.expect("posts"), 1, "read back, not posted again");
+    let schedule = cloud
+        .store
+        .get(&cloud.ws, harmonia_pipeline::records::SCHEDULES, &doc_id(&job))
+        .await
+        .expect("read")
+        .expect("its schedule")
+        .decode::<harmonia_contracts::domain::Schedule>()
+        .expect("a schedule");
+    assert_eq!(schedule.state, harmonia_contracts::domain::ScheduleState::Dispatched);
 }

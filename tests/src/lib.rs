@@ -37,7 +37,8 @@ pub struct Signal {
     pub signal: String,
     /// The hold's number within its process (pairs `released` with `holding`).
     pub hold: u64,
-    /// `delivery` (held before the step runs) or `response` (held after the work is done).
+    /// `delivery` (held before the step runs), `response` (held after the work is done) or
+    /// `effect` (a connector's answer, held before the receipt is written).
     pub kind: String,
     /// The held delivery's topic.
     #[serde(default)]
@@ -51,13 +52,17 @@ pub struct Signal {
     /// The held response's request path.
     #[serde(default)]
     pub path: Option<String>,
+    /// The held effect's connector.
+    #[serde(default)]
+    pub connector: Option<String>,
 }
 
 impl std::fmt::Display for Signal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let what = match (&self.topic, &self.message_id, &self.method, &self.path) {
-            (Some(topic), Some(id), _, _) => format!("topic {topic}, message {id}"),
-            (_, _, Some(method), Some(path)) => format!("{method} {path}"),
+        let what = match (&self.topic, &self.message_id, &self.method, &self.path, &self.connector) {
+            (Some(topic), Some(id), _, _, _) => format!("topic {topic}, message {id}"),
+            (_, _, Some(method), Some(path), _) => format!("{method} {path}"),
+            (_, _, _, _, Some(connector)) => format!("connector {connector}"),
             _ => "?".to_owned(),
         };
         write!(f, "{} {} #{} ({what})", self.signal, self.kind, self.hold)
@@ -195,7 +200,7 @@ impl FunctionProcess {
     }
 
     /// Wait until this process reports that it holds something `matching` (a delivery before
-    /// its step, or a response after its work), and return that signal.
+    /// its step, a response after its work, or a connector's answer), and return that signal.
     pub async fn wait_holding(&self, what: &str, matching: impl Fn(&Signal) -> bool) -> Signal {
         harmonia_testkit::eventually(format!("{} holds {what}", self.name), || async {
             self.holding_now().into_iter().find(|s| matching(s))
@@ -238,7 +243,12 @@ impl FunctionProcess {
     /// with the same environment.
     pub async fn kill_and_restart(&mut self, what: &str, matching: impl Fn(&Signal) -> bool) -> Signal {
         let held = self.kill_while_holding(what, matching).await;
-        *self = Self::start_on(&self.name, &self.env, self.port).await;
+        self.restart().await;
         held
+    }
+
+    /// Start it again (after a kill) on the same port with the same environment.
+    pub async fn restart(&mut self) {
+        *self = Self::start_on(&self.name, &self.env, self.port).await;
     }
 }

@@ -224,6 +224,9 @@ pub struct Config {
     pub fault_delay: Option<Duration>,
     /// Drills: hold each HTTP response this long after the work (`HARMONIA_FAULT_RESPONSE_HOLD_MS`).
     pub fault_response_hold: Option<Duration>,
+    /// Drills: hold each connector call this long after the platform answered, before the
+    /// receipt is written (`HARMONIA_FAULT_EFFECT_HOLD_MS`).
+    pub fault_effect_hold: Option<Duration>,
     /// Where drills report each hold (`HARMONIA_FAULT_READY_FILE`), if anywhere.
     pub fault_ready_file: Option<PathBuf>,
 }
@@ -480,6 +483,7 @@ impl Config {
             step_lease,
             fault_delay: vars.millis("HARMONIA_FAULT_DELAY_MS")?,
             fault_response_hold: vars.millis("HARMONIA_FAULT_RESPONSE_HOLD_MS")?,
+            fault_effect_hold: vars.millis("HARMONIA_FAULT_EFFECT_HOLD_MS")?,
             fault_ready_file: vars.get("HARMONIA_FAULT_READY_FILE")?.map(PathBuf::from),
         })
     }

@@ -1,5 +1,6 @@
 //! Resilience drills (`HARMONIA_FAULT_*`): a function holds each delivery before its step runs,
-//! or each HTTP response after its work is done, so that a test can kill it inside that window.
+//! each HTTP response after its work is done, or each connector call after the platform
+//! answered and before the receipt is written, so that a test can kill it inside that window.
 //!
 //! A hold is only useful to a test that knows it is in progress. Every hold is therefore
 //! reported twice, when it starts (`holding`) and when it ends (`released`): as a `drill:` log
@@ -8,6 +9,7 @@
 //! ```json
 //! {"signal":"holding","hold":3,"kind":"delivery","topic":"draft.written","message_id":"17"}
 //! {"signal":"released","hold":3,"kind":"response","method":"POST","path":"/v1/sources"}
+//! {"signal":"holding","hold":4,"kind":"effect","connector":"sandbox"}
 //! ```
 //!
 //! `hold` numbers the holds of one process, pairing each `released` with its `holding`. A test
@@ -25,6 +27,10 @@ use axum::Router;
 use axum::extract::Request;
 use axum::middleware::Next;
 use harmonia_bus::{Delivery, Handler, Outcome};
+use harmonia_contracts::Code;
+use harmonia_contracts::domain::ConnectorKind;
+use harmonia_contracts::ids::{PostId, WorkspaceId};
+use harmonia_pipeline::connector::{Checked, Connector, Found, Outgoing, ReadBackFailed, Sent};
 use serde_json::{Value, json};
 
 /// What a drill holds.
@@ -43,6 +49,11 @@ pub(crate) enum Held<'a> {
         /// The request's path.
         path: &'a str,
     },
+    /// A connector's answer, after the platform was called and before the caller records it.
+    Effect {
+        /// The connector's name.
+        connector: &'a str,
+    },
 }
 
 impl Held<'_> {
@@ -53,6 +64,9 @@ impl Held<'_> {
             }
             Held::Response { method, path } => {
                 json!({"signal": signal, "hold": hold, "kind": "response", "method": method, "path": path})
+            }
+            Held::Effect { connector } => {
+                json!({"signal": signal, "hold": hold, "kind": "effect", "connector": connector})
             }
         }
     }
@@ -82,6 +96,9 @@ impl Drill {
             }
             Held::Response { method, path } => {
                 tracing::warn!(hold = n, method, path, hold_ms = ms, "drill: holding response");
+            }
+            Held::Effect { connector } => {
+                tracing::warn!(hold = n, connector, hold_ms = ms, "drill: holding a connector's answer");
             }
         }
         self.report(&held.record("holding", n));
@@ -138,6 +155,46 @@ impl Handler for Delayed {
     async fn handle(&self, delivery: Delivery) -> Outcome {
         self.drill.hold(Held::Delivery { topic: &self.topic, message_id: &delivery.message_id }).await;
         self.inner.handle(delivery).await
+    }
+}
+
+/// A connector whose every call is held (see [`Drill`]) after the platform answered: the post
+/// is made and its claim stands, but the caller has not recorded the receipt yet.
+pub(crate) struct HeldEffects {
+    inner: Arc<dyn Connector>,
+    drill: Drill,
+}
+
+impl HeldEffects {
+    /// `inner`, with each send held by `drill` before its answer is handed back.
+    pub(crate) fn new(inner: Arc<dyn Connector>, drill: Drill) -> Self {
+        Self { inner, drill }
+    }
+}
+
+#[async_trait::async_trait]
+impl Connector for HeldEffects {
+    fn kind(&self) -> ConnectorKind {
+        self.inner.kind()
+    }
+
+    async fn send(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent {
+        let sent = self.inner.send(workspace, post).await;
+        self.drill.hold(Held::Effect { connector: self.kind().as_str() }).await;
+        sent
+    }
+
+    async fn read_back(
+        &self,
+        workspace: &WorkspaceId,
+        idempotency_key: &str,
+        posted: Option<&PostId>,
+    ) -> Result<Found, ReadBackFailed> {
+        self.inner.read_back(workspace, idempotency_key, posted).await
+    }
+
+    async fn check(&self) -> Result<Checked, Code> {
+        self.inner.check().await
     }
 }
 
@@ -237,5 +294,54 @@ mod tests {
                 ("released", 2, "/v1/jobs")
             ]
         );
+    }
+
+    /// A platform that counts its posts.
+    #[derive(Default)]
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    #[async_trait::async_trait]
+    impl Connector for Counting {
+        fn kind(&self) -> ConnectorKind {
+            ConnectorKind::Sandbox
+        }
+        async fn send(&self, _: &WorkspaceId, _: &Outgoing) -> Sent {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Sent::Refused
+        }
+        async fn read_back(&self, _: &WorkspaceId, _: &str, _: Option<&PostId>) -> Result<Found, ReadBackFailed> {
+            Ok(Found::Missing)
+        }
+        async fn check(&self) -> Result<Checked, Code> {
+            Ok(Checked::NothingToCheck("nothing"))
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_held_effect_is_reported_after_the_platform_was_called_and_answers_after_its_release() {
+        let dir = harmonia_testkit::temp_dir();
+        let file = dir.path().join("ready");
+        let platform = Arc::new(Counting::default());
+        let held = Arc::new(HeldEffects::new(platform.clone(), Drill::new(Duration::from_secs(2), Some(file.clone()))));
+        let post = Outgoing {
+            idempotency_key: "ws:key".into(),
+            platform: harmonia_contracts::domain::Platform::Bluesky,
+            body: "text".into(),
+            provenance: harmonia_contracts::tool::Provenance::Mock,
+        };
+        let task = tokio::spawn({
+            let held = held.clone();
+            async move { held.send(&"demo".parse().expect("ws"), &post).await }
+        });
+        tokio::task::yield_now().await;
+        assert_eq!(platform.0.load(Ordering::SeqCst), 1, "the platform was called before the hold");
+        assert_eq!(
+            lines(&file),
+            vec![json!({"signal": "holding", "hold": 1, "kind": "effect", "connector": "sandbox"})]
+        );
+        assert!(!task.is_finished(), "the caller waits for the hold");
+        assert_eq!(task.await.expect("join"), Sent::Refused, "the platform's own answer");
+        assert_eq!(lines(&file)[1]["signal"], "released");
+        assert_eq!(held.kind(), ConnectorKind::Sandbox);
     }
 }

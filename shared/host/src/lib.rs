@@ -37,6 +37,7 @@
 //! | `HARMONIA_STEP_LEASE_SECS` | `300` | 1-600 s: how long a step's in-flight claim holds off duplicates (the longest ack deadline) |
 //! | `HARMONIA_FAULT_DELAY_MS` | `0` | resilience drills: push functions hold each delivery this long before the step runs |
 //! | `HARMONIA_FAULT_RESPONSE_HOLD_MS` | `0` | resilience drills: hold each HTTP response this long after the work is done |
+//! | `HARMONIA_FAULT_EFFECT_HOLD_MS` | `0` | resilience drills: hold each connector call this long after the platform answered, before its receipt is written |
 //! | `HARMONIA_FAULT_READY_FILE` | unset | resilience drills: append a JSON line to this file when each hold starts and ends (see `drill`) |
 //!
 //! Operator credentials are not configuration: they are records in the store, created with
@@ -145,6 +146,21 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         None => harmonia_pipeline::connector::accounts::Accounts::none(),
     };
     let reach = reach(config, connector.as_ref(), &accounts)?;
+    let (connector, accounts) = match config.fault_effect_hold {
+        // Drills: every connector call is held after the platform answered, so the function
+        // can be killed with the post made and its receipt unwritten.
+        Some(hold) => {
+            let drill = drill::Drill::new(hold, config.fault_ready_file.clone());
+            let held =
+                |c: Arc<dyn Connector>| Arc::new(drill::HeldEffects::new(c, drill.clone())) as Arc<dyn Connector>;
+            let accounts =
+                accounts.iter().fold(harmonia_pipeline::connector::accounts::Accounts::none(), |all, (p, h, c)| {
+                    all.with(p, h, held(c.clone()))
+                });
+            (held(connector), accounts)
+        }
+        None => (connector, accounts),
+    };
     Ok(Arc::new(Env {
         store,
         blobs,

@@ -64,6 +64,7 @@ fn nothing_set_is_the_documented_defaults() {
     assert_eq!((c.log_filter.as_str(), c.log_format), ("info", LogFormat::Text));
     assert_eq!(c.step_lease, Timing::CLOUD.model_ack_deadline);
     assert_eq!((c.otlp, c.google, c.fault_delay, c.fault_response_hold), (None, None, None, None));
+    assert_eq!(c.fault_effect_hold, None);
 }
 
 #[test]
@@ -90,6 +91,7 @@ fn every_variable_is_parsed_into_its_field() {
         ("OTEL_SERVICE_NAME", "harmonia-canary"),
         ("HARMONIA_STEP_LEASE_SECS", "20"),
         ("HARMONIA_FAULT_DELAY_MS", "1500"),
+        ("HARMONIA_FAULT_EFFECT_HOLD_MS", "250"),
         ("HARMONIA_FAULT_RESPONSE_HOLD_MS", "0"),
     ])
     .expect("valid");
@@ -115,7 +117,10 @@ fn every_variable_is_parsed_into_its_field() {
         Some(OtlpExport { endpoint: endpoint("http://collector:4318"), service: Some("harmonia-canary".into()) })
     );
     assert_eq!(c.step_lease, Duration::from_secs(20));
-    assert_eq!((c.fault_delay, c.fault_response_hold), (Some(Duration::from_millis(1500)), None));
+    assert_eq!(
+        (c.fault_delay, c.fault_response_hold, c.fault_effect_hold),
+        (Some(Duration::from_millis(1500)), None, Some(Duration::from_millis(250)))
+    );
 }
 
 #[test]
@@ -250,6 +255,7 @@ fn every_other_invalid_value_names_its_variable() {
         ),
         (&[("OTEL_SERVICE_NAME", "a\u{7}b")], "OTEL_SERVICE_NAME"),
         (&[("HARMONIA_FAULT_DELAY_MS", "soon")], "HARMONIA_FAULT_DELAY_MS"),
+        (&[("HARMONIA_FAULT_EFFECT_HOLD_MS", "-5")], "HARMONIA_FAULT_EFFECT_HOLD_MS"),
         (&[("HARMONIA_FAULT_RESPONSE_HOLD_MS", "-5")], "HARMONIA_FAULT_RESPONSE_HOLD_MS"),
     ];
     for (vars, variable) in cases {
