@@ -195,7 +195,8 @@ async fn decisions_and_views_through_the_api() {
     let (s, v) = api.get(&format!("/v1/jobs/{job}/view")).await;
     assert_eq!(s, 200, "{v}");
     let messages = v["layout"].as_array().expect("messages");
-    assert!(messages[0].get("surfaceUpdate").is_some() || messages[0].get("createSurface").is_some());
+    assert_eq!(messages[0]["createSurface"]["catalogId"], harmonia_agents::a2ui::CATALOG_ID, "{v}");
+    assert_eq!(v["version"], "0.9");
     let text = v["layout"].to_string();
     for (key, data) in v["entities"].as_object().expect("entities") {
         let id = key.split_once(':').map(|(_, id)| id).unwrap_or_default();

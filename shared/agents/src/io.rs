@@ -416,13 +416,12 @@ pub struct MayaInput {
     pub view: String,
 }
 
-/// The A2UI message-shape version of a layout.
+/// The A2UI message-shape version of a layout. Only v0.9 is emitted: the official renderer
+/// validates v0.8's `Card` differently (one `child`), resolves any string equal to a
+/// component id as that component, and upstream discourages v0.8 for new work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum A2uiVersion {
-    /// v0.8 (`surfaceUpdate` + `beginRendering`).
-    #[serde(rename = "0.8")]
-    V08,
-    /// v0.9 (`createSurface` + `updateComponents`).
+    /// v0.9 (`createSurface` + `updateComponents`, see [`crate::a2ui`]).
     #[serde(rename = "0.9")]
     V09,
 }
@@ -639,62 +638,9 @@ impl RoleInput {
 /// Temi's output is the contracts' [`Plan`]; Nimi's the [`Analysis`]; Ryan's the [`Strategy`].
 pub type TemiOutput = Plan;
 
-impl Layout {
-    /// The layout as A2UI messages of its version, for the host to hydrate. Entity components
-    /// become `EntityView` components carrying only the typed reference; the host fills them
-    /// from storage, so no payload ever passes through the model.
-    pub fn to_a2ui(&self) -> Vec<serde_json::Value> {
-        use serde_json::json;
-        let component = |c: &Component| match c {
-            Component::Column { children } => ("Column", json!({ "children": children })),
-            Component::Row { children } => ("Row", json!({ "children": children })),
-            Component::Card { title, children } => ("Card", json!({ "title": title, "children": children })),
-            Component::Entity { entity } => ("EntityView", json!({ "entity": entity })),
-        };
-        match self.version {
-            A2uiVersion::V08 => {
-                let components: Vec<_> = self
-                    .components
-                    .iter()
-                    .map(|n| {
-                        let (kind, mut props) = component(&n.component);
-                        if let Some(children) = props.get_mut("children") {
-                            *children = json!({ "explicitList": children.take() });
-                        }
-                        json!({ "id": n.id, "component": { kind: props } })
-                    })
-                    .collect();
-                vec![
-                    json!({ "surfaceUpdate": { "surfaceId": self.surface_id, "components": components } }),
-                    json!({ "beginRendering": { "surfaceId": self.surface_id, "root": self.root } }),
-                ]
-            }
-            A2uiVersion::V09 => {
-                let components: Vec<_> = self
-                    .components
-                    .iter()
-                    .map(|n| {
-                        let (kind, props) = component(&n.component);
-                        let mut node = json!({ "id": n.id, "component": kind });
-                        if let (Some(node), Some(props)) = (node.as_object_mut(), props.as_object()) {
-                            node.extend(props.clone());
-                        }
-                        node
-                    })
-                    .collect();
-                vec![
-                    json!({ "createSurface": { "surfaceId": self.surface_id, "root": self.root } }),
-                    json!({ "updateComponents": { "surfaceId": self.surface_id, "components": components } }),
-                ]
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn entity_kind_names_are_the_serde_names() {
@@ -704,38 +650,5 @@ mod tests {
         for kind in kinds {
             assert_eq!(serde_json::to_value(kind).expect("serialises").as_str(), Some(kind.as_str()), "{kind:?}");
         }
-    }
-
-    #[test]
-    fn layouts_render_as_a2ui_messages_of_their_version() {
-        let mut layout = Layout {
-            version: A2uiVersion::V08,
-            surface_id: "job".into(),
-            root: "root".into(),
-            components: vec![
-                ComponentNode { id: "root".into(), component: Component::Column { children: vec!["e".into()] } },
-                ComponentNode {
-                    id: "e".into(),
-                    component: Component::Entity {
-                        entity: EntityRef { kind: EntityKind::Draft, id: "draft-1".into() },
-                    },
-                },
-            ],
-            provenance: Provenance::Mock,
-        };
-        let v08 = layout.to_a2ui();
-        assert_eq!(
-            v08[0]["surfaceUpdate"]["components"][0]["component"]["Column"]["children"]["explicitList"],
-            json!(["e"])
-        );
-        assert_eq!(v08[0]["surfaceUpdate"]["components"][1]["component"]["EntityView"]["entity"]["id"], "draft-1");
-        assert_eq!(v08[1]["beginRendering"]["root"], "root");
-        layout.version = A2uiVersion::V09;
-        let v09 = layout.to_a2ui();
-        assert_eq!(v09[0]["createSurface"]["surfaceId"], "job");
-        assert_eq!(
-            v09[1]["updateComponents"]["components"][0],
-            json!({"id": "root", "component": "Column", "children": ["e"]})
-        );
     }
 }

@@ -13,12 +13,14 @@
 //! [`openai`] (OpenAI-compatible chat completions), [`wire`] (what HTTP providers share:
 //! bounded bodies, typed failures, retries), [`offline`]
 //! (deterministic, `provenance: mock`), [`scripted`] (replays responses for tests),
-//! [`io`] (each role's typed input projection and output), [`roles`] (the eight roles as
+//! [`io`] (each role's typed input projection and output), [`a2ui`] (Maya's layouts as A2UI
+//! v0.9 messages of Harmonia's catalog), [`roles`] (the eight roles as
 //! data), [`skills`] (skill folders and load-sequence rules), [`tools`] (read-only data tools),
 //! [`research`] (verified-publication search, grounded web search), [`eligibility`] (the one
 //! rule for verified performance and eligible memory),
 //! [`validate`] (deterministic output checks), [`session`] and [`runtime`].
 
+pub mod a2ui;
 pub mod eligibility;
 pub mod gemini;
 pub mod io;

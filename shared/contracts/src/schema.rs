@@ -130,7 +130,9 @@ pub fn drift(schemas_dir: &Path, docs_dir: &Path) -> Vec<String> {
         }
     }
     if let Ok(entries) = std::fs::read_dir(schemas_dir) {
-        for entry in entries.flatten() {
+        // Folders are not generated here: `a2ui/` holds the A2UI renderer's own schemas and
+        // Harmonia's catalog (checked against the renderer package by infra/console/build.sh).
+        for entry in entries.flatten().filter(|e| !e.file_type().is_ok_and(|t| t.is_dir())) {
             let file = entry.file_name().to_string_lossy().into_owned();
             let known = file.strip_suffix(".schema.json").is_some_and(|stem| schemas.contains_key(stem));
             if !known {

@@ -573,7 +573,7 @@ pub(super) fn maya(c: &Conversation<'_>) -> Result<Step, model::Error> {
     }
     components.push(ComponentNode { id: "root".into(), component: Component::Column { children: cards } });
     Ok(Step::Final(out(&Layout {
-        version: A2uiVersion::V08,
+        version: A2uiVersion::V09,
         surface_id: format!("{}-view", i.view),
         root: "root".into(),
         components,

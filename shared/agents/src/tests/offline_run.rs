@@ -120,7 +120,8 @@ async fn offline_model_runs_every_role_on_the_sample() {
     ];
     let layout: Layout =
         f.output(&rt, Stage::Operator, RoleInput::Maya(MayaInput { catalog, view: "job_view".into() }), "layout").await;
-    assert_eq!(layout.version, A2uiVersion::V08);
+    assert_eq!(layout.version, A2uiVersion::V09);
+    crate::a2ui::tests::assert_valid(&layout);
 
     // Every session is gone; one activity record per invocation: 9 specialist runs, and a
     // route before each of the three routed ones (Nimi, Ryan, Temi) only.

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The console's browser code, from the npm packages package-lock.json pins (installed once per
+# lockfile into the user's cache; only the npm registry is contacted).
+#
+#   ./build.sh schemas   copy the A2UI v0.9 message and basic-catalog JSON Schemas the renderer
+#                        ships (@a2ui/web_core) into schemas/a2ui/v0_9/upstream/
+#   ./build.sh check     fail when the checked-in copies differ from the pinned package's
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+mode="${1:-}"
+
+command -v npm >/dev/null 2>&1 || { echo "error: the console's build needs Node.js 20 and npm (apt-get install nodejs npm)" >&2; exit 1; }
+hash="$(cat "$here/package.json" "$here/package-lock.json" | sha256sum | cut -c1-16)"
+modules="${XDG_CACHE_HOME:-$HOME/.cache}/harmonia/tools/console-$hash"
+if [ ! -f "$modules/.installed" ]; then
+  echo "the console's npm packages are not installed: npm ci into $modules (once per lockfile)" >&2
+  rm -rf "$modules"
+  mkdir -p "$modules"
+  cp "$here/package.json" "$here/package-lock.json" "$modules/"
+  # esbuild's install script only checks its binary, which its platform package carries.
+  (cd "$modules" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) >&2
+  touch "$modules/.installed"
+fi
+
+upstream="$modules/node_modules/@a2ui/web_core/src/v0_9/schemas"
+schemas=(server_to_client.json common_types.json catalogs/basic/catalog.json)
+copy_schemas() {
+  local into="$1"
+  mkdir -p "$into"
+  for s in "${schemas[@]}"; do
+    cp "$upstream/$s" "$into/$(echo "$s" | sed 's#catalogs/basic/catalog.json#basic_catalog.json#')"
+  done
+  cp "$modules/node_modules/@a2ui/web_core/LICENSE" "$into/LICENSE"
+}
+
+case "$mode" in
+  schemas)
+    copy_schemas "$root/schemas/a2ui/v0_9/upstream"
+    echo "copied the A2UI v0.9 schemas of @a2ui/web_core $(node -p "require('$modules/node_modules/@a2ui/web_core/package.json').version") into schemas/a2ui/v0_9/upstream"
+    ;;
+  check)
+    tmp="$(mktemp -d)"
+    trap 'rm -rf "$tmp"' EXIT
+    copy_schemas "$tmp"
+    if ! diff -r "$tmp" "$root/schemas/a2ui/v0_9/upstream" >&2; then
+      echo "error: schemas/a2ui/v0_9/upstream differs from the pinned @a2ui/web_core: run infra/console/build.sh schemas" >&2
+      exit 1
+    fi
+    echo "the checked-in A2UI schemas match the pinned @a2ui/web_core"
+    ;;
+  *)
+    echo "usage: $0 schemas|check" >&2
+    exit 2
+    ;;
+esac
