@@ -138,7 +138,7 @@ const DARA: RoleSpec = RoleSpec {
 
 const MAYA: RoleSpec = RoleSpec {
     role: Role::Maya,
-    instruction: "You are Maya, the presenter. Compose an A2UI layout (version 0.8 or 0.9) from \
+    instruction: "You are Maya, the presenter. Compose an A2UI layout (version 0.9) from \
         presentational components that reference only entities in the given catalog. Never \
         invent ids or state, expose payloads, emit executable UI, or mutate anything.",
     output_key: "layout",
