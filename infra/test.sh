@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The full test suite, as CI runs it: formatting, lints, the JSON-Schema drift check, the
-# dependency policy (cargo deny), the A2UI schemas against the renderer package, and every test (both storage backends and both bus backends,
+# dependency policy (cargo deny), the A2UI schemas and renderer bundle against a rebuild, and every test (both storage backends and both bus backends,
 # against emulators this script starts and stops), then a bounded run of every fuzz target
 # (infra/fuzz.sh --bounded). The last line is the total over every test harness run:
 # `N passed, N failed, N skipped`. Usage: infra/test.sh [extra cargo test arguments]
@@ -48,7 +48,7 @@ trap '"$root/infra/emulators/stop.sh" >/dev/null 2>&1 || true' EXIT
 # shellcheck source=/dev/null
 source "$root/infra/emulators/.run/env"
 
-echo "==> the A2UI schemas in schemas/a2ui match the renderer package the console pins"
+echo "==> the A2UI schemas and the console's renderer bundle match a rebuild from the pinned npm packages"
 # After the emulators: their script installs Node.js and npm when they are missing.
 "$root/infra/console/build.sh" check
 
