@@ -52,6 +52,23 @@ echo "==> the A2UI schemas and the console's renderer bundle match a rebuild fro
 # After the emulators: their script installs Node.js and npm when they are missing.
 "$root/infra/console/build.sh" check
 
+echo "==> the browser for the console's tests (Debian's Chromium) and their driver (playwright-core)"
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Chromium is not installed: installing it from Debian's packages (about 30 s)"
+    apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null; } || {
+      echo "error: apt-get could not install chromium" >&2
+      exit 1
+    }
+  else
+    echo "error: the console's browser tests need Chromium (apt-get install chromium)" >&2
+    exit 1
+  fi
+fi
+HARMONIA_CHROMIUM="$(command -v chromium)"
+HARMONIA_CONSOLE_MODULES="$("$root/infra/console/build.sh" modules)"
+export HARMONIA_CHROMIUM HARMONIA_CONSOLE_MODULES
+
 echo "==> building the function binaries (the cross-process tests run them)"
 cargo build --workspace --bins --locked
 

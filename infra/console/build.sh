@@ -7,6 +7,7 @@
 #   ./build.sh schemas   copy the A2UI v0.9 message and basic-catalog JSON Schemas the renderer
 #                        ships (@a2ui/web_core) into schemas/a2ui/v0_9/upstream/
 #   ./build.sh check     fail when the checked-in bundle or schemas differ from a rebuild
+#   ./build.sh modules   print the folder of the installed packages (the browser tests' driver)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -51,6 +52,9 @@ bundle_into() {
 }
 
 case "$mode" in
+  modules)
+    echo "$modules/node_modules"
+    ;;
   bundle)
     bundle_into "$here/dist"
     echo "bundled infra/console/dist/a2ui.js ($(wc -c <"$here/dist/a2ui.js") bytes, sha256 $(sha256sum "$here/dist/a2ui.js" | cut -c1-16))"
@@ -75,7 +79,7 @@ case "$mode" in
     echo "the checked-in A2UI schemas and renderer bundle match the pinned packages"
     ;;
   *)
-    echo "usage: $0 bundle|schemas|check" >&2
+    echo "usage: $0 bundle|schemas|check|modules" >&2
     exit 2
     ;;
 esac

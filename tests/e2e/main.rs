@@ -3,6 +3,7 @@
 mod channels;
 mod cli;
 mod cloud;
+mod console;
 mod events;
 mod models;
 mod operator_loop;

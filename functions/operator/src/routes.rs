@@ -15,7 +15,8 @@ use crate::{MAX_BODY_BYTES, OperatorState, detail, operators, view};
 
 type Reply = Result<(StatusCode, Json<Value>), ApiError>;
 
-/// The operator API router; anything it does not serve is a JSON 404 or 405.
+/// The operator API router, with the console at `/` (see `harmonia_console`); anything it does
+/// not serve is a JSON 404 or 405.
 pub fn app(state: OperatorState) -> Router {
     harmonia_http::json_fallbacks(
         Router::new()
@@ -32,7 +33,8 @@ pub fn app(state: OperatorState) -> Router {
             .route("/v1/operators", get(operators::list).post(operators::add))
             .route("/v1/operators/{name}", delete(operators::revoke))
             .merge(crate::schedule::routes())
-            .merge(crate::imports::routes()),
+            .merge(crate::imports::routes())
+            .merge(harmonia_console::routes()),
     )
     .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
     .with_state(state)

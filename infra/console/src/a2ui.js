@@ -19,10 +19,19 @@ const EntityViewApi = {
 };
 
 let hydrate = () => nothing;
+let entitySheets = [];
 
 class EntityView extends A2uiLitElement {
   get api() {
     return EntityViewApi;
+  }
+
+  // A shadow root of its own with the page's entity styles: the renderer's components nest
+  // shadow roots that document styles do not reach.
+  createRenderRoot() {
+    const root = this.attachShadow({ mode: 'open' });
+    root.adoptedStyleSheets = entitySheets;
+    return root;
   }
 
   render() {
@@ -43,11 +52,13 @@ const catalog = new Catalog(
 
 /**
  * Render the A2UI `messages` into `container`. `entity(ref)` returns the DOM node that shows the
- * entity `ref` ({kind, id}); `onAction(action)` receives a button's action. Throws when the
- * messages are not a surface of Harmonia's catalog.
+ * entity `ref` ({kind, id}), styled by the constructed stylesheets `sheets`; `onAction(action)`
+ * receives a button's action. Resolves to the surface once rendered; throws when the messages
+ * are not a surface of Harmonia's catalog.
  */
-export function render(container, messages, entity, onAction) {
+export async function render(container, messages, entity, onAction, sheets = []) {
   hydrate = entity;
+  entitySheets = sheets;
   const processor = new MessageProcessor([catalog], onAction);
   let created;
   const subscription = processor.onSurfaceCreated((surface) => {
@@ -59,5 +70,6 @@ export function render(container, messages, entity, onAction) {
   const surface = document.createElement('a2ui-surface');
   surface.surface = created;
   container.replaceChildren(surface);
+  await surface.updateComplete;
   return surface;
 }

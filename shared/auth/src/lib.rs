@@ -14,10 +14,15 @@
 //!   workspace by configuration, and such a caller has the role [`Role::Operator`]. Admin
 //!   actions (managing credentials) need an admin operator credential, so the people who can
 //!   change who has access are exactly the ones recorded in the store.
+//! - Console sessions ([`sessions`]): a browser signs in once with either of the above and then
+//!   holds an HttpOnly session cookie; its state-changing requests carry the session's CSRF
+//!   token. A session ends at sign-out, after its lifetime, or when its credential is revoked
+//!   or rotated.
 
 pub mod credential;
 mod google;
 pub mod operators;
+pub mod sessions;
 
 use std::fmt;
 use std::sync::Arc;
@@ -92,6 +97,29 @@ impl Credentials {
     /// malformed, unknown, revoked or wrong credential is `unauthenticated`; a store that
     /// cannot be read is `store_unavailable` (the caller may retry), never a refusal.
     pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Identity, Error> {
+        self.identify(authorization).await.map(|(who, _)| who)
+    }
+
+    /// Sign in to the console with an `Authorization` header value, as [`Self::authenticate`]
+    /// checks it: a new session for that identity (see [`sessions`]).
+    pub async fn sign_in(&self, authorization: Option<&str>) -> Result<(Identity, sessions::Opened), Error> {
+        let (who, basis) = self.identify(authorization).await?;
+        let opened = sessions::open(&*self.store, &who, basis, chrono::Utc::now()).await?;
+        Ok((who, opened))
+    }
+
+    /// The open session a console cookie holds (see [`sessions::authenticate`]).
+    pub async fn session(&self, token: &str) -> Result<sessions::Session, Error> {
+        sessions::authenticate(&*self.store, token, chrono::Utc::now()).await
+    }
+
+    /// Sign out: the session never authenticates again.
+    pub async fn sign_out(&self, token: &str) -> Result<(), Error> {
+        sessions::close(&*self.store, token).await
+    }
+
+    /// The identity behind the header, and what a session opened with it would stand on.
+    async fn identify(&self, authorization: Option<&str>) -> Result<(Identity, sessions::Basis), Error> {
         let refused = || Error::from_code(Code::Unauthenticated);
         let value = authorization.ok_or_else(refused)?;
         let token = value
@@ -104,10 +132,13 @@ impl Credentials {
         // like a JWT, but no Google token starts with `hop_`.
         if token.starts_with(credential::PREFIX) {
             let credential = Credential::parse(token).ok_or_else(refused)?;
-            return operators::authenticate(&*self.store, &credential).await;
+            let who = operators::authenticate(&*self.store, &credential).await?;
+            return Ok((who, sessions::Basis::Credential { digest: credential.digest() }));
         }
         match &self.google {
-            Some(google) if GoogleIdTokens::looks_like(token) => google.verify(token).await,
+            Some(google) if GoogleIdTokens::looks_like(token) => {
+                Ok((google.verify(token).await?, sessions::Basis::Google))
+            }
             _ => Err(refused()),
         }
     }

@@ -155,6 +155,8 @@ codes! {
     TokenWrongIssuer = "token_wrong_issuer", Authorization, false, "The ID token was not issued by Google.";
     /// A Google ID token's email is not verified.
     TokenEmailUnverified = "token_email_unverified", Authorization, false, "The ID token's email address is not verified.";
+    /// A console session's state-changing request without its CSRF token (`X-CSRF-Token`).
+    CsrfRejected = "csrf_rejected", Authorization, false, "The request lacks this session's CSRF token.";
     // --- credentials
     /// The caller's role does not allow the action (an operator on an admin-only route).
     Forbidden = "forbidden", Authorization, false, "This action needs an admin credential of the workspace.";

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use axum::extract::{FromRef, FromRequestParts};
+use axum::http::Method;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use harmonia_auth::{Credentials, Identity, Role};
@@ -10,13 +11,34 @@ use harmonia_contracts::{Code, Error};
 
 use crate::ApiError;
 
-/// The identity behind the request's `Authorization: Bearer <credential>` header: an operator
-/// credential (checked against its record in the store) or a Google ID token, with the
-/// caller's role. Any state that can give the
+/// The cookie that holds a console session's token.
+pub const SESSION_COOKIE: &str = "harmonia_session";
+
+/// The header a console session's state-changing request carries its CSRF token in.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// The identity behind the request: its `Authorization: Bearer <credential>` header (an
+/// operator credential checked against its record in the store, or a Google ID token), or,
+/// without that header, the console session in its [`SESSION_COOKIE`]. A session's request
+/// that can change state (any method but GET, HEAD and OPTIONS) must carry the session's CSRF
+/// token in [`CSRF_HEADER`], or it is refused 403 `csrf_rejected`. Any state that can give the
 /// [`Credentials`] (`Arc<Credentials>: FromRef<S>`) can use it; a refusal answers 401 (or 403
 /// for a valid token of an unmapped principal) in the shared error shape.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Caller(pub Identity);
+
+/// The value of the cookie `name` in the request's `Cookie` headers, if any.
+pub fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
+    parts
+        .headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim())
+}
 
 impl<S> FromRequestParts<S> for Caller
 where
@@ -35,6 +57,17 @@ where
                     .map_err(|_| Error::new(Code::Unauthenticated, "the Authorization header is not text"))?,
             ),
         };
+        if header.is_none()
+            && let Some(token) = cookie(parts, SESSION_COOKIE)
+        {
+            let session = credentials.session(token).await?;
+            let safe = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
+            let csrf = parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
+            if !safe && !csrf.is_some_and(|given| session.csrf_matches(given)) {
+                return Err(Error::from_code(Code::CsrfRejected).into());
+            }
+            return Ok(Self(session.identity));
+        }
         Ok(Self(credentials.authenticate(header).await?))
     }
 }

@@ -1,0 +1,115 @@
+// The console in a real browser (Debian's Chromium, driven by playwright-core): run by the
+// end-to-end test `console::` against a `harmonia serve` it started. It signs in, reads the
+// jobs list, opens a job page (Maya's A2UI layout rendered by the official renderer), and
+// checks the refusals: a wrong credential, a state change without the CSRF token, another
+// workspace's job, and a session after sign-out. It saves a screenshot of each page and prints
+// one JSON line per check; it exits non-zero on the first failure, saying which.
+//
+// Environment: BASE_URL, CREDENTIAL (workspace A), OTHER_CREDENTIAL (workspace B), JOB (a job of
+// A), SCREENSHOTS (folder), HARMONIA_CONSOLE_MODULES (node_modules), HARMONIA_CHROMIUM.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+const base = env('BASE_URL');
+const shots = env('SCREENSHOTS');
+mkdirSync(shots, { recursive: true });
+const { chromium } = await import(join(env('HARMONIA_CONSOLE_MODULES'), 'playwright-core', 'index.mjs'));
+
+const check = (name, ok, detail = '') => {
+  console.log(JSON.stringify({ check: name, ok: Boolean(ok), detail: String(detail) }));
+  if (!ok) throw new Error(`${name} failed: ${detail}`);
+};
+
+const browser = await chromium.launch({ executablePath: env('HARMONIA_CHROMIUM'), args: ['--no-sandbox', '--disable-gpu'] });
+try {
+  for (const [width, height] of [[1440, 900], [375, 800]]) {
+    const context = await browser.newContext({ viewport: { width, height } });
+    const page = await context.newPage();
+    const external = [];
+    const errors = [];
+    page.on('request', (r) => { if (!r.url().startsWith(base)) external.push(r.url()); });
+    page.on('pageerror', (e) => errors.push(e.message));
+    // A refused request logs "Failed to load resource"; each refusal is checked where it is made.
+    page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text()); });
+    const suffix = width < 600 ? '-375' : '';
+
+    await page.goto(`${base}/`);
+    const credential = page.getByLabel('Operator credential');
+    await credential.fill(`${env('CREDENTIAL')}0`);
+    await page.keyboard.press('Enter');
+    await page.locator('#status.error').waitFor();
+    check(`a wrong credential is refused${suffix}`, (await page.locator('#status').textContent()).includes('valid credential'));
+    await page.screenshot({ path: join(shots, `sign-in${suffix}.png`) });
+
+    // Signed in with the keyboard alone.
+    await credential.fill(env('CREDENTIAL'));
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+    const cookies = await context.cookies();
+    const session = cookies.find((c) => c.name === 'harmonia_session');
+    check(`the session cookie is HttpOnly and SameSite=Strict${suffix}`, session?.httpOnly && session?.sameSite === 'Strict', JSON.stringify(session && { httpOnly: session.httpOnly, sameSite: session.sameSite }));
+    check(`nothing is kept in localStorage${suffix}`, (await page.evaluate(() => localStorage.length)) === 0);
+    const job = env('JOB');
+    const row = page.locator(`a[href="#/jobs/${job}"]`);
+    check(`the jobs list shows the job${suffix}`, (await row.count()) === 1);
+    await page.selectOption('#status-filter', 'verified');
+    await page.waitForFunction(() => location.hash === '#/jobs?status=verified');
+    await page.locator('table, main p.muted').first().waitFor();
+    check(`the status filter leaves out other statuses${suffix}`, (await page.locator(`a[href="#/jobs/${job}"]`).count()) === 0);
+    await page.selectOption('#status-filter', '');
+    await page.locator(`a[href="#/jobs/${job}"]`).waitFor();
+    const fits = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+    check(`the jobs list fits ${width} px without scrolling sideways`, await fits());
+    await page.screenshot({ path: join(shots, `jobs${suffix}.png`), fullPage: true });
+
+    // The job page: Maya's layout through the official renderer, every entity hydrated.
+    await page.locator(`a[href="#/jobs/${job}"]`).click();
+    await page.locator('harmonia-entity-view').first().waitFor({ timeout: 60000 });
+    const kinds = await page.evaluate(() => {
+      const found = [];
+      const walk = (root) => {
+        for (const node of root.querySelectorAll('*')) {
+          if (node.tagName === 'HARMONIA-ENTITY-VIEW') found.push(node.shadowRoot?.querySelector('article')?.dataset.kind);
+          if (node.shadowRoot) walk(node.shadowRoot);
+        }
+      };
+      walk(document);
+      return found;
+    });
+    check(`the job page renders the layout's entities${suffix}`, kinds.includes('job') && kinds.includes('source') && !kinds.includes(undefined), kinds.join(','));
+    check(`the job page fits ${width} px without scrolling sideways`, await fits());
+    await page.screenshot({ path: join(shots, `job${suffix}.png`), fullPage: true });
+
+    // A state change without the CSRF token, from the signed-in page itself.
+    const noCsrf = await page.evaluate(async (id) => (await fetch(`/v1/jobs/${id}/decisions`, {
+      method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ subject: 'strategy', decision: 'approve', version: 'x' }),
+    })).status, job);
+    check(`a POST without the CSRF token is refused with 403${suffix}`, noCsrf === 403, noCsrf);
+
+    // Signing out ends the session on the server: the old cookie reads nothing.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Operator credential').waitFor();
+    const replay = await page.request.get(`${base}/v1/jobs`, { headers: { cookie: `harmonia_session=${session.value}` } });
+    check(`a signed-out session is refused${suffix}`, replay.status() === 401, replay.status());
+
+    // Workspace B's operator sees nothing of workspace A.
+    await page.getByLabel('Operator credential').fill(env('OTHER_CREDENTIAL'));
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+    check(`another workspace's jobs list does not show the job${suffix}`, (await page.locator(`a[href="#/jobs/${job}"]`).count()) === 0);
+    const foreign = await page.evaluate(async (id) => (await fetch(`/v1/jobs/${id}/view`, { credentials: 'same-origin' })).status, job);
+    check(`another workspace's job is not found${suffix}`, foreign === 404, foreign);
+
+    check(`the pages loaded no external URL${suffix}`, external.length === 0, external.join(' '));
+    check(`the pages raised no script error${suffix}`, errors.length === 0, errors.join(' | '));
+    await context.close();
+  }
+} finally {
+  await browser.close();
+}
