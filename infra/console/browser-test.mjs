@@ -1,7 +1,8 @@
 // The console in a real browser (Debian's Chromium, driven by playwright-core): run by the
 // end-to-end test `console::` against a `harmonia serve` it started. It signs in, reads the
-// jobs list, opens a job page (Maya's A2UI layout rendered by the official renderer), and
-// checks the refusals: a wrong credential, a state change without the CSRF token, another
+// jobs list, opens a job page (Maya's A2UI layout rendered by the official renderer), takes
+// the job through the operator's loop (approve the strategy, request changes to the draft,
+// approve it, publish now, see the verified post), and checks the refusals: a wrong credential, a state change without the CSRF token, another
 // workspace's job, and a session after sign-out. It saves a screenshot of each page and prints
 // one JSON line per check; it exits non-zero on the first failure, saying which.
 //
@@ -24,6 +25,47 @@ const check = (name, ok, detail = '') => {
   console.log(JSON.stringify({ check: name, ok: Boolean(ok), detail: String(detail) }));
   if (!ok) throw new Error(`${name} failed: ${detail}`);
 };
+
+/** Reload the job page until `ready()` (evaluated in the page) holds: the pipeline works on
+ * behind the server while the operator waits. */
+async function until(page, what, ready, arg) {
+  const deadline = Date.now() + 120000;
+  for (;;) {
+    await page.locator('#job-status').waitFor();
+    if (await page.evaluate(ready, arg)) return;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within 120 s`);
+    await page.waitForTimeout(500);
+    await page.reload();
+  }
+}
+
+/** The operator's loop on the job page: approve the strategy, ask for changes to the draft and
+ * see the new version, approve it, publish it now, and see the verified post. */
+async function operatorLoop(page, job) {
+  await page.locator('.quote').first().waitFor();
+  check('the strategy shows its evidence quotes with their times', /\d+:\d\d–\d+:\d\d/.test(await page.locator('.quote footer').first().textContent()));
+  await page.screenshot({ path: join(shots, 'strategy.png'), fullPage: true });
+  await page.getByRole('button', { name: 'Approve the strategy' }).click();
+  await until(page, 'the draft gate', () => document.getElementById('decide-title')?.textContent.includes('draft'));
+  const first = await page.locator('.decide p.muted').textContent();
+  check('the draft shows its count against the limit', /\d+ \/ \d+ characters/.test(await page.locator('#draft-title + p').textContent()));
+  check("the draft shows Dara's seven assessments", (await page.locator('table.review tbody tr').count()) === 7);
+  await page.screenshot({ path: join(shots, 'draft.png'), fullPage: true });
+  await page.getByLabel('Changes to ask for').fill('Lead with the number, and keep it short.');
+  await page.getByRole('button', { name: 'Request changes' }).click();
+  await until(page, 'a new draft version', (before) => {
+    const now = document.querySelector('.decide p.muted')?.textContent;
+    return document.getElementById('decide-title')?.textContent.includes('draft') && now && now !== before;
+  }, first);
+  check('requesting changes leads to a new draft version', (await page.locator('.decide p.muted').textContent()) !== first);
+  await page.getByRole('button', { name: 'Approve the draft' }).click();
+  await until(page, 'the schedule', () => document.getElementById('job-status')?.textContent.startsWith('scheduled'));
+  await page.getByRole('button', { name: 'Publish now' }).click();
+  await until(page, 'the verified post', () => document.getElementById('publication-state')?.textContent.startsWith('Verified'));
+  check('the approved draft becomes a verified post', (await page.locator('#publication-state').textContent()).startsWith('Verified'));
+  await page.screenshot({ path: join(shots, 'published.png'), fullPage: true });
+  await page.goto(`${base}/#/jobs/${job}`);
+}
 
 const browser = await chromium.launch({ executablePath: env('HARMONIA_CHROMIUM'), args: ['--no-sandbox', '--disable-gpu'] });
 try {
@@ -57,8 +99,8 @@ try {
     const job = env('JOB');
     const row = page.locator(`a[href="#/jobs/${job}"]`);
     check(`the jobs list shows the job${suffix}`, (await row.count()) === 1);
-    await page.selectOption('#status-filter', 'verified');
-    await page.waitForFunction(() => location.hash === '#/jobs?status=verified');
+    await page.selectOption('#status-filter', 'draft_rejected');
+    await page.waitForFunction(() => location.hash === '#/jobs?status=draft_rejected');
     await page.locator('table, main p.muted').first().waitFor();
     check(`the status filter leaves out other statuses${suffix}`, (await page.locator(`a[href="#/jobs/${job}"]`).count()) === 0);
     await page.selectOption('#status-filter', '');
@@ -84,6 +126,8 @@ try {
     check(`the job page renders the layout's entities${suffix}`, kinds.includes('job') && kinds.includes('source') && !kinds.includes(undefined), kinds.join(','));
     check(`the job page fits ${width} px without scrolling sideways`, await fits());
     await page.screenshot({ path: join(shots, `job${suffix}.png`), fullPage: true });
+
+    if (width === 1440) await operatorLoop(page, job);
 
     // A state change without the CSRF token, from the signed-in page itself.
     const noCsrf = await page.evaluate(async (id) => (await fetch(`/v1/jobs/${id}/decisions`, {

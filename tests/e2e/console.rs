@@ -1,4 +1,5 @@
-//! The operator console in a real browser: `harmonia serve` on a data dir with two workspaces,
+//! The operator console in a real browser: `harmonia serve` on a data dir with two workspaces
+//! (the job's source, `examples/ranger-briefing.srt`, is not the bundled demo's),
 //! driven by `infra/console/browser-test.mjs` in Debian's Chromium through playwright-core
 //! (both installed by `infra/test.sh`, which names them in `HARMONIA_CHROMIUM` and
 //! `HARMONIA_CONSOLE_MODULES`). Screenshots of every page land in `target/console-screenshots/`.
@@ -26,7 +27,7 @@ async fn operator(dir: &std::path::Path, workspace: &str, name: &str) -> String 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn in_chromium_the_console_signs_in_lists_jobs_renders_the_job_view_and_refuses_what_it_must() {
+async fn in_chromium_an_operator_takes_a_job_from_sign_in_to_a_verified_post_and_the_console_refuses_what_it_must() {
     use tokio::io::AsyncBufReadExt;
     let (modules, chromium) = (installed("HARMONIA_CONSOLE_MODULES"), installed("HARMONIA_CHROMIUM"));
     let data = harmonia_testkit::temp_dir();
@@ -83,10 +84,15 @@ async fn in_chromium_the_console_signs_in_lists_jobs_renders_the_job_view_and_re
         "another workspace's job is not found",
         "the pages loaded no external URL",
         "the job page renders the layout's entities-375",
+        "the strategy shows its evidence quotes with their times",
+        "the draft shows Dara's seven assessments",
+        "requesting changes leads to a new draft version",
+        "the approved draft becomes a verified post",
+        "the job page fits 375 px without scrolling sideways",
     ] {
         assert!(checks.iter().any(|c| c["check"] == expected), "{expected} was checked: {stdout}");
     }
-    for page in ["sign-in", "jobs", "job", "jobs-375", "job-375"] {
+    for page in ["sign-in", "jobs", "job", "strategy", "draft", "published", "jobs-375", "job-375"] {
         assert!(screenshots.join(format!("{page}.png")).is_file(), "a screenshot of {page}");
     }
 }

@@ -53,7 +53,7 @@ function errorText(reply) {
 }
 
 function show(...nodes) {
-  main.replaceChildren(...nodes);
+  main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
   main.focus();
 }
 
@@ -117,16 +117,132 @@ async function jobsPage(filter) {
     el('div', { class: 'filters' }, el('label', { for: 'status-filter', text: 'Status' }), select), table);
 }
 
+function clock(ms) {
+  const total = Math.round(ms / 1000);
+  return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, '0')}`;
+}
+
+/** An evidence moment as the operator checks it: the exact quote and where it is in the source. */
+function quote(moment) {
+  return el('blockquote', { class: 'quote' }, el('p', { text: `“${moment.quote}”` }),
+    el('footer', { class: 'muted', text: `${moment.evidence_id} · ${clock(moment.start_ms)}–${clock(moment.end_ms)}` }));
+}
+
+function strategyPreview(detail) {
+  const strategy = detail.strategy;
+  if (!strategy) return null;
+  // The detail resolves each brief's evidence to its moment (quote and times).
+  const briefs = strategy.briefs.map((b) => el('li', { class: 'brief' },
+    el('p', {}, el('strong', { text: b.angle }), ` · ${b.platforms.join(', ')}`),
+    el('p', { text: b.key_message }),
+    el('p', { class: 'muted', text: `Call to action: ${b.call_to_action}` }),
+    ...b.evidence.map(quote)));
+  return el('section', { 'aria-labelledby': 'strategy-title' },
+    el('h2', { id: 'strategy-title', text: 'Strategy' }),
+    el('p', { text: strategy.objective }),
+    el('p', { class: 'muted', text: `Audience: ${strategy.audience} · Voice: ${strategy.voice}` }),
+    el('ol', { class: 'briefs' }, ...briefs));
+}
+
+const DIMENSIONS = {
+  grounding: 'Grounding', claims: 'Claims', structure: 'Structure', clarity: 'Clarity',
+  brief_voice_audience_fit: 'Brief, voice and audience fit', platform_cta_usability: 'Platform and call to action',
+  safety_inclusion: 'Safety and inclusion',
+};
+
+function draftPreview(detail) {
+  const draft = detail.drafts?.at(-1);
+  if (!draft) return null;
+  const over = draft.length.used > draft.length.limit;
+  const review = (detail.reviews ?? []).find((r) => r.draft === draft.id);
+  const policy = (detail.policy ?? []).find((p) => p.draft === draft.id);
+  return el('section', { 'aria-labelledby': 'draft-title' },
+    el('h2', { id: 'draft-title', text: `Draft for ${draft.platform}` }),
+    el('p', { class: over ? 'over' : 'muted', text: `${draft.length.used} / ${draft.length.limit} ${draft.length.unit}${over ? ': over the limit' : ''} · version ${draft.content_hash.slice(0, 12)} · ${draft.provenance}` }),
+    el('div', { class: 'post', id: 'draft-body', text: draft.body }),
+    el('h3', { text: 'Claims and their evidence' }),
+    el('ol', {}, ...draft.claims.map((c) => el('li', {}, el('p', { text: c.text }), ...c.evidence.map(quote)))),
+    review && el('h3', { text: `Dara's review: ${review.verdict}` }),
+    review && el('table', { class: 'review' },
+      el('thead', {}, el('tr', {}, ...['Dimension', 'Score', 'Why'].map((h) => el('th', { scope: 'col', text: h })))),
+      el('tbody', {}, ...Object.entries(DIMENSIONS).map(([key, name]) => el('tr', {},
+        el('th', { scope: 'row', text: name }),
+        el('td', { text: `${review.assessments[key].score} / 5` }),
+        el('td', { text: review.assessments[key].rationale }))))),
+    policy && el('h3', { text: `Policy: ${policy.outcome}` }),
+    policy && el('ul', { class: 'rules' }, ...policy.rules.map((r) => el('li', { class: r.passed ? 'pass' : 'fail', text: `${r.passed ? '✓' : '✗'} ${r.reason}` }))));
+}
+
+function publicationPreview(detail) {
+  const p = detail.publication;
+  if (!p) return null;
+  const verified = p.verification?.outcome;
+  return el('section', { 'aria-labelledby': 'publication-title' },
+    el('h2', { id: 'publication-title', text: 'Publication' }),
+    el('p', { id: 'publication-state', text: verified?.outcome === 'verified' ? `Verified: post ${verified.post} on ${p.platform}.` : `Claimed; ${p.receipt ? `receipt ${p.receipt.outcome.outcome ?? 'recorded'}` : 'no receipt yet'}.` }),
+    el('div', { class: 'post', text: p.body }));
+}
+
+/** The decision the job awaits, naming the exact version shown; every button posts with it. */
+function decisionPanel(id, detail, reload) {
+  const awaiting = detail.awaiting;
+  const status = detail.job.status;
+  const act = async (path, body, done) => {
+    say('Recording your decision…');
+    const reply = await api('POST', path, body);
+    if (reply.status >= 300) { say(errorText(reply), true); return; }
+    say(done);
+    await reload();
+  };
+  if (status === 'scheduled') {
+    return el('section', { class: 'decide', 'aria-labelledby': 'decide-title' },
+      el('h2', { id: 'decide-title', text: 'Scheduled' }),
+      el('button', { class: 'primary', type: 'button', text: 'Publish now', onclick: () => act(`/v1/jobs/${id}/publish-now`, {}, 'Released for publishing.') }),
+      ' ',
+      el('button', { type: 'button', text: 'Cancel the post', onclick: () => act(`/v1/jobs/${id}/cancel`, {}, 'Cancelled: it will not be published.') }));
+  }
+  if (!awaiting) return null;
+  const subject = awaiting.subject;
+  const decision = (kind, extra = {}) => ({ subject, decision: kind, version: awaiting.version, ...extra });
+  const path = `/v1/jobs/${id}/decisions`;
+  const reason = el('input', { id: 'reason', name: 'reason', maxlength: 500 });
+  const feedback = el('textarea', { id: 'feedback', name: 'feedback', rows: 3, maxlength: 2000 });
+  const parts = [
+    el('h2', { id: 'decide-title', text: `Your decision on the ${subject}` }),
+    el('p', { class: 'muted', text: `Version ${awaiting.prefix}: every decision below names exactly this version.` }),
+    el('button', { class: 'primary', type: 'button', text: `Approve the ${subject}`, onclick: () => act(path, decision('approve'), `The ${subject} is approved.`) }),
+    el('div', { class: 'field' }, el('label', { for: 'feedback', text: 'Changes to ask for' }), feedback,
+      el('button', { type: 'button', text: 'Request changes', onclick: () => act(path, decision('request_changes', { feedback: feedback.value }), 'Changes requested: a new version is on its way.') })),
+    el('div', { class: 'field' }, el('label', { for: 'reason', text: 'Reason for rejecting' }), reason,
+      el('button', { type: 'button', text: `Reject the ${subject}`, onclick: () => act(path, decision('reject', { reason: reason.value }), `The ${subject} is rejected.`) })),
+  ];
+  if (subject === 'draft') {
+    const body = el('textarea', { id: 'edit-body', name: 'body', rows: 6, maxlength: 5000 });
+    body.value = detail.drafts?.at(-1)?.body ?? '';
+    parts.push(el('div', { class: 'field' }, el('label', { for: 'edit-body', text: 'Your own version of the post' }), body,
+      el('button', { type: 'button', text: 'Save my version', onclick: () => act(`/v1/jobs/${id}/edits`, { version: awaiting.version, body: body.value }, 'Your version is saved and passed policy.') })));
+  }
+  return el('section', { class: 'decide', 'aria-labelledby': 'decide-title' }, ...parts);
+}
+
 async function jobPage(id) {
   say('Composing the job view…');
-  const reply = await api('GET', `/v1/jobs/${encodeURIComponent(id)}/view`);
-  if (reply.status !== 200) { say(errorText(reply), true); return; }
-  const view = el('section', { id: 'job-view', 'aria-label': 'Job view' });
-  show(el('p', {}, el('a', { href: '#/jobs', text: '← Jobs' })), el('h1', { text: `Job ${id}` }), view);
+  const path = `/v1/jobs/${encodeURIComponent(id)}`;
+  const [view, detail] = await Promise.all([api('GET', `${path}/view`), api('GET', `${path}/detail`)]);
+  for (const reply of [view, detail]) if (reply.status !== 200) { say(errorText(reply), true); return; }
+  const d = detail.body;
+  const layout = el('section', { id: 'job-view', 'aria-label': 'Job view' });
+  const reload = () => jobPage(id);
+  show(el('p', {}, el('a', { href: '#/jobs', text: '← Jobs' })),
+    el('h1', { text: d.job.title || `Job ${id}` }),
+    el('p', { class: 'muted', id: 'job-status', text: `${d.job.status.replaceAll('_', ' ')} · ${id}` }),
+    decisionPanel(encodeURIComponent(id), d, reload),
+    publicationPreview(d), draftPreview(d), strategyPreview(d),
+    el('h2', { text: 'Job view' }), layout);
   try {
-    const hydrate = (ref) => entityView(ref, reply.body.entities[`${ref.kind}:${ref.id}`]);
-    await renderLayout(view, reply.body.layout, hydrate, undefined, [await entitySheet()]);
-    say('');
+    const hydrate = (ref) => entityView(ref, view.body.entities[`${ref.kind}:${ref.id}`]);
+    await renderLayout(layout, view.body.layout, hydrate, undefined, [await entitySheet()]);
+    if (!statusLine.classList.contains('error')) say('');
   } catch (e) {
     say(`The job view could not be rendered: ${e.message}`, true);
   }
