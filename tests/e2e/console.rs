@@ -28,7 +28,6 @@ async fn operator(dir: &std::path::Path, workspace: &str, name: &str) -> String 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_chromium_an_operator_takes_a_job_from_sign_in_to_a_verified_post_and_the_console_refuses_what_it_must() {
-    use tokio::io::AsyncBufReadExt;
     let (modules, chromium) = (installed("HARMONIA_CONSOLE_MODULES"), installed("HARMONIA_CHROMIUM"));
     let data = harmonia_testkit::temp_dir();
     let dir = data.path();
@@ -39,21 +38,7 @@ async fn in_chromium_an_operator_takes_a_job_from_sign_in_to_a_verified_post_and
     let ran: Value = serde_json::from_str(&ran).expect("run prints JSON");
     let job = ran["job"]["id"].as_str().expect("the job").to_owned();
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
-    let port_text = port.to_string();
-    let mut serve = FunctionProcess::cli_command(
-        dir,
-        &["--workspace", "field-notes", "--json", "serve", "--port", &port_text],
-        &[],
-        &[],
-    )
-    .stdout(std::process::Stdio::piped())
-    .kill_on_drop(true)
-    .spawn()
-    .expect("harmonia serve");
-    let mut lines = tokio::io::BufReader::new(serve.stdout.take().expect("stdout")).lines();
-    let ready = lines.next_line().await.expect("read").expect("serve says where it listens");
-    assert!(ready.contains("listening"), "{ready}");
+    let (mut serve, url) = FunctionProcess::serve_cli(dir, &["--workspace", "field-notes"], &[], &[]).await;
 
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/console/browser-test.mjs");
     let screenshots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/console-screenshots");
@@ -61,7 +46,7 @@ async fn in_chromium_an_operator_takes_a_job_from_sign_in_to_a_verified_post_and
     let _ = std::fs::remove_dir_all(&screenshots);
     let out = tokio::process::Command::new("node")
         .arg(&script)
-        .env("BASE_URL", format!("http://127.0.0.1:{port}"))
+        .env("BASE_URL", &url)
         .env("CREDENTIAL", &ana)
         .env("OTHER_CREDENTIAL", &bo)
         .env("JOB", &job)

@@ -112,21 +112,9 @@ async fn with_model(
 /// `harmonia serve` on `data_dir` with `model`, asked for the job view of `job` with
 /// `credential`; the view's JSON.
 async fn job_view(data_dir: &std::path::Path, model: &str, env: &[(&str, &str)], job: &str, credential: &str) -> Value {
-    use tokio::io::AsyncBufReadExt;
-    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
-    let port_text = port.to_string();
-    let args = ["--model", model, "--json", "serve", "--port", &port_text];
-    let mut serve = FunctionProcess::cli_command(data_dir, &args, env, &["HARMONIA_MODEL"])
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("harmonia serve");
-    // It prints where it listens once it does.
-    let mut lines = tokio::io::BufReader::new(serve.stdout.take().expect("stdout")).lines();
-    let ready = lines.next_line().await.expect("read").expect("serve says where it listens");
-    assert!(ready.contains("listening"), "{ready}");
+    let (mut serve, url) = FunctionProcess::serve_cli(data_dir, &["--model", model], env, &["HARMONIA_MODEL"]).await;
     let response = reqwest::Client::new()
-        .get(format!("http://127.0.0.1:{port}/v1/jobs/{job}/view"))
+        .get(format!("{url}/v1/jobs/{job}/view"))
         .bearer_auth(credential)
         .send()
         .await

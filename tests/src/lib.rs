@@ -125,6 +125,31 @@ impl FunctionProcess {
         command
     }
 
+    /// `harmonia --data-dir DATA_DIR ARGS --json serve --port P` on a free port, once it says
+    /// it listens: the process (killed when dropped) and its base URL.
+    pub async fn serve_cli(
+        data_dir: &std::path::Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        remove: &[&str],
+    ) -> (tokio::process::Child, String) {
+        use tokio::io::AsyncBufReadExt;
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+        let port_text = port.to_string();
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["--json", "serve", "--port", &port_text]);
+        let mut serve = Self::cli_command(data_dir, &all, env, remove)
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("harmonia serve");
+        // It prints where it listens once it does.
+        let mut lines = tokio::io::BufReader::new(serve.stdout.take().expect("stdout")).lines();
+        let ready = lines.next_line().await.expect("read").expect("serve says where it listens");
+        assert!(ready.contains("listening"), "{ready}");
+        (serve, format!("http://127.0.0.1:{port}"))
+    }
+
     /// Run `harmonia --data-dir DATA_DIR ARGS` with `env` set (and `remove` unset), with the
     /// repository's skills; (exit code, stdout, stderr).
     pub async fn run_cli(
