@@ -1,8 +1,10 @@
 //! Maya's A2UI layout: the deterministic validation the runtime applies to it
 //! (`validate::maya`: unique ids, children and root exist, entities only from the catalog)
-//! and its rendering as A2UI messages. The layout is built with `arbitrary` from a small
-//! alphabet of ids, so that references resolve often enough to reach every check; a layout
-//! the validator accepts renders one message per component, each naming an existing id.
+//! and its rendering as A2UI v0.9 messages. The layout is built with `arbitrary` from a small
+//! alphabet of ids (one of them `root`, which the rendering must rename when it is not the
+//! root), so that references resolve often enough to reach every check; a layout the
+//! validator accepts renders as a surface whose ids are unique, one of which is `root`, and
+//! whose every child reference names a component.
 #![no_main]
 
 use std::collections::HashSet;
@@ -13,9 +15,9 @@ use harmonia_agents::validate;
 use harmonia_contracts::tool::Provenance;
 use libfuzzer_sys::fuzz_target;
 
-/// Ids are `c0`..`c7` (components) and `e0`..`e7` (entities).
+/// Ids are `c0`..`c6` and `root` (components) and `e0`..`e7` (entities).
 fn id(prefix: char, n: u8) -> String {
-    format!("{prefix}{}", n % 8)
+    if prefix == 'c' && n % 8 == 7 { "root".to_owned() } else { format!("{prefix}{}", n % 8) }
 }
 
 #[derive(Arbitrary, Debug)]
@@ -47,7 +49,6 @@ enum Node {
 
 #[derive(Arbitrary, Debug)]
 struct Input {
-    v09: bool,
     surface: String,
     root: u8,
     nodes: Vec<(u8, Node)>,
@@ -71,7 +72,7 @@ fuzz_target!(|input: Input| {
         })
         .collect();
     let layout = Layout {
-        version: if input.v09 { A2uiVersion::V09 } else { A2uiVersion::V08 },
+        version: A2uiVersion::V09,
         surface_id: input.surface,
         root: id('c', input.root),
         components,
@@ -86,6 +87,17 @@ fuzz_target!(|input: Input| {
         assert!(ids.contains(layout.root.as_str()));
         let messages = layout.to_a2ui();
         assert_eq!(messages.len(), 2);
+        let rendered = messages[1]["updateComponents"]["components"].as_array().expect("components");
+        let names: Vec<&str> = rendered.iter().filter_map(|c| c["id"].as_str()).collect();
+        let unique: HashSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len(), "unique ids");
+        assert!(unique.contains("root"), "a root");
+        for c in rendered {
+            let children = c["children"].as_array().into_iter().flatten().filter_map(|v| v.as_str());
+            for child in children.chain(c["child"].as_str()) {
+                assert!(unique.contains(child), "{child} names a component");
+            }
+        }
         // The layout survives its JSON form, as the runtime reads it back from the model.
         let json = serde_json::to_value(&layout).expect("a layout serialises");
         assert_eq!(serde_json::from_value::<Layout>(json).ok(), Some(layout));
