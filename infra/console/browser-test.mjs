@@ -64,6 +64,16 @@ async function operatorLoop(page, job) {
   await until(page, 'the verified post', () => document.getElementById('publication-state')?.textContent.startsWith('Verified'));
   check('the approved draft becomes a verified post', (await page.locator('#publication-state').textContent()).startsWith('Verified'));
   await page.screenshot({ path: join(shots, 'published.png'), fullPage: true });
+
+  // The job's activity: a bar per invocation, its numbers on keyboard focus.
+  await page.getByRole('link', { name: 'Activity timeline' }).click();
+  await page.locator('rect.bar').first().waitFor();
+  const bars = await page.locator('rect.bar').count();
+  check('the timeline has a bar per invocation', bars >= 8, bars);
+  await page.locator('rect.bar').first().focus();
+  const shown = await page.locator('#timeline-detail').textContent();
+  check('a focused bar shows its duration and tokens', /ms, \d+ input and \d+ output tokens/.test(shown), shown);
+  await page.screenshot({ path: join(shots, 'timeline.png'), fullPage: true });
   await page.goto(`${base}/#/jobs/${job}`);
 }
 

@@ -73,11 +73,13 @@ async fn in_chromium_an_operator_takes_a_job_from_sign_in_to_a_verified_post_and
         "the draft shows Dara's seven assessments",
         "requesting changes leads to a new draft version",
         "the approved draft becomes a verified post",
+        "the timeline has a bar per invocation",
+        "a focused bar shows its duration and tokens",
         "the job page fits 375 px without scrolling sideways",
     ] {
         assert!(checks.iter().any(|c| c["check"] == expected), "{expected} was checked: {stdout}");
     }
-    for page in ["sign-in", "jobs", "job", "strategy", "draft", "published", "jobs-375", "job-375"] {
+    for page in ["sign-in", "jobs", "job", "strategy", "draft", "published", "timeline", "jobs-375", "job-375"] {
         assert!(screenshots.join(format!("{page}.png")).is_file(), "a screenshot of {page}");
     }
 }

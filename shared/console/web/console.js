@@ -236,6 +236,7 @@ async function jobPage(id) {
   show(el('p', {}, el('a', { href: '#/jobs', text: '← Jobs' })),
     el('h1', { text: d.job.title || `Job ${id}` }),
     el('p', { class: 'muted', id: 'job-status', text: `${d.job.status.replaceAll('_', ' ')} · ${id}` }),
+    el('p', {}, el('a', { href: `#/jobs/${encodeURIComponent(id)}/activity`, text: 'Activity timeline' })),
     decisionPanel(encodeURIComponent(id), d, reload),
     publicationPreview(d), draftPreview(d), strategyPreview(d),
     el('h2', { text: 'Job view' }), layout);
@@ -258,10 +259,67 @@ async function entitySheet() {
   return sheet;
 }
 
+const SVG = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  node.append(...children);
+  return node;
+}
+
+/** Every activity record of the job, oldest first, page by page. */
+async function activity(id) {
+  const records = [];
+  for (let page = 0; page !== null && page !== undefined;) {
+    const reply = await api('GET', `/v1/activity?job=${encodeURIComponent(id)}&limit=200&page=${page}`);
+    if (reply.status !== 200) throw new Error(errorText(reply));
+    records.push(...reply.body.activity);
+    page = reply.body.next_page;
+  }
+  return records;
+}
+
+/** The job's invocations on a time axis: one bar each, coloured by outcome, its tokens and
+ * duration on hover and on keyboard focus. */
+async function timelinePage(id) {
+  say('Reading the activity…');
+  let records;
+  try { records = await activity(id); } catch (e) { say(e.message, true); return; }
+  const back = el('p', {}, el('a', { href: `#/jobs/${encodeURIComponent(id)}`, text: '← The job' }));
+  if (!records.length) { show(back, el('h1', { text: 'Activity' }), el('p', { class: 'muted', text: 'No invocation is recorded for this job yet.' })); say(''); return; }
+  const t0 = Math.min(...records.map((r) => Date.parse(r.started_at)));
+  const t1 = Math.max(...records.map((r) => Date.parse(r.ended_at)), t0 + 1);
+  const [left, width, row] = [150, 820, 24];
+  const x = (t) => left + ((t - t0) / (t1 - t0)) * width;
+  const detail = el('p', { id: 'timeline-detail', class: 'muted', 'aria-live': 'polite', text: 'Point at or focus a bar to see its tokens and duration.' });
+  const chart = svg('svg', { viewBox: `0 0 ${left + width + 10} ${records.length * row + 30}`, role: 'list', 'aria-label': `${records.length} invocations on a time axis`, class: 'timeline' });
+  records.forEach((r, i) => {
+    const failed = r.outcome.status !== 'success';
+    const ms = (r.duration_us / 1000).toFixed(1);
+    const text = `${r.agent} · ${r.stage} · ${r.operation}: ${ms} ms, ${r.usage.input_tokens} input and ${r.usage.output_tokens} output tokens, ${r.model_calls} model call(s), ${failed ? `failed (${r.outcome.code})` : 'succeeded'}`;
+    const start = x(Date.parse(r.started_at));
+    const bar = svg('rect', { x: start, y: i * row + 4, width: Math.max(2, x(Date.parse(r.ended_at)) - start), height: row - 8, rx: 3, class: failed ? 'bar failure' : 'bar success', tabindex: 0, role: 'listitem', 'aria-label': text },
+      svg('title', {}, text));
+    const showIt = () => { detail.textContent = text; };
+    bar.addEventListener('mouseenter', showIt);
+    bar.addEventListener('focus', showIt);
+    chart.append(svg('text', { x: 4, y: i * row + row / 2 + 5, class: 'label' }, `${r.agent} · ${r.stage}`), bar);
+  });
+  chart.append(svg('text', { x: left, y: records.length * row + 22, class: 'label' }, '0 s'),
+    svg('text', { x: left + width, y: records.length * row + 22, class: 'label end' }, `${((t1 - t0) / 1000).toFixed(1)} s`));
+  const failures = records.filter((r) => r.outcome.status !== 'success').length;
+  show(back, el('h1', { text: 'Activity' }),
+    el('p', { class: 'muted', text: `${records.length} invocation(s), ${failures} failed. Green succeeded, red failed.` }),
+    chart, detail);
+  say('');
+}
+
 function route() {
   if (!session) return;
   const hash = location.hash || '#/jobs';
-  const job = hash.match(/^#\/jobs\/([^?]+)$/);
+  const timeline = hash.match(/^#\/jobs\/([^?/]+)\/activity$/);
+  if (timeline) return timelinePage(decodeURIComponent(timeline[1]));
+  const job = hash.match(/^#\/jobs\/([^?/]+)$/);
   if (job) return jobPage(decodeURIComponent(job[1]));
   const filter = new URLSearchParams(hash.split('?')[1] ?? '').get('status');
   return jobsPage(STATUSES.includes(filter) ? filter : null);
