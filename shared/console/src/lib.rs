@@ -25,7 +25,7 @@ use axum::routing::get;
 use harmonia_auth::Credentials;
 use harmonia_auth::sessions::LIFETIME;
 use harmonia_contracts::{Code, Error};
-use harmonia_http::caller::{CSRF_HEADER, SESSION_COOKIE, cookie};
+use harmonia_http::caller::{SESSION_COOKIE, console_session};
 use harmonia_http::{ApiError, JsonBody};
 use serde::Deserialize;
 use serde_json::json;
@@ -146,14 +146,13 @@ async fn sign_in(
     Ok((StatusCode::CREATED, [(SET_COOKIE, cookie)], axum::Json(body)).into_response())
 }
 
-/// The session the request's cookie holds; `unauthenticated` without one.
-async fn session_of(
+/// The session the request's cookie holds, its CSRF token checked as for every API call;
+/// `unauthenticated` without one.
+async fn session_of<'a>(
     credentials: &Credentials,
-    parts: &Parts,
-) -> Result<(String, harmonia_auth::sessions::Session), Error> {
-    let token =
-        cookie(parts, SESSION_COOKIE).ok_or_else(|| Error::new(Code::Unauthenticated, "Nobody is signed in."))?;
-    Ok((token.to_owned(), credentials.session(token).await?))
+    parts: &'a Parts,
+) -> Result<(&'a str, harmonia_auth::sessions::Session), Error> {
+    console_session(credentials, parts).await?.ok_or_else(|| Error::new(Code::Unauthenticated, "Nobody is signed in."))
 }
 
 async fn current(State(credentials): State<Arc<Credentials>>, parts: Parts) -> Result<Response, ApiError> {
@@ -165,12 +164,8 @@ async fn current(State(credentials): State<Arc<Credentials>>, parts: Parts) -> R
 }
 
 async fn sign_out(State(credentials): State<Arc<Credentials>>, parts: Parts) -> Result<Response, ApiError> {
-    let (token, session) = session_of(&credentials, &parts).await?;
-    let given = parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
-    if !given.is_some_and(|g| session.csrf_matches(g)) {
-        return Err(Error::from_code(Code::CsrfRejected).into());
-    }
-    credentials.sign_out(&token).await?;
+    let (token, _) = session_of(&credentials, &parts).await?;
+    credentials.sign_out(token).await?;
     let cleared = session_cookie(&parts.headers, "", 0)?;
     Ok((StatusCode::OK, [(SET_COOKIE, cleared)], axum::Json(json!({"signed_out": true}))).into_response())
 }

@@ -40,6 +40,23 @@ pub fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.trim())
 }
 
+/// The console session the request's [`SESSION_COOKIE`] holds, with its token; `None` without
+/// the cookie. A request that can change state (any method but GET, HEAD and OPTIONS) must
+/// carry the session's CSRF token in [`CSRF_HEADER`], or it is refused with `csrf_rejected`.
+pub async fn console_session<'a>(
+    credentials: &Credentials,
+    parts: &'a Parts,
+) -> Result<Option<(&'a str, harmonia_auth::sessions::Session)>, Error> {
+    let Some(token) = cookie(parts, SESSION_COOKIE) else { return Ok(None) };
+    let session = credentials.session(token).await?;
+    let safe = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
+    let csrf = parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
+    if !safe && !csrf.is_some_and(|given| session.csrf_matches(given)) {
+        return Err(Error::from_code(Code::CsrfRejected));
+    }
+    Ok(Some((token, session)))
+}
+
 impl<S> FromRequestParts<S> for Caller
 where
     Arc<Credentials>: FromRef<S>,
@@ -58,14 +75,8 @@ where
             ),
         };
         if header.is_none()
-            && let Some(token) = cookie(parts, SESSION_COOKIE)
+            && let Some((_, session)) = console_session(&credentials, parts).await?
         {
-            let session = credentials.session(token).await?;
-            let safe = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
-            let csrf = parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
-            if !safe && !csrf.is_some_and(|given| session.csrf_matches(given)) {
-                return Err(Error::from_code(Code::CsrfRejected).into());
-            }
             return Ok(Self(session.identity));
         }
         Ok(Self(credentials.authenticate(header).await?))
