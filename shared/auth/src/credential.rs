@@ -21,6 +21,17 @@ const SEPARATOR: char = '/';
 /// Random bytes in a secret.
 const SECRET_BYTES: usize = 32;
 
+/// A fresh secret: [`SECRET_BYTES`] random bytes as lowercase hex (credentials, console
+/// sessions and their CSRF tokens).
+pub(crate) fn new_secret() -> String {
+    hex::encode(rand::random::<[u8; SECRET_BYTES]>())
+}
+
+/// Whether `text` has the shape [`new_secret`] gives: lowercase hex of [`SECRET_BYTES`] bytes.
+pub(crate) fn is_secret(text: &str) -> bool {
+    text.len() == SECRET_BYTES * 2 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// An operator credential: who it names, and the secret that proves it. `Debug` never shows
 /// the secret; only [`Credential::expose`] does, for the one time it is handed out.
 #[derive(Clone, PartialEq, Eq)]
@@ -42,7 +53,7 @@ impl fmt::Debug for Credential {
 impl Credential {
     /// A new credential with a fresh random secret.
     pub fn generate(workspace: WorkspaceId, operator: OperatorId) -> Self {
-        let secret = hex::encode(rand::random::<[u8; SECRET_BYTES]>());
+        let secret = new_secret();
         Self { workspace, operator, secret }
     }
 
@@ -51,10 +62,7 @@ impl Credential {
     pub fn parse(text: &str) -> Option<Self> {
         let mut parts = text.strip_prefix(PREFIX)?.split(SEPARATOR);
         let (workspace, operator, secret) = (parts.next()?, parts.next()?, parts.next()?);
-        if parts.next().is_some()
-            || secret.len() != SECRET_BYTES * 2
-            || !secret.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        {
+        if parts.next().is_some() || !is_secret(secret) {
             return None;
         }
         Some(Self { workspace: workspace.parse().ok()?, operator: operator.parse().ok()?, secret: secret.to_owned() })

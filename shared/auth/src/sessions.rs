@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 use subtle::ConstantTimeEq as _;
 
+use crate::credential::{is_secret, new_secret};
 use crate::operators::{OPERATORS, OperatorRecord};
 use crate::{Identity, Role};
 
@@ -31,9 +32,6 @@ pub const PREFIX: &str = "hcs_";
 
 /// How long a session lasts after sign-in.
 pub const LIFETIME: TimeDelta = TimeDelta::hours(12);
-
-/// Random bytes in a session secret and in a CSRF token.
-const SECRET_BYTES: usize = 32;
 
 /// What a session stands on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,10 +99,6 @@ impl Session {
     }
 }
 
-fn secret() -> String {
-    hex::encode(rand::random::<[u8; SECRET_BYTES]>())
-}
-
 fn digest_id(token: &str) -> Result<DocId, Error> {
     hex::encode(sha2::Sha256::digest(token.as_bytes())).parse()
 }
@@ -112,9 +106,7 @@ fn digest_id(token: &str) -> Result<DocId, Error> {
 /// The workspace a session token names, when it is one.
 fn workspace_of(token: &str) -> Option<WorkspaceId> {
     let (workspace, secret) = token.strip_prefix(PREFIX)?.split_once('/')?;
-    let valid =
-        secret.len() == SECRET_BYTES * 2 && secret.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    valid.then(|| workspace.parse().ok()).flatten()
+    is_secret(secret).then(|| workspace.parse().ok()).flatten()
 }
 
 /// Open a session for `who`, standing on `basis`, at `now`.
@@ -124,12 +116,12 @@ pub async fn open(
     basis: Basis,
     now: DateTime<Utc>,
 ) -> Result<Opened, Error> {
-    let token = format!("{PREFIX}{}/{}", who.workspace, secret());
+    let token = format!("{PREFIX}{}/{}", who.workspace, new_secret());
     let record = SessionRecord {
         operator: who.operator.clone(),
         role: who.role,
         basis,
-        csrf: secret(),
+        csrf: new_secret(),
         created_at: now,
         expires_at: now + LIFETIME,
     };
