@@ -314,6 +314,11 @@ resource "google_cloud_run_v2_service" "function" {
   # scheduler's account may invoke it, below).
   ingress             = contains(concat(local.public_functions, local.scheduled_functions), each.value) ? "INGRESS_TRAFFIC_ALL" : "INGRESS_TRAFFIC_INTERNAL_ONLY"
   deletion_protection = false
+  # A browser cannot send an ID token with a page load, so the operator service that serves the
+  # console skips Cloud Run's invoker check when var.operator_console is on: its own sign-in
+  # (credential or Google ID token, then a server-side session) guards every route but the
+  # page, its assets and /healthz.
+  invoker_iam_disabled = each.value == "operator" && var.operator_console
 
   template {
     service_account = google_service_account.function[each.value].email
@@ -411,6 +416,14 @@ resource "google_cloud_run_v2_service" "function" {
           value = env.value
         }
       }
+      # The console's questions to Nova go through the operator function (its own origin).
+      dynamic "env" {
+        for_each = each.value == "operator" ? [local.public_urls["nova"]] : []
+        content {
+          name  = "HARMONIA_NOVA_URL"
+          value = env.value
+        }
+      }
       dynamic "env" {
         for_each = contains(local.publishing_users, each.value) ? [local.publishing] : []
         content {
@@ -483,6 +496,15 @@ resource "google_cloud_run_v2_service_iam_member" "push_invoker" {
 }
 
 # Only the scheduler's account may call the dispatcher.
+# The operator function forwards the console's questions to Nova, with ID tokens it mints as
+# its own service account: the one service-to-service call between the functions.
+resource "google_cloud_run_v2_service_iam_member" "operator_asks_nova" {
+  name     = google_cloud_run_v2_service.function["nova"].name
+  location = var.region
+  role     = "roles/run.invoker"
+  member   = "serviceAccount:${google_service_account.function["operator"].email}"
+}
+
 resource "google_cloud_run_v2_service_iam_member" "scheduler_invoker" {
   for_each = toset(local.scheduled_functions)
   name     = google_cloud_run_v2_service.function[each.value].name

@@ -220,3 +220,9 @@ variable "source_retention_days" {
     error_message = "source_retention_days must be a whole number of days from 0 to 3650."
   }
 }
+
+variable "operator_console" {
+  description = "Serve the operator console to browsers: the operator service skips Cloud Run's invoker IAM check (a browser cannot send an ID token with a page load) and its own sign-in guards every route but the page, its assets and /healthz. false: every caller of the operator service needs an ID token (CLI and API only)."
+  type        = bool
+  default     = true
+}

@@ -3,8 +3,9 @@ terraform {
   required_version = ">= 1.9"
   required_providers {
     google = {
-      source  = "hashicorp/google"
-      version = ">= 6.0, < 8.0"
+      source = "hashicorp/google"
+      # 6.10: invoker_iam_disabled on Cloud Run services (the console's operator service).
+      version = ">= 6.10, < 8.0"
     }
   }
 }

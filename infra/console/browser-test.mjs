@@ -1,13 +1,17 @@
 // The console in a real browser (Debian's Chromium, driven by playwright-core): run by the
-// end-to-end test `console::` against a `harmonia serve` it started. It signs in, reads the
-// jobs list, opens a job page (Maya's A2UI layout rendered by the official renderer), takes
-// the job through the operator's loop (approve the strategy, request changes to the draft,
-// approve it, publish now, see the verified post), and checks the refusals: a wrong credential, a state change without the CSRF token, another
-// workspace's job, and a session after sign-out. It saves a screenshot of each page and prints
-// one JSON line per check; it exits non-zero on the first failure, saying which.
+// end-to-end test `console::` against a `harmonia serve` it started. It signs in, submits a
+// source file through the upload page, reads the jobs list, opens the job page (Maya's A2UI
+// layout rendered by the official renderer), takes the job through the operator's loop
+// (approve the strategy, request changes to the draft, approve it, publish now, see the
+// verified post and the timeline), asks Nova about the job and reads its evidence and tool
+// envelopes, edits the workspace settings as an admin and finds them read-only as an
+// operator, and checks the refusals: a wrong credential, a state change without the CSRF
+// token, another workspace's job, and a session after sign-out. It saves a screenshot of each
+// page and prints one JSON line per check; it exits non-zero on the first failure, saying which.
 //
-// Environment: BASE_URL, CREDENTIAL (workspace A), OTHER_CREDENTIAL (workspace B), JOB (a job of
-// A), SCREENSHOTS (folder), HARMONIA_CONSOLE_MODULES (node_modules), HARMONIA_CHROMIUM.
+// Environment: BASE_URL, CREDENTIAL (an admin of workspace A), OPERATOR_CREDENTIAL (an operator
+// of A), OTHER_CREDENTIAL (workspace B), SOURCE (a transcript file to submit), SCREENSHOTS
+// (folder), HARMONIA_CONSOLE_MODULES (node_modules), HARMONIA_CHROMIUM.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -77,7 +81,80 @@ async function operatorLoop(page, job) {
   await page.goto(`${base}/#/jobs/${job}`);
 }
 
+/** Submit the source file through the upload page; the new job's id, from the page it opens. */
+async function upload(page) {
+  await page.getByRole('link', { name: 'Submit a source' }).click();
+  await page.getByLabel('Transcript file').setInputFiles(env('SOURCE'));
+  check('choosing a .srt file picks its format', (await page.locator('#source-format').inputValue()) === 'srt');
+  await page.getByLabel('Title').fill('Ranger briefing, spring patrols');
+  await page.screenshot({ path: join(shots, 'upload.png'), fullPage: true });
+  await page.getByRole('button', { name: 'Submit the source' }).click();
+  await page.waitForFunction(() => /^#\/jobs\/[^/]+$/.test(location.hash));
+  await page.locator('#job-status').waitFor();
+  const job = decodeURIComponent(await page.evaluate(() => location.hash.slice('#/jobs/'.length)));
+  check('the uploaded source becomes a job with its title', (await page.locator('h1').textContent()) === 'Ranger briefing, spring patrols', job);
+  return job;
+}
+
+/** Ask Nova about the job: the answer, the evidence it cites and each tool call's envelope. */
+async function askNova(page, job) {
+  await page.getByRole('link', { name: 'Ask Nova' }).click();
+  await page.getByLabel('Your question').fill(`What is the status of job ${job}?`);
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Enter');
+  await page.locator('#nova-answer').waitFor({ timeout: 60000 });
+  const cited = await page.locator('#nova-evidence code').allTextContents();
+  check('Nova answers with the evidence it cites', cited.length > 0 && (await page.locator('#nova-answer .post').textContent()).length > 0, cited.join(' '));
+  const envelope = JSON.parse(await page.locator('.tool-call pre').first().textContent());
+  check("Nova's tool call shows its exact envelope", envelope.status === 'success' && envelope.error === null
+    && cited.every((id) => envelope.evidence.some((e) => e.evidenceId === id)), JSON.stringify(envelope.evidence));
+  await page.screenshot({ path: join(shots, 'nova.png'), fullPage: true });
+}
+
+/** An admin edits the configuration file: a bad value is refused naming its field, a good one
+ * is the next version. */
+async function editSettings(page) {
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.locator('#config-file').waitFor();
+  const before = await page.locator('#config-version').textContent();
+  const file = await page.locator('#config-file').inputValue();
+  await page.locator('#config-file').fill(file.replace(/^mode = .*$/m, 'mode = "sometimes"'));
+  await page.getByRole('button', { name: 'Save the configuration' }).click();
+  await page.locator('#status.error').waitFor();
+  check('a bad setting is refused naming its field', (await page.locator('#status').textContent()).includes('mode')
+    && (await page.locator('#config-version').textContent()) === before, await page.locator('#status').textContent());
+  await page.locator('#config-file').fill(file.replace(/^call_to_action = .*$/m, 'call_to_action = "Read the whole briefing."'));
+  await page.getByRole('button', { name: 'Save the configuration' }).click();
+  await page.waitForFunction(() => document.getElementById('status').textContent.startsWith('Saved as version'));
+  const version = await page.locator('#config-version').textContent();
+  check('an admin saves the settings as the next version', version !== before && /version \d+/.test(version)
+    && (await page.locator('.facts').textContent()).includes('Read the whole briefing.'), `${before} -> ${version}`);
+  await page.screenshot({ path: join(shots, 'settings.png'), fullPage: true });
+}
+
+/** An operator (not an admin) reads the settings and cannot change them. */
+async function readOnlySettings(page) {
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.locator('#read-only').waitFor();
+  check('an operator sees the settings read-only', (await page.locator('#config-file').count()) === 0
+    && (await page.locator('.facts').textContent()).includes('Read the whole briefing.'));
+  const put = await page.evaluate(async () => {
+    const session = await (await fetch('/v1/console/session', { credentials: 'same-origin' })).json();
+    return (await fetch('/v1/workspace', { method: 'PUT', credentials: 'same-origin',
+      headers: { 'content-type': 'application/toml', 'x-csrf-token': session.csrf }, body: 'name = "x"' })).status;
+  });
+  check("an operator's change to the settings is refused with 403", put === 403, put);
+  await page.screenshot({ path: join(shots, 'settings-operator.png'), fullPage: true });
+}
+
+async function signIn(page, credential) {
+  await page.getByLabel('Operator credential').fill(credential);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+}
+
 const browser = await chromium.launch({ executablePath: env('HARMONIA_CHROMIUM'), args: ['--no-sandbox', '--disable-gpu'] });
+let job = null;
 try {
   for (const [width, height] of [[1440, 900], [375, 800]]) {
     const context = await browser.newContext({ viewport: { width, height } });
@@ -99,14 +176,17 @@ try {
     await page.screenshot({ path: join(shots, `sign-in${suffix}.png`) });
 
     // Signed in with the keyboard alone.
-    await credential.fill(env('CREDENTIAL'));
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+    await signIn(page, env('CREDENTIAL'));
     const cookies = await context.cookies();
     const session = cookies.find((c) => c.name === 'harmonia_session');
     check(`the session cookie is HttpOnly and SameSite=Strict${suffix}`, session?.httpOnly && session?.sameSite === 'Strict', JSON.stringify(session && { httpOnly: session.httpOnly, sameSite: session.sameSite }));
     check(`nothing is kept in localStorage${suffix}`, (await page.evaluate(() => localStorage.length)) === 0);
-    const job = env('JOB');
+    if (width === 1440) {
+      job = await upload(page);
+      await page.getByRole('link', { name: 'Jobs', exact: true }).click();
+      await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+    }
+    await page.locator(`a[href="#/jobs/${job}"]`).waitFor();
     const row = page.locator(`a[href="#/jobs/${job}"]`);
     check(`the jobs list shows the job${suffix}`, (await row.count()) === 1);
     await page.selectOption('#status-filter', 'draft_rejected');
@@ -137,7 +217,13 @@ try {
     check(`the job page fits ${width} px without scrolling sideways`, await fits());
     await page.screenshot({ path: join(shots, `job${suffix}.png`), fullPage: true });
 
-    if (width === 1440) await operatorLoop(page, job);
+    if (width === 1440) {
+      await operatorLoop(page, job);
+      await askNova(page, job);
+      await editSettings(page);
+      await page.goto(`${base}/#/jobs/${job}`);
+      await page.locator('#job-status').waitFor();
+    }
 
     // A state change without the CSRF token, from the signed-in page itself.
     const noCsrf = await page.evaluate(async (id) => (await fetch(`/v1/jobs/${id}/decisions`, {
@@ -153,12 +239,24 @@ try {
     check(`a signed-out session is refused${suffix}`, replay.status() === 401, replay.status());
 
     // Workspace B's operator sees nothing of workspace A.
-    await page.getByLabel('Operator credential').fill(env('OTHER_CREDENTIAL'));
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+    await signIn(page, env('OTHER_CREDENTIAL'));
     check(`another workspace's jobs list does not show the job${suffix}`, (await page.locator(`a[href="#/jobs/${job}"]`).count()) === 0);
     const foreign = await page.evaluate(async (id) => (await fetch(`/v1/jobs/${id}/view`, { credentials: 'same-origin' })).status, job);
     check(`another workspace's job is not found${suffix}`, foreign === 404, foreign);
+    if (width === 1440) {
+      const asked = await page.evaluate(async (id) => {
+        const session = await (await fetch('/v1/console/session', { credentials: 'same-origin' })).json();
+        const reply = await fetch('/v1/ask', { method: 'POST', credentials: 'same-origin',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrf },
+          body: JSON.stringify({ question: `What is the status of job ${id}?` }) });
+        return reply.json();
+      }, job);
+      check("another workspace's Nova finds nothing of the job", !JSON.stringify(asked).includes('Ranger briefing')
+        && (asked.evidence_ids ?? []).length === 0, JSON.stringify(asked.answer ?? asked));
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await signIn(page, env('OPERATOR_CREDENTIAL'));
+      await readOnlySettings(page);
+    }
 
     check(`the pages loaded no external URL${suffix}`, external.length === 0, external.join(' '));
     check(`the pages raised no script error${suffix}`, errors.length === 0, errors.join(' | '));

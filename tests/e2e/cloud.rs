@@ -732,9 +732,13 @@ async fn a_credential_revoked_through_the_api_stops_working_in_every_function() 
     .map(|(k, v)| (k.to_owned(), v.to_owned()))
     .collect();
     let mut functions = HashMap::new();
-    for name in ["operator", "ingest", "nova"] {
+    for name in ["nova", "ingest"] {
         functions.insert(name, FunctionProcess::start(name, &env).await);
     }
+    // The console's questions reach Nova through the operator function.
+    let nova_url = [("HARMONIA_NOVA_URL".to_owned(), functions["nova"].url.clone())];
+    let operator_env: Vec<(String, String)> = env.iter().cloned().chain(nova_url).collect();
+    functions.insert("operator", FunctionProcess::start("operator", &operator_env).await);
     let http = reqwest::Client::new();
     let url = |function: &str, path: &str| format!("{}{path}", functions[function].url);
 
@@ -762,6 +766,26 @@ async fn a_credential_revoked_through_the_api_stops_working_in_every_function() 
     }
     let (s, v) = send(http.get(url("operator", "/v1/operators")).bearer_auth(&bo)).await;
     assert_eq!((s, error_code(&v)), (403, "forbidden"), "an operator is not an admin");
+    // bo's console session asks Nova through the operator function: Nova, its own process,
+    // checks the session again in Firestore and answers in bo's workspace.
+    let signed_in = http
+        .post(url("operator", "/v1/console/session"))
+        .json(&json!({"credential": bo}))
+        .send()
+        .await
+        .expect("sign in");
+    assert_eq!(signed_in.status(), 201);
+    let cookie = signed_in.headers()["set-cookie"].to_str().expect("text").split(';').next().expect("pair").to_owned();
+    let csrf = signed_in.json::<Value>().await.expect("json")["csrf"].as_str().expect("csrf").to_owned();
+    let ask = || {
+        http.post(url("operator", "/v1/ask"))
+            .header("cookie", &cookie)
+            .header("x-csrf-token", &csrf)
+            .json(&json!({"question": "What is pending in the feed?"}))
+    };
+    let (s, v) = send(ask()).await;
+    assert_eq!(s, 200, "Nova answered through the operator function: {v}");
+    assert_eq!(v["tool_calls"][0]["name"], "get_operator_feed", "{v}");
 
     let (s, v) = send(http.delete(url("operator", "/v1/operators/bo")).bearer_auth(&admin)).await;
     assert_eq!(s, 200, "{v}");
@@ -769,6 +793,8 @@ async fn a_credential_revoked_through_the_api_stops_working_in_every_function() 
         let (s, v) = send(request).await;
         assert_eq!((s, error_code(&v)), (401, "unauthenticated"), "{function} refuses the revoked credential");
     }
+    let (s, v) = send(ask()).await;
+    assert_eq!((s, error_code(&v)), (401, "unauthenticated"), "the revocation ended bo's console session: {v}");
     for (function, request) in probes(&admin) {
         let (s, v) = send(request).await;
         assert!(s == 200 || s == 400, "{function} still knows the admin: {s} {v}");

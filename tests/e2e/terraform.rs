@@ -265,3 +265,21 @@ fn cloud_scheduler_ticks_the_dispatcher_every_minute_with_oidc_and_only_it_may_i
     let apis = main["locals"]["required_apis"].as_str().unwrap_or_default().to_owned() + &main["locals"].to_string();
     assert!(apis.contains("cloudscheduler.googleapis.com"), "the Cloud Scheduler API is enabled");
 }
+
+#[test]
+fn the_operator_function_reaches_nova_as_itself_and_only_its_service_skips_invoker_iam_for_browsers() {
+    let main: Value = hcl::from_str(&terraform("main.tf")).expect("main.tf parses");
+    let service = &main["resource"]["google_cloud_run_v2_service"]["function"];
+    assert_eq!(service["invoker_iam_disabled"], "${each.value == \"operator\" && var.operator_console}");
+    let envs = dynamic_for_each(&service["template"]["containers"], "env");
+    assert!(
+        envs.iter().any(|e| e.contains("each.value == \"operator\"") && e.contains("local.public_urls[\"nova\"]")),
+        "the operator function is told Nova's URL: {envs:?}"
+    );
+    let grant = &main["resource"]["google_cloud_run_v2_service_iam_member"]["operator_asks_nova"];
+    assert_eq!(grant["name"], "${google_cloud_run_v2_service.function[\"nova\"].name}");
+    assert_eq!(
+        (grant["role"].as_str(), grant["member"].as_str()),
+        (Some("roles/run.invoker"), Some("serviceAccount:${google_service_account.function[\"operator\"].email}"))
+    );
+}

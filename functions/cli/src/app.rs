@@ -446,8 +446,13 @@ pub(crate) async fn serve(env: &Local, out: &Output, ws: &WorkspaceId, port: u16
     if let Some(hint) = &hint {
         out.say(hint);
     }
-    let credentials = Credentials::new(env.env.store.clone());
-    let app = harmonia_operator::app(OperatorState { env: env.env.clone(), credentials: Arc::new(credentials) });
+    let credentials = Arc::new(Credentials::new(env.env.store.clone()));
+    // Every function in one process: Nova answers the console's questions beside the API.
+    let nova = harmonia_nova::NovaState { runtime: Arc::new(nova_runtime(env)?), credentials: credentials.clone() };
+    let app = harmonia_operator::app_with(
+        OperatorState { env: env.env.clone(), credentials },
+        harmonia_nova::ask_routes(nova),
+    );
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .map_err(|_| Error::new(Code::DependencyUnavailable, "the port is not available"))?;
@@ -532,18 +537,21 @@ fn encode_sample_publication(
     harmonia_store::encode(&publication).map_err(Error::from)
 }
 
+/// Nova's runtime over the embedded state, with the command's model and Nova's tools.
+fn nova_runtime(env: &Local) -> Result<harmonia_agents::Runtime, Error> {
+    let skills = harmonia_agents::skills::SkillLibrary::configured()
+        .map_err(|_| Error::new(Code::Internal, "the skills could not be loaded: check the folder HARMONIA_SKILLS_DIR names, or unset it to run the built-in skills"))?;
+    let runtime = harmonia_agents::Runtime::new(env.model.clone(), env.env.store.clone(), Arc::new(skills));
+    Ok(harmonia_nova::with_tools(runtime))
+}
+
 /// `harmonia ask QUESTION`: Nova over the embedded state, with the command's model. It writes
 /// nothing but its activity record.
 pub(crate) async fn ask(env: &Local, out: &Output, ws: &WorkspaceId, question: &str) -> Result<(), Error> {
-    use harmonia_agents::Runtime;
-    use harmonia_agents::skills::SkillLibrary;
     use harmonia_contracts::trace::TraceParent;
 
     let ws = ws.clone();
-    let store = env.env.store.clone();
-    let skills = SkillLibrary::configured()
-        .map_err(|_| Error::new(Code::Internal, "the skills could not be loaded: check the folder HARMONIA_SKILLS_DIR names, or unset it to run the built-in skills"))?;
-    let runtime = harmonia_nova::with_tools(Runtime::new(env.model.clone(), store, Arc::new(skills)));
+    let runtime = nova_runtime(env)?;
     let who = Identity { operator: "cli".parse()?, workspace: ws, role: Role::Operator };
     let asked = harmonia_nova::ask(&runtime, &who, question, TraceParent::new_root()).await?;
     out.say(&asked.answer.answer);

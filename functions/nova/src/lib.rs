@@ -69,11 +69,14 @@ async fn ask_route(
 
 /// Nova's router: `POST /v1/ask` and `GET /healthz`; anything else is a JSON 404 or 405.
 pub fn app(state: NovaState) -> Router {
-    harmonia_http::json_fallbacks(
-        Router::new().route("/healthz", get(|| async { "ok" })).route("/v1/ask", post(ask_route)),
-    )
-    .layer(DefaultBodyLimit::max(MAX_ASK_BYTES))
-    .with_state(state)
+    // The fallbacks go on last: a wrong method is answered only for routes already there.
+    harmonia_http::json_fallbacks(Router::new().route("/healthz", get(|| async { "ok" })).merge(ask_routes(state)))
+}
+
+/// `POST /v1/ask` alone, with its body bound and no fallback: what a server hosting Nova
+/// beside other routes (`harmonia serve`, beside the operator API and the console) merges in.
+pub fn ask_routes(state: NovaState) -> Router {
+    Router::new().route("/v1/ask", post(ask_route)).layer(DefaultBodyLimit::max(MAX_ASK_BYTES)).with_state(state)
 }
 
 /// Register Nova's six tools on a runtime.

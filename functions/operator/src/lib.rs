@@ -19,11 +19,12 @@
 //! | `POST /v1/jobs/{job}/reschedule` | `{"at":RFC3339}`: move the scheduled post to a future time inside one of the workspace's posting windows (else 400 `invalid_request` naming the nearest window) → `{"schedule","job"}` |
 //! | `POST /v1/jobs/{job}/publish-now` | publish the scheduled post now → `{"schedule","job"}` |
 //! | `POST /v1/jobs/{job}/cancel` | the scheduled post is never published → `{"schedule","job"}`; each of the three is the caller's attributed decision, 409 `invalid_transition` once the publication is claimed |
-//! | `GET /v1/workspace` | the workspace's current configuration version |
+//! | `GET /v1/workspace` | the workspace's current configuration version, and (`file`) the same configuration as TOML |
 //! | `PUT /v1/workspace` | the configuration file (`Content-Type: application/toml`, or its keys as JSON): version 1 (201), the next version (200), or `"changed": false` when equal to the current one |
 //! | `POST /v1/sources` | `{"format":"json"|"webvtt"|"srt","content":TEXT,"title"?,"language"?}` → the new job; with an `Idempotency-Key` header a retry returns the same job |
 //! | `POST /v1/imports/metrics`, `/v1/imports/signals`, `/v1/imports/calendar` | the file as the body (`text/csv`; signals also `application/json`), stored all-or-nothing |
 //! | `GET /v1/calendar` | the imported calendar entries |
+//! | `POST /v1/ask` | `{"question"}`: asked of Nova, in the caller's workspace ([`nova`]: forwarded to the Nova function named by `HARMONIA_NOVA_URL`; in the same process under `harmonia serve`); absent when neither |
 //! | `POST /v1/operators` | *admin*: `{"name":NAME,"role"?:"operator"|"admin"}` → 201 `{"operator","role","workspace","credential","created_at"}`, the credential shown this once; an active name is 409 `already_exists` |
 //! | `GET /v1/operators` | *admin*: `{"operators":[{"operator","role","status":"active"|"revoked","created_at","created_by","revoked_at"?,"revoked_by"?}]}`, never a digest |
 //! | `DELETE /v1/operators/{name}` | *admin*: revoke → 200 `{"operator":{…,"status":"revoked"}}`; unknown or revoked 404 `not_found`; the last active admin 409 `last_admin` |
@@ -36,6 +37,7 @@
 
 mod detail;
 mod imports;
+pub mod nova;
 mod operators;
 mod routes;
 mod schedule;
@@ -47,7 +49,7 @@ pub use harmonia_auth::{Credentials, Identity, Role};
 /// since the operator API serves the ingest function's `submit` handler too.
 pub use harmonia_ingest::IngestState as OperatorState;
 pub use harmonia_ingest::MAX_BODY_BYTES;
-pub use routes::{DecisionBody, EditBody, app};
+pub use routes::{DecisionBody, EditBody, app, app_with};
 
 #[cfg(test)]
 mod rounds_tests;

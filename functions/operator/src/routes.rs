@@ -18,26 +18,33 @@ type Reply = Result<(StatusCode, Json<Value>), ApiError>;
 /// The operator API router, with the console at `/` (see `harmonia_console`); anything it does
 /// not serve is a JSON 404 or 405.
 pub fn app(state: OperatorState) -> Router {
-    harmonia_http::json_fallbacks(
-        Router::new()
-            .route("/healthz", get(|| async { "ok" }))
-            .route("/v1/jobs", get(list))
-            .route("/v1/jobs/{job}", get(show))
-            .route("/v1/jobs/{job}/view", get(job_view))
-            .route("/v1/jobs/{job}/detail", get(detail::show))
-            .route("/v1/jobs/{job}/decisions", post(decide))
-            .route("/v1/jobs/{job}/edits", post(edit))
-            .route("/v1/activity", get(activity))
-            .route("/v1/sources", post(harmonia_ingest::submit))
-            .route("/v1/workspace", get(crate::workspace::show).put(crate::workspace::put))
-            .route("/v1/operators", get(operators::list).post(operators::add))
-            .route("/v1/operators/{name}", delete(operators::revoke))
-            .merge(crate::schedule::routes())
-            .merge(crate::imports::routes())
-            .merge(harmonia_console::routes()),
-    )
-    .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-    .with_state(state)
+    app_with(state, Router::new())
+}
+
+/// [`app`] with `extra` routes beside it, under the same JSON 404 and 405: where the console's
+/// `POST /v1/ask` is answered (Nova in the same process for `harmonia serve`, or
+/// [`crate::nova::routes`] forwarding to the Nova function).
+pub fn app_with(state: OperatorState, extra: Router) -> Router {
+    let api = Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/v1/jobs", get(list))
+        .route("/v1/jobs/{job}", get(show))
+        .route("/v1/jobs/{job}/view", get(job_view))
+        .route("/v1/jobs/{job}/detail", get(detail::show))
+        .route("/v1/jobs/{job}/decisions", post(decide))
+        .route("/v1/jobs/{job}/edits", post(edit))
+        .route("/v1/activity", get(activity))
+        .route("/v1/sources", post(harmonia_ingest::submit))
+        .route("/v1/workspace", get(crate::workspace::show).put(crate::workspace::put))
+        .route("/v1/operators", get(operators::list).post(operators::add))
+        .route("/v1/operators/{name}", delete(operators::revoke))
+        .merge(crate::schedule::routes())
+        .merge(crate::imports::routes())
+        .merge(harmonia_console::routes())
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state);
+    // The fallbacks go on last: a wrong method is answered only for routes already there.
+    harmonia_http::json_fallbacks(api.merge(extra))
 }
 
 async fn list(State(state): State<OperatorState>, Caller(who): Caller) -> Reply {

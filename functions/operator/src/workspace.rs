@@ -1,5 +1,7 @@
 //! `GET /v1/workspace` and `PUT /v1/workspace`: the caller's workspace configuration.
 //!
+//! `GET` answers the current version and, as `file`, the same configuration as TOML.
+//!
 //! `PUT` takes the configuration file itself (`Content-Type: application/toml`) or the same keys
 //! as JSON (`application/json`). It configures a new workspace (201, version 1) or stores the
 //! next version (200); a body equal to the current version stores nothing and answers
@@ -22,10 +24,12 @@ use crate::OperatorState;
 
 type Reply = Result<(StatusCode, Json<Value>), ApiError>;
 
-/// The current configuration version.
+/// The current configuration version, and the same configuration as a TOML file (`file`) for
+/// an admin to edit and `PUT` back.
 pub(crate) async fn show(State(state): State<OperatorState>, Caller(who): Caller) -> Reply {
     let current = workspace::current(&*state.env.store, &who.workspace).await?;
-    Ok((StatusCode::OK, Json(json!({ "workspace": current }))))
+    let file = current.config.to_toml()?;
+    Ok((StatusCode::OK, Json(json!({ "workspace": current, "file": file }))))
 }
 
 /// Configure the workspace, or store its next version.

@@ -123,6 +123,11 @@ async fn a_put_makes_a_new_version_only_when_the_content_changes() {
     assert_eq!(body["workspace"]["config"]["call_to_action"], "Renew your card online.");
     assert_eq!(body["workspace"]["created_by"], "ana");
     assert_eq!(fx.stored().await, (1, 2));
+    // The file GET gives, sent back unchanged, is the same version: what the console edits.
+    let file = body["file"].as_str().expect("the configuration as TOML").to_owned();
+    assert!(file.contains("Renew your card online."), "{file}");
+    let (status, body) = fx.put("application/toml", file).await;
+    assert_eq!((status, body["workspace"]["version"].as_u64(), body["changed"].as_bool()), (200, Some(2), Some(false)));
 
     let (status, body) = fx.put("text/plain", HELD_OUT_WORKSPACE.to_owned()).await;
     assert_eq!((status, error_code(&body)), (400, "invalid_request"), "{body}");

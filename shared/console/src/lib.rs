@@ -53,6 +53,22 @@ const ASSETS: &[Asset] = &[
         bytes: include_bytes!("../web/console.js"),
     },
     Asset {
+        name: "common.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/common.js"),
+    },
+    Asset { name: "nova.js", content_type: "text/javascript; charset=utf-8", bytes: include_bytes!("../web/nova.js") },
+    Asset {
+        name: "settings.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/settings.js"),
+    },
+    Asset {
+        name: "upload.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/upload.js"),
+    },
+    Asset {
         name: "entities.js",
         content_type: "text/javascript; charset=utf-8",
         bytes: include_bytes!("../web/entities.js"),

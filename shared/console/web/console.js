@@ -1,12 +1,13 @@
-// The operator console's page: sign-in, the jobs list and the job page (Maya's A2UI layout,
-// rendered by the official renderer and hydrated from the job view's entities). It talks only
-// to its own origin; the session's CSRF token lives in this module's memory, never in storage.
+// The operator console's page: sign-in, the jobs list, the job page (Maya's A2UI layout,
+// rendered by the official renderer and hydrated from the job view's entities) and its
+// timeline, and the routes to Nova, the workspace settings and source upload. It talks only
+// to its own origin; the session's CSRF token lives in memory (common.js), never in storage.
 import { render as renderLayout } from '/assets/a2ui.js';
 import { entityView } from '/assets/entities.js';
-
-const main = document.getElementById('main');
-const statusLine = document.getElementById('status');
-let session = null;
+import { api, el, errorText, saidError, say, session, show } from '/assets/common.js';
+import { novaPage } from '/assets/nova.js';
+import { settingsPage } from '/assets/settings.js';
+import { uploadPage } from '/assets/upload.js';
 
 const STATUSES = [
   'ingested', 'analyzed', 'awaiting_strategy_approval', 'strategy_changes_requested', 'strategy_approved', 'planned',
@@ -16,60 +17,22 @@ const STATUSES = [
 ];
 const AWAITING = { awaiting_strategy_approval: 'the strategy', awaiting_draft_approval: 'the draft', needs_human: 'a person' };
 
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === 'text') node.textContent = v;
-    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
-    else if (v !== false && v !== undefined && v !== null) node.setAttribute(k, v === true ? '' : v);
-  }
-  node.append(...children.filter((c) => c !== null && c !== undefined));
-  return node;
-}
-
-function say(text, error = false) {
-  statusLine.textContent = text;
-  statusLine.classList.toggle('error', error);
-}
-
-/** A call to the operator API as the signed-in session: JSON in and out, the CSRF token on
- * every request that can change something. Resolves to {status, body}. */
-async function api(method, path, body) {
-  const headers = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (session && !['GET', 'HEAD'].includes(method)) headers['x-csrf-token'] = session.csrf;
-  const response = await fetch(path, {
-    method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  let parsed = null;
-  try { parsed = text ? JSON.parse(text) : null; } catch { parsed = null; }
-  if (response.status === 401 && path !== '/v1/console/session') signedOut('Your session has ended: sign in again.');
-  return { status: response.status, body: parsed };
-}
-
-function errorText(reply) {
-  return reply.body?.error?.message ?? `The request failed (HTTP ${reply.status}).`;
-}
-
-function show(...nodes) {
-  main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
-  main.focus();
-}
-
 function signedOut(message) {
-  session = null;
+  session.current = null;
   document.getElementById('nav').hidden = true;
   document.getElementById('sign-out').hidden = true;
   document.getElementById('who').textContent = '';
   const input = el('input', { id: 'credential', name: 'credential', type: 'password', autocomplete: 'off', required: true });
   const form = el('form', { class: 'sign-in', 'aria-labelledby': 'sign-in-title' },
     el('h1', { id: 'sign-in-title', text: 'Sign in' }),
-    el('label', { for: 'credential', text: 'Operator credential' }), input,
+    el('label', { for: 'credential', text: 'Operator credential or Google ID token' }), input,
     el('button', { class: 'primary', type: 'submit', text: 'Sign in' }));
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const reply = await api('POST', '/v1/console/session', { credential: input.value });
+    // An operator credential names itself (hop_…); anything else is offered as a Google ID token.
+    const given = input.value.trim();
+    const how = given.startsWith('hop_') ? { credential: given } : { id_token: given };
+    const reply = await api('POST', '/v1/console/session', how);
     if (reply.status !== 201) { say(errorText(reply), true); input.select(); return; }
     input.value = '';
     signedIn(reply.body);
@@ -80,7 +43,7 @@ function signedOut(message) {
 }
 
 function signedIn(who) {
-  session = who;
+  session.current = who;
   document.getElementById('nav').hidden = false;
   document.getElementById('sign-out').hidden = false;
   document.getElementById('who').textContent = `${who.operator} (${who.role}) · ${who.workspace}`;
@@ -243,7 +206,7 @@ async function jobPage(id) {
   try {
     const hydrate = (ref) => entityView(ref, view.body.entities[`${ref.kind}:${ref.id}`]);
     await renderLayout(layout, view.body.layout, hydrate, undefined, [await entitySheet()]);
-    if (!statusLine.classList.contains('error')) say('');
+    if (!saidError()) say('');
   } catch (e) {
     say(`The job view could not be rendered: ${e.message}`, true);
   }
@@ -314,9 +277,12 @@ async function timelinePage(id) {
   say('');
 }
 
+const PAGES = { '#/nova': novaPage, '#/settings': settingsPage, '#/sources/new': uploadPage };
+
 function route() {
-  if (!session) return;
+  if (!session.current) return;
   const hash = location.hash || '#/jobs';
+  if (PAGES[hash]) return PAGES[hash]();
   const timeline = hash.match(/^#\/jobs\/([^?/]+)\/activity$/);
   if (timeline) return timelinePage(decodeURIComponent(timeline[1]));
   const job = hash.match(/^#\/jobs\/([^?/]+)$/);
@@ -331,6 +297,7 @@ document.getElementById('sign-out').addEventListener('click', async () => {
   history.replaceState(null, '', '/');
   signedOut(reply.status === 200 ? 'Signed out.' : errorText(reply));
 });
+session.ended = signedOut;
 window.addEventListener('hashchange', route);
 
 const current = await api('GET', '/v1/console/session');

@@ -191,6 +191,9 @@ pub struct Config {
     pub blobs: BlobBackend,
     /// The bucket operators upload sources to (`HARMONIA_SOURCES_BUCKET`), if any.
     pub sources_bucket: Option<String>,
+    /// Where the Nova function answers (`HARMONIA_NOVA_URL`): the operator function forwards
+    /// the console's questions there. Unset, it serves no `/v1/ask`.
+    pub nova_url: Option<String>,
     /// Prefix of every topic and subscription (`HARMONIA_TOPIC_PREFIX`), valid in Pub/Sub names.
     pub topic_prefix: String,
     /// Model backend.
@@ -469,6 +472,7 @@ impl Config {
             store,
             blobs,
             sources_bucket,
+            nova_url: vars.url("HARMONIA_NOVA_URL")?,
             topic_prefix,
             model,
             connector,

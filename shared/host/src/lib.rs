@@ -14,6 +14,7 @@
 //! | `FIRESTORE_DATABASE` | `(default)` | Firestore database id |
 //! | `HARMONIA_BLOBS` | with SQLite, `folder:` `blobs` beside its file; required with Firestore | where long sources' transcripts live: `gcs:<bucket>` or `folder:<path>` |
 //! | `HARMONIA_SOURCES_BUCKET` | unset | the Cloud Storage bucket operators upload sources to; the ingest function ingests each object its notifications announce (unset: uploads are refused and recorded) |
+//! | `HARMONIA_NOVA_URL` | unset: no `/v1/ask` on the operator function | the Nova function's base URL: the operator function forwards the console's questions there (with an ID token for that URL when it is `https`, as Cloud Run requires) |
 //! | `STORAGE_EMULATOR_HOST` | unset | a Cloud Storage emulator (`host:port`) to use instead of Cloud Storage, with anonymous credentials |
 //! | `HARMONIA_TOPIC_PREFIX` | empty | prefix of every topic and subscription (a valid start of a Pub/Sub name, at most 100 characters) |
 //! | `HARMONIA_MODEL` | `offline` | `offline`, `vertex` (Gemini on Vertex AI, Application Default Credentials), `gemini` (the Gemini API) or `openai` (OpenAI-compatible chat completions) |

@@ -38,6 +38,14 @@ fn invalid(path: &str, problem: &str) -> Error {
 }
 
 impl WorkspaceConfig {
+    /// The configuration as a file an operator can edit and send back: TOML that
+    /// [`WorkspaceConfig::from_toml`] reads as this very configuration (comments and key order
+    /// of the original file are not kept; the store holds the values).
+    pub fn to_toml(&self) -> Result<String, Error> {
+        toml::to_string(self)
+            .map_err(|_| Error::new(Code::Internal, "the workspace configuration could not be written as TOML"))
+    }
+
     /// Parse a configuration file's TOML text.
     pub fn from_toml(text: &str) -> Result<Self, Error> {
         let value: Value = toml::from_str(text).map_err(|e| {

@@ -322,3 +322,14 @@ proptest::proptest! {
 fn endpoint(url: &str) -> harmonia_telemetry::OtlpEndpoint {
     harmonia_telemetry::OtlpEndpoint::from_var("HARMONIA_OTLP_ENDPOINT", url).expect("a valid endpoint")
 }
+
+#[test]
+fn the_nova_url_is_an_http_base_url_or_unset() {
+    assert_eq!(parse(&[]).expect("unset").nova_url, None);
+    let set = parse(&[("HARMONIA_NOVA_URL", "https://harmonia-nova-1.us-central1.run.app/")]).expect("https");
+    assert_eq!(set.nova_url.as_deref(), Some("https://harmonia-nova-1.us-central1.run.app"));
+    for bad in ["harmonia-nova", "ftp://nova", "https://"] {
+        let e = parse(&[("HARMONIA_NOVA_URL", bad)]).expect_err(bad);
+        assert_eq!(e.variable, "HARMONIA_NOVA_URL", "{bad}");
+    }
+}

@@ -176,3 +176,13 @@ proptest! {
         prop_assert!(e.message.contains("`posting_windows[0].end`"), "{}", e.message);
     }
 }
+
+#[test]
+fn a_configuration_written_as_toml_reads_back_as_the_same_configuration() {
+    let held_out = include_str!("../../../../testkit/fixtures/riverside-library.toml");
+    for text in [EXAMPLE, held_out] {
+        let config = WorkspaceConfig::from_toml(text).expect("valid");
+        let written = config.to_toml().expect("TOML");
+        assert_eq!(WorkspaceConfig::from_toml(&written).expect("reads back"), config, "{written}");
+    }
+}

@@ -1,0 +1,60 @@
+// What every page of the console shares: building elements, the status line, the main area,
+// and calls to the operator API as the signed-in session. The session (with its CSRF token)
+// lives in this module's memory only, never in the browser's storage.
+
+const main = document.getElementById('main');
+const statusLine = document.getElementById('status');
+
+/** Who is signed in (`{operator, workspace, role, csrf}`), or null. */
+export const session = { current: null, ended: () => {} };
+
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'text') node.textContent = v;
+    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+    else if (v !== false && v !== undefined && v !== null) node.setAttribute(k, v === true ? '' : v);
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
+
+export function say(text, error = false) {
+  statusLine.textContent = text;
+  statusLine.classList.toggle('error', error);
+}
+
+export function saidError() {
+  return statusLine.classList.contains('error');
+}
+
+/** A call to the operator API as the signed-in session, the CSRF token on every request that
+ * can change something. `body` is sent as JSON, or as it is with `{type}` (e.g. a TOML file);
+ * `headers` are added. Resolves to {status, body} with the body parsed from JSON. */
+export async function api(method, path, body, { type, headers: extra = {} } = {}) {
+  const headers = { accept: 'application/json', ...extra };
+  if (body !== undefined) headers['content-type'] = type ?? 'application/json';
+  if (session.current && !['GET', 'HEAD'].includes(method)) headers['x-csrf-token'] = session.current.csrf;
+  const sent = body === undefined || type ? body : JSON.stringify(body);
+  const response = await fetch(path, { method, headers, credentials: 'same-origin', body: sent });
+  const text = await response.text();
+  let parsed = null;
+  try { parsed = text ? JSON.parse(text) : null; } catch { parsed = null; }
+  if (response.status === 401 && path !== '/v1/console/session') session.ended('Your session has ended: sign in again.');
+  return { status: response.status, body: parsed };
+}
+
+export function errorText(reply) {
+  return reply.body?.error?.message ?? `The request failed (HTTP ${reply.status}).`;
+}
+
+export function show(...nodes) {
+  main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
+  main.focus();
+}
+
+/** A labelled form field: the label, then the control. */
+export function field(label, control, hint) {
+  return el('div', { class: 'field' }, el('label', { for: control.id, text: label }), control,
+    hint ? el('p', { class: 'muted hint', text: hint }) : null);
+}

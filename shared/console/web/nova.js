@@ -1,0 +1,58 @@
+// Nova's page: one question to the read-only liaison, and everything its answer rests on —
+// the answer, each claim with the evidence it cites, the tool errors reported as they came,
+// the skill Nova loaded and every tool call with the exact envelope it returned.
+import { api, el, errorText, field, say, show } from '/assets/common.js';
+
+let asked = null;
+
+/** The evidence items the tool calls returned, by id. */
+function evidenceById(calls) {
+  const found = new Map();
+  for (const call of calls) for (const item of call.envelope?.evidence ?? []) found.set(item.evidenceId, { ...item, tool: call.name });
+  return found;
+}
+
+function answerView(reply) {
+  const { answer, skill, tool_calls: calls, evidence_ids: cited } = reply;
+  const evidence = evidenceById(calls);
+  const evidenceItem = (id) => {
+    const item = evidence.get(id);
+    return el('li', {}, el('code', { text: id }),
+      item ? ` · ${item.level} level · ${item.provenance} · from ${item.tool}` : ' · not returned by any tool');
+  };
+  return el('section', { id: 'nova-answer', 'aria-labelledby': 'answer-title' },
+    el('h2', { id: 'answer-title', text: 'Answer' }),
+    el('p', { class: 'post', text: answer.answer }),
+    el('p', { class: 'muted', text: `${answer.provenance === 'mock' ? 'Offline model (mock provenance)' : 'Live model'}${answer.no_data ? ' · no data' : ''} · skill: ${skill ?? 'none'}` }),
+    answer.claims.length ? el('h3', { text: 'Claims' }) : null,
+    answer.claims.length ? el('ol', {}, ...answer.claims.map((c) => el('li', {},
+      el('p', { text: c.text }), el('p', { class: 'muted', text: `${c.scope} ${c.kind} · cites ${c.evidence.join(', ')}` })))) : null,
+    answer.errors.length ? el('h3', { text: 'Tool errors' }) : null,
+    answer.errors.length ? el('ul', { class: 'rules' }, ...answer.errors.map((e) => el('li', { class: 'fail', text: `${e.code}: ${e.message}${e.retryable ? ' (retryable)' : ''}` }))) : null,
+    el('h3', { text: 'Evidence' }),
+    cited.length ? el('ul', { id: 'nova-evidence' }, ...cited.map(evidenceItem)) : el('p', { class: 'muted', id: 'nova-evidence', text: 'The answer cites no evidence.' }),
+    el('h3', { text: `Tool calls (${calls.length})` }),
+    ...calls.map((call, i) => el('details', { class: 'tool-call', open: i === 0 },
+      el('summary', { text: `${call.name}: ${call.envelope.status}${call.envelope.error ? ` (${call.envelope.error.code})` : ''}, ${call.envelope.evidence.length} evidence item(s)` }),
+      el('pre', { tabindex: 0, 'aria-label': `The envelope ${call.name} returned`, text: JSON.stringify(call.envelope, null, 2) }))));
+}
+
+export function novaPage() {
+  const question = el('textarea', { id: 'question', name: 'question', rows: 3, maxlength: 2000, required: true });
+  const form = el('form', { class: 'ask', 'aria-labelledby': 'nova-title' },
+    field('Your question', question, 'Nova reads this workspace only and changes nothing.'),
+    el('button', { class: 'primary', type: 'submit', text: 'Ask Nova' }));
+  const result = el('div', { 'aria-live': 'polite' }, asked ? answerView(asked) : null);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say('Nova is answering…');
+    const reply = await api('POST', '/v1/ask', { question: question.value });
+    if (reply.status === 404) { say('Nova is not available on this server.', true); return; }
+    if (reply.status !== 200) { say(errorText(reply), true); return; }
+    asked = reply.body;
+    result.replaceChildren(answerView(asked));
+    say('');
+  });
+  show(el('h1', { id: 'nova-title', text: 'Ask Nova' }), form, result);
+  question.focus();
+}
