@@ -157,7 +157,9 @@ const browser = await chromium.launch({ executablePath: env('HARMONIA_CHROMIUM')
 let job = null;
 try {
   for (const [width, height] of [[1440, 900], [375, 800]]) {
-    const context = await browser.newContext({ viewport: { width, height } });
+    // The narrow pass also prefers a dark colour scheme, which the page follows.
+    const colorScheme = width < 600 ? 'dark' : 'light';
+    const context = await browser.newContext({ viewport: { width, height }, colorScheme });
     const page = await context.newPage();
     const external = [];
     const errors = [];
@@ -195,7 +197,13 @@ try {
     check(`the status filter leaves out other statuses${suffix}`, (await page.locator(`a[href="#/jobs/${job}"]`).count()) === 0);
     await page.selectOption('#status-filter', '');
     await page.locator(`a[href="#/jobs/${job}"]`).waitFor();
-    const fits = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+    // Once the page has settled (the renderer lays the surface out after its elements exist).
+    const fits = () => page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 5000 })
+      .then(() => true, () => false);
+    // What sticks out, when something does: the outermost elements wider than the window.
+    const wider = () => page.evaluate(() => [...document.querySelectorAll('body *')]
+      .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+      .slice(0, 3).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className} ${Math.round(e.getBoundingClientRect().right)}px`).join(', '));
     check(`the jobs list fits ${width} px without scrolling sideways`, await fits());
     await page.screenshot({ path: join(shots, `jobs${suffix}.png`), fullPage: true });
 
@@ -214,9 +222,19 @@ try {
       return found;
     });
     check(`the job page renders the layout's entities${suffix}`, kinds.includes('job') && kinds.includes('source') && !kinds.includes(undefined), kinds.join(','));
-    check(`the job page fits ${width} px without scrolling sideways`, await fits());
+    check(`the job page fits ${width} px without scrolling sideways`, await fits(), await wider());
     await page.screenshot({ path: join(shots, `job${suffix}.png`), fullPage: true });
 
+    if (width < 600) {
+      const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      check('the page follows prefers-color-scheme: dark', background === 'rgb(21, 23, 27)', background);
+      for (const [name, hash, ready] of [['upload', '#/sources/new', '#source-file'], ['nova', '#/nova', '#question'], ['settings', '#/settings', '.facts']]) {
+        await page.goto(`${base}/${hash}`);
+        await page.locator(ready).waitFor();
+        check(`the ${name} page fits ${width} px without scrolling sideways`, await fits(), await wider());
+        await page.screenshot({ path: join(shots, `${name}${suffix}.png`), fullPage: true });
+      }
+    }
     if (width === 1440) {
       await operatorLoop(page, job);
       await askNova(page, job);

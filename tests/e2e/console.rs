@@ -95,6 +95,10 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "the timeline has a bar per invocation",
         "a focused bar shows its duration and tokens",
         "the job page fits 375 px without scrolling sideways",
+        "the page follows prefers-color-scheme: dark",
+        "the nova page fits 375 px without scrolling sideways",
+        "the settings page fits 375 px without scrolling sideways",
+        "the upload page fits 375 px without scrolling sideways",
     ] {
         assert!(checks.iter().any(|c| c["check"] == expected), "{expected} was checked: {stdout}");
     }
@@ -112,6 +116,9 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "settings-operator",
         "jobs-375",
         "job-375",
+        "upload-375",
+        "nova-375",
+        "settings-375",
     ] {
         assert!(screenshots.join(format!("{page}.png")).is_file(), "a screenshot of {page}");
     }

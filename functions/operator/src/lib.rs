@@ -8,7 +8,7 @@
 //! | method and path | what |
 //! | --- | --- |
 //! | `GET /healthz` | liveness (no credential) |
-//! | `GET /v1/jobs` | the workspace's jobs, newest first |
+//! | `GET /v1/jobs` | the workspace's jobs, newest first, and `statuses`: every status a job can have |
 //! | `GET /v1/jobs/{job}` | one job and the version awaiting a decision, if any |
 //! | `GET /v1/jobs/{job}/detail` | everything stored about the job (`harmonia show --json`): `job`, `source`, `analysis`, `strategy`, `strategy_versions`, `plan`, `selected_item`, `drafts`, `reviews`, `policy`, `awaiting`, `decisions`, `publication` |
 //! | `GET /v1/jobs/{job}/view` | the job view: Maya's A2UI layout over typed references, hydrated from storage |

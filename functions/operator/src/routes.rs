@@ -47,9 +47,13 @@ pub fn app_with(state: OperatorState, extra: Router) -> Router {
     harmonia_http::json_fallbacks(api.merge(extra))
 }
 
+/// The workspace's jobs, newest first, and every status a job can have (`statuses`, in the
+/// lifecycle's order), so a client filters by the server's names rather than a copy of them.
 async fn list(State(state): State<OperatorState>, Caller(who): Caller) -> Reply {
+    use strum::IntoEnumIterator;
     let jobs = operator::jobs(&state.env, &who.workspace, 200).await?;
-    Ok((StatusCode::OK, Json(json!({ "jobs": jobs }))))
+    let statuses: Vec<&'static str> = harmonia_contracts::domain::JobStatus::iter().map(Into::into).collect();
+    Ok((StatusCode::OK, Json(json!({ "jobs": jobs, "statuses": statuses }))))
 }
 
 async fn show(State(state): State<OperatorState>, Caller(who): Caller, PathId(id): PathId<JobId>) -> Reply {

@@ -107,6 +107,15 @@ async fn decisions_and_views_through_the_api() {
     assert_eq!((s, error_code(&v)), (401, "unauthenticated"));
 
     let (job, job_id) = api.submit_and_wait_for_the_strategy().await;
+    let (s, v) = api.get("/v1/jobs").await;
+    assert_eq!((s, v["jobs"][0]["id"].as_str()), (200, Some(job.as_str())), "{v}");
+    // Every status, by the names the jobs carry, for the console's filter.
+    let statuses: Vec<&str> = v["statuses"].as_array().expect("statuses").iter().filter_map(Value::as_str).collect();
+    assert_eq!(statuses.len(), <JobStatus as strum::IntoEnumIterator>::iter().count(), "{v}");
+    for expected in ["ingested", "awaiting_strategy_approval", "scheduled", "policy_blocked", "verified", "needs_human"]
+    {
+        assert!(statuses.contains(&expected), "{expected}: {v}");
+    }
     let (s, v) = api.get(&format!("/v1/jobs/{job}")).await;
     assert_eq!(s, 200);
     let version = v["awaiting_version"].as_str().expect("version").to_owned();

@@ -9,12 +9,6 @@ import { novaPage } from '/assets/nova.js';
 import { settingsPage } from '/assets/settings.js';
 import { uploadPage } from '/assets/upload.js';
 
-const STATUSES = [
-  'ingested', 'analyzed', 'awaiting_strategy_approval', 'strategy_changes_requested', 'strategy_approved', 'planned',
-  'drafted', 'revision_requested', 'reviewed', 'awaiting_draft_approval', 'draft_changes_requested', 'scheduled',
-  'draft_approved', 'publishing', 'publish_unknown', 'published', 'verified', 'strategy_rejected', 'draft_rejected',
-  'cancelled', 'failed', 'needs_human',
-];
 const AWAITING = { awaiting_strategy_approval: 'the strategy', awaiting_draft_approval: 'the draft', needs_human: 'a person' };
 
 function signedOut(message) {
@@ -61,10 +55,13 @@ function age(iso) {
 async function jobsPage(filter) {
   const reply = await api('GET', '/v1/jobs');
   if (reply.status !== 200) { say(errorText(reply), true); return; }
+  // The server names every status; a filter that is not one of them shows every job.
+  const statuses = reply.body.statuses;
+  if (!statuses.includes(filter)) filter = null;
   const jobs = reply.body.jobs.filter((j) => !filter || j.status === filter);
   const select = el('select', { id: 'status-filter', name: 'status' },
     el('option', { value: '', text: 'every status' }),
-    ...STATUSES.map((s) => el('option', { value: s, text: s.replaceAll('_', ' '), selected: s === filter })));
+    ...statuses.map((s) => el('option', { value: s, text: s.replaceAll('_', ' '), selected: s === filter })));
   select.addEventListener('change', () => { location.hash = select.value ? `#/jobs?status=${select.value}` : '#/jobs'; });
   const rows = jobs.map((j) => el('tr', {},
     el('td', {}, el('a', { href: `#/jobs/${encodeURIComponent(j.id)}`, text: j.title || j.id })),
@@ -288,7 +285,7 @@ function route() {
   const job = hash.match(/^#\/jobs\/([^?/]+)$/);
   if (job) return jobPage(decodeURIComponent(job[1]));
   const filter = new URLSearchParams(hash.split('?')[1] ?? '').get('status');
-  return jobsPage(STATUSES.includes(filter) ? filter : null);
+  return jobsPage(filter);
 }
 
 document.getElementById('sign-out').addEventListener('click', async () => {

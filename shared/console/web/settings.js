@@ -16,10 +16,8 @@ function facts(config) {
   return el('dl', { class: 'facts' }, ...rows.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: String(v) })]));
 }
 
-function table(caption, heads, rows) {
-  return el('table', {}, el('caption', { class: 'muted', text: caption }),
-    el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', { scope: 'col', text: h })))),
-    el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((c) => el('td', { text: c }))))));
+function listed(title, items) {
+  return el('section', { 'aria-label': title }, el('h2', { text: title }), el('ul', {}, ...items.map((text) => el('li', { text }))));
 }
 
 /** The admin's editor: the configuration file, saved as the next version. */
@@ -58,7 +56,7 @@ export async function settingsPage() {
   show(el('h1', { text: 'Workspace settings' }),
     el('p', { class: 'muted', id: 'config-version', text: `${current.workspace} · version ${current.version}, saved ${new Date(current.created_at).toLocaleString()} by ${current.created_by}` }),
     facts(config),
-    table('Channels', ['Platform', 'Handle', 'Publishes through'], config.channels.map((c) => [c.platform, c.handle, c.connector])),
-    table(`Posting windows (${config.timezone})`, ['Days', 'From', 'To'], config.posting_windows.map((w) => [w.days.join(', '), w.start, w.end])),
+    listed('Channels', config.channels.map((c) => `${c.platform}: ${c.handle}, published through ${c.connector}`)),
+    listed(`Posting windows (${config.timezone})`, config.posting_windows.map((w) => `${w.days.join(', ')}: ${w.start}–${w.end}`)),
     admin ? editor(file, reload) : el('p', { class: 'muted', id: 'read-only', text: 'Only an admin of this workspace can change its settings.' }));
 }
