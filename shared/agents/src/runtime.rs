@@ -430,11 +430,8 @@ impl Runtime {
             Ok(value) => {
                 let event =
                     SessionEvent { author: role, state_delta: BTreeMap::from([(spec.output_key.to_owned(), value)]) };
-                match session::append(store, &seed.workspace, &mut session, event).await {
-                    // The caller gets the delta from the stored, read-only session.
-                    Ok(stored) => Ok(StateDelta { role, values: stored.state() }),
-                    Err(e) => Err(Error::Store(e)),
-                }
+                // The caller gets the delta from the read-only session.
+                Ok(StateDelta { role, values: session::append(&mut session, event).state() })
             }
             Err(e) => Err(Error::Contract(e)),
         };

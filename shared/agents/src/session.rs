@@ -1,7 +1,9 @@
 //! Managed sessions, stored through the storage interface (SQLite or Firestore).
 //!
 //! A session is keyed by (workspace, user, job, role), holds the events of one invocation with
-//! their `state_delta`s, and is deleted after success or failure. Callers only ever get a
+//! their `state_delta`s, and is deleted after success or failure. It is stored when the
+//! invocation opens it (the record a crashed invocation leaves behind) and deleted in the
+//! commit that records the invocation's activity; its events live in the open session. Callers only ever get a
 //! [`Session`] value — a read-only copy — so session state cannot advance the workflow.
 
 use std::collections::BTreeMap;
@@ -66,12 +68,11 @@ pub fn session_id(user: &OperatorId, job: &JobId, role: Role, invocation: &str) 
     DocId::stable(&format!("sess-{}", &hex::encode(digest)[..40]))
 }
 
-/// A session while its invocation runs: where it is stored, at which version, and what it
-/// holds (the copy that was last written, so nothing is read back).
+/// A session while its invocation runs: where it is stored and what it holds (its events so
+/// far, kept here, so nothing is read back).
 #[derive(Debug)]
 pub struct Open {
     id: DocId,
-    version: u64,
     session: Session,
 }
 
@@ -96,29 +97,24 @@ pub async fn open(
     let data = encode(&session)?;
     let create = Write { collection: SESSIONS, id: id.clone(), op: WriteOp::Create(data.clone()) };
     match store.commit(workspace, vec![create]).await {
-        Ok(()) => Ok(Open { id, version: 1, session }),
+        Ok(()) => Ok(Open { id, session }),
         Err(harmonia_store::Error::AlreadyExists) => {
             let stale = store.get(workspace, SESSIONS, &id).await?.ok_or(harmonia_store::Error::Conflict)?;
-            let version = update(store, workspace, SESSIONS, &id, data, stale.version).await?;
-            Ok(Open { id, version, session })
+            update(store, workspace, SESSIONS, &id, data, stale.version).await?;
+            Ok(Open { id, session })
         }
         Err(e) => Err(e),
     }
 }
 
-/// Append an event (written only if the stored session is still the one last written);
-/// returns the read-only session as stored.
-pub async fn append(
-    store: &dyn Store,
-    workspace: &WorkspaceId,
-    open: &mut Open,
-    event: SessionEvent,
-) -> Result<Session, harmonia_store::Error> {
-    let mut next = open.session.clone();
-    next.events.push(event);
-    open.version = update(store, workspace, SESSIONS, &open.id, encode(&next)?, open.version).await?;
-    open.session = next;
-    Ok(open.session.clone())
+/// Append an event to the open session; returns the read-only session with it.
+///
+/// The event is not written on its own: the invocation's next commit deletes the session (with
+/// its activity record), and what the event hands over becomes durable as the stage's accepted
+/// output, so a write here would only be deleted again with nothing reading it in between.
+pub fn append(open: &mut Open, event: SessionEvent) -> Session {
+    open.session.events.push(event);
+    open.session.clone()
 }
 
 /// The write that deletes the session (idempotent), to commit with the invocation's activity

@@ -119,7 +119,11 @@ pub fn score(text: &str) -> Score {
     let mut signals = std::collections::BTreeSet::new();
     // Chat-template tokens (`<|system|>`, `<|im_start|>`) are role labels in angle brackets;
     // their bars must not split the label from its bracket as clause breaks.
-    let delimited = normal.text.replace("<|", "<").replace("|>", ">");
+    let delimited: Cow<'_, str> = if normal.text.contains('|') {
+        Cow::Owned(normal.text.replace("<|", "<").replace("|>", ">"))
+    } else {
+        Cow::Borrowed(&normal.text)
+    };
     for clause in clauses(&delimited) {
         scan_clause(clause, &mut signals);
     }
@@ -316,7 +320,7 @@ fn clauses(text: &str) -> impl Iterator<Item = &str> {
 
 /// Words of a clause: letters, digits and `_` (so tool names stay whole), with phrases that
 /// mean "ignore" folded into that verb first.
-fn words(clause: &str) -> Vec<String> {
+fn words(clause: &str) -> Vec<&str> {
     let tokens: Vec<&str> = clause
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
         .map(|w| w.trim_matches('\''))
@@ -338,11 +342,11 @@ fn words(clause: &str) -> Vec<String> {
         };
         match folded {
             Some(n) => {
-                out.push("ignore".to_owned());
+                out.push("ignore");
                 i += n;
             }
             None => {
-                out.push(tokens[i].to_owned());
+                out.push(tokens[i]);
                 i += 1;
             }
         }
@@ -585,8 +589,8 @@ fn scan_clause(clause: &str, signals: &mut std::collections::BTreeSet<Signal>) {
 
 /// Signals read from a run of words; an order is recognised when its verb opens the run or
 /// follows a clause opener (`and`, `then`, `please`).
-fn scan_words(w: &[String], signals: &mut std::collections::BTreeSet<Signal>) {
-    let at = |i: usize| w.get(i).map_or("", String::as_str);
+fn scan_words(w: &[&str], signals: &mut std::collections::BTreeSet<Signal>) {
+    let at = |i: usize| w.get(i).copied().unwrap_or("");
     let opens = |i: usize| i == 0 || is(at(i - 1), CLAUSE_OPENERS);
     for i in 0..w.len() {
         let word = at(i);
@@ -630,10 +634,7 @@ fn scan_words(w: &[String], signals: &mut std::collections::BTreeSet<Signal>) {
     // Addressed, not merely mentioned: the run opens by calling on the system ("hey
     // assistant", "model, …"), or a role is followed at once by what it must do ("assistant
     // you must", "model, your rules"); "our AI team" and "the system will" only mention one.
-    let opener = w
-        .iter()
-        .map(String::as_str)
-        .find(|x| !is(x, &["hey", "hi", "dear", "ok", "okay", "attention", "yo", "listen"]));
+    let opener = w.iter().copied().find(|x| !is(x, &["hey", "hi", "dear", "ok", "okay", "attention", "yo", "listen"]));
     let vocative = w.len() > 1 && opener.is_some_and(|x| is(x, ADDRESSED));
     let told = (0..w.len()).any(|i| {
         is(at(i), ADDRESSED)

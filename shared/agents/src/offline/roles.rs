@@ -61,7 +61,7 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, model::Error> {
             .filter(|(n, s)| weight(&s.text) > 0 && !segment_flagged(&i.source.untrusted, *n))
             .map(|(_, s)| s)
             .collect();
-        ranked.sort_by_key(|s| std::cmp::Reverse(weight(&s.text)));
+        ranked.sort_by_cached_key(|s| std::cmp::Reverse(weight(&s.text)));
         ranked.truncate(6);
         ranked.sort_by_key(|s| s.start_ms);
         let moments: Vec<Moment> = ranked
@@ -200,7 +200,7 @@ pub(super) fn ryan(c: &Conversation<'_>) -> Result<Step, model::Error> {
             let turn = usize::from(operator.round.get()) % angles.len();
             angles.rotate_left(turn);
         } else {
-            angles.sort_by_key(|a| std::cmp::Reverse(about(a)));
+            angles.sort_by_cached_key(|a| std::cmp::Reverse(about(a)));
         }
     }
     let mut briefs = Vec::new();
@@ -397,7 +397,7 @@ pub(super) fn noni(c: &Conversation<'_>) -> Result<Step, model::Error> {
                 let turn = usize::from(operator.round.get()) % quotes.len();
                 quotes.rotate_left(turn);
             } else {
-                quotes.sort_by_key(|m| std::cmp::Reverse(relevance(&words, &m.quote)));
+                quotes.sort_by_cached_key(|m| std::cmp::Reverse(relevance(&words, &m.quote)));
             }
         }
         let reserve = cta.as_ref().map_or(0, |c| c.chars().count() + 2);

@@ -208,8 +208,8 @@ fn is(word: &str, set: &[&str]) -> bool {
 
 /// An actor that is the speaker, then (past helpers, with no negation) an effect verb, then
 /// the work within six words.
-fn own_action(w: &[String]) -> bool {
-    let at = |i: usize| w.get(i).map_or("", String::as_str);
+fn own_action(w: &[&str]) -> bool {
+    let at = |i: usize| w.get(i).copied().unwrap_or("");
     (0..w.len()).any(|i| {
         let actor = is(at(i), ACTORS) || (at(i) == "the" && at(i + 1) == "assistant");
         if !actor {
@@ -227,8 +227,8 @@ fn own_action(w: &[String]) -> bool {
 }
 
 /// The work said to be in a finished effect state now.
-fn work_done(w: &[String]) -> bool {
-    let at = |i: usize| w.get(i).map_or("", String::as_str);
+fn work_done(w: &[&str]) -> bool {
+    let at = |i: usize| w.get(i).copied().unwrap_or("");
     let names_work = w.iter().any(|x| is(x, WORK));
     (0..w.len()).any(|i| {
         let perfect = matches!((at(i), at(i + 1)), ("has" | "have", "been") | ("is" | "are", "now" | "already"));
