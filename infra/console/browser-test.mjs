@@ -84,7 +84,17 @@ async function operatorLoop(page, job) {
 /** Submit the source file through the upload page; the new job's id, from the page it opens. */
 async function upload(page) {
   await page.getByRole('link', { name: 'Submit a source' }).click();
+  // A file that is not a transcript is refused with the API's own sentence, and no job is made.
+  await page.getByLabel('Transcript file').setInputFiles({ name: 'notes.vtt', mimeType: 'text/vtt', buffer: Buffer.from('meeting notes, not a transcript') });
+  await page.getByLabel('Title').fill('Not a transcript');
+  await page.getByRole('button', { name: 'Submit the source' }).click();
+  await page.locator('#status.error').waitFor();
+  const refusal = await page.locator('#status').textContent();
+  check('a file that is not a transcript is refused with a sentence', (await page.evaluate(() => location.hash)) === '#/sources/new'
+    && /^[A-Z][^{}]{10,}\.$/.test(refusal), refusal);
+  await page.getByLabel('Title').fill('');
   await page.getByLabel('Transcript file').setInputFiles(env('SOURCE'));
+  check('choosing another file clears the last refusal', (await page.locator('#status').textContent()) === '');
   check('choosing a .srt file picks its format', (await page.locator('#source-format').inputValue()) === 'srt');
   await page.getByLabel('Title').fill('Ranger briefing, spring patrols');
   await page.screenshot({ path: join(shots, 'upload.png'), fullPage: true });

@@ -74,6 +74,8 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
     assert!(checks.iter().all(|c| c["ok"] == true), "{stdout}");
     for expected in [
         "a wrong credential is refused",
+        "a file that is not a transcript is refused with a sentence",
+        "choosing another file clears the last refusal",
         "the uploaded source becomes a job with its title",
         "Nova answers with the evidence it cites",
         "Nova's tool call shows its exact envelope",

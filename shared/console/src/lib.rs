@@ -45,46 +45,28 @@ struct Asset {
 
 const INDEX: &[u8] = include_bytes!("../web/index.html");
 
+const JS: &str = "text/javascript; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
+
+/// A file of the page's own `web/` folder, served as `content_type`.
+macro_rules! web {
+    ($name:literal, $content_type:expr) => {
+        Asset { name: $name, content_type: $content_type, bytes: include_bytes!(concat!("../web/", $name)) }
+    };
+}
+
 /// The files under `/assets/`.
 const ASSETS: &[Asset] = &[
-    Asset {
-        name: "console.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../web/console.js"),
-    },
-    Asset {
-        name: "common.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../web/common.js"),
-    },
-    Asset { name: "nova.js", content_type: "text/javascript; charset=utf-8", bytes: include_bytes!("../web/nova.js") },
-    Asset {
-        name: "settings.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../web/settings.js"),
-    },
-    Asset {
-        name: "upload.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../web/upload.js"),
-    },
-    Asset {
-        name: "entities.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../web/entities.js"),
-    },
-    Asset { name: "console.css", content_type: "text/css; charset=utf-8", bytes: include_bytes!("../web/console.css") },
-    Asset {
-        name: "entities.css",
-        content_type: "text/css; charset=utf-8",
-        bytes: include_bytes!("../web/entities.css"),
-    },
-    Asset { name: "icon.svg", content_type: "image/svg+xml", bytes: include_bytes!("../web/icon.svg") },
-    Asset {
-        name: "a2ui.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../../../infra/console/dist/a2ui.js"),
-    },
+    web!("console.js", JS),
+    web!("common.js", JS),
+    web!("nova.js", JS),
+    web!("settings.js", JS),
+    web!("upload.js", JS),
+    web!("entities.js", JS),
+    web!("console.css", CSS),
+    web!("entities.css", CSS),
+    web!("icon.svg", "image/svg+xml"),
+    Asset { name: "a2ui.js", content_type: JS, bytes: include_bytes!("../../../infra/console/dist/a2ui.js") },
 ];
 
 /// The console's routes, for any state that can give the [`Credentials`].

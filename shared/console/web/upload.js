@@ -17,6 +17,7 @@ export function uploadPage() {
   const changed = () => { key = null; };
   file.addEventListener('change', () => {
     changed();
+    say(''); // A refusal of the last file says nothing about this one.
     const chosen = file.files[0];
     const ext = chosen?.name.split('.').pop().toLowerCase();
     if (FORMATS[ext]) format.value = FORMATS[ext];

@@ -55,38 +55,35 @@ pub fn parse(bytes: &[u8], format: Format, title: &str, language: &str) -> Resul
     }
 }
 
-fn malformed(why: &'static str) -> Error {
+fn malformed(why: impl Into<std::borrow::Cow<'static, str>>) -> Error {
     Error::new(Code::SourceMalformed, why)
 }
 
-/// `hh:mm:ss.mmm` or `mm:ss.mmm` (WebVTT) / `hh:mm:ss,mmm` (SRT) to milliseconds.
-fn timestamp(raw: &str, separator: char) -> Result<u64, Error> {
-    let bad = || malformed("a cue timestamp is malformed");
-    let (clock, millis) = raw.trim().split_once(separator).ok_or_else(bad)?;
+/// `hh:mm:ss.mmm` or `mm:ss.mmm` (WebVTT) / `hh:mm:ss,mmm` (SRT) to milliseconds; `None` when
+/// malformed (the caller names the cue).
+fn timestamp(raw: &str, separator: char) -> Option<u64> {
+    let (clock, millis) = raw.trim().split_once(separator)?;
     if millis.len() != 3 || !millis.chars().all(|c| c.is_ascii_digit()) {
-        return Err(bad());
+        return None;
     }
-    let parts: Vec<&str> = clock.split(':').collect();
-    let nums: Vec<u64> = parts
-        .iter()
-        .map(|p| {
-            if !p.is_empty() && p.len() <= 3 && p.chars().all(|c| c.is_ascii_digit()) {
-                p.parse().map_err(|_| bad())
-            } else {
-                Err(bad())
-            }
-        })
-        .collect::<Result<_, _>>()?;
-    let (h, m, s) = match nums.as_slice() {
-        [m, s] => (0, *m, *s),
-        [h, m, s] => (*h, *m, *s),
-        _ => return Err(bad()),
+    let mut nums = [0_u64; 3];
+    let mut count = 0;
+    for part in clock.split(':') {
+        if count == 3 || part.is_empty() || part.len() > 3 || !part.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        nums[count] = part.parse().ok()?;
+        count += 1;
+    }
+    let (h, m, s) = match count {
+        2 => (0, nums[0], nums[1]),
+        3 => (nums[0], nums[1], nums[2]),
+        _ => return None,
     };
     if m >= 60 || s >= 60 {
-        return Err(bad());
+        return None;
     }
-    let ms: u64 = millis.parse().map_err(|_| bad())?;
-    Ok(((h * 60 + m) * 60 + s) * 1000 + ms)
+    Some(((h * 60 + m) * 60 + s) * 1000 + millis.parse::<u64>().ok()?)
 }
 
 fn cue_text(lines: &[&str]) -> String {
@@ -135,31 +132,45 @@ fn blocks(text: &str) -> Vec<Vec<&str>> {
     out
 }
 
-fn timing(line: &str, separator: char) -> Result<(u64, u64), Error> {
-    let (start, rest) = line.split_once("-->").ok_or_else(|| malformed("a cue has no timing line"))?;
+/// The start and end of cue number `cue` (counted from 1) from its timing line.
+fn timing(line: &str, separator: char, cue: usize) -> Result<(u64, u64), Error> {
+    let (start, rest) =
+        line.split_once("-->").ok_or_else(|| malformed(format!("Cue {cue} has no timing line (start --> end).")))?;
     // WebVTT cue settings may follow the end time.
-    let end = rest.split_whitespace().next().ok_or_else(|| malformed("a cue has no end time"))?;
-    Ok((timestamp(start, separator)?, timestamp(end, separator)?))
+    let end =
+        rest.split_whitespace().next().ok_or_else(|| malformed(format!("Cue {cue}'s timing line has no end time.")))?;
+    let time = |raw: &str| {
+        timestamp(raw, separator).ok_or_else(|| {
+            let (format, written) = if separator == ',' { ("SubRip", "hh:mm:ss,mmm") } else { ("WebVTT", "hh:mm:ss.mmm or mm:ss.mmm") };
+            malformed(format!(
+                "Cue {cue} has a time that cannot be read: {format} times are written {written}, with minutes and seconds under 60."
+            ))
+        })
+    };
+    Ok((time(start)?, time(end)?))
 }
 
 /// WebVTT: a `WEBVTT` header, then cues `[id]\nstart --> end [settings]\ntext…`.
 pub fn webvtt(text: &str) -> Result<Vec<TranscriptSegment>, Error> {
     let blocks = blocks(text);
-    let header = blocks.first().and_then(|b| b.first()).ok_or_else(|| malformed("empty WebVTT file"))?;
+    let header = blocks.first().and_then(|b| b.first()).ok_or_else(|| malformed("The WebVTT file is empty."))?;
     if !(*header == "WEBVTT" || header.starts_with("WEBVTT ") || header.starts_with("WEBVTT\t")) {
-        return Err(malformed("a WebVTT file starts with WEBVTT"));
+        return Err(malformed("The file is not WebVTT: its first line must be WEBVTT."));
     }
     let mut segments = Vec::new();
     for block in &blocks[1..] {
         if block[0].starts_with("NOTE") || block[0] == "STYLE" || block[0] == "REGION" {
             continue;
         }
-        let timing_at =
-            block.iter().position(|l| l.contains("-->")).ok_or_else(|| malformed("a cue has no timing line"))?;
+        let cue = segments.len() + 1;
+        let timing_at = block
+            .iter()
+            .position(|l| l.contains("-->"))
+            .ok_or_else(|| malformed(format!("Cue {cue} has no timing line (start --> end).")))?;
         if timing_at > 1 {
-            return Err(malformed("a cue has more than one identifier line"));
+            return Err(malformed(format!("Cue {cue} has more than one identifier line before its timing line.")));
         }
-        let (start_ms, end_ms) = timing(block[timing_at], '.')?;
+        let (start_ms, end_ms) = timing(block[timing_at], '.', cue)?;
         let body = &block[timing_at + 1..];
         segments.push(TranscriptSegment { start_ms, end_ms, speaker: speaker(body), text: cue_text(body) });
     }
@@ -170,10 +181,13 @@ pub fn webvtt(text: &str) -> Result<Vec<TranscriptSegment>, Error> {
 pub fn srt(text: &str) -> Result<Vec<TranscriptSegment>, Error> {
     let mut segments = Vec::new();
     for block in blocks(text) {
+        let cue = segments.len() + 1;
         if block.len() < 2 || !block[0].trim().chars().all(|c| c.is_ascii_digit()) {
-            return Err(malformed("an SRT cue starts with its number and a timing line"));
+            return Err(malformed(format!(
+                "Cue {cue} of the SubRip file does not start with its number and then its timing line."
+            )));
         }
-        let (start_ms, end_ms) = timing(block[1], ',')?;
+        let (start_ms, end_ms) = timing(block[1], ',', cue)?;
         segments.push(TranscriptSegment {
             start_ms,
             end_ms,
@@ -219,6 +233,28 @@ mod tests {
         );
         let big = vec![b'a'; SOURCE_MAX_BYTES + 1];
         assert_eq!(code(parse(&big, Format::Json, "t", "en")), Some(Code::PayloadTooLarge));
+    }
+
+    #[test]
+    fn a_malformed_transcript_is_refused_with_a_sentence_naming_the_cue() {
+        let message = |bytes: &[u8], format| parse(bytes, format, "t", "en").err().map(|e| e.message.into_owned());
+        let vtt = b"WEBVTT\n\n00:00.000 --> 00:01.000\nfine\n\n00:01.000 --> 00:61.000\nseconds over 59\n";
+        assert_eq!(
+            message(vtt, Format::WebVtt).as_deref(),
+            Some(
+                "Cue 2 has a time that cannot be read: WebVTT times are written hh:mm:ss.mmm or mm:ss.mmm, with minutes and seconds under 60."
+            )
+        );
+        assert_eq!(
+            message(b"meeting notes", Format::WebVtt).as_deref(),
+            Some("The file is not WebVTT: its first line must be WEBVTT.")
+        );
+        let srt = b"1\n00:00:01,000 --> 00:00:02,000\nfine\n\n2\nno timing here\n";
+        assert_eq!(message(srt, Format::Srt).as_deref(), Some("Cue 2 has no timing line (start --> end)."));
+        assert_eq!(
+            message(b"hello\nworld\n", Format::Srt).as_deref(),
+            Some("Cue 1 of the SubRip file does not start with its number and then its timing line.")
+        );
     }
 
     proptest::proptest! {
