@@ -19,6 +19,10 @@ use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::trace::TraceParent;
 use harmonia_store_sqlite::SqliteStore;
 
+/// The allocator of the `harmonia` command, where the embedded default runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
 
 fn percentile(sorted: &[u128], p: f64) -> u128 {

@@ -137,7 +137,8 @@ impl EligibleMemory {
 
 /// What Nimi and Ryan may use beyond the job, for `workspace` in `mode` at `now`: all of its
 /// verified performance (a page limit must not silently drop some) and its newest
-/// `memory_limit` eligible memory facts.
+/// `memory_limit` eligible memory facts. The publications that decide both are read only when
+/// there is a metric or a fact to decide on.
 pub async fn context(
     store: &dyn Store,
     workspace: &WorkspaceId,
@@ -145,8 +146,11 @@ pub async fn context(
     now: Timestamp,
     memory_limit: usize,
 ) -> Result<(VerifiedPerformance, EligibleMemory), harmonia_store::Error> {
+    let metrics: Vec<PostMetrics> = decode_each(POST_METRICS, &scan_all(store, workspace, POST_METRICS).await?);
+    let facts: Vec<MemoryFact> = decode_each(MEMORY, &scan_all(store, workspace, MEMORY).await?);
+    if metrics.is_empty() && facts.is_empty() {
+        return Ok((VerifiedPerformance::none(), EligibleMemory::none()));
+    }
     let verified = VerifiedPosts::read(store, workspace).await?;
-    let metrics = decode_each(POST_METRICS, &scan_all(store, workspace, POST_METRICS).await?);
-    let facts = decode_each(MEMORY, &scan_all(store, workspace, MEMORY).await?);
     Ok((verified.verified_performance(metrics, mode), verified.eligible_memory(facts, now, memory_limit)))
 }

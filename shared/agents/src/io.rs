@@ -619,19 +619,29 @@ impl RoleInput {
         })
     }
 
-    /// The JSON form the model receives.
-    pub fn to_json(&self) -> serde_json::Value {
-        match self {
-            RoleInput::Harmonia(i) => serde_json::to_value(i),
-            RoleInput::Nimi(i) => serde_json::to_value(i),
-            RoleInput::Ryan(i) => serde_json::to_value(i),
-            RoleInput::Temi(i) => serde_json::to_value(i),
-            RoleInput::Noni(i) => serde_json::to_value(i),
-            RoleInput::Dara(i) => serde_json::to_value(i),
-            RoleInput::Maya(i) => serde_json::to_value(i),
-            RoleInput::Nova(i) => serde_json::to_value(i),
+    /// The first message the model receives, `{"task": …, "input": …}`, as JSON text (written
+    /// in one pass, without building the value first).
+    pub fn task_message(&self) -> String {
+        #[derive(Serialize)]
+        struct Message<'a, T> {
+            task: Option<Task>,
+            input: &'a T,
         }
-        .unwrap_or_default()
+        fn text<T: Serialize>(task: Option<Task>, input: &T) -> String {
+            // Every input type serialises: it is plain data with string keys.
+            serde_json::to_string(&Message { task, input }).unwrap_or_default()
+        }
+        let task = self.task();
+        match self {
+            RoleInput::Harmonia(i) => text(task, i),
+            RoleInput::Nimi(i) => text(task, i),
+            RoleInput::Ryan(i) => text(task, i),
+            RoleInput::Temi(i) => text(task, i),
+            RoleInput::Noni(i) => text(task, i),
+            RoleInput::Dara(i) => text(task, i),
+            RoleInput::Maya(i) => text(task, i),
+            RoleInput::Nova(i) => text(task, i),
+        }
     }
 }
 

@@ -41,7 +41,16 @@ fn query_arg(args: &Value) -> Result<String, ToolFailure> {
 /// The evidence id of a verified post (`pub-<post>`, shortened stably if the post id is long):
 /// what the search returns and what policy accepts as live evidence.
 pub fn publication_evidence_id(post: &PostId) -> EvidenceId {
-    EvidenceId::stable(&format!("pub-{post}"))
+    EvidenceId::stable(&format!("{PUBLICATION_PREFIX}{post}"))
+}
+
+/// How every [`publication_evidence_id`] begins (a shortened one keeps its readable start).
+const PUBLICATION_PREFIX: &str = "pub-";
+
+/// Whether `id` can be a [`publication_evidence_id`]: one that does not begin as they all do
+/// names no publication, so a reader need not look for it among them.
+pub fn may_name_publication(id: &EvidenceId) -> bool {
+    id.as_str().starts_with(PUBLICATION_PREFIX)
 }
 
 /// `search_verified_publications(query, limit)`.

@@ -60,7 +60,7 @@ impl StateDelta {
     pub fn require<T: DeserializeOwned>(&self, key: &str) -> Result<T, AgentContractError> {
         self.values
             .get(key)
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .and_then(|v| T::deserialize(v).ok())
             .ok_or_else(|| AgentContractError::new(self.role, Code::MissingOutputKey))
     }
 
@@ -528,11 +528,10 @@ impl Runtime {
         children: &mut Children,
     ) -> Result<Value, AgentContractError> {
         let role = spec.role;
-        let task = json!({ "task": seed.input.task(), "input": seed.input.to_json() });
         let mut request = ModelRequest {
             role,
             system_instruction: spec.instruction.to_owned(),
-            turns: vec![Turn { speaker: Speaker::User, parts: vec![Part::Text(task.to_string())] }],
+            turns: vec![Turn { speaker: Speaker::User, parts: vec![Part::Text(seed.input.task_message())] }],
             tools: self.declarations(spec),
             response_schema: output_schema(role).0.clone(),
             grounded_search: false,

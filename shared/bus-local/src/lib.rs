@@ -202,6 +202,21 @@ struct Holder {
     id: String,
     conn: Blocking,
     heartbeat: std::sync::Mutex<Option<JoinHandle<()>>>,
+    /// When this holder's heartbeat was last committed (ms since the epoch; 0: never).
+    beaten_ms: std::sync::atomic::AtomicI64,
+}
+
+impl Holder {
+    /// Note a committed heartbeat written at `at_ms`.
+    fn beaten(&self, at_ms: i64) {
+        self.beaten_ms.fetch_max(at_ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a heartbeat committed within [`HEARTBEAT`] keeps this holder alive now: for at
+    /// least [`HOLDER_STALE`] less that, with the heartbeat task writing the next meanwhile.
+    fn fresh(&self, now_ms: i64) -> bool {
+        now_ms - self.beaten_ms.load(std::sync::atomic::Ordering::Relaxed) < millis(HEARTBEAT)
+    }
 }
 
 impl Drop for Holder {
@@ -250,6 +265,7 @@ impl LocalBus {
             id: uuid::Uuid::new_v4().simple().to_string(),
             conn: conn.clone(),
             heartbeat: std::sync::Mutex::new(None),
+            beaten_ms: std::sync::atomic::AtomicI64::new(0),
         };
         Ok(Self { conn, wakes: Arc::default(), holder: Arc::new(holder) })
     }
@@ -265,6 +281,8 @@ impl LocalBus {
     /// are due again for any holder. Returns how many were released.
     pub async fn release(&self) -> Result<u64, Error> {
         let id = self.holder.id.clone();
+        // Its heartbeat row goes: the next lease, if any, writes it again.
+        self.holder.beaten_ms.store(0, std::sync::atomic::Ordering::Relaxed);
         let released = self.with_conn(move |c| release_rows(c, &id)).await?;
         self.wakes.arrived(None);
         Ok(released)
@@ -282,14 +300,20 @@ impl LocalBus {
         *slot = Some(tokio::spawn(async move {
             loop {
                 let Some(id) = holder.upgrade().map(|h| h.id.clone()) else { return };
+                let at = now_ms();
                 let beat = conn
                     .run(
-                        move |c| heartbeat(c, &id).map_err(unavailable),
+                        move |c| heartbeat(c, &id, at).map_err(unavailable),
                         |kind| Error::Unavailable { kind: kind.into() },
                     )
                     .await;
-                if let Err(e) = beat {
-                    tracing::warn!(error = %e, "the local queue's heartbeat could not be written");
+                match beat {
+                    Ok(_) => {
+                        if let Some(holder) = holder.upgrade() {
+                            holder.beaten(at);
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "the local queue's heartbeat could not be written"),
                 }
                 tokio::time::sleep(HEARTBEAT).await;
             }
@@ -400,6 +424,8 @@ impl LocalBus {
     async fn lease(&self, subscription: &Name) -> Result<Leasing, Error> {
         let sub = subscription.clone();
         let holder = self.holder.id.clone();
+        let asked_at = now_ms();
+        let beat_needed = !self.holder.fresh(asked_at);
         let (leasing, dead_lettered) = self
             .with_conn(move |c| {
                 let now = now_ms();
@@ -456,8 +482,11 @@ impl LocalBus {
                         continue;
                     }
                     let lease = uuid::Uuid::new_v4().simple().to_string();
-                    // A lease names a holder that is alive now (its heartbeat task keeps it so).
-                    heartbeat(&tx, &holder).map_err(unavailable)?;
+                    // A lease names a holder that is alive now (its heartbeat task keeps it so):
+                    // one beaten within the last second is, and is written again only then.
+                    if beat_needed {
+                        heartbeat(&tx, &holder, now).map_err(unavailable)?;
+                    }
                     exec_cached(
                         &tx,
                         "UPDATE bus_messages SET attempts = attempts + 1, visible_at_ms = ?2, lease = ?3, holder = ?4
@@ -480,6 +509,10 @@ impl LocalBus {
                 }
             })
             .await?;
+        if beat_needed && matches!(leasing, Leasing::Leased(_)) {
+            // Written at `now` inside the call, which is no earlier than this.
+            self.holder.beaten(asked_at);
+        }
         if let Some(topic) = dead_lettered {
             self.wakes.arrived(Some(&topic));
         }
@@ -649,12 +682,12 @@ fn migrate(conn: &mut Connection) -> Result<(), Error> {
 }
 
 /// Mark `holder` alive now.
-fn heartbeat(c: &Connection, holder: &str) -> rusqlite::Result<usize> {
+fn heartbeat(c: &Connection, holder: &str, at_ms: i64) -> rusqlite::Result<usize> {
     exec_cached(
         c,
         "INSERT INTO bus_holders (holder, heartbeat_ms) VALUES (?1, ?2)
-         ON CONFLICT (holder) DO UPDATE SET heartbeat_ms = excluded.heartbeat_ms",
-        params![holder, now_ms()],
+         ON CONFLICT (holder) DO UPDATE SET heartbeat_ms = MAX(heartbeat_ms, excluded.heartbeat_ms)",
+        params![holder, at_ms],
     )
 }
 

@@ -116,6 +116,50 @@ impl Score {
 /// Score `text`.
 pub fn score(text: &str) -> Score {
     let normal = normalise(text);
+    // Most text has none of the words every signal needs: its score is known without reading
+    // it clause by clause.
+    if !may_signal(&normal.text) {
+        return Score { points: 0, signals: Vec::new() };
+    }
+    scored(&normal)
+}
+
+/// Whether normalised `text` has something every signal but urgency (which never counts
+/// alone) and disguise (which needs another) needs: a word that can open a role label,
+/// set rules aside (or a phrase folded into `ignore`), call, act, claim approval, re-cast
+/// the reader or address the system, or a tool name's underscore or a call's bracket.
+fn may_signal(text: &str) -> bool {
+    text.contains(['_', '(']) || text_words(text).any(|w| TRIGGERS.with(|t| t.contains(w)))
+}
+
+thread_local! {
+    /// The words [`may_signal`] looks for.
+    static TRIGGERS: std::collections::HashSet<&'static str> = [
+        ROLES,
+        OVERRIDE_VERBS,
+        // The phrases `words` folds into `ignore` begin with these.
+        &["pay", "do", "don't", "dont", "no", "set", "stop", "throw", "get"],
+        CALL_VERBS,
+        ACTIONS,
+        APPROVAL_WORDS,
+        // The persona phrases of `scan_words` begin with these.
+        &["you", "act", "pretend", "from", "developer", "jailbreak", "new", "your"],
+        ADDRESSED,
+    ]
+    .concat()
+    .into_iter()
+    .collect();
+}
+
+/// Every word of `text`, split and trimmed as [`words`] splits a clause, without its folding.
+fn text_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty())
+}
+
+/// [`score`] of a normalised text, clause by clause.
+fn scored(normal: &Normalised) -> Score {
     let mut signals = std::collections::BTreeSet::new();
     // Chat-template tokens (`<|system|>`, `<|im_start|>`) are role labels in angle brackets;
     // their bars must not split the label from its bracket as clause breaks.
@@ -321,11 +365,7 @@ fn clauses(text: &str) -> impl Iterator<Item = &str> {
 /// Words of a clause: letters, digits and `_` (so tool names stay whole), with phrases that
 /// mean "ignore" folded into that verb first.
 fn words(clause: &str) -> Vec<&str> {
-    let tokens: Vec<&str> = clause
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
-        .map(|w| w.trim_matches('\''))
-        .filter(|w| !w.is_empty())
-        .collect();
+    let tokens: Vec<&str> = text_words(clause).collect();
     let mut out = Vec::with_capacity(tokens.len());
     let mut i = 0;
     while i < tokens.len() {

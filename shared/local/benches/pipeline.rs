@@ -19,6 +19,10 @@ use harmonia_pipeline::registry::Timing;
 use harmonia_pipeline::steps::ingest;
 use harmonia_store::{Collection, Document, Query, Store, Write};
 
+/// The allocator of the `harmonia` command, where the embedded default runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
 
 #[derive(Default)]

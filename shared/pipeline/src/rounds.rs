@@ -165,7 +165,9 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
     };
     let config = crate::workspace::version_of_job(&*env.store, &job).await?.config;
     let analysis: AnalysisRecord = stored(env, workspace, ANALYSES, &doc_id(&job.id)).await?;
-    let evidence = crate::policy::evidence::load(&*env.store, workspace, &analysis).await?;
+    let evidence =
+        crate::policy::evidence::load(&*env.store, workspace, &analysis, draft.claims.iter().flat_map(|c| &c.evidence))
+            .await?;
     // An operator's text has no Dara review: policy's rules are what it must pass.
     let result = check(&PolicyInput {
         now: env.clock.now(),

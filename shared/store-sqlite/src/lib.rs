@@ -102,7 +102,11 @@ pub fn open_connection(path: &Path) -> Result<Connection, rusqlite::Error> {
     // call. (A memory map was tried and cost more: the file grows, and each remap is felt by
     // every core.)
     conn.pragma_update(None, "cache_size", -16 * 1024)?;
-    // Every statement the store and the local queue run stays prepared.
+    // Every statement the store and the local queue run stays prepared. Without the query
+    // planner stability guarantee, a statement whose plan looked at a bound value (a `LIMIT ?`,
+    // a parameter compared with another term) is compiled again on every use, since the cache
+    // clears its bindings: about a tenth of the pipeline's time went to that.
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
 }
@@ -244,11 +248,7 @@ impl Blocking {
     /// connection, and every call waiting for it, for tens of milliseconds.
     pub fn new(conn: Connection) -> Self {
         let path = conn.path().filter(|p| !p.is_empty()).map(PathBuf::from);
-        let shared = Arc::new(Shared {
-            conn: Mutex::new(conn),
-            off: std::sync::atomic::AtomicUsize::new(0),
-            calls: std::sync::atomic::AtomicU64::new(0),
-        });
+        let Self(shared) = Self::reader(conn);
         if let Some(path) = path
             && checkpoint_in_background(&path, Arc::downgrade(&shared))
             && let Ok(conn) = shared.conn.lock()
@@ -257,6 +257,20 @@ impl Blocking {
             let _ = conn.pragma_update(None, "wal_autocheckpoint", 0);
         }
         Self(shared)
+    }
+
+    /// Wrap a connection that only reads: nothing to checkpoint.
+    fn reader(conn: Connection) -> Self {
+        Self(Arc::new(Shared {
+            conn: Mutex::new(conn),
+            off: std::sync::atomic::AtomicUsize::new(0),
+            calls: std::sync::atomic::AtomicU64::new(0),
+        }))
+    }
+
+    /// Whether no call holds the connection now (a hint: another may take it next).
+    fn is_free(&self) -> bool {
+        self.0.off.load(std::sync::atomic::Ordering::Acquire) == 0 && self.0.conn.try_lock().is_ok()
     }
 
     /// Run `f` on the connection, inline when it can go straight through, else in a blocking
@@ -361,10 +375,48 @@ fn checkpoint_in_background(path: &Path, shared: std::sync::Weak<Shared>) -> boo
 }
 
 /// The SQLite document store.
+///
+/// Commits go through the one connection the local queue shares ([`Self::connection`]); reads
+/// (`get`, `query`) go to connections of their own ([`READERS`]), which in WAL mode read the
+/// last commit without waiting for a writer, so on several cores the reads of one job's step
+/// run beside another's commit. A read started after a commit returned sees that commit. Rows
+/// are decoded, and documents encoded, outside any connection's lock.
 #[derive(Clone)]
 pub struct SqliteStore {
     conn: Blocking,
+    readers: Arc<Readers>,
     path: PathBuf,
+}
+
+/// Connections that only read, and whose turn it is when every one is busy.
+struct Readers {
+    conns: Vec<Blocking>,
+    turn: std::sync::atomic::AtomicUsize,
+}
+
+/// How many connections read: one per core of the small machines the embedded default runs on.
+pub const READERS: usize = 2;
+
+impl Readers {
+    fn open(path: &Path) -> Result<Self, Error> {
+        let conns = (0..READERS)
+            .map(|_| {
+                let conn = open_connection(path).map_err(|e| on_file(path, e))?;
+                // A bug that tried to write through a reader fails instead of writing.
+                conn.pragma_update(None, "query_only", true).map_err(|e| on_file(path, e))?;
+                Ok(Blocking::reader(conn))
+            })
+            .collect::<Result<_, Error>>()?;
+        Ok(Self { conns, turn: std::sync::atomic::AtomicUsize::new(0) })
+    }
+
+    /// A free connection, else the next in turn (the call then waits for it).
+    fn pick(&self) -> &Blocking {
+        self.conns.iter().find(|c| c.is_free()).unwrap_or_else(|| {
+            let turn = self.turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            &self.conns[turn % self.conns.len()]
+        })
+    }
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -397,7 +449,8 @@ impl SqliteStore {
         }
         conn.execute_batch(SCHEMA).map_err(|e| on_file(&path, e))?;
         migrate(&mut conn).map_err(|e| on_file(&path, e))?;
-        Ok(Self { conn: Blocking::new(conn), path })
+        let readers = Arc::new(Readers::open(&path)?);
+        Ok(Self { conn: Blocking::new(conn), readers, path })
     }
 
     /// The database file.
@@ -415,6 +468,18 @@ impl SqliteStore {
         f: impl FnMut(&mut Connection) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
         self.named(self.conn.run(f, |kind| Error::Unavailable { kind: kind.into() }).await)
+    }
+
+    /// [`with_conn`](Self::with_conn) for a read: on the shared connection when it is free
+    /// (its page cache is warm), else on a reading connection. A reading connection starts each
+    /// read by checking the log, and when another connection has committed since its last read,
+    /// it drops its page cache and reads the pages again from the file: cheap, but not free.
+    async fn reading<T: Send + 'static>(
+        &self,
+        f: impl FnMut(&mut Connection) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        let conn = if self.conn.is_free() { &self.conn } else { self.readers.pick() };
+        self.named(conn.run(f, |kind| Error::Unavailable { kind: kind.into() }).await)
     }
 
     /// [`with_conn`](Self::with_conn) in a blocking task, for a call over the whole file.
@@ -541,19 +606,19 @@ impl Store for SqliteStore {
         id: &DocId,
     ) -> Result<Option<Document>, Error> {
         let (ws, id) = (workspace.to_string(), id.to_string());
-        self.with_conn(move |conn| {
-            let row = row_cached(
-                conn,
-
+        let row = self
+            .reading(move |conn| {
+                row_cached(
+                    conn,
                     "SELECT id, version, updated_at, data FROM documents WHERE workspace = ?1 AND collection = ?2 AND id = ?3",
                     [&ws, collection.as_str(), &id],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
                 )
                 .optional()
-                .map_err(unavailable)?;
-            row.map(|(id, v, u, d)| row_to_document(id, v, u, d)).transpose()
-        })
-        .await
+                .map_err(unavailable)
+            })
+            .await?;
+        row.map(|(id, v, u, d)| row_to_document(id, v, u, d)).transpose()
     }
 
     #[tracing::instrument(name = "store.query", level = "debug", skip_all, fields(db = "sqlite", collection = %collection))]
@@ -629,42 +694,53 @@ impl Store for SqliteStore {
         }
         sql.push_str(" LIMIT ?");
         args.push(i64::from(query.limit).into());
-        self.with_conn(move |conn| {
-            let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
-            let rows = stmt
-                .query_map(params_from_iter(args.iter()), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-                .map_err(unavailable)?;
-            let mut out = Vec::new();
-            for row in rows {
-                let (id, v, u, d): (String, i64, String, String) = row.map_err(unavailable)?;
-                match row_to_document(id.clone(), v, u, d) {
-                    Ok(doc) => out.push(doc),
-                    // One unreadable row never hides the rest of a listing.
-                    Err(_) => harmonia_store::skipped_undecodable(collection, &id),
-                }
+        let rows: Vec<(String, i64, String, String)> = self
+            .reading(move |conn| {
+                let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
+                let rows = stmt
+                    .query_map(params_from_iter(args.iter()), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                    .map_err(unavailable)?;
+                rows.collect::<Result<_, _>>().map_err(unavailable)
+            })
+            .await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (id, v, u, d) in rows {
+            match row_to_document(id.clone(), v, u, d) {
+                Ok(doc) => out.push(doc),
+                // One unreadable row never hides the rest of a listing.
+                Err(_) => harmonia_store::skipped_undecodable(collection, &id),
             }
-            Ok(out)
-        })
-        .await
+        }
+        Ok(out)
     }
 
     #[tracing::instrument(name = "store.commit", level = "debug", skip_all, fields(db = "sqlite", writes = writes.len()))]
     async fn commit(&self, workspace: &WorkspaceId, writes: Vec<Write>) -> Result<(), Error> {
         Write::validate_batch(&writes)?;
         let ws = workspace.to_string();
+        // Encoded before the connection is taken: the lock is held for SQLite's work only.
+        let encoded = writes
+            .iter()
+            .map(|w| {
+                let data = w.data().map(serde_json::to_string).transpose().map_err(|_| Error::Corrupt)?;
+                let job = w.data().and_then(|d| d.get(JOB_FIELD)).and_then(Value::as_str).map(str::to_owned);
+                Ok((data.unwrap_or_default(), job))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
         self.with_conn(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
             let now = now_text();
-            for write in &writes {
-                let current: Option<i64> = row_cached(
+            for (write, (data, job)) in writes.iter().zip(&encoded) {
+                let stored: Option<(i64, Option<String>)> = row_cached(
                     &tx,
-                    "SELECT version FROM documents WHERE workspace = ?1 AND collection = ?2 AND id = ?3",
+                    "SELECT version, job FROM documents WHERE workspace = ?1 AND collection = ?2 AND id = ?3",
                     [&ws, write.collection.as_str(), write.id.as_str()],
-                    |r| r.get(0),
+                    |r| Ok((r.get(0)?, r.get(1)?)),
                 )
                 .optional()
                 .map_err(unavailable)?;
-                let current = current.map(u64::try_from).transpose().map_err(|_| Error::Corrupt)?;
+                let current =
+                    stored.as_ref().map(|(v, _)| u64::try_from(*v)).transpose().map_err(|_| Error::Corrupt)?;
                 // Dropping `tx` on an early return rolls everything back.
                 let next = write.apply_to(current)?;
                 match (&write.op, next) {
@@ -678,31 +754,30 @@ impl Store for SqliteStore {
                         .map_err(unavailable)?;
                     }
                     (_, Some(version)) => {
-                        let data = write
-                            .data()
-                            .map(serde_json::to_string)
-                            .transpose()
-                            .map_err(|_| Error::Corrupt)?
-                            .unwrap_or_default();
-                        let job = write.data().and_then(|d| d.get(JOB_FIELD)).and_then(Value::as_str);
                         let version = i64::try_from(version).map_err(|_| Error::Corrupt)?;
-                        exec_cached(
-                            &tx,
-                            "INSERT INTO documents (workspace, collection, id, version, updated_at, data, job)
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                             ON CONFLICT (workspace, collection, id) DO UPDATE
-                             SET version = excluded.version, updated_at = excluded.updated_at, data = excluded.data,
-                               job = excluded.job",
-                            rusqlite::params![
-                                ws,
-                                write.collection.as_str(),
-                                write.id.as_str(),
-                                version,
-                                now,
-                                data,
-                                job
-                            ],
-                        )
+                        let key = (&ws, write.collection.as_str(), write.id.as_str());
+                        // An update leaves the job index alone unless the job changed: SQLite
+                        // rewrites the index entry of every column a statement sets.
+                        match &stored {
+                            None => exec_cached(
+                                &tx,
+                                "INSERT INTO documents (workspace, collection, id, version, updated_at, data, job)
+                                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                                rusqlite::params![key.0, key.1, key.2, version, now, data, job],
+                            ),
+                            Some((_, was)) if was == job => exec_cached(
+                                &tx,
+                                "UPDATE documents SET version = ?4, updated_at = ?5, data = ?6
+                                 WHERE workspace = ?1 AND collection = ?2 AND id = ?3",
+                                rusqlite::params![key.0, key.1, key.2, version, now, data],
+                            ),
+                            Some(_) => exec_cached(
+                                &tx,
+                                "UPDATE documents SET version = ?4, updated_at = ?5, data = ?6, job = ?7
+                                 WHERE workspace = ?1 AND collection = ?2 AND id = ?3",
+                                rusqlite::params![key.0, key.1, key.2, version, now, data, job],
+                            ),
+                        }
                         .map_err(unavailable)?;
                     }
                 }

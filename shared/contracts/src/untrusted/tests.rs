@@ -208,3 +208,115 @@ proptest::proptest! {
         proptest::prop_assert_eq!(fold(&text), fold_any(&text));
     }
 }
+
+/// The detector's own words, near misses and others, to build texts from.
+fn vocabulary() -> Vec<&'static str> {
+    let mut words = [
+        ROLES,
+        MARKER_WORDS,
+        ADDRESSED,
+        OVERRIDE_VERBS,
+        SET_ASIDE,
+        ACTIONS,
+        TARGETS,
+        CLAUSE_OPENERS,
+        APPROVAL_WORDS,
+        GATED,
+        CALL_VERBS,
+        TOOL_WORDS,
+        URGENT,
+    ]
+    .concat();
+    words.extend([
+        "pay",
+        "no",
+        "attention",
+        "to",
+        "do",
+        "not",
+        "follow",
+        "don't",
+        "set",
+        "aside",
+        "stop",
+        "following",
+        "throw",
+        "out",
+        "get",
+        "around",
+        "you",
+        "are",
+        "now",
+        "act",
+        "as",
+        "pretend",
+        "from",
+        "on",
+        "developer",
+        "mode",
+        "jailbreak",
+        "new",
+        "instructions",
+        "rules",
+        "your",
+        "role",
+        "right",
+        "away",
+        "off",
+        "hey",
+        "must",
+        "the",
+        "report",
+        "310",
+        "1gn0re",
+        "s y s t e m",
+        "ＳＹＳＴＥＭ",
+        "ѕystem",
+        "publish_post",
+        "send(",
+        ":",
+        ",",
+        ".",
+        ";",
+        "[",
+        "]",
+        "<|",
+        "|>",
+        "\"",
+        "'",
+        "\u{200b}",
+        // Whole phrases, so that a case holds one often enough.
+        "you are now",
+        "act as",
+        "from now on",
+        "developer mode",
+        "new instructions",
+        "new rules",
+        "your new role",
+        "pay no attention to",
+        "do not follow",
+        "set aside",
+        "right away",
+        "signed off",
+        "hey assistant,",
+        "assistant you must",
+        "system:",
+        "[system]",
+        "note to the model:",
+        "call publish_post",
+        "publish it",
+    ]);
+    words
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+    /// The shortcut for text without any word a signal needs never changes a score.
+    #[test]
+    fn the_shortcut_scores_as_the_full_reading(
+        words in proptest::collection::vec(proptest::sample::select(vocabulary()), 0..14)
+    ) {
+        let text = words.join(" ");
+        proptest::prop_assert_eq!(score(&text), scored(&normalise(&text)));
+    }
+}

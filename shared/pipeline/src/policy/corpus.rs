@@ -300,10 +300,15 @@ async fn world(corpus: &Corpus) -> (harmonia_testkit::TempDir, SqliteStore) {
     (dir, store)
 }
 
-/// The evidence a draft of `job` may cite, read as the policy step reads it: the job's stored
+/// The evidence `draft` of `job` cites, read as the policy step reads it: the job's stored
 /// analysis, then the one evidence reader. Every case reads through here, so a change of the
 /// reader's signature is a change of this function only.
-async fn evidence_of(store: &dyn Store, workspace: &WorkspaceId, job: &JobId) -> HashMap<EvidenceId, Evidence> {
+async fn evidence_of(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    job: &JobId,
+    draft: &Draft,
+) -> HashMap<EvidenceId, Evidence> {
     let analysis: AnalysisRecord = store
         .get(workspace, ANALYSES, &doc_id(job))
         .await
@@ -311,7 +316,8 @@ async fn evidence_of(store: &dyn Store, workspace: &WorkspaceId, job: &JobId) ->
         .unwrap_or_else(|| panic!("the corpus stores no analysis of {job}"))
         .decode()
         .expect("an analysis record");
-    evidence::load(store, workspace, &analysis).await.expect("load the evidence")
+    let cites = draft.claims.iter().flat_map(|c| &c.evidence);
+    evidence::load(store, workspace, &analysis, cites).await.expect("load the evidence")
 }
 
 fn part_name(part: SourcePart) -> String {
@@ -366,7 +372,7 @@ async fn publish(case: &Case, config: &WorkspaceConfig, store: &dyn Store) -> BT
         .find(|c| c.platform == platform)
         .map(|c| c.connector)
         .unwrap_or_else(|| panic!("{}: the corpus workspace has no {} channel", case.name, platform.as_str()));
-    let evidence = evidence_of(store, &home, &job).await;
+    let evidence = evidence_of(store, &home, &job, &draft).await;
     let result = check(&PolicyInput {
         now: Utc::now(),
         workspace: config,

@@ -20,7 +20,8 @@ impl Step for ReviewPassed {
         let review: Review = load(env, ws, REVIEWS, &doc_id(&draft.id)).await?;
         let config = job_config(env, ws, &event.job).await?;
         let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(&event.job)).await?;
-        let evidence = crate::policy::evidence::load(&*env.store, ws, &analysis).await?;
+        let cites = draft.claims.iter().flat_map(|c| &c.evidence);
+        let evidence = crate::policy::evidence::load(&*env.store, ws, &analysis, cites).await?;
         let result = check(&PolicyInput {
             now: env.clock.now(),
             workspace: &config,

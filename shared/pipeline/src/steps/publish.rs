@@ -132,7 +132,8 @@ pub(super) async fn provenance(
 ) -> Result<Provenance, step::Error> {
     let draft: Draft = load(env, ws, DRAFTS, &doc_id(draft)).await?;
     let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(job)).await?;
-    let evidence = crate::policy::evidence::load(&*env.store, ws, &analysis).await?;
+    let cites = draft.claims.iter().flat_map(|c| &c.evidence);
+    let evidence = crate::policy::evidence::load(&*env.store, ws, &analysis, cites).await?;
     let cites_mock = draft
         .claims
         .iter()

@@ -32,7 +32,8 @@ impl Step for DraftWritten {
         // The findings are policy's own, over the evidence the draft cites as policy resolves
         // it (moments, this job's search results, verified posts).
         let research = research_of(&*env.store, ws, &event.job).await?;
-        let resolved = crate::policy::evidence::load_with(&*env.store, ws, &analysis, &research).await?;
+        let cites = draft.claims.iter().flat_map(|c| &c.evidence);
+        let resolved = crate::policy::evidence::load_with(&*env.store, ws, &analysis, &research, cites).await?;
         let findings = review_findings(&draft.body, &cited_texts(&draft, &resolved), brief.call_to_action.as_deref());
         let cited: HashSet<&EvidenceId> = draft.claims.iter().flat_map(|c| &c.evidence).collect();
         let research = research.into_iter().filter(|r| cited.contains(&r.evidence_id)).collect();
