@@ -4,13 +4,15 @@
 #   (`BENCH_JOBS`, default 7);
 # - a stage function's cold start: spawn to first served request, and idle RSS
 #   (`BENCH_STARTS`, default 7), ending with `{"bench":"cold_start",...}`.
-# Both run the binaries the container image ships: `--profile image` (release, thin LTO, one
-# codegen unit, stripped), with the skills embedded.
+# Both run the binaries the container image ships, built as infra/Dockerfile builds them:
+# `--profile image` (release, thin LTO, one codegen unit, stripped), not position-independent,
+# for x86_64 Linux named as the target, with the skills embedded.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-cargo build --profile image --workspace --bins --locked
-export HARMONIA_BIN_PROFILE=image
+target=x86_64-unknown-linux-gnu
+RUSTFLAGS="-C relocation-model=static" cargo build --profile image --target "$target" --workspace --bins --locked
+export HARMONIA_BIN_PROFILE="$target/image"
 trap '"$root/infra/emulators/stop.sh" >/dev/null 2>&1 || true' EXIT
 "$root/infra/emulators/start.sh"
 # shellcheck source=/dev/null

@@ -157,11 +157,21 @@ fn the_container_build_copies_every_function_binary() {
         .map(|(names, _)| names.split_whitespace().map(str::to_owned).collect())
         .expect("the Dockerfile's function loop");
     assert_eq!(listed, code().functions);
-    // The image profile (stripped, thin LTO), for cook and build alike so no dependency is
-    // compiled twice; the skills are compiled into the binaries, so none is copied or pointed at.
-    assert!(dockerfile.contains("cargo chef cook --profile image --locked --workspace --bins"));
-    assert!(dockerfile.contains("cargo build --profile image --locked --workspace --bins"));
-    assert!(dockerfile.contains("cp \"target/image/harmonia-$f\""));
+    // The image profile (stripped, thin LTO), not position-independent, for Cloud Run's
+    // platform named as the target (so the flags reach the binaries only), for cook and build
+    // alike so no dependency is compiled twice; the skills are compiled into the binaries, so
+    // none is copied or pointed at.
+    assert!(
+        dockerfile.contains(r#"ENV HARMONIA_TARGET=x86_64-unknown-linux-gnu RUSTFLAGS="-C relocation-model=static""#)
+    );
+    assert!(
+        dockerfile
+            .contains(r#"cargo chef cook --profile image --target "$HARMONIA_TARGET" --locked --workspace --bins"#)
+    );
+    assert!(
+        dockerfile.contains(r#"cargo build --profile image --target "$HARMONIA_TARGET" --locked --workspace --bins"#)
+    );
+    assert!(dockerfile.contains(r#"cp "target/$HARMONIA_TARGET/image/harmonia-$f""#));
     assert!(dockerfile.contains("USER nonroot") && dockerfile.contains("distroless"));
     assert!(!dockerfile.contains("HARMONIA_SKILLS_DIR"), "the image runs the skills it was built with");
 }

@@ -88,7 +88,8 @@ fn built(file: &str) -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    // The benchmarks of ./infra/bench-cloud.sh run the image's binaries (`--profile image`).
+    // The benchmarks of ./infra/bench-cloud.sh run the image's binaries: the folder of their
+    // target and profile (`x86_64-unknown-linux-gnu/image`).
     let profile = std::env::var("HARMONIA_BIN_PROFILE").unwrap_or_else(|_| "debug".into());
     let path = target.join(profile).join(file);
     assert!(path.exists(), "{} is missing: run ./infra/test.sh, which builds the binaries first", path.display());

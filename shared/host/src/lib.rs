@@ -51,6 +51,7 @@
 
 pub mod config;
 mod drill;
+pub mod lazy;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -78,6 +79,7 @@ use secrecy::ExposeSecret;
 
 use config::{BlobBackend, ConnectorBackend, LogFormat, StoreBackend};
 pub use config::{Config, ModelBackend};
+use lazy::{LazyBlobs, LazyBus, LazyStore, LazyUploads};
 
 fn config_error(why: &'static str) -> Error {
     Error::new(Code::InvalidConfig, why)
@@ -112,23 +114,47 @@ pub async fn env_from_environment(tools: Vec<Arc<dyn Tool>>) -> Result<Arc<Env>,
 /// pipeline stages).
 pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Result<Arc<Env>, Error> {
     let project = config.require_project()?;
+    // The cloud clients connect on first use (see `lazy`); the local ones have nothing to wait for.
     let store: Arc<dyn Store> = match &config.store {
         StoreBackend::Sqlite(path) => Arc::new(harmonia_store_sqlite::SqliteStore::open(path).map_err(Error::from)?),
         StoreBackend::Firestore { database } => {
-            Arc::new(harmonia_store_firestore::FirestoreStore::connect(project, database).await.map_err(Error::from)?)
+            let (project, database) = (project.to_owned(), database.clone());
+            Arc::new(LazyStore::new("firestore", move || {
+                let (project, database) = (project.clone(), database.clone());
+                async move {
+                    let store = harmonia_store_firestore::FirestoreStore::connect(&project, &database).await?;
+                    Ok(Arc::new(store) as Arc<dyn Store>)
+                }
+            }))
         }
     };
     let blobs: Arc<dyn harmonia_blob::Blobs> = match &config.blobs {
         BlobBackend::Folder(path) => Arc::new(harmonia_blob::Folder::new(path)),
         BlobBackend::Gcs { bucket } => {
-            Arc::new(harmonia_blob_gcs::GcsBlobs::connect(bucket).await.map_err(Error::from)?)
+            let bucket = bucket.clone();
+            Arc::new(LazyBlobs::new(format!("gs://{bucket}"), move || {
+                let bucket = bucket.clone();
+                async move {
+                    let blobs = harmonia_blob_gcs::GcsBlobs::connect(&bucket).await?;
+                    Ok(Arc::new(blobs) as Arc<dyn harmonia_blob::Blobs>)
+                }
+            }))
         }
     };
-    let uploads: Option<Arc<dyn harmonia_blob::Uploads>> = match &config.sources_bucket {
-        Some(bucket) => Some(Arc::new(harmonia_blob_gcs::GcsUploads::connect(bucket).await.map_err(Error::from)?)),
-        None => None,
-    };
-    let bus = PubSubBus::connect(PubSubConfig::from_env(project)).await.map_err(|e| Error::from_code(e.code()))?;
+    let uploads: Option<Arc<dyn harmonia_blob::Uploads>> = config.sources_bucket.clone().map(|bucket| {
+        Arc::new(LazyUploads::new(bucket.clone(), move || {
+            let bucket = bucket.clone();
+            async move {
+                let uploads = harmonia_blob_gcs::GcsUploads::connect(&bucket).await?;
+                Ok(Arc::new(uploads) as Arc<dyn harmonia_blob::Uploads>)
+            }
+        })) as Arc<dyn harmonia_blob::Uploads>
+    });
+    let bus_config = PubSubConfig::from_env(project);
+    let bus = LazyBus::new("pubsub", move || {
+        let config = bus_config.clone();
+        async move { Ok(Arc::new(PubSubBus::connect(config).await?) as Arc<dyn harmonia_bus::Bus>) }
+    });
     let model = model(&config.model, Some(project))?;
     let skills = match &config.skills_dir {
         Some(dir) => SkillLibrary::load(dir)
