@@ -177,6 +177,94 @@ async fn twenty_concurrent_commands_on_one_data_dir_never_fail_after_a_recorded_
     assert_eq!(statuses, vec!["verified"; PROCESSES], "every job verified: {out}");
 }
 
+/// A chat completions endpoint that takes every call and never answers: a command calling it
+/// stays mid-step, holding the step's queue lease and its claim. Each call is said on the
+/// receiver as it arrives.
+async fn a_model_that_never_answers() -> (String, tokio::sync::mpsc::UnboundedReceiver<()>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let answer = move |axum::extract::State(called): axum::extract::State<tokio::sync::mpsc::UnboundedSender<()>>| async move {
+        let _ = called.send(());
+        std::future::pending::<()>().await;
+        axum::http::StatusCode::OK
+    };
+    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(answer)).with_state(tx);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, rx)
+}
+
+/// The queue's leased messages in `dir`'s data file: when each lease lapses (ms since the epoch).
+fn leases(dir: &std::path::Path) -> Vec<i64> {
+    let db = rusqlite::Connection::open_with_flags(data_file(dir), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("open the data file");
+    db.busy_timeout(std::time::Duration::from_secs(10)).expect("busy timeout");
+    let mut leased = db.prepare("SELECT visible_at_ms FROM bus_messages WHERE lease IS NOT NULL").expect("prepare");
+    leased.query_map([], |r| r.get(0)).expect("query").collect::<Result<_, _>>().expect("rows")
+}
+
+/// A command that stops mid-step, on SIGTERM or killed outright with nothing run on its way
+/// out, holds up no later command: the next `status` carries the job on to the strategy gate
+/// before the lease the stopped command held would have lapsed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_stopped_mid_step_holds_up_no_later_command() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let example = root.join("examples/workspace.toml");
+    let sample = root.join("examples/launch-talk.json");
+    let (url, mut called) = a_model_that_never_answers().await;
+    let env = [("OPENAI_BASE_URL", url.as_str()), ("OPENAI_MODEL", "gpt-4.1-mini"), ("OPENAI_API_KEY", "sk-e2e")];
+    for signal in ["TERM", "KILL"] {
+        let dir = harmonia_testkit::temp_dir();
+        let (code, _, err) = harmonia(dir.path(), &["workspace", "init", example.to_str().expect("path")]).await;
+        assert_eq!(code, 0, "{err}");
+        while called.try_recv().is_ok() {}
+        let mut run = FunctionProcess::cli_command(
+            dir.path(),
+            &["--model", "openai", "run", sample.to_str().expect("path")],
+            &env,
+            &["HARMONIA_MODEL"],
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("harmonia run");
+        tokio::time::timeout(std::time::Duration::from_secs(120), called.recv())
+            .await
+            .expect("the analysis called the model")
+            .expect("a call");
+        // Mid-step: the analysis delivery is leased to the command, until a moment well ahead.
+        let [until] = leases(dir.path())[..] else { panic!("{signal}: one delivery leased mid-step") };
+
+        if signal == "TERM" {
+            let pid = run.id().expect("running").to_string();
+            let sent = tokio::process::Command::new("kill").args(["-TERM", &pid]).status().await.expect("kill");
+            assert!(sent.success());
+            let out = run.wait_with_output().await.expect("the command ends");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(130), "128 + SIGINT, as shells expect: {err}");
+            assert!(err.contains("[interrupted]") && err.contains("handed back"), "{err}");
+            assert!(!err.contains("sk-e2e"), "{err}");
+            assert!(leases(dir.path()).is_empty(), "the stopped command handed its lease back");
+        } else {
+            run.kill().await.expect("kill");
+            assert_eq!(leases(dir.path()), [until], "killed outright, it handed nothing back");
+        }
+
+        let (code, out, err) =
+            FunctionProcess::run_cli(dir.path(), &["--model", "offline", "--json", "status"], &[], &["HARMONIA_MODEL"])
+                .await;
+        let now = chrono::Utc::now().timestamp_millis();
+        assert_eq!(code, 0, "{signal}: {err}");
+        let jobs: serde_json::Value = serde_json::from_str(&out).expect("status json");
+        assert_eq!(jobs["jobs"][0]["job"]["status"], "awaiting_strategy_approval", "{signal}: {out}");
+        assert!(now < until, "{signal}: the next command waited out the lease ({} ms past it)", now - until);
+        assert!(leases(dir.path()).is_empty(), "{signal}: nothing is left leased");
+    }
+}
+
 /// The data file every command of a data dir opens.
 fn data_file(dir: &std::path::Path) -> std::path::PathBuf {
     dir.join("harmonia.sqlite")
