@@ -54,7 +54,7 @@ async fn after(
             // and the job carries on with the next command.
             Err(e) => {
                 out.say(&format!(
-                    "Recorded: the {} was {}. Following the job stopped ({}); it continues, and the next `harmonia` command carries on with it (see `harmonia status {job}`).",
+                    "Recorded; the job continues: the {} was {}. Following it here stopped ({}); the next `harmonia` command carries it on (see `harmonia status {job}`).",
                     decision.subject.as_str(),
                     decision.decision.describe(),
                     e.message.trim_end_matches('.')
