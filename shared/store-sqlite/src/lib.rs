@@ -97,6 +97,7 @@ pub fn open_connection(path: &Path) -> Result<Connection, rusqlite::Error> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "journal_size_limit", LOG_SIZE_LIMIT)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     // A larger page cache than the default 2 MiB: most reads are then answered without a read
     // call. (A memory map was tried and cost more: the file grows, and each remap is felt by
@@ -241,6 +242,13 @@ struct Shared {
 /// How often the checkpointer copies committed pages from the write-ahead log into the file.
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// How long (in frames, a page each) a write-ahead log may be before the checkpointer has the
+/// next commit start it again: SQLite's own checkpoint threshold.
+const RESTART_FRAMES: i64 = 1000;
+
+/// The size a write-ahead log file is cut back to when it starts again, after a burst grew it.
+const LOG_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
+
 impl Blocking {
     /// Wrap a connection. For a file, the write-ahead log is checkpointed by a thread of its
     /// own on a second connection ([`checkpoint_in_background`]) rather than by whichever
@@ -354,20 +362,42 @@ impl Blocking {
 /// it could not be started (commits then checkpoint, as SQLite does by default). A passive
 /// checkpoint waits for no reader or writer, and another process's checkpointer working on
 /// the same file at the same time only makes one of the two skip a turn.
+///
+/// A log is only started again from its beginning by a commit that begins when every frame in
+/// it has been copied; under steady commits that never happens by itself, since frames are
+/// added while a checkpoint runs, and the log would grow without end (and every read search a
+/// longer index). So when a checkpoint leaves a log of [`RESTART_FRAMES`] or more, the frames
+/// added meanwhile (a few) are copied again with this process's connection held, and its next
+/// commit starts the log again.
 fn checkpoint_in_background(path: &Path, shared: std::sync::Weak<Shared>) -> bool {
+    use std::sync::atomic::Ordering;
     let Ok(conn) = Connection::open(path) else { return false };
+    // The frames in the log after a passive checkpoint (all copied, unless a reader still
+    // needs some of them).
+    let checkpoint = move || conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(1));
     let started = std::thread::Builder::new().name("harmonia-sqlite-checkpoint".into()).spawn(move || {
         let mut seen = 0;
         loop {
             std::thread::sleep(CHECKPOINT_EVERY);
-            let Some(shared) = shared.upgrade() else { return };
-            let calls = shared.calls.load(std::sync::atomic::Ordering::Relaxed);
-            drop(shared);
-            if calls != seen {
-                seen = calls;
-                if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-                    tracing::debug!(error = %error_kind(&e), "a background checkpoint did not run");
+            let Some(calls) = shared.upgrade().map(|s| s.calls.load(Ordering::Relaxed)) else { return };
+            if calls == seen {
+                continue;
+            }
+            seen = calls;
+            match checkpoint() {
+                Ok(frames) if frames >= RESTART_FRAMES => {
+                    let Some(shared) = shared.upgrade() else { return };
+                    // Calls meanwhile wait off the runtime's threads, as for any long call.
+                    shared.off.fetch_add(1, Ordering::AcqRel);
+                    if let Ok(_held) = shared.conn.lock()
+                        && let Err(e) = checkpoint()
+                    {
+                        tracing::debug!(error = %error_kind(&e), "a background checkpoint did not run");
+                    }
+                    shared.off.fetch_sub(1, Ordering::AcqRel);
                 }
+                Ok(_) => {}
+                Err(e) => tracing::debug!(error = %error_kind(&e), "a background checkpoint did not run"),
             }
         }
     });
@@ -1042,5 +1072,60 @@ mod tests {
         let e = harmonia_contracts::Error::from(store.restore(&foreign).await.expect_err("refused"));
         assert_eq!(e.code, Code::StoreCorrupt);
         assert!(store.get(&ws, things, &id).await.expect("get").is_some());
+    }
+    /// Under commits that never pause (two writers, one always waiting for the other), the
+    /// write-ahead log is started again from its beginning (its checkpoint sequence, bytes
+    /// 12-16 of its header, moves on) instead of growing for as long as the commits go on.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_log_starts_again_under_commits_that_never_pause() {
+        let dir = harmonia_testkit::temp_dir();
+        let path = dir.path().join("busy.sqlite");
+        let store = Arc::new(SqliteStore::open(&path).expect("open"));
+        let ws: WorkspaceId = "ws-1".parse().expect("ws");
+        let things = Collection::new("things");
+        let log = PathBuf::from(format!("{}-wal", path.display()));
+        let sequence = || {
+            use std::io::Read;
+            let mut header = [0_u8; 16];
+            std::fs::File::open(&log).and_then(|mut f| f.read_exact(&mut header)).expect("the log's header");
+            u32::from_be_bytes([header[12], header[13], header[14], header[15]])
+        };
+        let put =
+            |n: u64| serde_json::json!({"n": n, "body": "x".repeat(2000)}).as_object().cloned().unwrap_or_default();
+        harmonia_store::create_if_absent(&*store, &ws, things, &"0".parse().expect("id"), put(0)).await.expect("write");
+        let first = sequence();
+        // The writers stop when the log starts again, or after 20 s, whichever comes first.
+        let started = std::time::Instant::now();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writers: Vec<_> = (0..2_u64)
+            .map(|w| {
+                let (store, ws, stop) = (store.clone(), ws.clone(), stop.clone());
+                tokio::spawn(async move {
+                    let mut n = 0_u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                        && started.elapsed() < std::time::Duration::from_secs(20)
+                    {
+                        n += 1;
+                        let id: DocId = format!("{w}-{}", n % 2000).parse().expect("id");
+                        let write = Write { collection: things, id, op: WriteOp::Upsert(put(n)) };
+                        store.commit(&ws, vec![write]).await.expect("write");
+                        // A commit that went straight through never gave the thread back.
+                        tokio::task::yield_now().await;
+                    }
+                    n
+                })
+            })
+            .collect();
+        while sequence() == first && writers.iter().any(|w| !w.is_finished()) {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut commits = 0;
+        for w in writers {
+            commits += w.await.expect("writer");
+        }
+        assert_ne!(sequence(), first, "the log grew through {commits} commits without starting again");
+        let size = std::fs::metadata(&log).expect("the log").len();
+        assert!(size <= u64::try_from(LOG_SIZE_LIMIT).expect("limit"), "{size} bytes of log");
     }
 }
