@@ -7,8 +7,9 @@
 #   infra/fuzz.sh [MINUTES] [TARGET...]   a campaign: every target (or only the TARGETs named)
 #                                         for MINUTES minutes each (default 20)
 #   infra/fuzz.sh --bounded               the test command's step: every target for
-#                                         FUZZ_BOUNDED_SECONDS (default 8) seconds, about 2-3
-#                                         minutes for all of them
+#                                         FUZZ_BOUNDED_SECONDS (default 8) seconds, one per
+#                                         core at a time (FUZZ_JOBS), about 1.5 minutes for
+#                                         all of them on 2 cores
 #
 # Prints, per target, the executions, the coverage of the final stats line (`cov:` edges,
 # `ft:` features) and whether it crashed, as a table at the end. Any crash, hang (an input
@@ -35,15 +36,9 @@ else
   exit 2
 fi
 
-# Built by this script into the user's cache (pinned, like cargo-deny in infra/test.sh), once
-# per machine: a fresh clone reuses it.
-fuzz_version=0.13.2
-fuzz_root="${XDG_CACHE_HOME:-$HOME/.cache}/harmonia/tools/cargo-fuzz-$fuzz_version"
-if [ ! -x "$fuzz_root/bin/cargo-fuzz" ]; then
-  echo "cargo-fuzz is not installed: building it into $fuzz_root (once per machine; about a minute)"
-  cargo install --quiet --locked cargo-fuzz --version "$fuzz_version" --root "$fuzz_root"
-fi
-export PATH="$fuzz_root/bin:$PATH"
+# cargo-fuzz, pinned, built once per machine into the user's cache by infra/tools.sh.
+fuzz_bin="$("$root/infra/tools.sh" cargo-fuzz)"
+export PATH="$fuzz_bin:$PATH"
 
 # The fuzz crate's own Cargo.lock pins its dependencies: `cargo fuzz` has no --locked, so a
 # lock file that would have to change is refused here first.
@@ -71,12 +66,14 @@ fuzz=(--dev --sanitizer none --fuzz-dir fuzz --target-dir "$work")
 echo "==> building the fuzz targets"
 cargo fuzz build "${fuzz[@]}"
 
-echo "==> fuzzing ${#targets[@]} targets for $seconds s each"
+# libFuzzer runs one target on one core, so the targets run FUZZ_JOBS at a time (by default
+# one per core); each one's row is written to a file, and the table keeps the targets' order.
+jobs="${FUZZ_JOBS:-$(nproc)}"
+echo "==> fuzzing ${#targets[@]} targets for $seconds s each, $jobs at a time"
 
-rows=()
-crashed=0
-for target in "${targets[@]}"; do
-  mkdir -p "$work/corpus/$target" "$work/artifacts/$target" "$work/logs"
+fuzz_one() { # target
+  local target="$1" log status executions last cov ft result reproducer
+  mkdir -p "$work/corpus/$target" "$work/artifacts/$target"
   log="$work/logs/$target.log"
   options=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
     -artifact_prefix="$work/artifacts/$target/")
@@ -100,15 +97,45 @@ for target in "${targets[@]}"; do
   if [ "$status" -eq 0 ]; then
     result="ok"
   else
-    crashed=$((crashed + 1))
     reproducer="$(sed -nE 's/.*Test unit written to (.*)$/\1/p' "$log" | tail -n 1)"
     result="FAILED (status $status)"
-    echo "error: fuzz target $target failed; log: $log"
-    grep -aE '^(==[0-9]+== ERROR|thread .* panicked)' "$log" | head -n 3 || true
-    echo "reproducer: ${reproducer:-none written (see the log)}"
+    {
+      echo "error: fuzz target $target failed; log: $log"
+      grep -aE '^(==[0-9]+== ERROR|thread .* panicked)' "$log" | head -n 3 || true
+      echo "reproducer: ${reproducer:-none written (see the log)}"
+    } >"$work/logs/$target.error"
   fi
+  echo "$target|${executions:-?}|${cov:-?}|${ft:-?}|$result" >"$work/logs/$target.row"
   echo "$target: ${executions:-?} executions, cov ${cov:-?}, ft ${ft:-?}, $result"
-  rows+=("$target|${executions:-?}|${cov:-?}|${ft:-?}|$result")
+}
+
+mkdir -p "$work/logs"
+running=0
+for target in "${targets[@]}"; do
+  rm -f "$work/logs/$target.row" "$work/logs/$target.error"
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$target" &
+  running=$((running + 1))
+done
+wait
+
+rows=()
+crashed=0
+for target in "${targets[@]}"; do
+  if [ -f "$work/logs/$target.row" ]; then
+    rows+=("$(cat "$work/logs/$target.row")")
+  else
+    rows+=("$target|?|?|?|FAILED (no result)")
+  fi
+  if [[ "${rows[-1]}" != *"|ok" ]]; then
+    crashed=$((crashed + 1))
+    if [ -f "$work/logs/$target.error" ]; then
+      cat "$work/logs/$target.error"
+    fi
+  fi
 done
 
 echo

@@ -14,18 +14,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 mode="${1:-}"
 
-command -v npm >/dev/null 2>&1 || { echo "error: the console's build needs Node.js 20 and npm (apt-get install nodejs npm)" >&2; exit 1; }
-hash="$(cat "$here/package.json" "$here/package-lock.json" | sha256sum | cut -c1-16)"
-modules="${XDG_CACHE_HOME:-$HOME/.cache}/harmonia/tools/console-$hash"
-if [ ! -f "$modules/.installed" ]; then
-  echo "the console's npm packages are not installed: npm ci into $modules (once per lockfile)" >&2
-  rm -rf "$modules"
-  mkdir -p "$modules"
-  cp "$here/package.json" "$here/package-lock.json" "$modules/"
-  # esbuild's install script only checks its binary, which its platform package carries.
-  (cd "$modules" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) >&2
-  touch "$modules/.installed"
-fi
+modules="$("$root/infra/tools.sh" console)"
 
 upstream="$modules/node_modules/@a2ui/web_core/src/v0_9/schemas"
 schemas=(server_to_client.json common_types.json catalogs/basic/catalog.json)

