@@ -272,7 +272,24 @@ fn data_file(dir: &std::path::Path) -> std::path::PathBuf {
 
 #[tokio::test]
 async fn an_empty_or_damaged_data_file_is_refused_naming_it_and_never_recreated() {
-    for (name, bytes) in [("empty", Vec::new()), ("garbage", vec![0x5a_u8; 8192])] {
+    // A sound data file holding a job, and its backup.
+    let sound = harmonia_testkit::temp_dir();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let example = root.join("examples/workspace.toml");
+    let (code, _, err) = harmonia(sound.path(), &["workspace", "init", example.to_str().expect("path")]).await;
+    assert_eq!(code, 0, "{err}");
+    let sample = root.join("examples/launch-talk.json");
+    let (code, out, err) = harmonia(sound.path(), &["--json", "run", sample.to_str().expect("path")]).await;
+    assert_eq!(code, 0, "{err}");
+    let run: serde_json::Value = serde_json::from_str(&out).expect("run json");
+    let job = run["job"]["id"].as_str().expect("job").to_owned();
+    let backup = sound.path().join("backup.sqlite");
+    let (code, _, err) = harmonia(sound.path(), &["backup", backup.to_str().expect("path")]).await;
+    assert_eq!(code, 0, "{err}");
+    let whole = std::fs::read(&backup).expect("read the backup");
+    let truncated = whole[..whole.len() / 2].to_vec();
+
+    for (name, bytes) in [("empty", Vec::new()), ("garbage", vec![0x5a_u8; 8192]), ("truncated", truncated)] {
         let dir = harmonia_testkit::temp_dir();
         let file = data_file(dir.path());
         std::fs::write(&file, &bytes).expect("write");
@@ -281,6 +298,21 @@ async fn an_empty_or_damaged_data_file_is_refused_naming_it_and_never_recreated(
         assert!(err.contains("[store_corrupt]") && err.contains(&file.display().to_string()), "{name}: {err}");
         assert!(err.contains("harmonia restore"), "{name}: says what to do: {err}");
         assert!(std::fs::read(&file).expect("read") == bytes, "{name}: the file is left as it was");
+
+        // Doctor says it could not look inside, and why; it does not send the operator back to itself.
+        let (code, out, err) = harmonia(dir.path(), &["doctor"]).await;
+        assert_eq!(code, 1, "{name}: {out} {err}");
+        assert!(out.contains("cannot be opened") && err.contains("[store_corrupt]"), "{name}: {out} {err}");
+        assert!(!err.contains("harmonia doctor"), "{name}: {err}");
+
+        // The advice works: the backup goes in its place and the unusable file is kept whole.
+        let (code, out, err) = harmonia(dir.path(), &["restore", backup.to_str().expect("path")]).await;
+        assert_eq!(code, 0, "{name}: {out} {err}");
+        let kept = out.split("kept in ").nth(1).map(str::trim).expect("names where the old file is kept");
+        assert!(std::fs::read(kept).expect("the kept file") == bytes, "{name}: kept byte for byte");
+        let (code, out, err) = harmonia(dir.path(), &["status"]).await;
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(out.contains(&job), "{name}: the backup's job is back: {out}");
     }
 }
 

@@ -95,6 +95,43 @@ pub(crate) async fn doctor(local: &Local, out: &Output, ws: &WorkspaceId) -> Res
     ))
 }
 
+/// `harmonia doctor` on a data file no store can open (`refused`, `store_corrupt`, which names
+/// the file and why): nothing more can be checked.
+pub(crate) fn doctor_unopenable(out: &Output, data_dir: &Path, refused: Error) -> Result<(), Error> {
+    let file = data_dir.join(harmonia_local::DATA_FILE).display().to_string();
+    out.say(&format!("data file {file}"));
+    out.say("integrity: not checked: the file cannot be opened as a Harmonia data file (see below)");
+    out.value(&json!({ "file": file, "opened": false, "integrity": [], "unreadable": [] }));
+    Err(refused)
+}
+
+/// `harmonia restore FILE` over a data file no store can open: the backup is put in its place
+/// and the unusable file kept beside it, byte for byte.
+pub(crate) async fn restore_unopenable(out: &Output, data_dir: &Path, from: &Path) -> Result<(), Error> {
+    let file = data_dir.join(harmonia_local::DATA_FILE);
+    let kept = kept_beside(&file);
+    harmonia_store_sqlite::SqliteStore::verify_backup(from)?;
+    let copied =
+        Folder::new(blobs_beside(from)).copy_into(&Folder::new(data_dir.join(harmonia_local::BLOBS_DIR))).await?;
+    harmonia_store_sqlite::replace_unusable(&file, from, &kept)?;
+    out.say(&format!(
+        "restored {} from {} ({copied} blob(s) of long sources added); the unusable file it replaces is kept in {}",
+        file.display(),
+        from.display(),
+        kept.display()
+    ));
+    out.value(&json!({
+        "restored_from": from.display().to_string(), "previous": kept.display().to_string(), "blobs_copied": copied,
+    }));
+    Ok(())
+}
+
+/// Where a restore keeps the data `file` it replaces: `<name>.before-restore-<time>.sqlite`.
+fn kept_beside(file: &Path) -> std::path::PathBuf {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+    file.with_extension(format!("before-restore-{stamp}.sqlite"))
+}
+
 /// `harmonia backup FILE`.
 pub(crate) async fn backup(local: &Local, out: &Output, to: &Path) -> Result<(), Error> {
     local.data.backup(to).await?;
@@ -131,8 +168,7 @@ fn local_blobs(local: &Local) -> Folder {
 /// beside the data file, then replaced.
 pub(crate) async fn restore(local: &Local, out: &Output, from: &Path) -> Result<(), Error> {
     harmonia_store_sqlite::SqliteStore::verify_backup(from)?;
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
-    let kept = local.data.path().with_extension(format!("before-restore-{stamp}.sqlite"));
+    let kept = kept_beside(local.data.path());
     local.data.backup(&kept).await?;
     // Blobs first: they are only added (never replaced), so the data file restored next never
     // names a blob that is not there.

@@ -298,7 +298,20 @@ async fn main() -> ExitCode {
             let project = std::env::var("GOOGLE_CLOUD_PROJECT").ok().filter(|p| !p.trim().is_empty());
             let model = harmonia_host::model(&backend, project.as_deref())?;
             let wrap = harmonia_local::Wrap { answering: Some(model), clock: rehearsal_clock()?, ..Default::default() };
-            let local = harmonia_local::Local::open_with(&data_dir, harmonia_pipeline::registry::Timing::LOCAL, wrap).await?;
+            let local = match harmonia_local::Local::open_with(&data_dir, harmonia_pipeline::registry::Timing::LOCAL, wrap)
+                .await
+            {
+                Ok(local) => local,
+                // A data file no store can open is still doctor's to report and restore's to replace.
+                Err(refused) if refused.code == Code::StoreCorrupt => {
+                    return match cli.command {
+                        Command::Doctor => data::doctor_unopenable(&out, &data_dir, refused),
+                        Command::Restore { file } => data::restore_unopenable(&out, &data_dir, &file).await,
+                        _ => Err(refused),
+                    };
+                }
+                Err(e) => return Err(e),
+            };
             // Every command first hands what is due to publishing (the maintenance commands
             // on the data file aside, and `dispatch`, which does nothing else).
             if !matches!(cli.command, Command::Doctor | Command::Backup { .. } | Command::Restore { .. } | Command::Dispatch { .. })

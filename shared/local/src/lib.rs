@@ -32,6 +32,9 @@ use tokio::task::JoinHandle;
 /// The folder of the data directory that holds blobs.
 pub const BLOBS_DIR: &str = "blobs";
 
+/// The data file of the data directory.
+pub const DATA_FILE: &str = "harmonia.sqlite";
+
 /// The stage events' attribute naming their job, by which a command follows its jobs.
 const JOB_ATTRIBUTE: &str = "job";
 
@@ -106,7 +109,7 @@ impl Local {
     /// Like [`open`](Self::open), with other subscription timing and the store and publisher
     /// wrapped (tests duplicate every event; benchmarks count operations).
     pub async fn open_with(data_dir: &Path, timing: Timing, wrap: Wrap) -> Result<Self, Error> {
-        let file = data_dir.join("harmonia.sqlite");
+        let file = data_dir.join(DATA_FILE);
         let data = SqliteStore::open(&file).map_err(Error::from)?;
         let store: Arc<dyn harmonia_store::Store> = Arc::new(data.clone());
         let store = match wrap.store {

@@ -14,7 +14,8 @@
 //! naming the file too, never a retryable `store_unavailable`. A row whose data is not JSON is
 //! skipped (logged and counted) by queries, so one bad document cannot hide the others;
 //! [`SqliteStore::check`] lists such rows with SQLite's integrity check, and
-//! [`SqliteStore::backup`] / [`SqliteStore::restore`] copy the whole file online.
+//! [`SqliteStore::backup`] / [`SqliteStore::restore`] copy the whole file online, and
+//! [`replace_unusable`] puts a backup in place of a file no store can open, keeping that file.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -598,6 +599,50 @@ impl SqliteStore {
             migrate(conn).map_err(|e| on_file(&from, e))
         })
         .await
+    }
+}
+
+/// Put the backup at `from` in place of the data file at `path`, which no store could open
+/// (empty, damaged, foreign: `store_corrupt`). The backup is checked first and copied under a
+/// temporary name; only then are the file and its log moved aside, byte for byte, to `kept`
+/// (and `kept` + `-wal`, `-shm`), and the copy moved into place. Nothing changes when the
+/// backup is refused, and `path` is never a half-made file.
+pub fn replace_unusable(path: &Path, from: &Path, kept: &Path) -> Result<(), Error> {
+    SqliteStore::verify_backup(from)?;
+    if kept.exists() {
+        return Err(Error::Invalid("the file to keep the unusable data file in already exists"));
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}-{nanos}.restore", std::process::id()));
+    let built = (|| {
+        let mut conn = Connection::open(&tmp)?;
+        conn.restore(rusqlite::MAIN_DB, from, rusqlite::backup::NO_PROGRESS)?;
+        // A backup written by an earlier version has its layout.
+        migrate(&mut conn)?;
+        conn.close().map_err(|(_, e)| e)
+    })();
+    if let Err(e) = built {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(on_file(from, e));
+    }
+    let with = |p: &Path, suffix: &str| {
+        let mut s = p.as_os_str().to_owned();
+        s.push(suffix);
+        PathBuf::from(s)
+    };
+    let moved = ["", "-wal", "-shm"].into_iter().try_for_each(|suffix| {
+        match std::fs::rename(with(path, suffix), with(kept, suffix)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    });
+    match moved.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(_) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(Error::Unavailable { kind: "data_dir".into() })
+        }
     }
 }
 

@@ -76,7 +76,7 @@ impl From<Error> for harmonia_contracts::Error {
             Error::NotAStore { path, reason } => harmonia_contracts::Error::new(
                 Code::StoreCorrupt,
                 format!(
-                    "{path} is not a usable Harmonia data file: {reason}. Nothing was changed; check --data-dir, run `harmonia doctor`, or restore a backup with `harmonia restore FILE`"
+                    "{path} is not a usable Harmonia data file: {reason}. Nothing was changed; check --data-dir, or put a backup in its place with `harmonia restore FILE` (this file is then kept beside it)"
                 ),
             ),
             other => harmonia_contracts::Error::from_code(other.code()),
