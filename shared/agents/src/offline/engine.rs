@@ -155,6 +155,29 @@ fn bytes_to_tokens(bytes: usize) -> u32 {
 
 /// [`tokens`] of `value` as JSON text, measured without writing the text out.
 fn value_tokens(value: &Value) -> u32 {
+    bytes_to_tokens(json_len(value))
+}
+
+/// The length in bytes of `value` written as compact JSON (as `serde_json::to_string` writes
+/// it), computed by walking it: the model counts every earlier turn on every call, and a loaded
+/// skill's text is long.
+fn json_len(value: &Value) -> usize {
+    match value {
+        Value::Null => 4,
+        Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(n) => number_len(n),
+        Value::String(s) => string_len(s),
+        Value::Array(items) => 2 + items.len().saturating_sub(1) + items.iter().map(json_len).sum::<usize>(),
+        Value::Object(map) => {
+            // `"key":value` for each entry, commas between them.
+            2 + map.len().saturating_sub(1) + map.iter().map(|(k, v)| string_len(k) + 1 + json_len(v)).sum::<usize>()
+        }
+    }
+}
+
+/// The length of `n` as serde_json writes it.
+fn number_len(n: &serde_json::Number) -> usize {
     /// Counts the bytes written to it.
     struct Length(usize);
     impl std::io::Write for Length {
@@ -167,9 +190,44 @@ fn value_tokens(value: &Value) -> u32 {
         }
     }
     let mut length = Length(0);
-    // Writing a `Value` to a sink that never fails cannot fail.
-    let _ = serde_json::to_writer(&mut length, value);
-    bytes_to_tokens(length.0)
+    // Writing to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut length, n);
+    length.0
+}
+
+/// The length of `s` as a JSON string: its quotes, its bytes, and what escaping adds. JSON
+/// escapes `"`, the backslash and the control characters below U+0020: `\b`, `\f`, `\n`, `\r` and `\t`
+/// take two bytes, the others six (`\u00XX`). Eight bytes are looked at a time, and only a
+/// word holding one of them is looked at byte by byte.
+fn string_len(s: &str) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    /// Whether any byte of `x` is zero.
+    const fn has_zero(x: u64) -> bool {
+        x.wrapping_sub(ONES) & !x & HIGHS != 0
+    }
+    fn extra(byte: u8) -> usize {
+        match byte {
+            b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 1,
+            0..0x20 => 5,
+            _ => 0,
+        }
+    }
+    let bytes = s.as_bytes();
+    let mut words = bytes.chunks_exact(8);
+    let mut escaped = 0;
+    for word in &mut words {
+        let mut eight = [0; 8];
+        eight.copy_from_slice(word);
+        let x = u64::from_ne_bytes(eight);
+        // A byte below 0x20 has none of the bits 0x20, 0x40 and 0x80 set.
+        let low = has_zero(x & u64::from_ne_bytes([0xe0; 8]));
+        if low || has_zero(x ^ u64::from_ne_bytes([b'"'; 8])) || has_zero(x ^ u64::from_ne_bytes([b'\\'; 8])) {
+            escaped += word.iter().map(|b| extra(*b)).sum::<usize>();
+        }
+    }
+    escaped += words.remainder().iter().map(|b| extra(*b)).sum::<usize>();
+    bytes.len() + 2 + escaped
 }
 
 #[async_trait]
@@ -222,5 +280,58 @@ impl Model for OfflineModel {
             Part::FunctionResponse { .. } => 0,
         };
         Ok(ModelResponse { parts: vec![part], usage: TokenUsage { input_tokens, output_tokens }, grounding: None })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use super::json_len;
+
+    fn any_json() -> impl Strategy<Value = Value> {
+        // Every character class escaping treats differently, many times over.
+        let text = prop_oneof![
+            "\\PC*",
+            "[\\x00-\\x1f\"\\\\a-z\\x7f é→😀]{0,40}",
+            proptest::collection::vec(any::<char>(), 0..24).prop_map(|c| c.into_iter().collect::<String>()),
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            text.clone().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 64, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::btree_map(text.clone(), inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn the_measured_length_is_the_length_of_the_written_json(value in any_json()) {
+            let written = serde_json::to_string(&value).expect("a value writes");
+            prop_assert_eq!(json_len(&value), written.len(), "{}", written);
+        }
+    }
+
+    #[test]
+    fn every_byte_that_json_escapes_is_counted_wherever_it_falls_in_a_word() {
+        for byte in 0u8..0x80 {
+            for at in 0..17 {
+                let mut text = "x".repeat(17);
+                text.replace_range(at..=at, std::str::from_utf8(&[byte]).expect("ascii"));
+                let value = Value::String(text);
+                let written = serde_json::to_string(&value).expect("a value writes");
+                assert_eq!(json_len(&value), written.len(), "byte {byte:#04x} at {at}");
+            }
+        }
     }
 }
