@@ -78,7 +78,28 @@ async function operatorLoop(page, job) {
   const shown = await page.locator('#timeline-detail').textContent();
   check('a focused bar shows its duration and tokens', /ms, \d+ input and \d+ output tokens/.test(shown), shown);
   await page.screenshot({ path: join(shots, 'timeline.png'), fullPage: true });
+  await lateAnswerStaysOffTheNextPage(page, job);
+}
+
+/** An operator who leaves the job page before the server answers it stays on the page they went
+ * to: the job's detail is held back until Nova's page is showing, then let through. */
+async function lateAnswerStaysOffTheNextPage(page, job) {
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  const detail = `${base}/v1/jobs/${encodeURIComponent(job)}/detail`;
+  await page.route(detail, async (route) => { await held; await route.continue(); });
+  const answered = page.waitForEvent('requestfinished', (r) => r.url() === detail);
   await page.goto(`${base}/#/jobs/${job}`);
+  await page.getByRole('link', { name: 'Ask Nova' }).click();
+  await page.getByLabel('Your question').waitFor();
+  release();
+  await answered;
+  // Give the page's script every chance to act on the late answer.
+  await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 500)));
+  check("a late answer for the page left does not replace the next one",
+    (await page.locator('#question').count()) === 1 && (await page.locator('#job-status').count()) === 0,
+    await page.locator('h1').first().textContent());
+  await page.unroute(detail);
 }
 
 /** Submit the source file through the upload page; the new job's id, from the page it opens. */

@@ -48,6 +48,16 @@ export function errorText(reply) {
   return reply.body?.error?.message ?? `The request failed (HTTP ${reply.status}).`;
 }
 
+let visits = 0;
+
+/** Begins a visit to a page; the check it returns says whether the operator is still on it. A
+ * page checks it after every wait on the server, so a late answer never replaces the page the
+ * operator has gone to since, nor speaks over it. */
+export function visit() {
+  const mine = ++visits;
+  return () => mine === visits;
+}
+
 export function show(...nodes) {
   main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
   main.focus();

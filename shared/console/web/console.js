@@ -4,7 +4,7 @@
 // to its own origin; the session's CSRF token lives in memory (common.js), never in storage.
 import { render as renderLayout } from '/assets/a2ui.js';
 import { entityView } from '/assets/entities.js';
-import { api, el, errorText, saidError, say, session, show } from '/assets/common.js';
+import { api, el, errorText, saidError, say, session, show, visit } from '/assets/common.js';
 import { novaPage } from '/assets/nova.js';
 import { settingsPage } from '/assets/settings.js';
 import { uploadPage } from '/assets/upload.js';
@@ -13,6 +13,7 @@ const AWAITING = { awaiting_strategy_approval: 'the strategy', awaiting_draft_ap
 
 function signedOut(message) {
   session.current = null;
+  visit(); // Whatever a page was still waiting for stays off the sign-in form.
   document.getElementById('nav').hidden = true;
   document.getElementById('sign-out').hidden = true;
   document.getElementById('who').textContent = '';
@@ -52,8 +53,9 @@ function age(iso) {
   return `${Math.round(minutes / 1440)} d`;
 }
 
-async function jobsPage(filter) {
+async function jobsPage(filter, here) {
   const reply = await api('GET', '/v1/jobs');
+  if (!here()) return;
   if (reply.status !== 200) { say(errorText(reply), true); return; }
   // The server names every status; a filter that is not one of them shows every job.
   const statuses = reply.body.statuses;
@@ -144,15 +146,17 @@ function publicationPreview(detail) {
 }
 
 /** The decision the job awaits, naming the exact version shown; every button posts with it. */
-function decisionPanel(id, detail, reload) {
+function decisionPanel(id, detail, here, reload) {
   const awaiting = detail.awaiting;
   const status = detail.job.status;
+  // The outcome of a decision is said wherever the operator is by then; the job page is
+  // reloaded only if they are still on it.
   const act = async (path, body, done) => {
     say('Recording your decision…');
     const reply = await api('POST', path, body);
     if (reply.status >= 300) { say(errorText(reply), true); return; }
     say(done);
-    await reload();
+    if (here()) await reload();
   };
   if (status === 'scheduled') {
     return el('section', { class: 'decide', 'aria-labelledby': 'decide-title' },
@@ -185,27 +189,28 @@ function decisionPanel(id, detail, reload) {
   return el('section', { class: 'decide', 'aria-labelledby': 'decide-title' }, ...parts);
 }
 
-async function jobPage(id) {
+async function jobPage(id, here) {
   say('Composing the job view…');
   const path = `/v1/jobs/${encodeURIComponent(id)}`;
   const [view, detail] = await Promise.all([api('GET', `${path}/view`), api('GET', `${path}/detail`)]);
+  if (!here()) return;
   for (const reply of [view, detail]) if (reply.status !== 200) { say(errorText(reply), true); return; }
   const d = detail.body;
   const layout = el('section', { id: 'job-view', 'aria-label': 'Job view' });
-  const reload = () => jobPage(id);
+  const reload = () => jobPage(id, here);
   show(el('p', {}, el('a', { href: '#/jobs', text: '← Jobs' })),
     el('h1', { text: d.job.title || `Job ${id}` }),
     el('p', { class: 'muted', id: 'job-status', text: `${d.job.status.replaceAll('_', ' ')} · ${id}` }),
     el('p', {}, el('a', { href: `#/jobs/${encodeURIComponent(id)}/activity`, text: 'Activity timeline' })),
-    decisionPanel(encodeURIComponent(id), d, reload),
+    decisionPanel(encodeURIComponent(id), d, here, reload),
     publicationPreview(d), draftPreview(d), strategyPreview(d),
     el('h2', { text: 'Job view' }), layout);
   try {
     const hydrate = (ref) => entityView(ref, view.body.entities[`${ref.kind}:${ref.id}`]);
     await renderLayout(layout, view.body.layout, hydrate, undefined, [await entitySheet()]);
-    if (!saidError()) say('');
+    if (here() && !saidError()) say('');
   } catch (e) {
-    say(`The job view could not be rendered: ${e.message}`, true);
+    if (here()) say(`The job view could not be rendered: ${e.message}`, true);
   }
 }
 
@@ -241,10 +246,11 @@ async function activity(id) {
 
 /** The job's invocations on a time axis: one bar each, coloured by outcome, its tokens and
  * duration on hover and on keyboard focus. */
-async function timelinePage(id) {
+async function timelinePage(id, here) {
   say('Reading the activity…');
   let records;
-  try { records = await activity(id); } catch (e) { say(e.message, true); return; }
+  try { records = await activity(id); } catch (e) { if (here()) say(e.message, true); return; }
+  if (!here()) return;
   const back = el('p', {}, el('a', { href: `#/jobs/${encodeURIComponent(id)}`, text: '← The job' }));
   if (!records.length) { show(back, el('h1', { text: 'Activity' }), el('p', { class: 'muted', text: 'No invocation is recorded for this job yet.' })); say(''); return; }
   const t0 = Math.min(...records.map((r) => Date.parse(r.started_at)));
@@ -278,14 +284,15 @@ const PAGES = { '#/nova': novaPage, '#/settings': settingsPage, '#/sources/new':
 
 function route() {
   if (!session.current) return;
+  const here = visit();
   const hash = location.hash || '#/jobs';
-  if (PAGES[hash]) return PAGES[hash]();
+  if (PAGES[hash]) return PAGES[hash](here);
   const timeline = hash.match(/^#\/jobs\/([^?/]+)\/activity$/);
-  if (timeline) return timelinePage(decodeURIComponent(timeline[1]));
+  if (timeline) return timelinePage(decodeURIComponent(timeline[1]), here);
   const job = hash.match(/^#\/jobs\/([^?/]+)$/);
-  if (job) return jobPage(decodeURIComponent(job[1]));
+  if (job) return jobPage(decodeURIComponent(job[1]), here);
   const filter = new URLSearchParams(hash.split('?')[1] ?? '').get('status');
-  return jobsPage(filter);
+  return jobsPage(filter, here);
 }
 
 document.getElementById('sign-out').addEventListener('click', async () => {

@@ -37,7 +37,7 @@ function answerView(reply) {
       el('pre', { tabindex: 0, 'aria-label': `The envelope ${call.name} returned`, text: JSON.stringify(call.envelope, null, 2) }))));
 }
 
-export function novaPage() {
+export function novaPage(here) {
   const question = el('textarea', { id: 'question', name: 'question', rows: 3, maxlength: 2000, required: true });
   const form = el('form', { class: 'ask', 'aria-labelledby': 'nova-title' },
     field('Your question', question, 'Nova reads this workspace only and changes nothing.'),
@@ -50,6 +50,8 @@ export function novaPage() {
     if (reply.status === 404) { say('Nova is not available on this server.', true); return; }
     if (reply.status !== 200) { say(errorText(reply), true); return; }
     asked = reply.body;
+    // An operator who has moved on finds the answer here when they come back.
+    if (!here()) { say('Nova has answered: the answer is on the Ask Nova page.'); return; }
     result.replaceChildren(answerView(asked));
     say('');
   });

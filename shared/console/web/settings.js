@@ -21,7 +21,7 @@ function listed(title, items) {
 }
 
 /** The admin's editor: the configuration file, saved as the next version. */
-function editor(file, reload) {
+function editor(file, here, reload) {
   const text = el('textarea', { id: 'config-file', name: 'file', rows: 18, spellcheck: 'false', class: 'code' });
   text.value = file;
   const form = el('form', { class: 'edit-config', 'aria-labelledby': 'edit-title' },
@@ -32,22 +32,23 @@ function editor(file, reload) {
     event.preventDefault();
     say('Saving…');
     const reply = await api('PUT', '/v1/workspace', text.value, { type: 'application/toml' });
-    if (reply.status !== 200 && reply.status !== 201) { say(errorText(reply), true); text.focus(); return; }
-    await reload();
+    if (reply.status !== 200 && reply.status !== 201) { say(errorText(reply), true); if (here()) text.focus(); return; }
+    if (here()) await reload();
     const version = reply.body.workspace.version;
     say(reply.body.changed ? `Saved as version ${version}.` : `Nothing changed: the file equals version ${version}.`);
   });
   return form;
 }
 
-export async function settingsPage() {
-  const reload = () => settingsPage();
+export async function settingsPage(here) {
+  const reload = () => settingsPage(here);
   const admin = session.current.role === 'admin';
   const reply = await api('GET', '/v1/workspace');
+  if (!here()) return;
   if (reply.status === 409 && reply.body?.error?.code === 'workspace_not_configured') {
     show(el('h1', { text: 'Workspace settings' }),
       el('p', { class: 'muted', text: admin ? 'This workspace has no configuration yet.' : 'This workspace has no configuration yet: an admin writes it.' }),
-      admin ? editor('', reload) : null);
+      admin ? editor('', here, reload) : null);
     return;
   }
   if (reply.status !== 200) { say(errorText(reply), true); return; }
@@ -58,5 +59,5 @@ export async function settingsPage() {
     facts(config),
     listed('Channels', config.channels.map((c) => `${c.platform}: ${c.handle}, published through ${c.connector}`)),
     listed(`Posting windows (${config.timezone})`, config.posting_windows.map((w) => `${w.days.join(', ')}: ${w.start}–${w.end}`)),
-    admin ? editor(file, reload) : el('p', { class: 'muted', id: 'read-only', text: 'Only an admin of this workspace can change its settings.' }));
+    admin ? editor(file, here, reload) : el('p', { class: 'muted', id: 'read-only', text: 'Only an admin of this workspace can change its settings.' }));
 }

@@ -5,7 +5,7 @@ import { api, el, errorText, field, say, show } from '/assets/common.js';
 
 const FORMATS = { vtt: 'webvtt', srt: 'srt', json: 'json' };
 
-export function uploadPage() {
+export function uploadPage(here) {
   const file = el('input', { id: 'source-file', name: 'file', type: 'file', accept: '.vtt,.srt,.json', required: true });
   const format = el('select', { id: 'source-format', name: 'format' },
     el('option', { value: 'webvtt', text: 'WebVTT (.vtt)' }), el('option', { value: 'srt', text: 'SubRip (.srt)' }),
@@ -41,7 +41,8 @@ export function uploadPage() {
     const reply = await api('POST', '/v1/sources', body, { headers: { 'idempotency-key': key } });
     if (reply.status !== 201) { say(errorText(reply), true); return; }
     say(`Submitted: ${reply.body.job.title}. The pipeline is working on it.`);
-    location.hash = `#/jobs/${encodeURIComponent(reply.body.job.id)}`;
+    // An operator who has moved on stays where they went; the job is in the jobs list.
+    if (here()) location.hash = `#/jobs/${encodeURIComponent(reply.body.job.id)}`;
   });
   show(form);
 }
