@@ -53,6 +53,15 @@ const INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS documents_job ON documents (workspace, collection, job, id) WHERE job IS NOT NULL;
 ";
 
+/// The page size of a data file this build creates (SQLite's default is 4096). A commit
+/// writes every page it changes to the write-ahead log whole — the document's leaf, the leaves
+/// of both indexes, the queue's rows — and most of those pages change by a few hundred bytes,
+/// so smaller pages mean fewer bytes written per commit: on two cores, 20 concurrent jobs ran
+/// at 139–155 jobs/s against 130–150 with 4096 (alternating runs), with 8192 and 16384
+/// slower still. An existing file keeps the page size it was made with; a backup of another
+/// page size is converted as it is restored ([`SqliteStore::restore`]).
+pub const PAGE_SIZE: i64 = 2048;
+
 /// The top-level field copied to the indexed `job` column.
 const JOB_FIELD: &str = "job";
 
@@ -166,6 +175,7 @@ fn create_stamped(path: &Path) -> Result<(), Error> {
     let tmp = path.with_file_name(format!(".{name}.{}-{nanos}.new", std::process::id()));
     let made = (|| {
         let conn = Connection::open(&tmp)?;
+        conn.pragma_update(None, "page_size", PAGE_SIZE)?;
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(INDEXES)?;
         conn.pragma_update(None, "application_id", APPLICATION_ID)?;
@@ -590,15 +600,61 @@ impl SqliteStore {
     /// Replace this data file's whole content with the backup at `from`, which must be a
     /// Harmonia data file this build reads ([`Self::verify_backup`], checked first; nothing
     /// changes otherwise).
+    ///
+    /// A data file in WAL mode can only take a backup of its own page size, so a backup of
+    /// another (written by a version with another [`PAGE_SIZE`], or from a file made by one) is
+    /// first copied beside the data file, rebuilt at this file's page size, and restored from
+    /// that copy, which is then removed; the backup itself is only read.
     pub async fn restore(&self, from: &Path) -> Result<(), Error> {
         Self::verify_backup(from)?;
         let from = from.to_path_buf();
+        let beside = self.path.clone();
         self.with_conn_off(move |conn| {
-            conn.restore(rusqlite::MAIN_DB, &from, rusqlite::backup::NO_PROGRESS).map_err(|e| on_file(&from, e))?;
+            let size = |c: &Connection| c.pragma_query_value(None, "page_size", |r| r.get::<_, i64>(0));
+            let ours = size(conn).map_err(unavailable)?;
+            let theirs = Connection::open_with_flags(&from, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .and_then(|c| size(&c))
+                .map_err(|e| on_file(&from, e))?;
+            if ours == theirs {
+                conn.restore(rusqlite::MAIN_DB, &from, rusqlite::backup::NO_PROGRESS).map_err(|e| on_file(&from, e))?;
+            } else {
+                let converted = resized_copy(&from, &beside, ours)?;
+                let restored = conn.restore(rusqlite::MAIN_DB, &converted, rusqlite::backup::NO_PROGRESS);
+                let _ = std::fs::remove_file(&converted);
+                restored.map_err(|e| on_file(&from, e))?;
+            }
             // A backup written by an earlier version has its layout.
             migrate(conn).map_err(|e| on_file(&from, e))
         })
         .await
+    }
+}
+
+/// A copy of the backup at `from`, beside the data file at `beside`, rebuilt with pages of
+/// `page_size` bytes: its path. Nothing is left behind when it fails.
+fn resized_copy(from: &Path, beside: &Path, page_size: i64) -> Result<PathBuf, Error> {
+    let name = beside.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+    let tmp = beside.with_file_name(format!(".{name}.{}-{nanos}.resize", std::process::id()));
+    let built = (|| {
+        let mut conn = Connection::open(&tmp)?;
+        conn.restore(rusqlite::MAIN_DB, from, rusqlite::backup::NO_PROGRESS)?;
+        // The page size changes only by a rebuild, and only out of WAL mode.
+        conn.pragma_update(None, "journal_mode", "DELETE")?;
+        conn.pragma_update(None, "page_size", page_size)?;
+        conn.execute_batch("VACUUM")?;
+        conn.close().map_err(|(_, e)| e)
+    })();
+    match built {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            for suffix in ["", "-journal", "-wal", "-shm"] {
+                let mut p = tmp.as_os_str().to_owned();
+                p.push(suffix);
+                let _ = std::fs::remove_file(PathBuf::from(p));
+            }
+            Err(on_file(from, e))
+        }
     }
 }
 
@@ -1118,6 +1174,78 @@ mod tests {
         assert_eq!(e.code, Code::StoreCorrupt);
         assert!(store.get(&ws, things, &id).await.expect("get").is_some());
     }
+
+    /// A backup whose page size is not the data file's (an older version's, or from a file an
+    /// older version made) restores all the same, converted on the way; the backup is left as
+    /// it was and no copy is left beside the data file.
+    #[tokio::test]
+    async fn a_backup_of_another_page_size_restores_either_way() {
+        let dir = harmonia_testkit::temp_dir();
+        let ws: WorkspaceId = "ws-1".parse().expect("ws");
+        let things = Collection::new("things");
+        let page_size = |p: &Path| {
+            Connection::open(p)
+                .and_then(|c| c.pragma_query_value(None, "page_size", |r| r.get::<_, i64>(0)))
+                .expect("size")
+        };
+        let body = |n: u32| {
+            serde_json::json!({"n": n, "body": "words ".repeat(2000)}).as_object().cloned().unwrap_or_default()
+        };
+        let new_file = dir.path().join("new.sqlite");
+        let store = SqliteStore::open(&new_file).expect("open");
+        assert_eq!(page_size(&new_file), PAGE_SIZE, "a new data file has this build's page size");
+        for n in 0..20 {
+            harmonia_store::create_if_absent(&store, &ws, things, &format!("d{n}").parse().expect("id"), body(n))
+                .await
+                .expect("create");
+        }
+        // The same content at 4096-byte pages, as a version before PAGE_SIZE wrote it.
+        let old_backup = dir.path().join("old-backup.sqlite");
+        store.backup(&old_backup).await.expect("backup");
+        Connection::open(&old_backup)
+            .and_then(|c| c.execute_batch("PRAGMA journal_mode = DELETE; PRAGMA page_size = 4096; VACUUM;"))
+            .expect("rebuild at 4096");
+        assert_eq!(page_size(&old_backup), 4096);
+        let untouched = std::fs::read(&old_backup).expect("read");
+        // Into this build's file, which has moved on since.
+        harmonia_store::create_if_absent(&store, &ws, things, &"later".parse().expect("id"), body(99))
+            .await
+            .expect("create");
+        store.restore(&old_backup).await.expect("restore a 4096-byte backup");
+        assert!(store.get(&ws, things, &"later".parse().expect("id")).await.expect("get").is_none());
+        for n in 0..20 {
+            let doc =
+                store.get(&ws, things, &format!("d{n}").parse().expect("id")).await.expect("get").expect("present");
+            assert_eq!(doc.data, body(n));
+        }
+        assert_eq!(std::fs::read(&old_backup).expect("read"), untouched, "the backup is only read");
+        assert_eq!(page_size(&new_file), PAGE_SIZE);
+        assert_eq!(store.check().await.expect("check").integrity, ["ok"]);
+        // And a backup of this build's file into a data file an older version made.
+        let old_file = dir.path().join("old.sqlite");
+        std::fs::copy(&old_backup, &old_file).expect("an older data file");
+        let older = SqliteStore::open(&old_file).expect("open the older file");
+        let new_backup = dir.path().join("new-backup.sqlite");
+        store.backup(&new_backup).await.expect("backup");
+        assert_eq!(page_size(&new_backup), PAGE_SIZE);
+        harmonia_store::create_if_absent(&older, &ws, things, &"stray".parse().expect("id"), body(7))
+            .await
+            .expect("create");
+        older.restore(&new_backup).await.expect("restore into the older file");
+        assert!(older.get(&ws, things, &"stray".parse().expect("id")).await.expect("get").is_none());
+        assert_eq!(
+            older.get(&ws, things, &"d3".parse().expect("id")).await.expect("get").expect("present").data,
+            body(3)
+        );
+        assert_eq!(page_size(&old_file), 4096, "an existing file keeps its page size");
+        let left: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .filter(|n| n.contains(".resize"))
+            .collect();
+        assert!(left.is_empty(), "no converted copy is left behind: {left:?}");
+    }
+
     /// Under commits that never pause (two writers, one always waiting for the other), the
     /// write-ahead log is started again from its beginning (its checkpoint sequence, bytes
     /// 12-16 of its header, moves on) instead of growing for as long as the commits go on.
