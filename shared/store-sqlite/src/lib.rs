@@ -57,7 +57,7 @@ CREATE INDEX IF NOT EXISTS documents_job ON documents (workspace, collection, jo
 /// writes every page it changes to the write-ahead log whole — the document's leaf, the leaves
 /// of both indexes, the queue's rows — and most of those pages change by a few hundred bytes,
 /// so smaller pages mean fewer bytes written per commit: on two cores, 20 concurrent jobs ran
-/// at 139–155 jobs/s against 130–150 with 4096 (alternating runs), with 8192 and 16384
+/// at 141–150 jobs/s against 112–143 with 4096 (alternating runs), with 8192 and 16384
 /// slower still. An existing file keeps the page size it was made with; a backup of another
 /// page size is converted as it is restored ([`SqliteStore::restore`]).
 pub const PAGE_SIZE: i64 = 2048;
@@ -166,13 +166,27 @@ fn on_file(path: &Path, e: rusqlite::Error) -> Error {
     if damaged(&e) { not_a_store(path, "SQLite reports the file damaged or not a database") } else { unavailable(e) }
 }
 
+/// A name beside `path` for a file being built there (`.{name}.{pid}-{nanos}.{purpose}`):
+/// hidden, and this process's alone.
+fn temp_beside(path: &Path, purpose: &str) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+    path.with_file_name(format!(".{name}.{}-{nanos}.{purpose}", std::process::id()))
+}
+
+/// `path` with `suffix` added to its name: SQLite's companions of a file (`-wal`, `-shm`,
+/// `-journal`).
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 /// Create a stamped, empty data file at `path` unless one exists: built under a temporary
 /// name and linked into place (which fails if another process linked its own first), so
 /// `path` is never an empty or half-made file.
 fn create_stamped(path: &Path) -> Result<(), Error> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}-{nanos}.new", std::process::id()));
+    let tmp = temp_beside(path, "new");
     let made = (|| {
         let conn = Connection::open(&tmp)?;
         conn.pragma_update(None, "page_size", PAGE_SIZE)?;
@@ -633,9 +647,7 @@ impl SqliteStore {
 /// A copy of the backup at `from`, beside the data file at `beside`, rebuilt with pages of
 /// `page_size` bytes: its path. Nothing is left behind when it fails.
 fn resized_copy(from: &Path, beside: &Path, page_size: i64) -> Result<PathBuf, Error> {
-    let name = beside.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
-    let tmp = beside.with_file_name(format!(".{name}.{}-{nanos}.resize", std::process::id()));
+    let tmp = temp_beside(beside, "resize");
     let built = (|| {
         let mut conn = Connection::open(&tmp)?;
         conn.restore(rusqlite::MAIN_DB, from, rusqlite::backup::NO_PROGRESS)?;
@@ -649,9 +661,7 @@ fn resized_copy(from: &Path, beside: &Path, page_size: i64) -> Result<PathBuf, E
         Ok(()) => Ok(tmp),
         Err(e) => {
             for suffix in ["", "-journal", "-wal", "-shm"] {
-                let mut p = tmp.as_os_str().to_owned();
-                p.push(suffix);
-                let _ = std::fs::remove_file(PathBuf::from(p));
+                let _ = std::fs::remove_file(with_suffix(&tmp, suffix));
             }
             Err(on_file(from, e))
         }
@@ -668,9 +678,7 @@ pub fn replace_unusable(path: &Path, from: &Path, kept: &Path) -> Result<(), Err
     if kept.exists() {
         return Err(Error::Invalid("the file to keep the unusable data file in already exists"));
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}-{nanos}.restore", std::process::id()));
+    let tmp = temp_beside(path, "restore");
     let built = (|| {
         let mut conn = Connection::open(&tmp)?;
         conn.restore(rusqlite::MAIN_DB, from, rusqlite::backup::NO_PROGRESS)?;
@@ -682,13 +690,8 @@ pub fn replace_unusable(path: &Path, from: &Path, kept: &Path) -> Result<(), Err
         let _ = std::fs::remove_file(&tmp);
         return Err(on_file(from, e));
     }
-    let with = |p: &Path, suffix: &str| {
-        let mut s = p.as_os_str().to_owned();
-        s.push(suffix);
-        PathBuf::from(s)
-    };
     let moved = ["", "-wal", "-shm"].into_iter().try_for_each(|suffix| {
-        match std::fs::rename(with(path, suffix), with(kept, suffix)) {
+        match std::fs::rename(with_suffix(path, suffix), with_suffix(kept, suffix)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         }
