@@ -308,7 +308,11 @@ async fn an_empty_or_damaged_data_file_is_refused_naming_it_and_never_recreated(
         // The advice works: the backup goes in its place and the unusable file is kept whole.
         let (code, out, err) = harmonia(dir.path(), &["restore", backup.to_str().expect("path")]).await;
         assert_eq!(code, 0, "{name}: {out} {err}");
-        let kept = out.split("kept in ").nth(1).map(str::trim).expect("names where the old file is kept");
+        let kept = out
+            .split("kept in ")
+            .nth(1)
+            .map(|k| k.trim().strip_suffix('.').unwrap_or(k.trim()))
+            .expect("names where the old file is kept");
         assert!(std::fs::read(kept).expect("the kept file") == bytes, "{name}: kept byte for byte");
         let (code, out, err) = harmonia(dir.path(), &["status"]).await;
         assert_eq!(code, 0, "{name}: {err}");
@@ -343,7 +347,7 @@ async fn one_bad_record_hides_no_job_doctor_names_it_and_a_backup_restores_every
     ok(words(&["approve", &jobs[1], "strategy"])).await;
     let backup = dir.path().join("before.sqlite");
     let out = ok(words(&["backup", backup.to_str().expect("path")])).await;
-    assert!(out.starts_with("backed up "), "{out}");
+    assert!(out.starts_with("Backed up "), "{out}");
     let (code, out, err) = harmonia(dir.path(), &["doctor"]).await;
     assert_eq!(code, 0, "a sound data file: {out} {err}");
 
@@ -362,7 +366,7 @@ async fn one_bad_record_hides_no_job_doctor_names_it_and_a_backup_restores_every
 
     // Restored: both jobs are back, and what was there before is kept.
     let out = ok(words(&["restore", backup.to_str().expect("path")])).await;
-    assert!(out.contains("its previous content is kept in"), "{out}");
+    assert!(out.contains("Its previous content is kept in"), "{out}");
     let status = ok(words(&["status"])).await;
     assert!(jobs.iter().all(|j| status.contains(j.as_str())), "{status}");
     let (code, out, err) = harmonia(dir.path(), &["doctor"]).await;
@@ -425,7 +429,7 @@ async fn a_three_mebibyte_source_is_a_blob_that_runs_backs_up_and_restores() {
     let backup = dir.path().join("nightly.sqlite");
     let (code, out, err) = run(&["backup", backup.to_str().expect("path")]).await;
     assert_eq!(code, 0, "{out} {err}");
-    assert!(out.contains("and 1 new blob(s)"), "{out}");
+    assert!(out.contains("and 1 new blob of long sources"), "{out}");
     assert!(dir.path().join("nightly.sqlite.blobs/workspaces/default/sha256").join(&digest).exists());
 
     // The blob lost: doctor names the source and its blob, and the job view cannot silently
@@ -440,7 +444,7 @@ async fn a_three_mebibyte_source_is_a_blob_that_runs_backs_up_and_restores() {
 
     let (code, out, err) = run(&["restore", backup.to_str().expect("path")]).await;
     assert_eq!(code, 0, "{out} {err}");
-    assert!(out.contains("(1 blob(s) of long sources added)"), "{out}");
+    assert!(out.contains("(1 blob of long sources added)"), "{out}");
     assert_eq!(std::fs::read(&blob).expect("the blob is back"), bytes);
     let (code, out, err) = run(&["doctor"]).await;
     assert_eq!(code, 0, "{out} {err}");

@@ -424,9 +424,9 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
     }
     if jobs.is_empty() {
         match harmonia_pipeline::workspace::current(&*env.store, &ws).await {
-            Ok(_) => out.say(&format!("no jobs in workspace `{ws}` yet: submit a source with `harmonia run FILE`")),
+            Ok(_) => out.say(&format!("No jobs in workspace `{ws}` yet: submit a source with `harmonia run FILE`.")),
             Err(e) if e.code == Code::WorkspaceNotConfigured => out.say(&format!(
-                "workspace `{ws}` has no configuration yet: write one (see examples/workspace.toml) and run `harmonia workspace init FILE`"
+                "Workspace `{ws}` has no configuration yet: write one (see examples/workspace.toml) and run `harmonia workspace init FILE`."
             )),
             Err(e) => return Err(e),
         }
@@ -457,7 +457,7 @@ pub(crate) async fn serve(env: &Local, out: &Output, ws: &WorkspaceId, port: u16
         .await
         .map_err(|_| Error::new(Code::DependencyUnavailable, "the port is not available"))?;
     out.say(&format!(
-        "operator API on http://127.0.0.1:{port}; scheduled posts dispatched every {} seconds (Ctrl-C to stop)",
+        "Operator API on http://127.0.0.1:{port}; scheduled posts are dispatched every {} seconds (Ctrl-C to stop).",
         crate::schedule::WATCH_EVERY.as_secs()
     ));
     out.value(&json!({ "listening": format!("127.0.0.1:{port}"), "active_operators": active, "hint": hint }));
@@ -604,7 +604,7 @@ pub(crate) async fn activity(backend: &Backend, out: &Output, ws: &WorkspaceId, 
     }
     let by_role = harmonia_pipeline::detail::usage_by_role(&records);
     if records.is_empty() {
-        out.say("no activity recorded for this job");
+        out.say("No activity is recorded for this job.");
     } else {
         out.say("");
         for line in usage_lines(&by_role) {
@@ -653,7 +653,7 @@ pub(crate) async fn provision(out: &Output, endpoints: &[String], template: Opti
     let endpoint = |f: &str| map.get(f).cloned().or_else(|| template.map(|t| t.replace("{function}", f)));
     let n = harmonia_host::provision(&bus, &prefix, harmonia_pipeline::registry::Timing::CLOUD, endpoint).await?;
     out.say(&format!(
-        "provisioned {} topics and {n} push subscriptions",
+        "Provisioned {} topics and {n} push subscriptions.",
         harmonia_pipeline::registry::topics(&prefix).len()
     ));
     out.value(&json!({ "subscriptions": n }));

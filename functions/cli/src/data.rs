@@ -115,15 +115,22 @@ pub(crate) async fn restore_unopenable(out: &Output, data_dir: &Path, from: &Pat
         Folder::new(blobs_beside(from)).copy_into(&Folder::new(data_dir.join(harmonia_local::BLOBS_DIR))).await?;
     harmonia_store_sqlite::replace_unusable(&file, from, &kept)?;
     out.say(&format!(
-        "restored {} from {} ({copied} blob(s) of long sources added); the unusable file it replaces is kept in {}",
+        "Restored {} from {} ({} of long sources added). The unusable file it replaces is kept in {}.",
         file.display(),
         from.display(),
+        blobs(copied, ""),
         kept.display()
     ));
     out.value(&json!({
         "restored_from": from.display().to_string(), "previous": kept.display().to_string(), "blobs_copied": copied,
     }));
     Ok(())
+}
+
+/// "1 blob", "2 new blobs": how many blobs a backup or restore copied, `kind` before the noun.
+fn blobs(n: u64, kind: &str) -> String {
+    let noun = if n == 1 { "blob" } else { "blobs" };
+    format!("{n} {kind}{noun}")
 }
 
 /// Where a restore keeps the data `file` it replaces: `<name>.before-restore-<time>.sqlite`.
@@ -139,9 +146,10 @@ pub(crate) async fn backup(local: &Local, out: &Output, to: &Path) -> Result<(),
     let blobs = Folder::new(blobs_beside(to));
     let copied = local_blobs(local).copy_into(&blobs).await?;
     out.say(&format!(
-        "backed up {} to {} ({bytes} bytes), and {copied} new blob(s) of long sources to {}",
+        "Backed up {} to {} ({bytes} bytes), and {} of long sources to {}.",
         local.data.path().display(),
         to.display(),
+        self::blobs(copied, "new "),
         blobs.root().display()
     ));
     out.value(&json!({
@@ -175,9 +183,10 @@ pub(crate) async fn restore(local: &Local, out: &Output, from: &Path) -> Result<
     let copied = Folder::new(blobs_beside(from)).copy_into(&local_blobs(local)).await?;
     local.data.restore(from).await?;
     out.say(&format!(
-        "restored {} from {} ({copied} blob(s) of long sources added); its previous content is kept in {}",
+        "Restored {} from {} ({} of long sources added). Its previous content is kept in {}.",
         local.data.path().display(),
         from.display(),
+        blobs(copied, ""),
         kept.display()
     ));
     out.value(&json!({

@@ -239,7 +239,7 @@ fn render(d: &JobDetail, s: &Style) -> String {
         t.line(&s.bold("Angles"));
         for angle in &a.angles {
             let evidence = angle.evidence.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
-            t.item(&format!("{}: {}", name(&angle.kind), angle.title), &format!("{} [{evidence}]", angle.rationale));
+            t.item(&angle_head(&name(&angle.kind), &angle.title), &format!("{} [{evidence}]", angle.rationale));
         }
     }
 
@@ -474,9 +474,28 @@ impl Text<'_> {
     }
 }
 
+/// The head of an angle's line: its kind and its quoted title, so that the rationale after it
+/// reads as its own sentence rather than running on from the title.
+fn angle_head(kind: &str, title: &str) -> String {
+    format!("{kind} angle “{title}”:")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_angle_title_is_quoted_apart_from_its_rationale() {
+        let head = angle_head("source", "Measured outcomes from the source");
+        assert_eq!(head, "source angle “Measured outcomes from the source”:");
+        let style = Style { colour: false, width: 200 };
+        let mut t = Text { out: String::new(), style: &style };
+        t.item(&head, "The speaker backs the story with specifics. [m-1000]");
+        assert_eq!(
+            t.out.trim_end(),
+            "  source angle “Measured outcomes from the source”: The speaker backs the story with specifics. [m-1000]"
+        );
+    }
 
     #[test]
     fn wrapping_keeps_every_word_within_the_width_and_indents_the_rest() {
