@@ -60,7 +60,9 @@ pub(crate) async fn doctor(local: &Local, out: &Output, ws: &WorkspaceId) -> Res
     match sound {
         true => out.say("integrity: ok (SQLite's integrity check found nothing wrong)"),
         false => {
-            out.say(&format!("integrity: {} problem(s) found by SQLite's integrity check:", check.integrity.len()));
+            let n = check.integrity.len();
+            let problems = if n == 1 { "problem" } else { "problems" };
+            out.say(&format!("integrity: {n} {problems} found by SQLite's integrity check:"));
             for line in check.integrity.iter().take(20) {
                 out.say(&format!("  {line}"));
             }

@@ -77,7 +77,8 @@ pub(crate) async fn list(backend: &Backend, out: &Output, ws: &WorkspaceId) -> R
     if upcoming.is_empty() {
         out.say("Nothing is scheduled: no approved post is waiting for its time.");
     } else {
-        out.say(&format!("{} scheduled post(s), soonest first:", upcoming.len()));
+        let n = upcoming.len();
+        out.say(&format!("{n} scheduled {}, soonest first:", if n == 1 { "post" } else { "posts" }));
     }
     for s in &upcoming {
         let (job, config) = job_of(env, ws, s).await?;
