@@ -1,9 +1,14 @@
 //! Whole jobs through the embedded default: ingest → verified with the offline model, both
-//! approvals given as the operator. Reports jobs per second (jobs run one after another and,
-//! separately, several at once) and the store operations, events and model calls one job
-//! costs; the last line is one JSON object (`{"bench":"pipeline",…}`) for scripts.
+//! approvals given as the operator. Reports jobs per second — jobs run one after another and,
+//! separately, all of a round's jobs at once — and the store operations, events and model calls
+//! one job costs; the last line is one JSON object (`{"bench":"pipeline",…}`) for scripts.
 //!
-//! Run: `cargo bench -p harmonia-local --bench pipeline` (`BENCH_JOBS` sets the job count).
+//! Each way is measured over several rounds on the same data file, and the median round is
+//! reported (with the slowest and fastest beside it): a single round of 20 jobs lasts about a
+//! tenth of a second, so one checkpoint or one scheduling hiccup would move it by a third.
+//!
+//! Run: `cargo bench -p harmonia-local --bench pipeline` (`BENCH_JOBS` sets the jobs per round,
+//! 20 by default; `BENCH_ROUNDS` the rounds, 10 by default).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -97,10 +102,38 @@ async fn run(local: &Local, ws: &WorkspaceId, input: &SourceInput) {
     assert_eq!(done.status, JobStatus::Verified);
 }
 
+/// Jobs per second in each round: the median, the slowest and the fastest.
+struct Rounds(Vec<f64>);
+
+impl Rounds {
+    fn median(&self) -> f64 {
+        let mut sorted = self.0.clone();
+        sorted.sort_by(f64::total_cmp);
+        match sorted.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => sorted[n / 2],
+            n => f64::midpoint(sorted[n / 2 - 1], sorted[n / 2]),
+        }
+    }
+
+    fn describe(&self) -> String {
+        let slowest = self.0.iter().copied().fold(f64::INFINITY, f64::min);
+        let fastest = self.0.iter().copied().fold(0.0, f64::max);
+        format!(
+            "{:.1} jobs/s, the median of {} rounds (slowest {slowest:.1}, fastest {fastest:.1})",
+            self.median(),
+            self.0.len()
+        )
+    }
+}
+
 #[allow(clippy::print_stdout, clippy::cast_precision_loss)] // A benchmark reports on stdout.
 #[tokio::main]
 async fn main() {
-    let jobs: u64 = std::env::var("BENCH_JOBS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
+    let setting = |name: &str, default: u64| {
+        std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(default)
+    };
+    let (jobs, rounds) = (setting("BENCH_JOBS", 20), setting("BENCH_ROUNDS", 10));
     let dir = tempfile::tempdir().expect("temp dir");
     let counts = Arc::new(Counts::default());
     let (c1, c2, c3) = (counts.clone(), counts.clone(), counts.clone());
@@ -110,7 +143,7 @@ async fn main() {
         model: Some(Box::new(move |m| Arc::new(Wrapped::new(m, CountingModel(c3))) as Arc<dyn Model>)),
         ..Wrap::default()
     };
-    let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
+    let local = Arc::new(Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open"));
     let ws = local.workspace().await.expect("workspace");
     let input: SourceInput = serde_json::from_str(SAMPLE).expect("sample");
     run(&local, &ws, &input).await; // warm-up
@@ -120,41 +153,43 @@ async fn main() {
         |c: &Counts| [&c.reads, &c.queries, &c.commits, &c.events, &c.model_calls].map(|n| n.load(Ordering::Relaxed));
     let before = counted(&counts);
     let by_before = counts.by_collection.lock().map(|b| b.clone()).unwrap_or_default();
-    let start = Instant::now();
-    for _ in 0..jobs {
-        run(&local, &ws, &input).await;
+    let mut sequential = Rounds(Vec::new());
+    for _ in 0..rounds {
+        let start = Instant::now();
+        for _ in 0..jobs {
+            run(&local, &ws, &input).await;
+        }
+        local.settle(Duration::from_secs(60)).await.expect("settle");
+        sequential.0.push(jobs as f64 / start.elapsed().as_secs_f64());
     }
-    local.settle(Duration::from_secs(60)).await.expect("settle");
-    let sequential = start.elapsed();
     let after = counted(&counts);
-    let per_job = |i: usize| (after[i] - before[i]) as f64 / jobs as f64;
+    let per_job = |i: usize| (after[i] - before[i]) as f64 / (jobs * rounds) as f64;
     let by_after = counts.by_collection.lock().map(|b| b.clone()).unwrap_or_default();
     let breakdown: Vec<String> = by_after
         .iter()
         .map(|(key, n)| (key, n - by_before.get(key).copied().unwrap_or(0)))
         .filter(|(_, n)| *n > 0)
-        .map(|((op, collection), n)| format!("{op} {collection} {:.1}", n as f64 / jobs as f64))
+        .map(|((op, collection), n)| format!("{op} {collection} {:.1}", n as f64 / (jobs * rounds) as f64))
         .collect();
 
-    let start = Instant::now();
-    let mut running = Vec::new();
-    let local = Arc::new(local);
-    for _ in 0..jobs {
-        let (local, ws, input) = (local.clone(), ws.clone(), input.clone());
-        running.push(tokio::spawn(async move { run(&local, &ws, &input).await }));
+    let mut concurrent = Rounds(Vec::new());
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let running: Vec<_> = (0..jobs)
+            .map(|_| {
+                let (local, ws, input) = (local.clone(), ws.clone(), input.clone());
+                tokio::spawn(async move { run(&local, &ws, &input).await })
+            })
+            .collect();
+        for r in running {
+            r.await.expect("job");
+        }
+        concurrent.0.push(jobs as f64 / start.elapsed().as_secs_f64());
     }
-    for r in running {
-        r.await.expect("job");
-    }
-    let concurrent = start.elapsed();
 
-    println!("pipeline (offline model, sqlite, local queue), {jobs} jobs ingest->verified:");
-    println!(
-        "  sequential: {:.1} jobs/s ({:.0} ms per job)",
-        jobs as f64 / sequential.as_secs_f64(),
-        sequential.as_secs_f64() * 1000.0 / jobs as f64
-    );
-    println!("  concurrent: {:.1} jobs/s", jobs as f64 / concurrent.as_secs_f64());
+    println!("pipeline (offline model, sqlite, local queue), ingest->verified, rounds of {jobs} jobs:");
+    println!("  sequential: {}", sequential.describe());
+    println!("  concurrent ({jobs} at once): {}", concurrent.describe());
     println!(
         "  per job: {:.0} store reads, {:.0} queries, {:.0} commits, {:.0} events published, {:.0} model calls",
         per_job(0),
@@ -172,8 +207,8 @@ async fn main() {
         "{}",
         serde_json::json!({
             "bench": "pipeline",
-            "sequential_jobs_per_s": round(jobs as f64 / sequential.as_secs_f64()),
-            "concurrent_jobs_per_s": round(jobs as f64 / concurrent.as_secs_f64()),
+            "sequential_jobs_per_s": round(sequential.median()),
+            "concurrent_jobs_per_s": round(concurrent.median()),
             "reads_per_job": round(per_job(0)),
             "queries_per_job": round(per_job(1)),
             "commits_per_job": round(per_job(2)),

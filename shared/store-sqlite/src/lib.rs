@@ -246,13 +246,15 @@ fn note_lock(_attempt: i32) -> bool {
 /// A call runs inline, on the calling task's thread, when no other process holds a lock it
 /// needs: a statement over a local file takes microseconds, while handing it to a blocking
 /// thread and back costs two thread wake-ups, which dominate on a small virtual machine. When
-/// another inline call has the connection (on another worker thread), this one waits for it
-/// inline too — that is one short call. Only when a call is in a blocking task (it may be
-/// waiting seconds for another process), or SQLite meets another process's lock (it reports
-/// busy instead of waiting, see [`note_lock`]), does a call go to a blocking task, where it
-/// waits up to [`BUSY_TIMEOUT`]. A call may therefore run twice: `f` must leave nothing behind
-/// when it fails busy — one statement, or one transaction (dropping it rolls back) — which is
-/// how every call here is written.
+/// another inline call has the connection (on another worker thread), this one is handed to
+/// that call, which runs it before letting the connection go, and the calling task awaits the
+/// result: its thread goes on with other tasks instead of sleeping on the lock, which on two
+/// cores left one of them idle for a quarter of the time under concurrent jobs. Only when a
+/// call is in a blocking task (it may be waiting seconds for another process), or SQLite meets
+/// another process's lock (it reports busy instead of waiting, see [`note_lock`]), does a call
+/// go to a blocking task, where it waits up to [`BUSY_TIMEOUT`]. A call may therefore run
+/// twice: `f` must leave nothing behind when it fails busy — one statement, or one transaction
+/// (dropping it rolls back) — which is how every call here is written.
 #[derive(Clone)]
 pub struct Blocking(Arc<Shared>);
 
@@ -262,10 +264,83 @@ struct Shared {
     off: std::sync::atomic::AtomicUsize,
     /// Calls run, so the checkpointer knows when there may be something to copy.
     calls: std::sync::atomic::AtomicU64,
+    /// Calls handed to whoever holds the connection, to run before letting it go ([`release`]).
+    handed: Mutex<std::collections::VecDeque<Handed>>,
+}
+
+/// A call handed to the holder of the connection: it runs the call and sends the outcome back.
+type Handed = Box<dyn FnOnce(&mut Connection) + Send>;
+
+/// What became of a handed call.
+enum Handback<T, F> {
+    /// It ran: its result.
+    Ran(T),
+    /// It met another process's lock: the caller runs it in a blocking task.
+    Off(F),
+    /// The connection's busy handler could not be restored after it.
+    Lost,
+}
+
+/// Run `f` where waiting for another process's lock is not allowed (a worker thread of the
+/// async runtime): `None` when SQLite met such a lock (`f` left nothing behind; it is to run
+/// again off the runtime), `Some(Err)` when the connection's busy timeout could not be set back.
+fn attempt<T>(conn: &mut Connection, f: impl FnOnce(&mut Connection) -> T) -> Option<rusqlite::Result<T>> {
+    MET_LOCK.with(|met| met.set(false));
+    conn.busy_handler(Some(note_lock)).ok()?;
+    let result = f(conn);
+    let restored = conn.busy_timeout(BUSY_TIMEOUT);
+    (!MET_LOCK.with(std::cell::Cell::get)).then_some(restored.map(|()| result))
+}
+
+/// Let the connection go, first running every call handed to its holder meanwhile. A call
+/// handed just as the holder looked for the last time is run by whoever takes the connection
+/// next: the holder looks again after letting it go, and takes it back while calls wait.
+fn release<'a>(shared: &'a Shared, conn: std::sync::MutexGuard<'a, Connection>) {
+    let _failing = FailHandedOnPanic(shared);
+    let mut conn = conn;
+    let next = || shared.handed.lock().ok().and_then(|mut handed| handed.pop_front());
+    loop {
+        while let Some(call) = next() {
+            call(&mut conn);
+        }
+        drop(conn);
+        if shared.handed.lock().map(|handed| handed.is_empty()).unwrap_or(true) {
+            return;
+        }
+        conn = match shared.conn.try_lock() {
+            Ok(conn) => conn,
+            // Its holder runs them.
+            Err(std::sync::TryLockError::WouldBlock) => return,
+            // A call panicked holding it: nothing will run again, so the waiting calls fail.
+            Err(std::sync::TryLockError::Poisoned(_)) => return abandon(shared),
+        };
+    }
+}
+
+/// Drop the calls handed to a connection lost to a panic: their callers learn it is lost.
+fn abandon(shared: &Shared) {
+    let handed = shared.handed.lock().map(|mut handed| std::mem::take(&mut *handed));
+    drop(handed);
+}
+
+/// Made before the connection's guard, so dropped after it: when a call panics holding the
+/// connection (its lock is then lost), the calls handed to it fail instead of waiting for ever.
+struct FailHandedOnPanic<'a>(&'a Shared);
+
+impl Drop for FailHandedOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            abandon(self.0);
+        }
+    }
 }
 
 /// How often the checkpointer copies committed pages from the write-ahead log into the file.
-const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+/// Each checkpoint flushes the file, and the commits running meanwhile feel it: in rounds of
+/// 20 jobs at a time on 2 cores, one every 250 ms left a quarter of the rounds about a
+/// sixth under the median, one a second 2% (ARCHITECTURE.md has the figures). It is also the
+/// longest a power loss can take back.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How long (in frames, a page each) a write-ahead log may be before the checkpointer has the
 /// next commit start it again: SQLite's own checkpoint threshold.
@@ -288,6 +363,7 @@ impl Blocking {
         {
             // Commits no longer checkpoint; if this fails they still do, which is only slower.
             let _ = conn.pragma_update(None, "wal_autocheckpoint", 0);
+            release(&shared, conn);
         }
         Self(shared)
     }
@@ -298,6 +374,7 @@ impl Blocking {
             conn: Mutex::new(conn),
             off: std::sync::atomic::AtomicUsize::new(0),
             calls: std::sync::atomic::AtomicU64::new(0),
+            handed: Mutex::default(),
         }))
     }
 
@@ -306,8 +383,9 @@ impl Blocking {
         self.0.off.load(std::sync::atomic::Ordering::Acquire) == 0 && self.0.conn.try_lock().is_ok()
     }
 
-    /// Run `f` on the connection, inline when it can go straight through, else in a blocking
-    /// task; `lost` is the error when the task or the lock is lost (a panic in another call).
+    /// Run `f` on the connection: inline when it is free, handed to its holder when another
+    /// inline call has it, else in a blocking task; `lost` is the error when the task or the
+    /// lock is lost (a panic in another call).
     pub async fn run<T, E>(
         &self,
         mut f: impl FnMut(&mut Connection) -> Result<T, E> + Send + 'static,
@@ -319,26 +397,63 @@ impl Blocking {
     {
         use std::sync::atomic::Ordering;
         self.0.calls.fetch_add(1, Ordering::Relaxed);
+        let failing = FailHandedOnPanic(&self.0);
+        // Decided with the lock's guard dropped before anything is awaited.
         let inline = match self.0.conn.try_lock() {
-            Ok(conn) => Some(conn),
-            // Held by another inline call: short. Held by a blocking task: perhaps long.
-            Err(std::sync::TryLockError::WouldBlock) if self.0.off.load(Ordering::Acquire) == 0 => {
-                self.0.conn.lock().ok()
+            Ok(mut conn) => {
+                let finished = attempt(&mut conn, &mut f);
+                release(&self.0, conn);
+                Some(finished)
             }
-            Err(_) => None,
+            Err(std::sync::TryLockError::WouldBlock) => None,
+            // Lost to a panic: the blocking task reports it.
+            Err(std::sync::TryLockError::Poisoned(_)) => Some(None),
         };
-        let finished = inline.and_then(|mut conn| {
-            MET_LOCK.with(|met| met.set(false));
-            conn.busy_handler(Some(note_lock)).ok()?;
-            let result = f(&mut conn);
-            let restored = conn.busy_timeout(BUSY_TIMEOUT);
+        drop(failing);
+        match inline {
+            Some(Some(Ok(result))) => result,
+            Some(Some(Err(_))) => Err(lost("busy_timeout")),
             // Another process holds the lock: wait for it off the runtime's threads.
-            (!MET_LOCK.with(std::cell::Cell::get)).then_some(restored.map(|()| result))
-        });
-        match finished {
-            Some(Ok(result)) => result,
-            Some(Err(_)) => Err(lost("busy_timeout")),
+            Some(None) => self.run_off(f, lost).await,
+            // Held by another inline call, which is short: it runs this one too.
+            None if self.0.off.load(Ordering::Acquire) == 0 => self.hand_over(f, lost).await,
+            // Held by a blocking task, perhaps long.
             None => self.run_off(f, lost).await,
+        }
+    }
+
+    /// Hand `f` to the holder of the connection and await its outcome.
+    async fn hand_over<T, E, F>(&self, mut f: F, lost: impl Fn(&'static str) -> E + Send + 'static) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: Send + 'static,
+        F: FnMut(&mut Connection) -> Result<T, E> + Send + 'static,
+    {
+        let (back, outcome) = tokio::sync::oneshot::channel();
+        let call: Handed = Box::new(move |conn| {
+            let handback = match attempt(conn, &mut f) {
+                Some(Ok(result)) => Handback::Ran(result),
+                Some(Err(_)) => Handback::Lost,
+                None => Handback::Off(f),
+            };
+            // The caller stopped waiting (its task was dropped): nothing to tell.
+            let _ = back.send(handback);
+        });
+        match self.0.handed.lock() {
+            Ok(mut handed) => handed.push_back(call),
+            Err(_) => return Err(lost("poisoned")),
+        }
+        // The holder may have let the connection go before the call was handed: take it then.
+        match self.0.conn.try_lock() {
+            Ok(conn) => release(&self.0, conn),
+            Err(std::sync::TryLockError::WouldBlock) => {}
+            Err(std::sync::TryLockError::Poisoned(_)) => abandon(&self.0),
+        }
+        match outcome.await {
+            Ok(Handback::Ran(result)) => result,
+            Ok(Handback::Lost) => Err(lost("busy_timeout")),
+            Ok(Handback::Off(f)) => self.run_off(f, lost).await,
+            Err(_) => Err(lost("poisoned")),
         }
     }
 
@@ -360,8 +475,11 @@ impl Blocking {
         let result = tokio::task::spawn_blocking({
             let shared = shared.clone();
             move || {
+                let _failing = FailHandedOnPanic(&shared);
                 let mut guard = shared.conn.lock().map_err(|_| lost("poisoned"))?;
-                f(&mut guard)
+                let result = f(&mut guard);
+                release(&shared, guard);
+                result
             }
         })
         .await
@@ -377,8 +495,11 @@ impl Blocking {
         f: impl FnOnce(&mut Connection) -> Result<T, E>,
         lost: impl Fn(&'static str) -> E,
     ) -> Result<T, E> {
+        let _failing = FailHandedOnPanic(&self.0);
         let mut guard = self.0.conn.lock().map_err(|_| lost("poisoned"))?;
-        f(&mut guard)
+        let result = f(&mut guard);
+        release(&self.0, guard);
+        result
     }
 }
 
@@ -414,10 +535,11 @@ fn checkpoint_in_background(path: &Path, shared: std::sync::Weak<Shared>) -> boo
                     let Some(shared) = shared.upgrade() else { return };
                     // Calls meanwhile wait off the runtime's threads, as for any long call.
                     shared.off.fetch_add(1, Ordering::AcqRel);
-                    if let Ok(_held) = shared.conn.lock()
-                        && let Err(e) = checkpoint()
-                    {
-                        tracing::debug!(error = %error_kind(&e), "a background checkpoint did not run");
+                    if let Ok(held) = shared.conn.lock() {
+                        if let Err(e) = checkpoint() {
+                            tracing::debug!(error = %error_kind(&e), "a background checkpoint did not run");
+                        }
+                        release(&shared, held);
                     }
                     shared.off.fetch_sub(1, Ordering::AcqRel);
                 }
@@ -1303,5 +1425,92 @@ mod tests {
         assert_ne!(sequence(), first, "the log grew through {commits} commits without starting again");
         let size = std::fs::metadata(&log).expect("the log").len();
         assert!(size <= u64::try_from(LOG_SIZE_LIMIT).expect("limit"), "{size} bytes of log");
+    }
+
+    /// A connection in memory with one counter, for the hand-over's cases.
+    fn counter() -> Blocking {
+        let conn = Connection::open_in_memory().expect("memory");
+        conn.execute_batch("CREATE TABLE n (v INTEGER NOT NULL); INSERT INTO n VALUES (0);").expect("counter");
+        Blocking::new(conn)
+    }
+
+    fn lost(why: &'static str) -> String {
+        why.to_owned()
+    }
+
+    /// Calls that meet on the connection from two worker threads are handed to whichever holds
+    /// it: every one runs, and runs once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn calls_handed_to_the_holder_all_run_once() {
+        let conn = counter();
+        let calls: Vec<_> = (0..2000)
+            .map(|_| {
+                let conn = conn.clone();
+                tokio::spawn(async move {
+                    conn.run(|c| c.execute("UPDATE n SET v = v + 1", []).map_err(|e| e.to_string()), lost).await
+                })
+            })
+            .collect();
+        let all = async {
+            for call in calls {
+                call.await.expect("task").expect("call");
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(60), all).await.expect("no call is left waiting");
+        let v =
+            conn.run(|c| c.query_row("SELECT v FROM n", [], |r| r.get::<_, i64>(0)).map_err(|e| e.to_string()), lost);
+        assert_eq!(v.await, Ok(2000));
+        assert!(conn.0.handed.lock().expect("queue").is_empty());
+    }
+
+    /// A call that panics holding the connection loses it (its lock is poisoned); the calls
+    /// handed to it meanwhile fail with the loss instead of waiting for ever, and so do later
+    /// ones.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_that_panics_holding_the_connection_fails_the_calls_handed_to_it() {
+        let conn = counter();
+        let holding = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let panicking = tokio::spawn({
+            let (conn, holding) = (conn.clone(), holding.clone());
+            let shared = conn.0.clone();
+            async move {
+                conn.run(
+                    move |_| -> Result<(), String> {
+                        holding.store(true, std::sync::atomic::Ordering::Release);
+                        // Until three calls are handed to it.
+                        while shared.handed.lock().map(|h| h.len()).unwrap_or(0) < 3 {
+                            std::thread::yield_now();
+                        }
+                        panic!("a bug in a call");
+                    },
+                    lost,
+                )
+                .await
+            }
+        });
+        while !holding.load(std::sync::atomic::Ordering::Acquire) {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        let handed: Vec<_> = (0..3)
+            .map(|_| {
+                let conn = conn.clone();
+                tokio::spawn(async move {
+                    conn.run(|c| c.execute("UPDATE n SET v = v + 1", []).map_err(|e| e.to_string()), lost).await
+                })
+            })
+            .collect();
+        assert!(panicking.await.is_err(), "the call panicked");
+        let all = async {
+            let mut outcomes = Vec::new();
+            for call in handed {
+                outcomes.push(call.await.expect("task"));
+            }
+            outcomes
+        };
+        let outcomes =
+            tokio::time::timeout(std::time::Duration::from_secs(60), all).await.expect("no call waits for ever");
+        assert_eq!(outcomes, vec![Err("poisoned".to_owned()); 3]);
+        let later = conn.run(|c| c.execute("UPDATE n SET v = v + 1", []).map_err(|e| e.to_string()), lost).await;
+        assert_eq!(later, Err("poisoned".to_owned()));
     }
 }
