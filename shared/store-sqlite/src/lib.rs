@@ -1438,19 +1438,20 @@ mod tests {
         why.to_owned()
     }
 
+    /// A task that adds one to the counter.
+    fn increment(conn: &Blocking) -> tokio::task::JoinHandle<Result<usize, String>> {
+        let conn = conn.clone();
+        tokio::spawn(async move {
+            conn.run(|c| c.execute("UPDATE n SET v = v + 1", []).map_err(|e| e.to_string()), lost).await
+        })
+    }
+
     /// Calls that meet on the connection from two worker threads are handed to whichever holds
     /// it: every one runs, and runs once.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn calls_handed_to_the_holder_all_run_once() {
         let conn = counter();
-        let calls: Vec<_> = (0..2000)
-            .map(|_| {
-                let conn = conn.clone();
-                tokio::spawn(async move {
-                    conn.run(|c| c.execute("UPDATE n SET v = v + 1", []).map_err(|e| e.to_string()), lost).await
-                })
-            })
-            .collect();
+        let calls: Vec<_> = (0..2000).map(|_| increment(&conn)).collect();
         let all = async {
             for call in calls {
                 call.await.expect("task").expect("call");
@@ -1491,14 +1492,7 @@ mod tests {
         while !holding.load(std::sync::atomic::Ordering::Acquire) {
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
         }
-        let handed: Vec<_> = (0..3)
-            .map(|_| {
-                let conn = conn.clone();
-                tokio::spawn(async move {
-                    conn.run(|c| c.execute("UPDATE n SET v = v + 1", []).map_err(|e| e.to_string()), lost).await
-                })
-            })
-            .collect();
+        let handed: Vec<_> = (0..3).map(|_| increment(&conn)).collect();
         assert!(panicking.await.is_err(), "the call panicked");
         let all = async {
             let mut outcomes = Vec::new();
@@ -1510,7 +1504,6 @@ mod tests {
         let outcomes =
             tokio::time::timeout(std::time::Duration::from_secs(60), all).await.expect("no call waits for ever");
         assert_eq!(outcomes, vec![Err("poisoned".to_owned()); 3]);
-        let later = conn.run(|c| c.execute("UPDATE n SET v = v + 1", []).map_err(|e| e.to_string()), lost).await;
-        assert_eq!(later, Err("poisoned".to_owned()));
+        assert_eq!(increment(&conn).await.expect("task"), Err("poisoned".to_owned()));
     }
 }
