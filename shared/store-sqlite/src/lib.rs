@@ -297,6 +297,7 @@ fn attempt<T>(conn: &mut Connection, f: impl FnOnce(&mut Connection) -> T) -> Op
 /// next: the holder looks again after letting it go, and takes it back while calls wait.
 fn release<'a>(shared: &'a Shared, conn: std::sync::MutexGuard<'a, Connection>) {
     let _failing = FailHandedOnPanic(shared);
+    // Bound after `_failing`, so dropped before it (a parameter would outlive it).
     let mut conn = conn;
     let next = || shared.handed.lock().ok().and_then(|mut handed| handed.pop_front());
     loop {
@@ -335,6 +336,29 @@ impl Drop for FailHandedOnPanic<'_> {
     }
 }
 
+/// Run `f` on the connection, waiting for it, then let it go ([`release`]); `None` when the
+/// connection was lost to a panic.
+fn holding<T>(shared: &Shared, f: impl FnOnce(&mut Connection) -> T) -> Option<T> {
+    let _failing = FailHandedOnPanic(shared);
+    let mut conn = shared.conn.lock().ok()?;
+    let result = f(&mut conn);
+    release(shared, conn);
+    Some(result)
+}
+
+/// Run `f` on the connection if it is free now, then let it go ([`release`]).
+fn holding_if_free<T>(shared: &Shared, f: impl FnOnce(&mut Connection) -> T) -> Result<T, std::sync::TryLockError<()>> {
+    use std::sync::{PoisonError, TryLockError};
+    let _failing = FailHandedOnPanic(shared);
+    let mut conn = shared.conn.try_lock().map_err(|e| match e {
+        TryLockError::WouldBlock => TryLockError::WouldBlock,
+        TryLockError::Poisoned(_) => TryLockError::Poisoned(PoisonError::new(())),
+    })?;
+    let result = f(&mut conn);
+    release(shared, conn);
+    Ok(result)
+}
+
 /// How often the checkpointer copies committed pages from the write-ahead log into the file.
 /// Each checkpoint flushes the file, and the commits running meanwhile feel it: in rounds of
 /// 20 jobs at a time on 2 cores, one every 250 ms left a quarter of the rounds about a
@@ -359,11 +383,11 @@ impl Blocking {
         let Self(shared) = Self::reader(conn);
         if let Some(path) = path
             && checkpoint_in_background(&path, Arc::downgrade(&shared))
-            && let Ok(conn) = shared.conn.lock()
         {
             // Commits no longer checkpoint; if this fails they still do, which is only slower.
-            let _ = conn.pragma_update(None, "wal_autocheckpoint", 0);
-            release(&shared, conn);
+            holding(&shared, |conn| {
+                let _ = conn.pragma_update(None, "wal_autocheckpoint", 0);
+            });
         }
         Self(shared)
     }
@@ -395,30 +419,19 @@ impl Blocking {
         T: Send + 'static,
         E: Send + 'static,
     {
+        use std::sync::TryLockError;
         use std::sync::atomic::Ordering;
         self.0.calls.fetch_add(1, Ordering::Relaxed);
-        let failing = FailHandedOnPanic(&self.0);
-        // Decided with the lock's guard dropped before anything is awaited.
-        let inline = match self.0.conn.try_lock() {
-            Ok(mut conn) => {
-                let finished = attempt(&mut conn, &mut f);
-                release(&self.0, conn);
-                Some(finished)
-            }
-            Err(std::sync::TryLockError::WouldBlock) => None,
-            // Lost to a panic: the blocking task reports it.
-            Err(std::sync::TryLockError::Poisoned(_)) => Some(None),
-        };
-        drop(failing);
-        match inline {
-            Some(Some(Ok(result))) => result,
-            Some(Some(Err(_))) => Err(lost("busy_timeout")),
-            // Another process holds the lock: wait for it off the runtime's threads.
-            Some(None) => self.run_off(f, lost).await,
+        match holding_if_free(&self.0, |conn| attempt(conn, &mut f)) {
+            Ok(Some(Ok(result))) => result,
+            Ok(Some(Err(_))) => Err(lost("busy_timeout")),
+            // Another process holds the lock: wait for it off the runtime's threads. Lost to a
+            // panic: the blocking task reports it.
+            Ok(None) | Err(TryLockError::Poisoned(_)) => self.run_off(f, lost).await,
             // Held by another inline call, which is short: it runs this one too.
-            None if self.0.off.load(Ordering::Acquire) == 0 => self.hand_over(f, lost).await,
+            Err(TryLockError::WouldBlock) if self.0.off.load(Ordering::Acquire) == 0 => self.hand_over(f, lost).await,
             // Held by a blocking task, perhaps long.
-            None => self.run_off(f, lost).await,
+            Err(TryLockError::WouldBlock) => self.run_off(f, lost).await,
         }
     }
 
@@ -443,11 +456,10 @@ impl Blocking {
             Ok(mut handed) => handed.push_back(call),
             Err(_) => return Err(lost("poisoned")),
         }
-        // The holder may have let the connection go before the call was handed: take it then.
-        match self.0.conn.try_lock() {
-            Ok(conn) => release(&self.0, conn),
-            Err(std::sync::TryLockError::WouldBlock) => {}
-            Err(std::sync::TryLockError::Poisoned(_)) => abandon(&self.0),
+        // The holder may have let the connection go before the call was handed: take it then
+        // (letting it go runs the call).
+        if let Err(std::sync::TryLockError::Poisoned(_)) = holding_if_free(&self.0, |_| ()) {
+            abandon(&self.0);
         }
         match outcome.await {
             Ok(Handback::Ran(result)) => result,
@@ -474,13 +486,7 @@ impl Blocking {
         shared.off.fetch_add(1, Ordering::AcqRel);
         let result = tokio::task::spawn_blocking({
             let shared = shared.clone();
-            move || {
-                let _failing = FailHandedOnPanic(&shared);
-                let mut guard = shared.conn.lock().map_err(|_| lost("poisoned"))?;
-                let result = f(&mut guard);
-                release(&shared, guard);
-                result
-            }
+            move || holding(&shared, |conn| f(conn)).unwrap_or_else(|| Err(lost("poisoned")))
         })
         .await
         .unwrap_or(Err(lost_join));
@@ -495,11 +501,7 @@ impl Blocking {
         f: impl FnOnce(&mut Connection) -> Result<T, E>,
         lost: impl Fn(&'static str) -> E,
     ) -> Result<T, E> {
-        let _failing = FailHandedOnPanic(&self.0);
-        let mut guard = self.0.conn.lock().map_err(|_| lost("poisoned"))?;
-        let result = f(&mut guard);
-        release(&self.0, guard);
-        result
+        holding(&self.0, f).unwrap_or_else(|| Err(lost("poisoned")))
     }
 }
 
@@ -535,11 +537,8 @@ fn checkpoint_in_background(path: &Path, shared: std::sync::Weak<Shared>) -> boo
                     let Some(shared) = shared.upgrade() else { return };
                     // Calls meanwhile wait off the runtime's threads, as for any long call.
                     shared.off.fetch_add(1, Ordering::AcqRel);
-                    if let Ok(held) = shared.conn.lock() {
-                        if let Err(e) = checkpoint() {
-                            tracing::debug!(error = %error_kind(&e), "a background checkpoint did not run");
-                        }
-                        release(&shared, held);
+                    if let Some(Err(e)) = holding(&shared, |_| checkpoint()) {
+                        tracing::debug!(error = %error_kind(&e), "a background checkpoint did not run");
                     }
                     shared.off.fetch_sub(1, Ordering::AcqRel);
                 }
