@@ -222,9 +222,23 @@ try {
     await page.locator(`a[href="#/jobs/${job}"]`).waitFor();
     const row = page.locator(`a[href="#/jobs/${job}"]`);
     check(`the jobs list shows the job${suffix}`, (await row.count()) === 1);
+    // The server's answer for the filtered list is held back: meanwhile the last list stays,
+    // marked busy, so the operator does not take it for the filtered one.
+    let release;
+    const held = new Promise((resolve) => { release = resolve; });
+    await page.route(`${base}/v1/jobs`, async (route) => { await held; await route.continue(); });
     await page.selectOption('#status-filter', 'draft_rejected');
-    await page.waitForFunction(() => location.hash === '#/jobs?status=draft_rejected');
-    await page.locator('table, main p.muted').first().waitFor();
+    await page.locator('main[aria-busy="true"]').waitFor();
+    check(`the list on its way is marked busy${suffix}`, (await page.locator(`a[href="#/jobs/${job}"]`).count()) === 1);
+    const answered = page.waitForEvent('requestfinished', (r) => r.url() === `${base}/v1/jobs`);
+    release();
+    await answered;
+    await page.unroute(`${base}/v1/jobs`);
+    // The filtered list once it is shown: it says which status it holds, or that no job has it.
+    await page.waitForFunction(() => {
+      const main = document.querySelector('main');
+      return !main.hasAttribute('aria-busy') && /with status draft rejected|No job has this status/.test(main.textContent);
+    });
     check(`the status filter leaves out other statuses${suffix}`, (await page.locator(`a[href="#/jobs/${job}"]`).count()) === 0);
     await page.selectOption('#status-filter', '');
     await page.locator(`a[href="#/jobs/${job}"]`).waitFor();

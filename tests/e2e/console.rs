@@ -97,6 +97,8 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "the timeline has a bar per invocation",
         "a focused bar shows its duration and tokens",
         "a late answer for the page left does not replace the next one",
+        "the list on its way is marked busy",
+        "the status filter leaves out other statuses-375",
         "the job page fits 375 px without scrolling sideways",
         "the page follows prefers-color-scheme: dark",
         "the nova page fits 375 px without scrolling sideways",

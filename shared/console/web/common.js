@@ -22,6 +22,8 @@ export function el(tag, attrs = {}, ...children) {
 export function say(text, error = false) {
   statusLine.textContent = text;
   statusLine.classList.toggle('error', error);
+  // A page that has failed to load shows what it had; it is no longer on its way.
+  if (error) main.removeAttribute('aria-busy');
 }
 
 export function saidError() {
@@ -55,11 +57,15 @@ let visits = 0;
  * operator has gone to since, nor speaks over it. */
 export function visit() {
   const mine = ++visits;
+  // Until the page is shown, what is on screen belongs to the last one: it is marked busy (and
+  // dimmed), so neither the operator nor a screen reader takes it for the answer.
+  main.setAttribute('aria-busy', 'true');
   return () => mine === visits;
 }
 
 export function show(...nodes) {
   main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
+  main.removeAttribute('aria-busy');
   main.focus();
 }
 

@@ -53,6 +53,12 @@ function age(iso) {
   return `${Math.round(minutes / 1440)} d`;
 }
 
+/** The jobs list's caption: how many jobs it shows and, when filtered, which status. */
+function count(n, filter) {
+  const jobs = n === 1 ? '1 job' : `${n} jobs`;
+  return filter ? `${jobs} with status ${filter.replaceAll('_', ' ')}` : jobs;
+}
+
 async function jobsPage(filter, here) {
   const reply = await api('GET', '/v1/jobs');
   if (!here()) return;
@@ -71,7 +77,7 @@ async function jobsPage(filter, here) {
     el('td', { text: AWAITING[j.status] ? `awaits ${AWAITING[j.status]}` : '' }),
     el('td', { text: age(j.created_at), title: j.created_at })));
   const table = jobs.length
-    ? el('table', {}, el('caption', { class: 'muted', text: `${jobs.length} job(s)` }),
+    ? el('table', {}, el('caption', { class: 'muted', text: count(jobs.length, filter) }),
       el('thead', {}, el('tr', {}, ...['Job', 'Status', 'Decision', 'Age'].map((h) => el('th', { scope: 'col', text: h })))),
       el('tbody', {}, ...rows))
     : el('p', { class: 'muted', text: filter ? 'No job has this status.' : 'No jobs yet.' });
