@@ -29,13 +29,29 @@ pub struct SessionEvent {
     pub state_delta: BTreeMap<String, Value>,
 }
 
+/// What a session is kept for: the user, the job and the role (inside the workspace that
+/// stores it).
+///
+/// It is stored nested under `key`, not as top-level fields: a store indexes a document's
+/// top-level `job` to follow one job's documents, and nothing looks a session up by job (it
+/// lives for one invocation), so leaving sessions out of that index spares each invocation
+/// two index writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionKey {
+    /// Who the invocation runs for.
+    pub user: OperatorId,
+    /// The job it works on.
+    pub job: JobId,
+    /// The role invoked.
+    pub role: Role,
+}
+
 /// A read-only copy of a stored session.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Session {
-    user: OperatorId,
-    job: JobId,
-    role: Role,
+    key: SessionKey,
     events: Vec<SessionEvent>,
     created_at: DateTime<Utc>,
 }
@@ -57,7 +73,12 @@ impl Session {
 
     /// The role invoked.
     pub fn role(&self) -> Role {
-        self.role
+        self.key.role
+    }
+
+    /// The user, job and role it is kept for.
+    pub fn key(&self) -> &SessionKey {
+        &self.key
     }
 }
 
@@ -93,7 +114,8 @@ pub async fn open(
     invocation: &str,
 ) -> Result<Open, harmonia_store::Error> {
     let id = session_id(user, job, role, invocation);
-    let session = Session { user: user.clone(), job: job.clone(), role, events: Vec::new(), created_at: Utc::now() };
+    let key = SessionKey { user: user.clone(), job: job.clone(), role };
+    let session = Session { key, events: Vec::new(), created_at: Utc::now() };
     let data = encode(&session)?;
     let create = Write { collection: SESSIONS, id: id.clone(), op: WriteOp::Create(data.clone()) };
     match store.commit(workspace, vec![create]).await {
@@ -135,5 +157,24 @@ mod tests {
         assert_eq!(id, session_id(&user, &job, Role::Nimi, "00f067aa0ba902b7"));
         assert!(id.as_str().starts_with("sess-") && id.as_str().len() == 45, "{id}");
         assert_ne!(id, session_id(&user, &job, Role::Dara, "00f067aa0ba902b7"));
+    }
+
+    /// An open session is stored (the record a crashed invocation leaves) with its key nested:
+    /// it reads back whole, and a query following its job does not find it.
+    #[tokio::test]
+    async fn an_open_session_is_stored_under_its_key_and_not_followed_by_job() {
+        use harmonia_store::{MAX_QUERY_LIMIT, Query};
+        let dir = harmonia_testkit::temp_dir();
+        let store = harmonia_store_sqlite::SqliteStore::open(dir.path().join("s.sqlite")).expect("store");
+        let (ws, user, job): (WorkspaceId, OperatorId, JobId) =
+            ("ws-1".parse().expect("ws"), "pipeline".parse().expect("user"), "job-1".parse().expect("job"));
+        let open = open(&store, &ws, &user, &job, Role::Nimi, "00f067aa0ba902b7").await.expect("open");
+        let stored = store.get(&ws, SESSIONS, open.id()).await.expect("get").expect("stored");
+        let session: Session = stored.decode().expect("a session");
+        assert_eq!(session.key(), &SessionKey { user, job: job.clone(), role: Role::Nimi });
+        assert!(session.events().is_empty());
+        let by_job = Query::all(MAX_QUERY_LIMIT).filter("job", job.to_string()).expect("query");
+        assert!(store.query(&ws, SESSIONS, &by_job).await.expect("query").is_empty());
+        assert_eq!(store.query(&ws, SESSIONS, &Query::all(10)).await.expect("query").len(), 1);
     }
 }

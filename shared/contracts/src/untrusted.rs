@@ -129,12 +129,32 @@ pub fn score(text: &str) -> Score {
 /// set rules aside (or a phrase folded into `ignore`), call, act, claim approval, re-cast
 /// the reader or address the system, or a tool name's underscore or a call's bracket.
 fn may_signal(text: &str) -> bool {
-    text.contains(['_', '(']) || text_words(text).any(|w| TRIGGERS.with(|t| t.contains(w)))
+    text.contains(['_', '(']) || TRIGGERS.with(|t| text_words(text).any(|w| t.contains(w)))
+}
+
+/// FNV-1a, to look a text's words up among the detector's own: the set is fixed when it is
+/// built, so what a text holds cannot crowd its buckets, and a keyed hash would only make every
+/// lookup slower.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for b in bytes {
+            hash = (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
 }
 
 thread_local! {
     /// The words [`may_signal`] looks for.
-    static TRIGGERS: std::collections::HashSet<&'static str> = [
+    static TRIGGERS: std::collections::HashSet<&'static str, std::hash::BuildHasherDefault<Fnv>> = [
         ROLES,
         OVERRIDE_VERBS,
         // The phrases `words` folds into `ignore` begin with these.
@@ -252,17 +272,69 @@ fn leet(ch: char) -> Option<char> {
 }
 
 /// Normalise `text` for scoring (see the module docs).
+///
+/// One pass over the words: each is written out as it comes, but a single letter waits with
+/// the others beside it, since a run of three or more is one word spelled out.
 pub fn normalise(text: &str) -> Normalised {
     let (mapped, mut disguised) = fold(text);
-    let mut words: Vec<Cow<'_, str>> = Vec::new();
+    let mut out = Spaced::with_capacity(mapped.len());
+    // The single letters waiting, and how many there are.
+    let (mut run, mut letters) = (String::new(), 0usize);
     for raw in mapped.split_whitespace() {
         let word = unleet(raw);
         disguised |= matches!(word, Cow::Owned(_));
-        words.push(word);
+        let word = spelled_out(&word).map_or(word, Cow::Owned);
+        if single_letter(&word) {
+            run.push_str(&word);
+            letters += 1;
+            continue;
+        }
+        disguised |= out.letters(&run, letters);
+        run.clear();
+        letters = 0;
+        out.word(&word);
     }
-    let joined = join_spaced_letters(&words);
-    disguised |= joined.len() != words.len();
-    Normalised { text: joined.join(" "), disguised }
+    disguised |= out.letters(&run, letters);
+    Normalised { text: out.text, disguised }
+}
+
+/// Normalised text as it is written: words with single spaces between them.
+struct Spaced {
+    text: String,
+}
+
+impl Spaced {
+    fn with_capacity(capacity: usize) -> Self {
+        Self { text: String::with_capacity(capacity) }
+    }
+
+    fn word(&mut self, word: &str) {
+        if !self.text.is_empty() {
+            self.text.push(' ');
+        }
+        self.text.push_str(word);
+    }
+
+    /// `count` single letters (`run`, one after the other): one word when there are three or
+    /// more (and then whether letters were joined), else each on its own.
+    fn letters(&mut self, run: &str, count: usize) -> bool {
+        if count >= 3 {
+            self.word(run);
+            return true;
+        }
+        for (at, letter) in run.char_indices() {
+            self.word(&run[at..at + letter.len_utf8()]);
+        }
+        false
+    }
+}
+
+/// A word that spells out three or more letters between dots, hyphens or asterisks
+/// (`p.u.b.l.i.s.h`), as one word (`publish`).
+fn spelled_out(word: &str) -> Option<String> {
+    let pieces = || word.split(['.', '-', '*']).filter(|p| !p.is_empty());
+    (word.contains(['.', '-', '*']) && pieces().nth(2).is_some() && pieces().all(single_letter))
+        .then(|| pieces().collect())
 }
 
 /// `text` without format characters, in NFKC, look-alikes mapped, in lower case; and whether
@@ -321,40 +393,6 @@ fn unleet(word: &str) -> Cow<'_, str> {
 fn single_letter(w: &str) -> bool {
     let mut chars = w.chars();
     chars.next().is_some_and(char::is_alphabetic) && chars.next().is_none()
-}
-
-/// Join runs of three or more single letters (`s y s t e m`, `p.u.b.l.i.s.h`) into words.
-fn join_spaced_letters<'a>(words: &'a [Cow<'a, str>]) -> Vec<Cow<'a, str>> {
-    let mut pieces: Vec<Cow<'a, str>> = Vec::with_capacity(words.len());
-    for word in words {
-        let word: &'a str = word;
-        let dotted = || word.split(['.', '-', '*']).filter(|p| !p.is_empty());
-        if word.contains(['.', '-', '*']) && dotted().nth(2).is_some() && dotted().all(single_letter) {
-            pieces.push(Cow::Owned(dotted().collect()));
-        } else {
-            pieces.push(Cow::Borrowed(word));
-        }
-    }
-    let mut out: Vec<Cow<'a, str>> = Vec::with_capacity(pieces.len());
-    let mut run: Vec<Cow<'a, str>> = Vec::new();
-    let flush = |run: &mut Vec<Cow<'a, str>>, out: &mut Vec<Cow<'a, str>>| {
-        if run.len() >= 3 {
-            out.push(Cow::Owned(run.concat()));
-        } else {
-            out.append(run);
-        }
-        run.clear();
-    };
-    for piece in pieces {
-        if single_letter(&piece) {
-            run.push(piece);
-        } else {
-            flush(&mut run, &mut out);
-            out.push(piece);
-        }
-    }
-    flush(&mut run, &mut out);
-    out
 }
 
 /// Clauses: text between sentence punctuation (a role marker's colon stays inside).
