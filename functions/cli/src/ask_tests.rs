@@ -16,8 +16,13 @@ type Dump = BTreeMap<(String, String, String), (i64, String)>;
 
 fn dump(file: &Path) -> Dump {
     let conn = harmonia_store_sqlite::open_connection(file).expect("open the store file");
-    let mut stmt =
-        conn.prepare("SELECT workspace, collection, id, version, data FROM documents").expect("prepare the dump");
+    // Lasting documents and short-lived ones (each in its own table).
+    let mut stmt = conn
+        .prepare(
+            "SELECT workspace, collection, id, version, data FROM documents
+             UNION ALL SELECT workspace, collection, id, version, data FROM short_lived",
+        )
+        .expect("prepare the dump");
     let rows = stmt
         .query_map([], |r| Ok(((r.get(0)?, r.get(1)?, r.get(2)?), (r.get(3)?, r.get(4)?))))
         .expect("dump every document");

@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Digest;
 
-/// Where sessions live while an invocation runs.
-pub const SESSIONS: Collection = Collection::new("agent_sessions");
+/// Where sessions live while an invocation runs: short-lived documents, each deleted by the
+/// invocation that wrote it.
+pub const SESSIONS: Collection = Collection::short_lived("agent_sessions");
 
 /// One session event: who produced it and what it hands over.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -29,29 +30,13 @@ pub struct SessionEvent {
     pub state_delta: BTreeMap<String, Value>,
 }
 
-/// What a session is kept for: the user, the job and the role (inside the workspace that
-/// stores it).
-///
-/// It is stored nested under `key`, not as top-level fields: a store indexes a document's
-/// top-level `job` to follow one job's documents, and nothing looks a session up by job (it
-/// lives for one invocation), so leaving sessions out of that index spares each invocation
-/// two index writes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SessionKey {
-    /// Who the invocation runs for.
-    pub user: OperatorId,
-    /// The job it works on.
-    pub job: JobId,
-    /// The role invoked.
-    pub role: Role,
-}
-
 /// A read-only copy of a stored session.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Session {
-    key: SessionKey,
+    user: OperatorId,
+    job: JobId,
+    role: Role,
     events: Vec<SessionEvent>,
     created_at: DateTime<Utc>,
 }
@@ -73,12 +58,7 @@ impl Session {
 
     /// The role invoked.
     pub fn role(&self) -> Role {
-        self.key.role
-    }
-
-    /// The user, job and role it is kept for.
-    pub fn key(&self) -> &SessionKey {
-        &self.key
+        self.role
     }
 }
 
@@ -114,8 +94,7 @@ pub async fn open(
     invocation: &str,
 ) -> Result<Open, harmonia_store::Error> {
     let id = session_id(user, job, role, invocation);
-    let key = SessionKey { user: user.clone(), job: job.clone(), role };
-    let session = Session { key, events: Vec::new(), created_at: Utc::now() };
+    let session = Session { user: user.clone(), job: job.clone(), role, events: Vec::new(), created_at: Utc::now() };
     let data = encode(&session)?;
     let create = Write { collection: SESSIONS, id: id.clone(), op: WriteOp::Create(data.clone()) };
     match store.commit(workspace, vec![create]).await {
@@ -159,22 +138,21 @@ mod tests {
         assert_ne!(id, session_id(&user, &job, Role::Dara, "00f067aa0ba902b7"));
     }
 
-    /// An open session is stored (the record a crashed invocation leaves) with its key nested:
-    /// it reads back whole, and a query following its job does not find it.
+    /// An open session is stored (the record a crashed invocation leaves) and reads back whole,
+    /// a short-lived document.
     #[tokio::test]
-    async fn an_open_session_is_stored_under_its_key_and_not_followed_by_job() {
-        use harmonia_store::{MAX_QUERY_LIMIT, Query};
+    async fn an_open_session_is_stored_until_its_invocation_deletes_it() {
         let dir = harmonia_testkit::temp_dir();
         let store = harmonia_store_sqlite::SqliteStore::open(dir.path().join("s.sqlite")).expect("store");
         let (ws, user, job): (WorkspaceId, OperatorId, JobId) =
             ("ws-1".parse().expect("ws"), "pipeline".parse().expect("user"), "job-1".parse().expect("job"));
         let open = open(&store, &ws, &user, &job, Role::Nimi, "00f067aa0ba902b7").await.expect("open");
+        assert!(SESSIONS.is_short_lived());
         let stored = store.get(&ws, SESSIONS, open.id()).await.expect("get").expect("stored");
         let session: Session = stored.decode().expect("a session");
-        assert_eq!(session.key(), &SessionKey { user, job: job.clone(), role: Role::Nimi });
+        assert_eq!((&session.user, &session.job, session.role()), (&user, &job, Role::Nimi));
         assert!(session.events().is_empty());
-        let by_job = Query::all(MAX_QUERY_LIMIT).filter("job", job.to_string()).expect("query");
-        assert!(store.query(&ws, SESSIONS, &by_job).await.expect("query").is_empty());
-        assert_eq!(store.query(&ws, SESSIONS, &Query::all(10)).await.expect("query").len(), 1);
+        store.commit(&ws, vec![delete(&open)]).await.expect("delete");
+        assert!(store.get(&ws, SESSIONS, open.id()).await.expect("get").is_none());
     }
 }

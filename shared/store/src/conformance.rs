@@ -16,6 +16,7 @@ use crate::{
 
 const THINGS: Collection = Collection::new("things");
 const OTHERS: Collection = Collection::new("others");
+const BRIEF: Collection = Collection::short_lived("brief");
 
 fn ws() -> WorkspaceId {
     WorkspaceId::generate()
@@ -407,6 +408,57 @@ pub async fn immutable_documents_accept_identical_content_and_refuse_other(store
     assert_eq!(store.query(&w, THINGS, &Query::all(10)).await.expect("query").len(), 1);
 }
 
+/// Short-lived documents behave as any other: read back, found by a query (by job too),
+/// refused on a stale precondition, committed all or nothing beside lasting ones, deleted.
+pub async fn short_lived_documents_behave_as_any_other(store: Arc<dyn Store>) {
+    let w = ws();
+    let with = |n: i64, job: &str| obj(json!({"n": n, "job": job}));
+    store
+        .commit(
+            &w,
+            vec![
+                Write { collection: BRIEF, id: id("s1"), op: WriteOp::Create(with(1, "job-a")) },
+                Write { collection: BRIEF, id: id("s2"), op: WriteOp::Create(with(2, "job-b")) },
+                Write { collection: THINGS, id: id("t"), op: WriteOp::Create(with(0, "job-a")) },
+            ],
+        )
+        .await
+        .expect("commit");
+    let s1 = store.get(&w, BRIEF, &id("s1")).await.expect("get").expect("s1");
+    assert_eq!((s1.version, s1.data), (1, with(1, "job-a")));
+    assert!(store.get(&ws(), BRIEF, &id("s1")).await.expect("get").is_none(), "another workspace");
+    let by_job = Query::all(10).filter("job", "job-b").expect("filter");
+    let found = store.query(&w, BRIEF, &by_job).await.expect("query");
+    assert_eq!(found.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(), ["s2"]);
+    let ordered = Query::all(10).order_by("n", Direction::Descending).expect("order");
+    let found = store.query(&w, BRIEF, &ordered).await.expect("query");
+    assert_eq!(found.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(), ["s2", "s1"]);
+    assert!(store.get(&w, THINGS, &id("s1")).await.expect("get").is_none(), "another collection");
+
+    let again = store.commit(&w, vec![Write { collection: BRIEF, id: id("s1"), op: WriteOp::Create(with(9, "x")) }]);
+    assert!(matches!(again.await, Err(Error::AlreadyExists)));
+    // A stale precondition on the lasting document takes the short-lived delete back with it.
+    let both = |version| {
+        vec![
+            Write { collection: BRIEF, id: id("s1"), op: WriteOp::Delete { expected_version: Some(1) } },
+            Write {
+                collection: THINGS,
+                id: id("t"),
+                op: WriteOp::Update { data: with(1, "job-a"), expected_version: version },
+            },
+        ]
+    };
+    assert!(matches!(store.commit(&w, both(7)).await, Err(Error::PreconditionFailed)));
+    assert!(store.get(&w, BRIEF, &id("s1")).await.expect("get").is_some(), "partial commit");
+    store.commit(&w, both(1)).await.expect("commit");
+    assert!(store.get(&w, BRIEF, &id("s1")).await.expect("get").is_none());
+    assert_eq!(store.get(&w, THINGS, &id("t")).await.expect("get").map(|d| d.version), Some(2));
+    update(&*store, &w, BRIEF, &id("s2"), with(3, "job-c"), 1).await.expect("update");
+    let moved = Query::all(10).filter("job", "job-c").expect("filter");
+    assert_eq!(store.query(&w, BRIEF, &moved).await.expect("query").len(), 1, "its new job is found");
+    assert!(store.query(&w, BRIEF, &by_job).await.expect("query").is_empty(), "its old job is not");
+}
+
 /// What a conformance fixture builds: a store, possibly with a guard that must outlive it
 /// (the temporary directory of a SQLite file, removed when the test ends).
 pub trait Backend {
@@ -450,6 +502,7 @@ macro_rules! store_conformance {
             times_written_by_contract_types_order_as_times,
             the_workspace_record_is_read_by_id_and_never_queried,
             immutable_documents_accept_identical_content_and_refuse_other,
+            short_lived_documents_behave_as_any_other,
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

@@ -30,9 +30,10 @@ const fn is_name(s: &str) -> bool {
     true
 }
 
-/// A collection name: `[a-z][a-z0-9_]{0,63}`, checked at compile time for constants.
+/// A collection name: `[a-z][a-z0-9_]{0,63}`, checked at compile time for constants; and
+/// whether its documents are short-lived ([`Collection::short_lived`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Collection(&'static str);
+pub struct Collection(&'static str, bool);
 
 impl Collection {
     /// Workspace records. A workspace's own record is the document of this collection whose
@@ -46,12 +47,27 @@ impl Collection {
     /// A collection; panics (at compile time in a `const`) on an invalid name.
     pub const fn new(name: &'static str) -> Self {
         assert!(is_name(name), "collection names are [a-z][a-z0-9_]{{0,63}}");
-        Self(name)
+        Self(name, false)
+    }
+
+    /// A collection of short-lived documents: each is deleted soon after it is written (within
+    /// one invocation or request). It behaves as any other; a backend may keep such documents
+    /// apart from lasting ones (SQLite does, in a table of their own, so that writing and
+    /// deleting them does not split and merge the pages lasting documents are added to).
+    /// Every constant for one name must say the same.
+    pub const fn short_lived(name: &'static str) -> Self {
+        assert!(is_name(name), "collection names are [a-z][a-z0-9_]{{0,63}}");
+        Self(name, true)
     }
 
     /// The name.
     pub const fn as_str(self) -> &'static str {
         self.0
+    }
+
+    /// Whether its documents are short-lived ([`Collection::short_lived`]).
+    pub const fn is_short_lived(self) -> bool {
+        self.1
     }
 }
 
