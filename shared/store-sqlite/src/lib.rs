@@ -27,23 +27,28 @@ use harmonia_store::{Collection, Direction, Document, Error, Query, Store, Write
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params_from_iter, types::Value as SqlValue};
 use serde_json::{Map, Value};
 
+/// The columns of a table of documents ([`SCHEMA`], [`SHORT_LIVED`]) and its unique key.
+macro_rules! document_columns {
+    () => {
+        "(
+            workspace  TEXT NOT NULL,
+            collection TEXT NOT NULL,
+            id         TEXT NOT NULL,
+            version    INTEGER NOT NULL,
+            updated_at TEXT NOT NULL,
+            data       TEXT NOT NULL,
+            job        TEXT,
+            UNIQUE (workspace, collection, id)
+        )"
+    };
+}
+
 /// The documents table. A rowid table, not `WITHOUT ROWID`: documents are JSON of one to tens
 /// of kilobytes, and a `WITHOUT ROWID` row keeps at most about a quarter of a page in place,
 /// the rest on overflow pages that SQLite reads from the file past its page cache, a read
 /// call each, every time. Here a row keeps up to a page in place, and its key lives in the
 /// unique index.
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS documents (
-    workspace  TEXT NOT NULL,
-    collection TEXT NOT NULL,
-    id         TEXT NOT NULL,
-    version    INTEGER NOT NULL,
-    updated_at TEXT NOT NULL,
-    data       TEXT NOT NULL,
-    job        TEXT,
-    UNIQUE (workspace, collection, id)
-);
-";
+const SCHEMA: &str = concat!("CREATE TABLE IF NOT EXISTS documents ", document_columns!(), ";");
 
 /// What [`migrate`] brings every file to, beside [`SCHEMA`]: the index of the `job` column (a
 /// copy of the document's top-level `job` when that is a string, kept by every write), so the
@@ -59,18 +64,7 @@ CREATE INDEX IF NOT EXISTS documents_job ON documents (workspace, collection, jo
 /// neither splits the page lasting documents are appended to nor, once deleted, leaves it to be
 /// freed and taken again: a specialist invocation wrote 11.3 log frames on average with its
 /// session among lasting documents and 9.1 with it here.
-const SHORT_LIVED: &str = "
-CREATE TABLE IF NOT EXISTS short_lived (
-    workspace  TEXT NOT NULL,
-    collection TEXT NOT NULL,
-    id         TEXT NOT NULL,
-    version    INTEGER NOT NULL,
-    updated_at TEXT NOT NULL,
-    data       TEXT NOT NULL,
-    job        TEXT,
-    UNIQUE (workspace, collection, id)
-);
-";
+const SHORT_LIVED: &str = concat!("CREATE TABLE IF NOT EXISTS short_lived ", document_columns!(), ";");
 
 /// `sql` (two string literals around a table name) for the table `collection`'s documents live
 /// in: `documents`, or [`SHORT_LIVED`]'s.
