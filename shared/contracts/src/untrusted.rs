@@ -278,23 +278,21 @@ fn leet(ch: char) -> Option<char> {
 pub fn normalise(text: &str) -> Normalised {
     let (mapped, mut disguised) = fold(text);
     let mut out = Spaced::with_capacity(mapped.len());
-    // The single letters waiting, and how many there are.
-    let (mut run, mut letters) = (String::new(), 0usize);
+    // The single letters waiting, one after the other.
+    let mut run = String::new();
     for raw in mapped.split_whitespace() {
         let word = unleet(raw);
         disguised |= matches!(word, Cow::Owned(_));
         let word = spelled_out(&word).map_or(word, Cow::Owned);
         if single_letter(&word) {
             run.push_str(&word);
-            letters += 1;
             continue;
         }
-        disguised |= out.letters(&run, letters);
+        disguised |= out.letters(&run);
         run.clear();
-        letters = 0;
         out.word(&word);
     }
-    disguised |= out.letters(&run, letters);
+    disguised |= out.letters(&run);
     Normalised { text: out.text, disguised }
 }
 
@@ -315,10 +313,10 @@ impl Spaced {
         self.text.push_str(word);
     }
 
-    /// `count` single letters (`run`, one after the other): one word when there are three or
-    /// more (and then whether letters were joined), else each on its own.
-    fn letters(&mut self, run: &str, count: usize) -> bool {
-        if count >= 3 {
+    /// Single letters (`run`, one after the other): one word when there are three or more (and
+    /// then whether letters were joined), else each on its own.
+    fn letters(&mut self, run: &str) -> bool {
+        if run.chars().nth(2).is_some() {
             self.word(run);
             return true;
         }

@@ -716,11 +716,11 @@ impl SqliteStore {
                 .map_err(unavailable)?;
             let mut stmt = conn
                 .prepare(
-                    "SELECT workspace, collection, id FROM documents
-                     WHERE NOT json_valid(data) OR json_type(data) != 'object'
-                     UNION ALL SELECT workspace, collection, id FROM short_lived
-                     WHERE NOT json_valid(data) OR json_type(data) != 'object'
-                     ORDER BY workspace, collection, id",
+                    "SELECT workspace, collection, id FROM (
+                       SELECT workspace, collection, id, data FROM documents
+                       UNION ALL SELECT workspace, collection, id, data FROM short_lived
+                     )
+                     WHERE NOT json_valid(data) OR json_type(data) != 'object' ORDER BY workspace, collection, id",
                 )
                 .map_err(unavailable)?;
             let unreadable = stmt

@@ -56,8 +56,7 @@ impl Collection {
     /// deleting them does not split and merge the pages lasting documents are added to).
     /// Every constant for one name must say the same.
     pub const fn short_lived(name: &'static str) -> Self {
-        assert!(is_name(name), "collection names are [a-z][a-z0-9_]{{0,63}}");
-        Self(name, true)
+        Self(Self::new(name).0, true)
     }
 
     /// The name.
