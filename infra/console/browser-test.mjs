@@ -9,9 +9,14 @@
 // token, another workspace's job, and a session after sign-out. It saves a screenshot of each
 // page and prints one JSON line per check; it exits non-zero on the first failure, saying which.
 //
+// It also opens a job whose source ingest flagged (FLAGGED_JOB: an order to the system, an
+// encoded payload and a script tag) and checks that the job page lists every flag with its
+// text, cue, time and why, shows the script tag as text, and notes beside a quote that it was
+// said near one.
+//
 // Environment: BASE_URL, CREDENTIAL (an admin of workspace A), OPERATOR_CREDENTIAL (an operator
-// of A), OTHER_CREDENTIAL (workspace B), SOURCE (a transcript file to submit), SCREENSHOTS
-// (folder), HARMONIA_CONSOLE_MODULES (node_modules), HARMONIA_CHROMIUM.
+// of A), OTHER_CREDENTIAL (workspace B), SOURCE (a transcript file to submit), FLAGGED_JOB (a job
+// of A), SCREENSHOTS (folder), HARMONIA_CONSOLE_MODULES (node_modules), HARMONIA_CHROMIUM.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -178,6 +183,24 @@ async function readOnlySettings(page) {
   await page.screenshot({ path: join(shots, 'settings-operator.png'), fullPage: true });
 }
 
+/** The job whose source ingest flagged: every flag in front of the operator, as text. */
+async function flagsShown(page, job, suffix, fits, wider) {
+  await page.goto(`${base}/#/jobs/${encodeURIComponent(job)}`);
+  await page.locator('#flags li.flag').first().waitFor();
+  const flags = await page.locator('#flags li.flag').allTextContents();
+  check(`the job page lists every flag of the source${suffix}`, flags.length >= 3
+    && ['an instruction', 'an encoded payload', 'markup'].every((k) => flags.some((f) => f.startsWith(k))), flags.join(' | '));
+  const markup = flags.find((f) => f.startsWith('markup')) ?? '';
+  check(`a flag shows its text, cue, time and why${suffix}`, markup.includes('<script>alert(document.cookie)</script>')
+    && /cue 7, 0:30–0:35/.test(markup) && markup.includes('Why: '), markup);
+  check(`the flagged script is text, never an element${suffix}`, (await page.locator('#flags script').count()) === 0
+    && (await page.evaluate(() => document.querySelectorAll('main script').length)) === 0);
+  const near = await page.locator('.near-flag').allTextContents();
+  check(`a quote said near a flag says so beside it${suffix}`, near.some((n) => /Within 10 seconds of an instruction flagged in the source \(cue 3, 0:10–0:15\)/.test(n)), near.join(' | '));
+  check(`the flagged job page fits ${suffix ? 375 : 1440} px without scrolling sideways`, await fits(), await wider());
+  await page.locator('#flags').screenshot({ path: join(shots, `flags${suffix}.png`) });
+}
+
 async function signIn(page, credential) {
   await page.getByLabel('Operator credential').fill(credential);
   await page.keyboard.press('Enter');
@@ -280,6 +303,7 @@ try {
         await page.screenshot({ path: join(shots, `${name}${suffix}.png`), fullPage: true });
       }
     }
+    await flagsShown(page, env('FLAGGED_JOB'), suffix, fits, wider);
     if (width === 1440) {
       await operatorLoop(page, job);
       await askNova(page, job);

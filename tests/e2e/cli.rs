@@ -64,7 +64,7 @@ async fn show_prints_a_verified_job_whole_as_json_and_as_text() {
     }
     let policy = d["policy"].as_array().and_then(|p| p.last()).expect("policy result");
     assert_eq!(policy["outcome"], "passed");
-    assert_eq!(policy["rules"].as_array().map(Vec::len), Some(12));
+    assert_eq!(policy["rules"].as_array().map(Vec::len), Some(15));
     assert_eq!(d["publication"]["receipt"]["outcome"]["outcome"], "applied");
     assert_eq!(d["publication"]["verification"]["outcome"]["outcome"], "verified");
     assert_eq!(d["decisions"].as_array().map(Vec::len), Some(2));

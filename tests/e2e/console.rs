@@ -3,7 +3,8 @@
 //! (both installed by `infra/test.sh`, which names them in `HARMONIA_CHROMIUM` and
 //! `HARMONIA_CONSOLE_MODULES`). The operator submits `examples/ranger-briefing.srt` (not the
 //! bundled demo's source) through the upload page and takes it to a verified post; Nova and
-//! the settings are checked on the same data. Screenshots of every page land in
+//! the settings are checked on the same data, and a job whose source ingest flagged
+//! (`tests/fixtures/open-day.json`) shows every flag. Screenshots of every page land in
 //! `target/console-screenshots/`.
 
 use harmonia_e2e::FunctionProcess;
@@ -47,6 +48,11 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
     let cy = operator(dir, "field-notes", "cy", false).await;
     let bo = operator(dir, "other-brand", "bo", true).await;
     let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/ranger-briefing.srt");
+    // A job whose source ingest flagged, at its strategy gate.
+    let flagged = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/open-day.json");
+    let ran = cli(dir, &["--workspace", "field-notes", "--json", "run", flagged.to_str().expect("path")]).await;
+    let ran: Value = serde_json::from_str(&ran).expect("run prints JSON");
+    let flagged_job = ran["job"]["id"].as_str().expect("the job").to_owned();
 
     let (mut serve, url) = FunctionProcess::serve_cli(dir, &["--workspace", "field-notes"], &[], &[]).await;
 
@@ -61,6 +67,7 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         .env("OPERATOR_CREDENTIAL", &cy)
         .env("OTHER_CREDENTIAL", &bo)
         .env("SOURCE", &source)
+        .env("FLAGGED_JOB", &flagged_job)
         .env("SCREENSHOTS", &screenshots)
         .env("HARMONIA_CONSOLE_MODULES", &modules)
         .env("HARMONIA_CHROMIUM", &chromium)
@@ -104,6 +111,11 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "the nova page fits 375 px without scrolling sideways",
         "the settings page fits 375 px without scrolling sideways",
         "the upload page fits 375 px without scrolling sideways",
+        "the job page lists every flag of the source",
+        "a flag shows its text, cue, time and why",
+        "the flagged script is text, never an element",
+        "a quote said near a flag says so beside it",
+        "the flagged job page fits 375 px without scrolling sideways",
     ] {
         assert!(checks.iter().any(|c| c["check"] == expected), "{expected} was checked: {stdout}");
     }
@@ -124,6 +136,8 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "upload-375",
         "nova-375",
         "settings-375",
+        "flags",
+        "flags-375",
     ] {
         assert!(screenshots.join(format!("{page}.png")).is_file(), "a screenshot of {page}");
     }

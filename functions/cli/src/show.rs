@@ -227,6 +227,15 @@ fn render(d: &JobDetail, s: &Style) -> String {
         );
     }
 
+    if !d.flags.is_empty() {
+        t.heading(&format!("Flagged in the source ({})", d.flags.len()));
+        t.line("  Data, never evidence or a line of a post: check that nothing below reached the draft.");
+        for f in &d.flags {
+            t.item(&s.bad(&format!("{}, {}:", f.kind.describe(), place(f))), &format!("“{}”", f.text));
+            t.line(&format!("      why: {}", f.reason));
+        }
+    }
+
     if let Some(a) = &d.analysis {
         t.heading("Moments (Nimi)");
         for m in &a.moments {
@@ -463,6 +472,20 @@ impl Text<'_> {
             match (&c.quote, c.start_ms, c.end_ms) {
                 (Some(q), Some(start), Some(end)) => {
                     self.item(&format!("  [{}] {}–{}", c.evidence_id, clock(start), clock(end)), &format!("“{q}”"));
+                    for near in &c.near_flags {
+                        let at = near.cues.map_or_else(
+                            || clock(near.start_ms),
+                            |[a, b]| if a == b { format!("cue {a}") } else { format!("cues {a}–{b}") },
+                        );
+                        let note = format!(
+                            "      within 10 seconds of text flagged as {} ({at}, {}–{})",
+                            near.kind.describe(),
+                            clock(near.start_ms),
+                            clock(near.end_ms)
+                        );
+                        let painted = self.style.bad(&note);
+                        self.line(&painted);
+                    }
                 }
                 (Some(q), _, _) if c.url.is_some() => {
                     let url = c.url.as_deref().unwrap_or_default();
@@ -471,6 +494,23 @@ impl Text<'_> {
                 _ => self.item(&format!("  [{}]", c.evidence_id), "(not one of this job's moments)"),
             }
         }
+    }
+}
+
+/// Where a flag lies, in words: the title, a frame and its time, a cue or cues and their time.
+fn place(f: &detail::Flag) -> String {
+    use harmonia_contracts::domain::SourcePart;
+    let time = match (f.start_ms, f.end_ms) {
+        (Some(a), Some(b)) if a != b => format!(" {}–{}", clock(a), clock(b)),
+        (Some(a), _) => format!(" at {}", clock(a)),
+        _ => String::new(),
+    };
+    match (f.part, f.cues) {
+        (SourcePart::Title, _) => "the title".to_owned(),
+        (SourcePart::Frame { index }, _) => format!("frame {}{time}", index + 1),
+        (_, Some([a, b])) if a == b => format!("cue {a}{time}"),
+        (_, Some([a, b])) => format!("cues {a}–{b} read together{time}"),
+        (_, None) => format!("the transcript{time}"),
     }
 }
 

@@ -1,5 +1,5 @@
 //! Deterministic checks on a specialist's output beyond its JSON Schema: cited evidence must
-//! exist, Nimi's quotes must be exact transcript text inside their time range, Temi's plan
+//! exist, Nimi's quotes must be exact spans of the speech inside their time range, Temi's plan
 //! must name the request's snapshot and its own briefs and items, Maya may reference only
 //! catalog entities, no output may claim an authority the role does not have, and text the
 //! instruction detector flags ([`harmonia_contracts::untrusted`]) never becomes a moment, a
@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{Analysis, AngleKind, Plan, Strategy, segment_flagged};
+use harmonia_contracts::domain::{Analysis, AngleKind, Plan, Speech, Strategy, quoted_span};
 use harmonia_contracts::ids::{EvidenceId, PlanItemId};
 use harmonia_contracts::untrusted;
 use serde_json::Value;
@@ -57,26 +57,18 @@ fn trusted(text: &str) -> Result<(), Code> {
     if untrusted::flagged(text).is_some() { Err(Code::UntrustedText) } else { Ok(()) }
 }
 
-/// Nimi: unique moment ids; each quote exact transcript text within its range, found in a
-/// segment that was not flagged as instruction-like at ingest (a flagged line is data about
-/// the source, never evidence a brief or a post may rest on); no angle's title or rationale
-/// reads as an order to the system; every angle cites moments of this analysis, verified
-/// performance records it was given, or research evidence returned in this invocation.
+/// Nimi: unique moment ids; each quote an exact span of one utterance of the transcript (the
+/// speaker's continuous speech, across cues: [`Speech`]) whose cues lie within its range, and
+/// not one touching a segment flagged at ingest (a flagged line is data about the source, never
+/// evidence a brief or a post may rest on); no angle's title or rationale reads as an order to
+/// the system; every angle cites moments of this analysis, verified performance records it was
+/// given, or research evidence returned in this invocation.
 pub fn nimi(input: &NimiInput, out: &Analysis, researched: &HashSet<&EvidenceId>) -> Result<(), Code> {
+    let speech = Speech::of(&input.source.segments);
     let mut ids = HashSet::new();
     for m in &out.moments {
-        let holding: Vec<usize> = input
-            .source
-            .segments
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.start_ms >= m.start_ms && s.end_ms <= m.end_ms && s.text.contains(&m.quote))
-            .map(|(n, _)| n)
-            .collect();
-        unknown_if(!ids.insert(&m.evidence_id) || m.end_ms <= m.start_ms || holding.is_empty())?;
-        if holding.iter().all(|n| segment_flagged(&input.source.untrusted, *n)) {
-            return Err(Code::UntrustedText);
-        }
+        unknown_if(!ids.insert(&m.evidence_id) || m.end_ms <= m.start_ms)?;
+        quoted_span(&speech, &input.source.untrusted, &m.quote, m.start_ms, m.end_ms)?;
         trusted(&m.quote)?;
     }
     let performance: HashSet<String> = input.verified_performance.iter().map(|p| p.post.to_string()).collect();

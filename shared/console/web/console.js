@@ -90,10 +90,41 @@ function clock(ms) {
   return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, '0')}`;
 }
 
-/** An evidence moment as the operator checks it: the exact quote and where it is in the source. */
+const FLAG_KINDS = { instruction: 'an instruction', encoded: 'an encoded payload', markup: 'markup', disguised_link: 'a disguised link' };
+
+function cues(pair) {
+  if (!pair) return '';
+  return pair[0] === pair[1] ? `cue ${pair[0]}` : `cues ${pair[0]}–${pair[1]}`;
+}
+
+/** Where a flagged span lies, in words. */
+function flagPlace(flag) {
+  const time = flag.start_ms == null ? '' : (flag.end_ms !== flag.start_ms ? `${clock(flag.start_ms)}–${clock(flag.end_ms)}` : clock(flag.start_ms));
+  if (flag.part.kind === 'title') return 'the title';
+  if (flag.part.kind === 'frame') return `frame ${flag.part.index + 1} at ${time}`;
+  return `${cues(flag.cues)}${flag.part.kind === 'segments' ? ' read together' : ''}, ${time}`;
+}
+
+/** What ingest flagged in the source: each span's text, where and when, and why. */
+function flagsPreview(detail) {
+  const flags = detail.flags ?? [];
+  if (!flags.length) return null;
+  return el('section', { id: 'flags', class: 'flags', 'aria-labelledby': 'flags-title' },
+    el('h2', { id: 'flags-title', text: `Flagged in the source (${flags.length})` }),
+    el('p', { class: 'muted', text: 'Data, never evidence or a line of a post: check that nothing here reached the draft.' }),
+    el('ul', {}, ...flags.map((f) => el('li', { class: 'flag' },
+      el('p', {}, el('strong', { text: `${FLAG_KINDS[f.kind] ?? f.kind}` }), ` · ${flagPlace(f)}`),
+      el('blockquote', { class: 'flagged-text', text: f.text }),
+      el('p', { class: 'muted', text: `Why: ${f.reason}` })))));
+}
+
+/** An evidence moment as the operator checks it: the exact quote, where it is in the source,
+ * and any flagged span said within ten seconds of it. */
 function quote(moment) {
+  const near = (moment.near_flags ?? []).map((f) => el('p', { class: 'near-flag', role: 'note',
+    text: `Within 10 seconds of ${FLAG_KINDS[f.kind] ?? f.kind} flagged in the source (${cues(f.cues) || clock(f.start_ms)}, ${clock(f.start_ms)}–${clock(f.end_ms)}).` }));
   return el('blockquote', { class: 'quote' }, el('p', { text: `“${moment.quote}”` }),
-    el('footer', { class: 'muted', text: `${moment.evidence_id} · ${clock(moment.start_ms)}–${clock(moment.end_ms)}` }));
+    el('footer', { class: 'muted', text: `${moment.evidence_id} · ${clock(moment.start_ms)}–${clock(moment.end_ms)}` }), ...near);
 }
 
 function strategyPreview(detail) {
@@ -209,7 +240,7 @@ async function jobPage(id, here) {
     el('p', { class: 'muted', id: 'job-status', text: `${d.job.status.replaceAll('_', ' ')} · ${id}` }),
     el('p', {}, el('a', { href: `#/jobs/${encodeURIComponent(id)}/activity`, text: 'Activity timeline' })),
     decisionPanel(encodeURIComponent(id), d, here, reload),
-    publicationPreview(d), draftPreview(d), strategyPreview(d),
+    publicationPreview(d), draftPreview(d), flagsPreview(d), strategyPreview(d),
     el('h2', { text: 'Job view' }), layout);
   try {
     const hydrate = (ref) => entityView(ref, view.body.entities[`${ref.kind}:${ref.id}`]);

@@ -78,7 +78,7 @@ async fn the_detail_of_a_verified_job_holds_every_stage() {
     let policy = d.policy.last().expect("policy result");
     assert_eq!(policy.content_hash, last.content_hash);
     assert_eq!(policy.outcome, PolicyOutcome::Passed);
-    assert_eq!(policy.rules.len(), 12);
+    assert_eq!(policy.rules.len(), 15);
     assert!(policy.rules.iter().all(|r| r.passed && !r.reason.is_empty()));
 
     // Nothing is awaited any more; both decisions are recorded, naming the exact versions.
@@ -103,6 +103,7 @@ async fn the_detail_of_a_verified_job_holds_every_stage() {
     let mut expected = vec![
         "job",
         "source",
+        "flags",
         "analysis",
         "strategy",
         "strategy_versions",

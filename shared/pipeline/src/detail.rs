@@ -10,8 +10,9 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use harmonia_contracts::domain::{ActivityRecord, Operation};
 use harmonia_contracts::domain::{
-    Analysis, Angle, Approval, ApprovalSubject, Brief, Draft, Job, LanguageTag, Moment, Plan, PlanItem, Platform,
-    PolicyOutcome, PolicyResult, PolicyRule, Publication, ResearchEvidence, Review, Source, WorkspaceConfig,
+    Analysis, Angle, Approval, ApprovalSubject, Brief, Draft, FlagKind, Job, LanguageTag, Moment, Plan, PlanItem,
+    Platform, PolicyOutcome, PolicyResult, PolicyRule, Publication, ResearchEvidence, Review, Source, SourcePart,
+    WorkspaceConfig,
 };
 use harmonia_contracts::event::{Pass, Round};
 use harmonia_contracts::ids::{BriefId, DraftId, EvidenceId, JobId, PlanItemId, WorkspaceId};
@@ -23,8 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::Env;
 use crate::records::{
-    ANALYSES, AnalysisRecord, DRAFTS, PLANS, POLICY_RESULTS, PUBLICATIONS, PlanRecord, REVIEWS, STRATEGIES,
-    STRATEGY_VERSIONS, StrategyRecord, doc_id, strategy_version_id,
+    ANALYSES, AnalysisRecord, DRAFTS, PLANS, POLICY_RESULTS, PUBLICATIONS, PlanRecord, REVIEWS, SOURCE_QUOTES,
+    STRATEGIES, STRATEGY_VERSIONS, SourceQuote, StrategyRecord, doc_id, strategy_version_id,
 };
 use crate::steps::every_draft_id;
 
@@ -40,6 +41,9 @@ pub struct JobDetail {
     pub job: Job,
     /// What the source is (not its whole transcript).
     pub source: Option<SourceSummary>,
+    /// Every span of the source flagged at ingest, with its text, time, cues and why: what the
+    /// human gate must see, since none of it can become evidence or a line of a post.
+    pub flags: Vec<Flag>,
     /// Nimi's moments and angles.
     pub analysis: Option<AnalysisDetail>,
     /// Ryan's current strategy, its version and its briefs with their evidence quoted.
@@ -143,6 +147,125 @@ pub struct SourceSummary {
     pub ingested_at: DateTime<Utc>,
 }
 
+/// A span of the source flagged at ingest, as the operator sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flag {
+    /// Why: an instruction, an encoded payload, markup or a disguised link.
+    pub kind: FlagKind,
+    /// The detector's reason (its signals, never the text).
+    pub reason: String,
+    /// The flagged text as the source holds it (clipped to [`FLAG_TEXT_CHARS`] characters).
+    pub text: String,
+    /// Where it lies: the title, a frame, a cue, or cues read together.
+    pub part: SourcePart,
+    /// The cues it spans, numbered from 1 as a caption file numbers them (none for the title or
+    /// a frame).
+    pub cues: Option<[u32; 2]>,
+    /// When it is said or shown, milliseconds (none for the title).
+    pub start_ms: Option<u64>,
+    /// When it ends, milliseconds.
+    pub end_ms: Option<u64>,
+}
+
+/// The longest flagged text shown, in characters.
+pub const FLAG_TEXT_CHARS: usize = 1000;
+
+/// How near to a flagged span a quote may be before the operator is told, in milliseconds.
+pub const NEAR_FLAG_MS: u64 = 10_000;
+
+/// A flagged span near a quote: within [`NEAR_FLAG_MS`] of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NearFlag {
+    /// Why the span was flagged.
+    pub kind: FlagKind,
+    /// The cues it spans, from 1.
+    pub cues: Option<[u32; 2]>,
+    /// When it starts, milliseconds.
+    pub start_ms: u64,
+    /// When it ends, milliseconds.
+    pub end_ms: u64,
+}
+
+/// Every flag of `source`, as the operator sees it, in the order ingest found them.
+pub fn flags(source: &Source) -> Vec<Flag> {
+    let speech = source.speech();
+    source
+        .untrusted
+        .iter()
+        .map(|u| {
+            let segment = |n: u32| source.segments.get(n as usize);
+            let (text, cues, start_ms, end_ms) = match u.part {
+                SourcePart::Title => (source.title.clone(), None, None, None),
+                SourcePart::Frame { index } => {
+                    let frame = source.frames.get(index as usize);
+                    let at = frame.map(|f| f.at_ms);
+                    (frame.map(|f| f.description.clone()).unwrap_or_default(), None, at, at)
+                }
+                SourcePart::Segment { index } => {
+                    let s = segment(index);
+                    let said = s.map(|s| match &s.speaker {
+                        Some(speaker) => format!("{speaker}: {}", s.text),
+                        None => s.text.clone(),
+                    });
+                    (said.unwrap_or_default(), Some([index + 1, index + 1]), s.map(|s| s.start_ms), s.map(|s| s.end_ms))
+                }
+                SourcePart::Segments { first, last } => (
+                    said_across(&speech, first, last),
+                    Some([first + 1, last + 1]),
+                    segment(first).map(|s| s.start_ms),
+                    segment(last).map(|s| s.end_ms),
+                ),
+            };
+            Flag {
+                kind: u.kind,
+                reason: u.reason.clone(),
+                text: clip(&text, FLAG_TEXT_CHARS),
+                part: u.part,
+                cues,
+                start_ms,
+                end_ms,
+            }
+        })
+        .collect()
+}
+
+/// What segments `first` to `last` say together, as the speech joins them.
+fn said_across(speech: &harmonia_contracts::domain::Speech, first: u32, last: u32) -> String {
+    for u in speech.utterances() {
+        let start = u.pieces.iter().find(|p| p.segment == first as usize);
+        let end = u.pieces.iter().find(|p| p.segment == last as usize);
+        if let (Some(start), Some(end)) = (start, end) {
+            let said = &u.text[start.start..end.end];
+            return match &u.speaker {
+                Some(speaker) => format!("{speaker}: {said}"),
+                None => said.to_owned(),
+            };
+        }
+    }
+    String::new()
+}
+
+/// The flags within [`NEAR_FLAG_MS`] of `[start_ms, end_ms]`.
+fn near(flags: &[Flag], start_ms: u64, end_ms: u64) -> Vec<NearFlag> {
+    flags
+        .iter()
+        .filter_map(|f| {
+            let (from, to) = (f.start_ms?, f.end_ms?);
+            let apart = if to < start_ms { start_ms - to } else { from.saturating_sub(end_ms) };
+            (apart <= NEAR_FLAG_MS).then_some(NearFlag { kind: f.kind, cues: f.cues, start_ms: from, end_ms: to })
+        })
+        .collect()
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
 /// Nimi's analysis: the evidence moments and the angles built on them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AnalysisDetail {
@@ -169,6 +292,10 @@ pub struct Cited {
     /// answer spans the page supports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// Flagged spans of the source within ten seconds of the moment: said beside the quote, so
+    /// the operator looks at what was said next to it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub near_flags: Vec<NearFlag>,
 }
 
 /// Ryan's strategy as the operator approves it.
@@ -301,18 +428,21 @@ pub fn version_prefix(version: &str) -> &str {
     version.get(..VERSION_PREFIX_CHARS).unwrap_or(version)
 }
 
-/// Every rule policy runs, in the order it runs them.
-const RULES: [PolicyRule; 12] = [
+/// Every rule policy runs, in the order it reports them.
+const RULES: [PolicyRule; 15] = [
     PolicyRule::PlatformLength,
     PolicyRule::LinkCount,
     PolicyRule::EvidenceResolves,
     PolicyRule::NoMockEvidenceInProduction,
     PolicyRule::BannedPhrase,
     PolicyRule::LinkAllowList,
+    PolicyRule::LinkGrounded,
     PolicyRule::NoOpenHighSeverityIssue,
     PolicyRule::ChannelConfigured,
     PolicyRule::FiguresGrounded,
     PolicyRule::QuotesExact,
+    PolicyRule::QuoteContext,
+    PolicyRule::NoMarkup,
     PolicyRule::NoInstructionText,
     PolicyRule::NoMockEvidenceToLiveConnector,
 ];
@@ -325,11 +455,16 @@ fn held(rule: PolicyRule) -> &'static str {
         PolicyRule::EvidenceResolves => "Every claim cites evidence that resolves.",
         PolicyRule::NoMockEvidenceInProduction => "No mock evidence where production forbids it.",
         PolicyRule::BannedPhrase => "No banned phrase of the workspace.",
-        PolicyRule::LinkAllowList => "Every link goes to an allow-listed host.",
+        PolicyRule::LinkAllowList => "Every link goes to an allow-listed host, named plainly.",
+        PolicyRule::LinkGrounded => "Every link is the call to action's or one the cited evidence gives.",
         PolicyRule::NoOpenHighSeverityIssue => "No open high-severity review issue.",
         PolicyRule::ChannelConfigured => "The platform is a configured channel, published the way it is configured.",
-        PolicyRule::FiguresGrounded => "Every figure appears in the cited evidence.",
+        PolicyRule::FiguresGrounded => {
+            "Every figure appears in the cited evidence with its magnitude, unit, sign and negation."
+        }
         PolicyRule::QuotesExact => "Every quotation is an exact span of the cited evidence.",
+        PolicyRule::QuoteContext => "No quote cuts a figure off its magnitude, unit, sign, negation or range.",
+        PolicyRule::NoMarkup => "No markup.",
         PolicyRule::NoInstructionText => "No line reads as an order to the system.",
         PolicyRule::NoMockEvidenceToLiveConnector => "Nothing mock goes out through a live connector.",
     }
@@ -343,13 +478,25 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDe
         env.store.get(workspace, collection, &doc_id(key)).await.map_err(Error::from)
     };
     let source = crate::records::source(&*env.store, &*env.blobs, workspace, &job.source).await?;
+    let flagged = source.as_ref().map(flags).unwrap_or_default();
     let analysis: Option<AnalysisRecord> = decode(get(ANALYSES, job.id.to_string()).await?)?;
-    let moments: HashMap<&EvidenceId, &Moment> =
-        analysis.as_ref().map(|a| a.analysis.moments.iter().map(|m| (&m.evidence_id, m)).collect()).unwrap_or_default();
+    let quoted = source_quotes(env, workspace, &job.id).await?;
+    let moments: HashMap<&EvidenceId, &Moment> = analysis
+        .iter()
+        .flat_map(|a| &a.analysis.moments)
+        .chain(quoted.iter().map(|q| &q.moment))
+        .map(|m| (&m.evidence_id, m))
+        .collect();
     let research = crate::records::research_of(&*env.store, workspace, &job.id).await?;
     let research: HashMap<&EvidenceId, &ResearchEvidence> = research.iter().map(|r| (&r.evidence_id, r)).collect();
     let cite = |ids: &[EvidenceId]| {
-        ids.iter().map(|e| cited(e, moments.get(e).copied(), research.get(e).copied())).collect::<Vec<_>>()
+        ids.iter()
+            .map(|e| {
+                let moment = moments.get(e).copied();
+                let near_flags = moment.map(|m| near(&flagged, m.start_ms, m.end_ms)).unwrap_or_default();
+                Cited { near_flags, ..cited(e, moment, research.get(e).copied()) }
+            })
+            .collect::<Vec<_>>()
     };
     let strategy: Option<StrategyRecord> = decode(get(STRATEGIES, job.id.to_string()).await?)?;
     let mut strategy_versions = Vec::new();
@@ -389,6 +536,7 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDe
     });
     Ok(JobDetail {
         source: source.map(summary),
+        flags: flagged.clone(),
         analysis: analysis.as_ref().map(|a| analysis_detail(&a.analysis)),
         strategy: strategy.map(|s| strategy_detail(s, &cite)),
         strategy_versions,
@@ -418,7 +566,17 @@ fn cited(id: &EvidenceId, moment: Option<&Moment>, research: Option<&ResearchEvi
         start_ms: moment.map(|m| m.start_ms),
         end_ms: moment.map(|m| m.end_ms),
         url: research.map(|r| r.uri.clone()),
+        near_flags: Vec::new(),
     }
+}
+
+/// The spans of the job's source its operator edits quoted.
+async fn source_quotes(env: &Env, workspace: &WorkspaceId, job: &JobId) -> Result<Vec<SourceQuote>, Error> {
+    let query = harmonia_store::Query::all(harmonia_store::MAX_QUERY_LIMIT)
+        .filter("job", job.to_string())
+        .map_err(Error::from)?;
+    let docs = harmonia_store::scan(&*env.store, workspace, SOURCE_QUOTES, query).await.map_err(Error::from)?;
+    docs.iter().map(|d| d.decode().map_err(Error::from)).collect()
 }
 
 fn summary(s: Source) -> SourceSummary {
@@ -507,7 +665,9 @@ mod tests {
             checked_at: Utc::now(),
         };
         let detail = policy_detail(result);
-        assert_eq!(detail.rules.len(), 12);
+        assert_eq!(detail.rules.len(), RULES.len());
+        use strum::IntoEnumIterator;
+        assert_eq!(RULES.len(), PolicyRule::iter().count(), "every rule is reported");
         let length = &detail.rules[0];
         assert_eq!((length.rule, length.passed), (PolicyRule::PlatformLength, false));
         assert_eq!(length.reason, "312 of 280 weighted characters on x");

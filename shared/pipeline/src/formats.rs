@@ -1,7 +1,21 @@
 //! Source formats accepted by `ingest`: the JSON source format, WebVTT and SRT transcripts.
-//! Every parser refuses rather than guesses; nothing is stored before validation succeeds.
+//! Every parser refuses a file whose structure it cannot read; nothing is stored before
+//! validation succeeds.
+//!
+//! Layout: `vtt` reads WebVTT's blocks (header, cues, `NOTE`, `STYLE`, `REGION`) and `subrip`
+//! SRT's; `markup` turns one payload line into text and speakers (WebVTT tags, timestamps and
+//! character references, SRT's tags, positioning codes and speaker labels); `cues` is what
+//! both share once cues are read: roll-up de-duplication, speaker turns and segment times.
 
-use harmonia_contracts::domain::{SOURCE_MAX_BYTES, SourceInput, TranscriptSegment};
+mod cues;
+mod markup;
+mod subrip;
+mod vtt;
+
+pub use subrip::srt;
+pub use vtt::webvtt;
+
+use harmonia_contracts::domain::{SOURCE_MAX_BYTES, SourceInput};
 use harmonia_contracts::{Code, Error};
 
 /// A submitted source's format.
@@ -59,6 +73,27 @@ fn malformed(why: impl Into<std::borrow::Cow<'static, str>>) -> Error {
     Error::new(Code::SourceMalformed, why)
 }
 
+/// The lines of a transcript without its byte order mark, ended by CRLF, LF or a lone CR
+/// (all three are WebVTT line terminators, and SRT files carry each of them).
+fn lines(text: &str) -> Vec<&str> {
+    let mut rest = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut out = Vec::new();
+    while let Some(at) = rest.find(['\r', '\n']) {
+        out.push(&rest[..at]);
+        let skip = if rest[at..].starts_with("\r\n") { 2 } else { 1 };
+        rest = &rest[at + skip..];
+    }
+    if !rest.is_empty() {
+        out.push(rest);
+    }
+    out
+}
+
+/// A line holding nothing, or only whitespace.
+fn blank(line: &str) -> bool {
+    line.trim().is_empty()
+}
+
 /// `hh:mm:ss.mmm` or `mm:ss.mmm` (WebVTT) / `hh:mm:ss,mmm` (SRT) to milliseconds; `None` when
 /// malformed (the caller names the cue).
 fn timestamp(raw: &str, separator: char) -> Option<u64> {
@@ -86,116 +121,29 @@ fn timestamp(raw: &str, separator: char) -> Option<u64> {
     Some(((h * 60 + m) * 60 + s) * 1000 + millis.parse::<u64>().ok()?)
 }
 
-fn cue_text(lines: &[&str]) -> String {
-    // Strip simple markup tags (<v Speaker>, <i>, …); keep the words.
-    let mut out = String::new();
-    for line in lines {
-        let mut depth = 0;
-        for ch in line.chars() {
-            match ch {
-                '<' => depth += 1,
-                '>' if depth > 0 => depth -= 1,
-                c if depth == 0 => out.push(c),
-                _ => {}
-            }
-        }
-        out.push(' ');
-    }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn speaker(lines: &[&str]) -> Option<String> {
-    let first = lines.first()?;
-    let rest = first.trim().strip_prefix("<v ")?;
-    let end = rest.find('>')?;
-    let name = rest[..end].trim();
-    (!name.is_empty()).then(|| name.to_owned())
-}
-
-fn blocks(text: &str) -> Vec<Vec<&str>> {
-    let normalized = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut out = Vec::new();
-    let mut current = Vec::new();
-    for line in normalized.lines() {
-        let line = line.trim_end_matches('\r');
-        if line.trim().is_empty() {
-            if !current.is_empty() {
-                out.push(std::mem::take(&mut current));
-            }
-        } else {
-            current.push(line);
-        }
-    }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
-}
-
-/// The start and end of cue number `cue` (counted from 1) from its timing line.
+/// The start and end of cue number `cue` (counted from 1) from its timing line. SubRip
+/// (`separator` `,`) also takes a full stop, which files converted from WebVTT keep.
 fn timing(line: &str, separator: char, cue: usize) -> Result<(u64, u64), Error> {
     let (start, rest) =
         line.split_once("-->").ok_or_else(|| malformed(format!("Cue {cue} has no timing line (start --> end).")))?;
-    // WebVTT cue settings may follow the end time.
+    // WebVTT cue settings (and SubRip's coordinates) may follow the end time.
     let end =
         rest.split_whitespace().next().ok_or_else(|| malformed(format!("Cue {cue}'s timing line has no end time.")))?;
     let time = |raw: &str| {
-        timestamp(raw, separator).ok_or_else(|| {
-            let (format, written) = if separator == ',' { ("SubRip", "hh:mm:ss,mmm") } else { ("WebVTT", "hh:mm:ss.mmm or mm:ss.mmm") };
-            malformed(format!(
-                "Cue {cue} has a time that cannot be read: {format} times are written {written}, with minutes and seconds under 60."
-            ))
-        })
+        timestamp(raw, separator).or_else(|| if separator == ',' { timestamp(raw, '.') } else { None }).ok_or_else(
+            || {
+                let (format, written) = if separator == ',' {
+                    ("SubRip", "hh:mm:ss,mmm")
+                } else {
+                    ("WebVTT", "hh:mm:ss.mmm or mm:ss.mmm")
+                };
+                malformed(format!(
+                    "Cue {cue} has a time that cannot be read: {format} times are written {written}, with minutes and seconds under 60."
+                ))
+            },
+        )
     };
     Ok((time(start)?, time(end)?))
-}
-
-/// WebVTT: a `WEBVTT` header, then cues `[id]\nstart --> end [settings]\ntext…`.
-pub fn webvtt(text: &str) -> Result<Vec<TranscriptSegment>, Error> {
-    let blocks = blocks(text);
-    let header = blocks.first().and_then(|b| b.first()).ok_or_else(|| malformed("The WebVTT file is empty."))?;
-    if !(*header == "WEBVTT" || header.starts_with("WEBVTT ") || header.starts_with("WEBVTT\t")) {
-        return Err(malformed("The file is not WebVTT: its first line must be WEBVTT."));
-    }
-    let mut segments = Vec::new();
-    for block in &blocks[1..] {
-        if block[0].starts_with("NOTE") || block[0] == "STYLE" || block[0] == "REGION" {
-            continue;
-        }
-        let cue = segments.len() + 1;
-        let timing_at = block
-            .iter()
-            .position(|l| l.contains("-->"))
-            .ok_or_else(|| malformed(format!("Cue {cue} has no timing line (start --> end).")))?;
-        if timing_at > 1 {
-            return Err(malformed(format!("Cue {cue} has more than one identifier line before its timing line.")));
-        }
-        let (start_ms, end_ms) = timing(block[timing_at], '.', cue)?;
-        let body = &block[timing_at + 1..];
-        segments.push(TranscriptSegment { start_ms, end_ms, speaker: speaker(body), text: cue_text(body) });
-    }
-    Ok(segments)
-}
-
-/// SRT: numbered cues `n\nhh:mm:ss,mmm --> hh:mm:ss,mmm\ntext…`.
-pub fn srt(text: &str) -> Result<Vec<TranscriptSegment>, Error> {
-    let mut segments = Vec::new();
-    for block in blocks(text) {
-        let cue = segments.len() + 1;
-        if block.len() < 2 || !block[0].trim().chars().all(|c| c.is_ascii_digit()) {
-            return Err(malformed(format!(
-                "Cue {cue} of the SubRip file does not start with its number and then its timing line."
-            )));
-        }
-        let (start_ms, end_ms) = timing(block[1], ',', cue)?;
-        segments.push(TranscriptSegment {
-            start_ms,
-            end_ms,
-            speaker: speaker(&block[2..]),
-            text: cue_text(&block[2..]),
-        });
-    }
-    Ok(segments)
 }
 
 #[cfg(test)]
@@ -203,21 +151,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn webvtt_with_ids_settings_voices_and_notes() {
-        let vtt = "WEBVTT - talk\n\nNOTE produced by hand\n\n1\n00:00:00.000 --> 00:00:04.500 align:start\n<v Priya>Hello <i>there</i>.\n\n00:04.500 --> 00:09.000\nSecond line\ncontinues.\n";
-        let s = webvtt(vtt).expect("parses");
-        assert_eq!(s.len(), 2);
-        assert_eq!((s[0].start_ms, s[0].end_ms, s[0].text.as_str()), (0, 4500, "Hello there."));
-        assert_eq!(s[0].speaker.as_deref(), Some("Priya"));
-        assert_eq!((s[1].start_ms, s[1].end_ms, s[1].text.as_str()), (4500, 9000, "Second line continues."));
-    }
-
-    #[test]
-    fn srt_cues() {
-        let srt_text =
-            "1\r\n00:00:01,000 --> 00:00:02,500\r\nOne.\r\n\r\n2\r\n00:00:02,500 --> 00:00:04,000\r\nTwo.\r\n";
-        let s = srt(srt_text).expect("parses");
-        assert_eq!(s.iter().map(|c| (c.start_ms, c.end_ms)).collect::<Vec<_>>(), [(1000, 2500), (2500, 4000)]);
+    fn lines_end_at_crlf_lf_or_a_lone_cr_and_lose_the_bom() {
+        assert_eq!(lines("\u{feff}a\r\nb\rc\n\nd"), ["a", "b", "c", "", "d"]);
+        assert_eq!(lines("a\n"), ["a"]);
+        assert!(lines("").is_empty());
     }
 
     #[test]
@@ -249,12 +186,36 @@ mod tests {
             message(b"meeting notes", Format::WebVtt).as_deref(),
             Some("The file is not WebVTT: its first line must be WEBVTT.")
         );
+        let vtt = b"WEBVTT\n\n00:00.000 --> 00:01.000\nfine\n\njust words\nno timing\n";
+        assert_eq!(message(vtt, Format::WebVtt).as_deref(), Some("Cue 2 has no timing line (start --> end)."));
+        let vtt = b"WEBVTT\n\nid\nanother id\n00:00.000 --> 00:01.000\nx\n";
+        assert_eq!(
+            message(vtt, Format::WebVtt).as_deref(),
+            Some("Cue 1 has more than one identifier line before its timing line.")
+        );
         let srt = b"1\n00:00:01,000 --> 00:00:02,000\nfine\n\n2\nno timing here\n";
         assert_eq!(message(srt, Format::Srt).as_deref(), Some("Cue 2 has no timing line (start --> end)."));
         assert_eq!(
             message(b"hello\nworld\n", Format::Srt).as_deref(),
             Some("Cue 1 of the SubRip file does not start with its number and then its timing line.")
         );
+        let srt = b"1\n00:00:01,000 --> 00:00:02,000\nfine\n\n2\n00:00:02,000 --> 00:00:03,0\nshort millis\n";
+        assert_eq!(
+            message(srt, Format::Srt).as_deref(),
+            Some(
+                "Cue 2 has a time that cannot be read: SubRip times are written hh:mm:ss,mmm, with minutes and seconds under 60."
+            )
+        );
+    }
+
+    #[test]
+    fn a_transcript_parses_into_a_source_input() {
+        let input =
+            parse(b"WEBVTT\n\n00:01.000 --> 00:02.000\nHello.\n", Format::WebVtt, "Talk", "en").expect("parses");
+        assert_eq!((input.title.as_str(), input.segments.len()), ("Talk", 1));
+        assert_eq!(Format::from_path("Talk.SRT"), Some(Format::Srt));
+        assert_eq!(Format::from_path("talk.vtt"), Some(Format::WebVtt));
+        assert_eq!(Format::from_path("talk.txt"), None);
     }
 
     proptest::proptest! {

@@ -3,17 +3,20 @@
 //!
 //! | rule | what it checks |
 //! | --- | --- |
-//! | `platform_length` | X 280 weighted characters (NFC; a URL counts 23; emoji and CJK count 2); LinkedIn 3,000; Instagram 2,200; Threads 500; Bluesky 300 graphemes; YouTube description 5,000; TikTok 2,200 (characters after NFC); Mastodon 500 characters, or the channel's `max_characters` (a URL counts 23, a remote mention `@user@domain` as `@user`) |
+//! | `platform_length` | the platform's limit as the platform counts it ([`LIMITS`], quoted by `docs/limits.md`): X 280 weighted characters; LinkedIn 3,000; Instagram 2,200; Threads 500; Bluesky 300 graphemes and 3,000 UTF-8 bytes; YouTube 5,000; TikTok 2,200; Mastodon 500, or the channel's `max_characters` |
 //! | `link_count` | Threads: at most 5 links |
-//! | `evidence_resolves` | every claim cites at least one evidence id, and every id resolves to a stored moment of the job, an accepted grounded-search result of the job (`web-*`) or a verified publication of the workspace |
+//! | `evidence_resolves` | every claim cites at least one evidence id, and every id resolves to a stored moment of the job, a span of the source an operator's edit quoted (`q-*`), an accepted grounded-search result of the job (`web-*`) or a verified publication of the workspace |
 //! | `no_mock_evidence_in_production` | in a production workspace, no cited evidence (and no draft) has `provenance: mock` |
 //! | `banned_phrase` | no workspace banned phrase, case-insensitively |
-//! | `link_allow_list` | every link (any scheme case, bare domains, IDNA and full-width dots read as a browser does; [`links`]) goes to an allow-listed host or a subdomain of one; user info and IP literals are refused |
+//! | `link_allow_list` | every link (any scheme case, bare domains, bare IPv4 and IPv6 addresses, IDNA and full-width dots read as a browser does; [`links`]) goes to an allow-listed host or a subdomain of one; user info, IP literals and hosts disguised by bidirectional controls or zero-width characters are refused |
+//! | `link_grounded` | every link is the workspace's call to action's link or appears in the evidence the draft cites (a cited text or a search result's page), so an invented deep link on an allowed host is refused |
 //! | `no_open_high_severity_issue` | the draft's latest Dara review has no high-severity issue |
 //! | `channel_configured` | the draft's platform is a channel of the job's workspace configuration, and that channel's connector is the one this deployment publishes through (a post is never sent another way than the operator configured) |
-//! | `figures_grounded` | every number (also one written in words with a scale or unit), percentage, amount, date (a day with its month) and time of the body (links aside) appears by value and unit in the cited evidence texts or the workspace's call to action ([`grounding`]) |
-//! | `quotes_exact` | every quotation of the body is an exact span of a cited evidence text |
-//! | `no_instruction_text` | no line of the body is flagged by the instruction detector ([`harmonia_contracts::untrusted`]) |
+//! | `figures_grounded` | every figure of the body (links aside) — a number, also in words (`forty`) or full-width digits, with its magnitude, currency, per cent, unit, sign, negation and range — is one that the cited evidence states, read where it was said, or the call to action does ([`harmonia_grounding`]) |
+//! | `quotes_exact` | every quotation of the body is an exact span of a cited evidence text, after the speech's one normalisation (NFC, white space, quotation marks, dashes, ellipsis) |
+//! | `quote_context` | no cited moment, and no quotation of the body, begins or ends where it cuts a figure off its magnitude, unit, sign, negation or range, or inside its number |
+//! | `no_markup` | no HTML element, event-handler attribute or `javascript:` address in the body |
+//! | `no_instruction_text` | no line of the body is flagged by the instruction detector (in any of its languages) or carries an encoded order ([`harmonia_contracts::untrusted`]), and the body repeats no five words of a span ingest flagged in the source |
 //! | `no_mock_evidence_to_live_connector` | in any mode, when this deployment publishes through a connector other than the sandbox, no cited evidence and no draft is mock |
 //!
 //! A violation's detail is one sentence; the grounding and link rules name the figure,
@@ -22,106 +25,18 @@
 use std::collections::HashMap;
 
 use harmonia_contracts::domain::{
-    ConnectorKind, Draft, Platform, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review, WorkspaceConfig,
+    ConnectorKind, Draft, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review, WorkspaceConfig,
     WorkspaceMode,
 };
 use harmonia_contracts::ids::EvidenceId;
 use harmonia_contracts::tool::Provenance;
 use harmonia_contracts::untrusted;
-use unicode_normalization::UnicodeNormalization;
-use unicode_segmentation::UnicodeSegmentation;
 
-/// What a URL counts for on X.
-pub const X_URL_WEIGHT: usize = 23;
-
+pub use limits::{
+    Counting, LIMITS, Limit, MASTODON_CHARACTERS, MASTODON_URL_WEIGHT, X_URL_WEIGHT, length, length_on, limit,
+    limits_markdown, mastodon_length, x_weighted_length,
+};
 pub use links::links;
-
-fn is_emoji(ch: char) -> bool {
-    matches!(ch as u32, 0x1F000..=0x1FAFF | 0x2600..=0x27BF | 0x2B00..=0x2BFF)
-}
-
-/// Characters X weighs 1 (Latin and common punctuation); everything else weighs 2.
-fn x_light(ch: char) -> bool {
-    matches!(ch as u32, 0..=0x10FF | 0x2000..=0x200D | 0x2010..=0x201F | 0x2032..=0x2037)
-}
-
-/// X's weighted length: NFC, each URL 23, an emoji grapheme 2, CJK and other heavy characters 2.
-pub fn x_weighted_length(text: &str) -> usize {
-    linked_length(text, X_URL_WEIGHT, weigh)
-}
-
-/// `text` (NFC) counted with `count` between its links, each link counting `link_weight`.
-fn linked_length(text: &str, link_weight: usize, count: fn(&str) -> usize) -> usize {
-    let normalized: String = text.nfc().collect();
-    let mut total = 0;
-    let mut rest = normalized.as_str();
-    for link in links(&normalized) {
-        if let Some(at) = rest.find(link) {
-            total += count(&rest[..at]) + link_weight;
-            rest = &rest[at + link.len()..];
-        }
-    }
-    total + count(rest)
-}
-
-fn weigh(text: &str) -> usize {
-    text.graphemes(true)
-        .map(|g| if g.chars().any(is_emoji) { 2 } else { g.chars().map(|c| if x_light(c) { 1 } else { 2 }).sum() })
-        .sum()
-}
-
-/// The measured length of `text` on the channel `config` lists for `platform`, and that
-/// channel's limit: the platform's, or the Mastodon instance's when the channel states it.
-pub fn length_on(config: &WorkspaceConfig, platform: Platform, text: &str) -> (usize, usize, &'static str) {
-    let (used, limit, unit) = length(platform, text);
-    let stated = config.channels.iter().find(|c| c.platform == platform).and_then(|c| c.max_characters);
-    match stated {
-        Some(max) if platform == Platform::Mastodon => (used, max as usize, unit),
-        _ => (used, limit, unit),
-    }
-}
-
-/// The platform's measured length and its default limit.
-pub fn length(platform: Platform, text: &str) -> (usize, usize, &'static str) {
-    let nfc = || text.nfc().count();
-    match platform {
-        Platform::X => (x_weighted_length(text), 280, "weighted characters"),
-        Platform::Linkedin => (nfc(), 3000, "characters"),
-        Platform::Instagram => (nfc(), 2200, "characters"),
-        Platform::Threads => (nfc(), 500, "characters"),
-        Platform::Bluesky => (text.nfc().collect::<String>().graphemes(true).count(), 300, "graphemes"),
-        Platform::Youtube => (nfc(), 5000, "characters"),
-        Platform::Tiktok => (nfc(), 2200, "characters"),
-        Platform::Mastodon => (mastodon_length(text), MASTODON_CHARACTERS, "characters"),
-    }
-}
-
-/// Mastodon's default status limit, in characters.
-pub const MASTODON_CHARACTERS: usize = 500;
-
-/// What a URL counts for on Mastodon, whatever its length.
-pub const MASTODON_URL_WEIGHT: usize = 23;
-
-/// Mastodon's count: characters (NFC), each link 23, and a remote mention (`@user@domain`)
-/// only as `@user`.
-pub fn mastodon_length(text: &str) -> usize {
-    linked_length(text, MASTODON_URL_WEIGHT, mastodon_plain)
-}
-
-fn mastodon_plain(text: &str) -> usize {
-    text.split_inclusive(char::is_whitespace)
-        .map(|word| {
-            let trimmed = word.trim_end();
-            let space = word.len() - trimmed.len();
-            // `@user@domain` counts as `@user`.
-            let counted = match trimmed.strip_prefix('@').and_then(|r| r.split_once('@')) {
-                Some((user, domain)) if !user.is_empty() && domain.contains('.') => user.chars().count() + 1,
-                _ => trimmed.chars().count(),
-            };
-            counted + word[trimmed.len()..].chars().count().min(space)
-        })
-        .sum()
-}
 
 /// A piece of evidence a draft may cite.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -131,6 +46,25 @@ pub struct Evidence {
     /// What it says: a moment's exact quote, the answer spans a web page supports, a verified
     /// post's body.
     pub text: String,
+    /// Where a moment was said, so its figures are read with the words around them.
+    pub said: Option<crate::records::MomentSaid>,
+    /// The web page a grounded-search result comes from, which a post may link.
+    pub url: Option<String>,
+}
+
+impl Evidence {
+    /// Evidence that is text alone (a verified post, a moment without its place in a source).
+    pub fn text(provenance: Provenance, text: String) -> Self {
+        Self { provenance, text, said: None, url: None }
+    }
+
+    /// As the grounding checks read it.
+    pub fn cited(&self) -> harmonia_grounding::Cited<'_> {
+        harmonia_grounding::Cited {
+            text: &self.text,
+            said: self.said.as_ref().map(crate::records::MomentSaid::as_said),
+        }
+    }
 }
 
 /// Everything policy needs, read by the policy stage from storage.
@@ -146,6 +80,8 @@ pub struct PolicyInput<'a> {
     /// results and the workspace's verified publication records, with their provenance and
     /// text.
     pub evidence: &'a HashMap<EvidenceId, Evidence>,
+    /// What the job's source says in the spans ingest flagged, which the post may not repeat.
+    pub flagged: &'a [crate::records::FlaggedText],
     /// When the check runs (the deployment's clock).
     pub now: harmonia_contracts::domain::Timestamp,
     /// The connector this deployment publishes through.
@@ -164,16 +100,30 @@ fn violation(rule: PolicyRule, detail: String) -> PolicyViolation {
 pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
     let draft = input.draft;
     let mut violations = Vec::new();
-    let (used, limit, unit) = length_on(input.workspace, draft.platform, &draft.body);
-    if used > limit {
+    let (used, max, unit) = length_on(input.workspace, draft.platform, &draft.body);
+    if used > max {
         violations.push(violation(
             PolicyRule::PlatformLength,
-            format!("{used} of {limit} {unit} on {}", draft.platform.as_str()),
+            format!("{used} of {max} {unit} on {}", draft.platform.as_str()),
+        ));
+    }
+    let bounds = limit(draft.platform);
+    if let Some(max_bytes) = bounds.max_bytes
+        && draft.body.len() > max_bytes
+    {
+        violations.push(violation(
+            PolicyRule::PlatformLength,
+            format!("{} of {max_bytes} UTF-8 bytes on {}", draft.body.len(), draft.platform.as_str()),
         ));
     }
     let found = links(&draft.body);
-    if draft.platform == Platform::Threads && found.len() > 5 {
-        violations.push(violation(PolicyRule::LinkCount, format!("{} links; Threads allows 5", found.len())));
+    if let Some(max_links) = bounds.max_links
+        && found.len() > max_links
+    {
+        violations.push(violation(
+            PolicyRule::LinkCount,
+            format!("{} links; {} allows {max_links}", found.len(), draft.platform.as_str()),
+        ));
     }
     let unresolved = draft
         .claims
@@ -220,6 +170,7 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
         let more = if refused.len() > 1 { format!(" (and {} more)", refused.len() - 1) } else { String::new() };
         violations.push(violation(PolicyRule::LinkAllowList, clip(&format!("{}{more}", first.sentence()))));
     }
+    violations.extend(link_grounded_violations(input, &found));
     let channel = input.workspace.channels.iter().find(|c| c.platform == draft.platform);
     match channel {
         None => violations.push(violation(
@@ -251,7 +202,8 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
         ));
     }
     violations.extend(grounding_violations(input));
-    violations.extend(instruction_violation(&draft.body));
+    violations.extend(markup_violation(&draft.body));
+    violations.extend(instruction_violation(&draft.body).or_else(|| repeated_flag(&draft.body, input.flagged)));
     if through != ConnectorKind::Sandbox && any_mock {
         violations.push(violation(
             PolicyRule::NoMockEvidenceToLiveConnector,
@@ -290,19 +242,11 @@ fn clip(text: &str) -> String {
     clip_to(text, DETAIL_MAX)
 }
 
-/// The texts `draft`'s figures and quotations may rest on: those of the evidence its claims
-/// cite (that resolves in `evidence`).
-pub(crate) fn cited_texts<'a>(draft: &Draft, evidence: &'a HashMap<EvidenceId, Evidence>) -> Vec<&'a str> {
-    let mut texts: Vec<&str> = draft
-        .claims
-        .iter()
-        .flat_map(|c| &c.evidence)
-        .filter_map(|e| evidence.get(e))
-        .map(|e| e.text.as_str())
-        .collect();
-    texts.sort_unstable();
-    texts.dedup();
-    texts
+/// The evidence `draft`'s figures, quotations and links may rest on: what its claims cite (that
+/// resolves in `evidence`), each once.
+pub(crate) fn cited_evidence<'a>(draft: &Draft, evidence: &'a HashMap<EvidenceId, Evidence>) -> Vec<&'a Evidence> {
+    let mut seen = std::collections::HashSet::new();
+    draft.claims.iter().flat_map(|c| &c.evidence).filter(|e| seen.insert(*e)).filter_map(|e| evidence.get(e)).collect()
 }
 
 /// The body without its links (a link's digits are not figures).
@@ -314,20 +258,24 @@ fn without_links(body: &str) -> String {
     text
 }
 
-/// The findings of the grounding rules (`figures_grounded`, `quotes_exact`) for `body`
-/// citing `evidence`, with `extra` texts that may ground figures only: one violation per
-/// figure or quotation at fault (at most five, then a count). Dara receives these too.
-pub fn grounding_findings(body: &str, evidence: &[&str], extra: &[&str]) -> Vec<PolicyViolation> {
-    let mut figure_sources: Vec<&str> = evidence.to_vec();
-    figure_sources.extend_from_slice(extra);
-    let figures = grounding::ungrounded_figures(&without_links(body), &figure_sources)
+/// The findings of the grounding rules (`figures_grounded`, `quotes_exact`, `quote_context`)
+/// for `body` citing `evidence`, with `extra` texts that may ground figures only: one violation
+/// per figure, quotation or cut at fault (at most five, then a count). Dara receives these too.
+pub fn grounding_findings(body: &str, evidence: &[&Evidence], extra: &[&str]) -> Vec<PolicyViolation> {
+    let cited: Vec<harmonia_grounding::Cited<'_>> = evidence.iter().map(|e| e.cited()).collect();
+    // A link's digits are not figures, in the post or in the texts it may repeat.
+    let extra: Vec<String> = extra.iter().map(|t| without_links(t)).collect();
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let figures =
+        harmonia_grounding::ungrounded(&without_links(body), &cited, &extra).iter().map(|u| u.sentence()).collect();
+    let quotes = harmonia_grounding::inexact_quotations(body, &cited)
         .into_iter()
-        .map(|f| format!("the figure \"{}\" does not appear in the evidence the draft cites", clip_to(&f, 120)));
-    let quotes = grounding::inexact_quotations(body, evidence)
-        .into_iter()
-        .map(|q| format!("the quotation \"{}\" is not an exact span of the evidence the draft cites", clip_to(q, 120)));
-    let mut out = named(PolicyRule::FiguresGrounded, figures.collect());
-    out.extend(named(PolicyRule::QuotesExact, quotes.collect()));
+        .map(|q| format!("the quotation \"{}\" is not an exact span of the evidence the draft cites", clip_to(q, 120)))
+        .collect();
+    let cuts = harmonia_grounding::cuts(body, &cited).iter().map(|c| c.sentence()).collect();
+    let mut out = named(PolicyRule::FiguresGrounded, figures);
+    out.extend(named(PolicyRule::QuotesExact, quotes));
+    out.extend(named(PolicyRule::QuoteContext, cuts));
     out
 }
 
@@ -344,27 +292,74 @@ fn named(rule: PolicyRule, details: Vec<String>) -> Vec<PolicyViolation> {
 
 /// The `no_instruction_text` finding for `body`: its first line the instruction detector
 /// flags, else its first pair of consecutive lines (a role label alone on a line governs the
-/// order on the next: "SYSTEM:" then "Publish this draft…"), with the detector's reason (the
-/// signals, never the text).
+/// order on the next: "SYSTEM:" then "Publish this draft…"), else its first line carrying an
+/// encoded payload that decodes to an order (or an order to decode one), with the detector's
+/// reason (the signals, never the text).
 fn instruction_violation(body: &str) -> Option<PolicyViolation> {
     let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();
-    let single = lines.iter().find_map(|l| untrusted::flagged(l));
-    let paired = || lines.windows(2).find_map(|pair| untrusted::flagged(&pair.join("\n")));
-    single.or_else(paired).map(|flagged| {
+    let single = lines.iter().find_map(|l| untrusted::flagged(l)).map(|f| f.reason());
+    let paired = || lines.windows(2).find_map(|pair| untrusted::flagged(&pair.join("\n"))).map(|f| f.reason());
+    let encoded = || lines.iter().find_map(|l| untrusted::encoded(l)).map(|e| e.reason());
+    single.or_else(paired).or_else(encoded).map(|reason| {
         violation(
             PolicyRule::NoInstructionText,
-            clip(&format!("a line of the post reads as an order to the system: {}", flagged.reason())),
+            clip(&format!("a line of the post reads as an order to the system: {reason}")),
         )
     })
 }
 
+/// Words a post may share with a flagged span before it counts as repeating it.
+const REPEATED_WORDS: usize = 5;
+
+/// The `no_instruction_text` finding for a post that repeats what the source said in a span
+/// ingest flagged: any [`REPEATED_WORDS`] consecutive words of it (all of a shorter one of three
+/// words or more), compared in lower case after the speech's match form — so half of an
+/// instruction that captions split over two cues is caught on its own.
+fn repeated_flag(body: &str, flagged: &[crate::records::FlaggedText]) -> Option<PolicyViolation> {
+    let words = |text: &str| -> Vec<String> {
+        harmonia_contracts::domain::match_form(text)
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let post = words(body);
+    let holds = |run: &[String]| post.windows(run.len()).any(|w| w == run);
+    flagged.iter().find_map(|f| {
+        let said = words(&f.text);
+        let repeated = match said.len() {
+            0..=2 => false,
+            n if n < REPEATED_WORDS => holds(&said),
+            _ => said.windows(REPEATED_WORDS).any(holds),
+        };
+        repeated.then(|| {
+            let place = match f.cues {
+                Some([a, b]) if a == b => format!(" (cue {a})"),
+                Some([a, b]) => format!(" (cues {a} to {b})"),
+                None => String::new(),
+            };
+            violation(
+                PolicyRule::NoInstructionText,
+                format!("the post repeats what the source says in a span flagged as {}{place}", f.kind.describe()),
+            )
+        })
+    })
+}
+
 /// What review should know before Dara reads a draft: the grounding findings over the
-/// brief's evidence (figures may also rest on the brief's call to action) and the
-/// instruction finding, exactly as policy would report them.
-pub fn review_findings(body: &str, evidence: &[&str], call_to_action: Option<&str>) -> Vec<PolicyViolation> {
+/// evidence the draft cites (figures may also rest on the brief's call to action), the markup
+/// finding and the instruction finding, exactly as policy would report them.
+pub fn review_findings(body: &str, evidence: &[&Evidence], call_to_action: Option<&str>) -> Vec<PolicyViolation> {
     let mut findings = grounding_findings(body, evidence, call_to_action.as_slice());
+    findings.extend(markup_violation(body));
     findings.extend(instruction_violation(body));
     findings
+}
+
+/// The `no_markup` finding for `body`: what markup it holds, never the markup itself.
+fn markup_violation(body: &str) -> Option<PolicyViolation> {
+    untrusted::markup(body)
+        .map(|m| violation(PolicyRule::NoMarkup, clip(&format!("the post holds markup: {}", m.reason()))))
 }
 
 /// The grounding findings of the draft; its figures may also rest on the workspace's call to
@@ -372,13 +367,37 @@ pub fn review_findings(body: &str, evidence: &[&str], call_to_action: Option<&st
 fn grounding_violations(input: &PolicyInput<'_>) -> Vec<PolicyViolation> {
     grounding_findings(
         &input.draft.body,
-        &cited_texts(input.draft, input.evidence),
+        &cited_evidence(input.draft, input.evidence),
         &[input.workspace.call_to_action.as_str()],
     )
 }
 
+/// The `link_grounded` findings: links of the body that are on an allowed host but are neither
+/// the call to action's link nor a link of the evidence the draft cites (an invented deep link
+/// on a trusted host).
+fn link_grounded_violations(input: &PolicyInput<'_>, found: &[&str]) -> Vec<PolicyViolation> {
+    let cited = cited_evidence(input.draft, input.evidence);
+    let mut known: Vec<&str> = links(&input.workspace.call_to_action);
+    for e in &cited {
+        known.extend(links(&e.text));
+        known.extend(e.url.as_deref());
+    }
+    let invented: Vec<String> = found
+        .iter()
+        .filter(|l| links::check(l, &input.workspace.link_allow_list).is_ok())
+        .filter(|l| !known.iter().any(|k| links::same(k, l)))
+        .map(|l| {
+            format!(
+                "the link {} is neither the call to action's link nor in the evidence the draft cites",
+                clip_to(l, 120)
+            )
+        })
+        .collect();
+    named(PolicyRule::LinkGrounded, invented)
+}
+
 pub(crate) mod evidence;
-mod grounding;
+pub mod limits;
 pub mod links;
 
 #[cfg(test)]

@@ -63,6 +63,9 @@ pub const CALENDAR: Collection = Collection::new("calendar_entries");
 /// ([`ResearchEvidence`]): written with the output of the invocation whose search found them,
 /// read by policy and the job view.
 pub const RESEARCH: Collection = Collection::new("research_evidence");
+/// Spans of a job's source that an operator's edit quoted and no moment of the job holds, by
+/// [`source_quote_id`] ([`SourceQuote`]): the evidence the edit's claims cite for them.
+pub const SOURCE_QUOTES: Collection = Collection::new("source_quotes");
 pub use harmonia_agents::research::{MEMORY, PUBLICATIONS};
 pub use harmonia_agents::runtime::ACTIVITY;
 pub use harmonia_agents::tools::PLANNING_SNAPSHOTS;
@@ -72,6 +75,42 @@ pub use harmonia_agents::tools::PLANNING_SNAPSHOTS;
 /// one ([`DocId::stable`]), never a random one that would lose idempotency.
 pub fn doc_id(id: impl std::fmt::Display) -> DocId {
     DocId::stable(&id.to_string())
+}
+
+/// The document id of `job`'s source quote `evidence`.
+pub fn source_quote_id(job: &JobId, evidence: &EvidenceId) -> DocId {
+    doc_id(format!("{job}.{evidence}"))
+}
+
+/// A span of a job's source an operator's edit quoted, kept as a moment of its own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceQuote {
+    /// Job.
+    pub job: JobId,
+    /// The span as a moment (its id starts with `q-`): the source's own characters and the
+    /// range of the cues it touches.
+    pub moment: harmonia_contracts::domain::Moment,
+    /// Where it was said.
+    pub said: MomentSaid,
+    /// The operator whose edit quoted it.
+    pub quoted_by: harmonia_contracts::ids::OperatorId,
+    /// When.
+    #[serde(with = "harmonia_contracts::time::rfc3339")]
+    pub quoted_at: DateTime<Utc>,
+}
+
+/// The id of the evidence an edit's quote of a source span is: `q-`, where its first cue
+/// starts (ms), and a digest of its text, so the same span is the same evidence.
+pub fn source_quote_evidence(start_ms: u64, quote: &str) -> EvidenceId {
+    use sha2::Digest as _;
+    let digest = hex::encode(sha2::Sha256::digest(quote.as_bytes()));
+    EvidenceId::stable(&format!("q-{start_ms}-{}", &digest[..12]))
+}
+
+/// Whether `evidence` names an edit's quote of the source.
+pub fn is_source_quote(evidence: &EvidenceId) -> bool {
+    evidence.as_str().starts_with("q-")
 }
 
 /// The document id of `job`'s research result `evidence`.
@@ -139,6 +178,88 @@ pub struct AnalysisRecord {
     pub job: JobId,
     /// The analysis.
     pub analysis: Analysis,
+    /// Where each moment was said (an analysis stored before this was kept has none, and its
+    /// moments are read as their quotes alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub said: Vec<MomentSaid>,
+    /// What the source says in the spans ingest flagged, which no post may repeat.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flagged: Vec<FlaggedText>,
+}
+
+impl AnalysisRecord {
+    /// `analysis` of `source`, each moment with where it was said, and the source's flagged
+    /// texts.
+    pub fn new(job: JobId, analysis: Analysis, source: &Source) -> Self {
+        let speech = source.speech();
+        let said = analysis
+            .moments
+            .iter()
+            .filter_map(|m| MomentSaid::of(&speech, source, &m.evidence_id, &m.quote, m.start_ms, m.end_ms))
+            .collect();
+        let flagged = crate::detail::flags(source)
+            .into_iter()
+            .map(|f| FlaggedText { kind: f.kind, text: f.text, cues: f.cues })
+            .collect();
+        Self { job, analysis, said, flagged }
+    }
+}
+
+/// The text of a span the source's ingest flagged.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlaggedText {
+    /// Why it was flagged.
+    pub kind: harmonia_contracts::domain::FlagKind,
+    /// What it says.
+    pub text: String,
+    /// The cues it spans, from 1 (none for the title or a frame).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cues: Option<[u32; 2]>,
+}
+
+/// Where a moment of a source was said: a window of its utterance around the quote
+/// ([`harmonia_grounding::Said`]), so that policy reads a figure the quote holds with the
+/// words around it even where the quote stops short of them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MomentSaid {
+    /// The moment.
+    pub evidence_id: EvidenceId,
+    /// The utterance around the quote.
+    pub window: String,
+    /// The quote's first byte in `window`.
+    pub start: usize,
+    /// The quote's end (exclusive) in `window`.
+    pub end: usize,
+}
+
+impl MomentSaid {
+    /// Where `quote` (within `[start_ms, end_ms]`) was said in `source`, when it is a span of
+    /// its speech that no flag touches.
+    pub fn of(
+        speech: &harmonia_contracts::domain::Speech,
+        source: &Source,
+        evidence_id: &EvidenceId,
+        quote: &str,
+        start_ms: u64,
+        end_ms: u64,
+    ) -> Option<Self> {
+        let span = harmonia_contracts::domain::quoted_span(speech, &source.untrusted, quote, start_ms, end_ms).ok()?;
+        let utterance = &speech.utterances().get(span.utterance)?.text;
+        let said = harmonia_grounding::Said::around(utterance, span.start..span.end);
+        Some(Self {
+            evidence_id: evidence_id.clone(),
+            window: said.window.to_owned(),
+            start: said.quote.start,
+            end: said.quote.end,
+        })
+    }
+
+    /// As the grounding checks read it.
+    pub fn as_said(&self) -> harmonia_grounding::Said<'_> {
+        harmonia_grounding::Said { window: &self.window, quote: self.start..self.end }
+    }
 }
 
 /// Ryan's strategy and the hash an approval must name.

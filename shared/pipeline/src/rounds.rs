@@ -22,7 +22,8 @@ use crate::Env;
 use crate::operator::{ApprovalRecord, checked_version, job, moved_meanwhile};
 use crate::policy::{PolicyInput, check};
 use crate::records::{
-    ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, PLANS, POLICY_RESULTS, PendingMessage, PlanRecord, doc_id,
+    ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, MomentSaid, PLANS, POLICY_RESULTS, PendingMessage, PlanRecord,
+    SOURCE_QUOTES, SourceQuote, doc_id, source_quote_evidence, source_quote_id,
 };
 use crate::steps::{current_draft_id, draft_id_of};
 
@@ -135,8 +136,9 @@ pub struct Edited {
 }
 
 /// Write the next draft version as the operator: the text is kept byte for byte, the previous
-/// version's claims are kept where their text is still in it, and deterministic policy checks
-/// it at once. A version that passes awaits approval in its own round; one that does not is
+/// version's claims are kept where their text is still in it, each quotation that is an exact
+/// span of the source's speech becomes a claim citing that span (`quoted_spans`), and
+/// deterministic policy checks it at once. A version that passes awaits approval in its own round; one that does not is
 /// refused (`policy_violation`, naming each broken rule) and nothing is stored.
 pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> Result<Edited, Error> {
     let body = request.body;
@@ -147,8 +149,33 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
     let (round, decided) =
         open_round(env, workspace, &job, ApprovalSubject::Draft, &request.subject_hash, &request.operator).await?;
     let previous: Draft = stored(env, workspace, DRAFTS, &doc_id(current_draft_id(&job))).await?;
-    let claims: Vec<Claim> =
+    let analysis: AnalysisRecord = stored(env, workspace, ANALYSES, &doc_id(&job.id)).await?;
+    let source = crate::records::source(&*env.store, &*env.blobs, workspace, &job.source)
+        .await?
+        .ok_or_else(|| Error::from_code(Code::NotFound))?;
+    let mut claims: Vec<Claim> =
         previous.claims.into_iter().filter(|c| body.contains(c.text.trim_end_matches('…'))).collect();
+    let kept: Vec<_> = claims.iter().flat_map(|c| &c.evidence).cloned().collect();
+    let mut evidence = crate::policy::evidence::load(&*env.store, workspace, &analysis, &kept).await?;
+    let quoted = quoted_spans(&body, &source, &analysis, &evidence, &request.operator, &job.id);
+    for q in &quoted {
+        claims.push(q.claim.clone());
+        if let Some(record) = &q.record {
+            evidence.insert(
+                record.moment.evidence_id.clone(),
+                crate::policy::Evidence {
+                    provenance: Provenance::Live,
+                    text: record.moment.quote.clone(),
+                    said: Some(record.said.clone()),
+                    url: None,
+                },
+            );
+        }
+    }
+    // The moments the new claims cite, read as policy reads them.
+    let cites: Vec<_> =
+        claims.iter().flat_map(|c| &c.evidence).filter(|e| !evidence.contains_key(*e)).cloned().collect();
+    evidence.extend(crate::policy::evidence::load(&*env.store, workspace, &analysis, &cites).await?);
     let id = draft_id_of(&job.id, round, Pass::FIRST);
     let draft = Draft {
         content_hash: Draft::compute_hash(previous.platform, &body, &claims),
@@ -164,10 +191,6 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
         created_at: Utc::now(),
     };
     let config = crate::workspace::version_of_job(&*env.store, &job).await?.config;
-    let analysis: AnalysisRecord = stored(env, workspace, ANALYSES, &doc_id(&job.id)).await?;
-    let evidence =
-        crate::policy::evidence::load(&*env.store, workspace, &analysis, draft.claims.iter().flat_map(|c| &c.evidence))
-            .await?;
     // An operator's text has no Dara review: policy's rules are what it must pass.
     let result = check(&PolicyInput {
         now: env.clock.now(),
@@ -175,6 +198,7 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
         draft: &draft,
         review: None,
         evidence: &evidence,
+        flagged: &analysis.flagged,
         connector: env.reach.connector,
         account: crate::steps::policy::has_account(env, &config, &draft),
     });
@@ -192,10 +216,69 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
     }
     let approval = decided.decide(Decision::Edited { draft: id.clone(), content_hash: draft.content_hash.clone() });
     let record = ApprovalRecord { approval: approval.clone(), next: Vec::new() };
-    let writes = vec![(DRAFTS, doc_id(&id), encode(&draft)?), (POLICY_RESULTS, doc_id(&id), encode(&result)?)];
+    let mut writes = vec![(DRAFTS, doc_id(&id), encode(&draft)?), (POLICY_RESULTS, doc_id(&id), encode(&result)?)];
+    for record in quoted.iter().filter_map(|q| q.record.as_ref()) {
+        writes.push((SOURCE_QUOTES, source_quote_id(&job.id, &record.moment.evidence_id), encode(record)?));
+    }
     record_round(env, workspace, &job, round, &record, JobStatus::AwaitingDraftApproval, writes).await?;
     Ok(Edited { approval, draft })
 }
+
+/// A quotation of an edit that the source says, as the claim citing it, and the record of the
+/// span when no moment of the job holds it.
+struct Quoted {
+    claim: Claim,
+    record: Option<SourceQuote>,
+}
+
+/// The quotations of an edit's `body` that no evidence of the claims it keeps holds, each as a
+/// claim citing what says it: a moment of the analysis that holds it, or else the span of the
+/// source's speech it is (a new `q-*` piece of evidence, in the source's own characters with
+/// the cues it touches). A quotation the source does not say, or says only in a flagged span,
+/// is left to policy's `quotes_exact`, which refuses it.
+fn quoted_spans(
+    body: &str,
+    source: &harmonia_contracts::domain::Source,
+    analysis: &AnalysisRecord,
+    kept: &std::collections::HashMap<harmonia_contracts::ids::EvidenceId, crate::policy::Evidence>,
+    operator: &OperatorId,
+    job: &JobId,
+) -> Vec<Quoted> {
+    use harmonia_contracts::domain::{Moment, locate};
+    let speech = source.speech();
+    let mut out: Vec<Quoted> = Vec::new();
+    for q in harmonia_grounding::quotations(body) {
+        let text = q.to_owned();
+        let held = |t: &str| !locate(t, q).is_empty();
+        if kept.values().any(|e| held(&e.text))
+            || out.iter().any(|o| o.claim.text == text)
+            || text.chars().count() > MAX_CLAIM_CHARS
+        {
+            continue;
+        }
+        if let Some(m) = analysis.analysis.moments.iter().find(|m| held(&m.quote)) {
+            out.push(Quoted { claim: Claim { text, evidence: vec![m.evidence_id.clone()] }, record: None });
+            continue;
+        }
+        let clean = |s: &harmonia_contracts::domain::speech::Span| {
+            !(s.first_segment..=s.last_segment).any(|n| source.segment_flagged(n))
+        };
+        let Some(span) = speech.spans(q).find(clean) else { continue };
+        let said_text = speech.text(&span).to_owned();
+        let evidence_id = source_quote_evidence(span.start_ms, &said_text);
+        let Some(said) = MomentSaid::of(&speech, source, &evidence_id, &said_text, span.start_ms, span.end_ms) else {
+            continue;
+        };
+        let moment =
+            Moment { evidence_id: evidence_id.clone(), quote: said_text, start_ms: span.start_ms, end_ms: span.end_ms };
+        let record = SourceQuote { job: job.clone(), moment, said, quoted_by: operator.clone(), quoted_at: Utc::now() };
+        out.push(Quoted { claim: Claim { text, evidence: vec![evidence_id] }, record: Some(record) });
+    }
+    out
+}
+
+/// The longest claim, in characters (the schema's bound): a longer quotation is not made one.
+const MAX_CLAIM_CHARS: usize = 500;
 
 /// A decision on one exact version, by one operator, waiting for what it decides.
 struct Pending {

@@ -3,8 +3,8 @@
 use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 use harmonia_contracts::domain::{
     Analysis, Angle, AngleKind, Assessment, Assessments, Brief, Claim, ContentFormat, Dimension, Moment, Plan,
-    PlanItem, Platform, PolicyRule, PolicyViolation, ReviewIssue, Severity, Strategy, UtcWindow, Verdict,
-    frame_flagged, segment_flagged,
+    PlanItem, Platform, PolicyRule, PolicyViolation, ReviewIssue, Severity, Speech, Strategy, UtcWindow, Utterance,
+    Verdict, frame_flagged, segment_flagged,
 };
 use harmonia_contracts::event::Pass;
 use harmonia_contracts::ids::{BriefId, EvidenceId, PlanItemId};
@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::engine::{Conversation, Step, load_skill, script};
-use super::sentences::{first_sentence, sentences};
+use super::sentences::{sentence_ranges, sentences};
 use crate::io::{
     A2uiVersion, Component, ComponentNode, DaraInput, DraftOutput, HarmoniaInput, Layout, MayaInput, NimiInput,
     NoniInput, ReviewOutput, RyanInput, TemiInput,
@@ -37,7 +37,7 @@ pub(super) fn harmonia(c: &Conversation<'_>) -> Result<Step, model::Error> {
     Ok(Step::Final(json!({ "specialist": i.task.specialist() })))
 }
 
-/// How much a segment is worth quoting: concrete numbers and outcomes over questions.
+/// How much a sentence is worth quoting: concrete numbers and outcomes over questions.
 fn weight(text: &str) -> usize {
     if text.trim_end().ends_with('?') {
         return 0;
@@ -47,34 +47,87 @@ fn weight(text: &str) -> usize {
     digits * 4 + words.min(30)
 }
 
+/// The longest run of cues quoted from speech with no sentence punctuation, in bytes.
+const PHRASE_BYTES: usize = 240;
+
+/// The longest sentence quoted whole, in bytes; a longer one (speech without punctuation, as
+/// automatic captions are) is quoted as runs of whole cues.
+const SENTENCE_BYTES: usize = 320;
+
+/// What the offline model may quote from an utterance: each sentence (across cues, never cut
+/// inside one), as byte ranges of its text. A sentence longer than [`SENTENCE_BYTES`] — speech
+/// without punctuation, as automatic captions are — is quoted as runs of whole cues instead,
+/// each grown until it cuts no figure off its magnitude, unit, sign, negation or range; a run
+/// that cannot be made whole, or is longer than a moment's quote may be, is not quoted.
+fn quotable(u: &Utterance) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    for sentence in sentence_ranges(&u.text) {
+        if sentence.len() <= SENTENCE_BYTES {
+            out.push(sentence);
+            continue;
+        }
+        let pieces: Vec<_> = u.touched(sentence.start, sentence.end).collect();
+        let mut n = 0;
+        while n < pieces.len() {
+            let start = pieces[n].start.max(sentence.start);
+            let mut m = n;
+            while m + 1 < pieces.len() && pieces[m + 1].end - start <= PHRASE_BYTES {
+                m += 1;
+            }
+            while m + 1 < pieces.len()
+                && !harmonia_grounding::cuts_in(&u.text, start..pieces[m].end.min(sentence.end)).is_empty()
+            {
+                m += 1;
+            }
+            let range = start..pieces[m].end.min(sentence.end);
+            let whole = harmonia_grounding::cuts_in(&u.text, range.clone()).is_empty();
+            if whole && u.text[range.clone()].chars().count() <= Moment::MAX_QUOTE_CHARS {
+                out.push(range);
+            }
+            n = m + 1;
+        }
+    }
+    out
+}
+
 pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, model::Error> {
     let skill = "nimi-analysis-skills";
     let calls = load_skill(skill, &["exact-evidence-moments.md", "source-and-context-angles.md"]);
     script(calls, c, || {
         let i: NimiInput = input(c)?;
-        // Lines flagged as instruction-like at ingest are data, never quoted.
-        let mut ranked: Vec<_> = i
-            .source
-            .segments
-            .iter()
-            .enumerate()
-            .filter(|(n, s)| weight(&s.text) > 0 && !segment_flagged(&i.source.untrusted, *n))
-            .map(|(_, s)| s)
-            .collect();
-        ranked.sort_by_cached_key(|s| std::cmp::Reverse(weight(&s.text)));
+        let speech = Speech::of(&i.source.segments);
+        // Sentences touching a span flagged at ingest are data, never quoted.
+        let flagged = |first: usize, last: usize| (first..=last).any(|n| segment_flagged(&i.source.untrusted, n));
+        let mut ranked: Vec<(usize, Moment)> = Vec::new();
+        for u in speech.utterances() {
+            for range in quotable(u) {
+                let quote = &u.text[range.clone()];
+                let mut touched = u.touched(range.start, range.end);
+                let (Some(first), last) = (touched.next(), touched.last()) else { continue };
+                let last = last.unwrap_or(first);
+                if weight(quote) == 0 || flagged(first.segment, last.segment) {
+                    continue;
+                }
+                let moment = Moment {
+                    evidence_id: id(&format!("m-{}", first.start_ms))?,
+                    quote: quote.to_owned(),
+                    start_ms: first.start_ms,
+                    end_ms: last.end_ms,
+                };
+                ranked.push((weight(quote), moment));
+            }
+        }
+        ranked.sort_by_key(|(w, m)| (std::cmp::Reverse(*w), m.start_ms));
         ranked.truncate(6);
-        ranked.sort_by_key(|s| s.start_ms);
-        let moments: Vec<Moment> = ranked
-            .iter()
-            .map(|s| {
-                Ok(Moment {
-                    evidence_id: id(&format!("m-{}", s.start_ms))?,
-                    quote: first_sentence(&s.text).chars().take(1000).collect(),
-                    start_ms: s.start_ms,
-                    end_ms: s.end_ms,
-                })
-            })
-            .collect::<Result<_, model::Error>>()?;
+        let mut moments: Vec<Moment> = ranked.into_iter().map(|(_, m)| m).collect();
+        moments.sort_by_key(|m| m.start_ms);
+        // Two sentences may start in one cue: their ids are told apart by a count.
+        for n in 1..moments.len() {
+            if moments[..n].iter().any(|m| m.evidence_id == moments[n].evidence_id) {
+                let again = moments[..n].iter().filter(|m| m.start_ms == moments[n].start_ms).count() + 1;
+                moments[n].evidence_id = id(&format!("m-{}-{again}", moments[n].start_ms))?;
+            }
+        }
         let first = moments.first().ok_or(model::Error::Refused("nothing to quote"))?;
         let with_numbers: Vec<EvidenceId> = moments
             .iter()

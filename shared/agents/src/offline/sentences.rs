@@ -29,7 +29,20 @@ const FINAL_BEFORE_CAPITAL: &[&str] = &["a.m", "p.m", "etc"];
 /// The sentences of `text`, each trimmed, in order; together they cover every non-space
 /// character of `text`.
 pub(crate) fn sentences(text: &str) -> Vec<&str> {
+    sentence_ranges(text).into_iter().map(|r| &text[r]).collect()
+}
+
+/// The byte ranges of [`sentences`] in `text`.
+pub(crate) fn sentence_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
+    let mut push = |start: usize, end: usize| {
+        let piece = &text[start..end];
+        let trimmed = piece.trim();
+        if !trimmed.is_empty() {
+            let from = start + (piece.len() - piece.trim_start().len());
+            out.push(from..from + trimmed.len());
+        }
+    };
     let mut start = 0;
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut i = 0;
@@ -51,23 +64,18 @@ pub(crate) fn sentences(text: &str) -> Vec<&str> {
         let spaced = after.len() != next.len();
         let boundary = next.is_empty() || (spaced && ends_sentence(&text[start..at], ch, next));
         if boundary {
-            let sentence = text[start..end].trim();
-            if !sentence.is_empty() {
-                out.push(sentence);
-            }
+            push(start, end);
             start = end;
         }
         i = j;
     }
-    let rest = text[start..].trim();
-    if !rest.is_empty() {
-        out.push(rest);
-    }
+    push(start, text.len());
     out
 }
 
 /// The first sentence of `text` (a prefix of the trimmed text, so an exact substring).
-pub(crate) fn first_sentence(text: &str) -> &str {
+#[cfg(test)]
+fn first_sentence(text: &str) -> &str {
     sentences(text).into_iter().next().unwrap_or("")
 }
 

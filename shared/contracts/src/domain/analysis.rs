@@ -4,8 +4,9 @@ use serde::{Deserialize, Serialize};
 use crate::ids::{EvidenceId, FactId};
 use crate::tool::Provenance;
 
-/// An exact evidence moment: a quote that is an exact substring of the transcript, with the
-/// time range of the segment(s) it comes from.
+/// An exact evidence moment: a quote that is an exact span of one utterance of the transcript
+/// (the speaker's continuous speech, which may cross cues: [`super::Speech`]), with the time
+/// range of the cues it touches.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Moment {
@@ -14,10 +15,15 @@ pub struct Moment {
     /// Exact transcript text.
     #[schemars(length(min = 1, max = 1000))]
     pub quote: String,
-    /// Start of the segment range holding the quote, ms.
+    /// Start of the first cue the quote touches, ms.
     pub start_ms: u64,
-    /// End of that range, ms.
+    /// End of the last cue it touches, ms.
     pub end_ms: u64,
+}
+
+impl Moment {
+    /// The longest quote, in characters (the schema's bound).
+    pub const MAX_QUOTE_CHARS: usize = 1000;
 }
 
 /// The four kinds of qualified angle.

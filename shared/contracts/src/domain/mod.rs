@@ -54,6 +54,7 @@ mod research;
 mod review;
 mod schedule;
 mod source;
+pub mod speech;
 mod strategy;
 mod workspace;
 
@@ -79,9 +80,11 @@ pub use review::{
 };
 pub use schedule::{MAX_SCHEDULE_DECISIONS, Schedule, ScheduleAction, ScheduleDecision, ScheduleState};
 pub use source::{
-    Frame, LanguageTag, SOURCE_INLINE_MAX_BYTES, SOURCE_MAX_BYTES, Source, SourceBody, SourceContent, SourceInput,
-    SourcePart, StoredSource, TranscriptSegment, UntrustedSpan, frame_flagged, segment_flagged, untrusted_spans,
+    FlagKind, Frame, LanguageTag, SOURCE_INLINE_MAX_BYTES, SOURCE_MAX_BYTES, Source, SourceBody, SourceContent,
+    SourceInput, SourcePart, StoredSource, TranscriptSegment, UntrustedSpan, frame_flagged, quoted_span,
+    segment_flagged, untrusted_spans,
 };
+pub use speech::{Speech, Utterance, locate, match_form};
 pub use strategy::{Brief, Claim, Draft, Strategy};
 pub use workspace::{Platform, Workspace, WorkspaceMode, WorkspaceVersion};
 

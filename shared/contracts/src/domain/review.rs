@@ -143,18 +143,29 @@ pub enum PolicyRule {
     NoMockEvidenceInProduction,
     /// No banned phrase.
     BannedPhrase,
-    /// Links only to allow-listed hosts.
+    /// Links only to allow-listed hosts; no IP address, user info or disguised host.
     LinkAllowList,
     /// No open high-severity Dara issue.
     NoOpenHighSeverityIssue,
     /// The draft's platform is a channel of the workspace, and that channel's connector is the
     /// one this deployment publishes through.
     ChannelConfigured,
-    /// Every figure (number, percentage, amount, date, time) of the body appears, by value and
-    /// unit, in the evidence the draft cites.
+    /// Every figure (number, percentage, amount, measure, date, time) of the body appears in the
+    /// evidence the draft cites with the same value, magnitude, unit, sign, negation and range,
+    /// read where the evidence was said.
     FiguresGrounded,
     /// Every quotation of the body is an exact span of the evidence the draft cites.
     QuotesExact,
+    /// No quote the draft rests on (a cited moment, a quotation of the body) begins or ends
+    /// where it cuts a figure off its magnitude, unit, sign, negation or range, or inside its
+    /// number.
+    QuoteContext,
+    /// Every link of the body is the workspace's call-to-action link or appears in the evidence
+    /// the draft cites.
+    LinkGrounded,
+    /// The body holds no markup: no HTML element, event-handler attribute or `javascript:`
+    /// address.
+    NoMarkup,
     /// No line of the body reads as an order to the system (the instruction detector).
     NoInstructionText,
     /// Nothing mock (cited evidence or the draft) goes out through a connector other than the

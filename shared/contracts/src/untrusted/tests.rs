@@ -1,4 +1,7 @@
+use super::lexicon::*;
 use super::*;
+
+mod languages;
 
 /// Orders to the system: paraphrases, role markers, tool calls and disguises of each.
 const ADVERSARIAL: &[&str] = &[
@@ -191,6 +194,12 @@ fn urgency_or_disguise_alone_is_not_a_signal() {
     assert_eq!(score("Ｔｉｃｋｅｔｓ are on sale").points, 0);
 }
 
+#[test]
+fn a_letter_put_in_for_a_symbol_composes_with_its_accent() {
+    let once = normalise("$\u{323}𑌅𐴀");
+    assert_eq!(normalise(&once.text).text, once.text);
+}
+
 proptest::proptest! {
     /// Any text, in any script, is scored without a panic, and normalising is idempotent.
     #[test]
@@ -272,103 +281,78 @@ proptest::proptest! {
     }
 }
 
-/// The detector's own words, near misses and others, to build texts from.
-fn vocabulary() -> Vec<&'static str> {
-    let mut words = [
+/// The detector's own words in every language, near misses and others, to build texts from.
+fn vocabulary() -> Vec<String> {
+    let lists = [
         ROLES,
         MARKER_WORDS,
         ADDRESSED,
+        VOCATIVES,
+        YOU_WORDS,
         OVERRIDE_VERBS,
+        OVERRIDE_LAST_VERBS,
         SET_ASIDE,
         ACTIONS,
+        ACTIONS_WITH_OBJECT,
+        MODALS,
+        INFINITIVES,
         TARGETS,
         CLAUSE_OPENERS,
         APPROVAL_WORDS,
-        GATED,
+        GATED_WORDS,
         CALL_VERBS,
         TOOL_WORDS,
-        URGENT,
-    ]
-    .concat();
-    words.extend([
-        "pay",
-        "no",
-        "attention",
-        "to",
-        "do",
-        "not",
-        "follow",
-        "don't",
-        "set",
-        "aside",
-        "stop",
-        "following",
-        "throw",
-        "out",
-        "get",
-        "around",
-        "you",
-        "are",
-        "now",
-        "act",
-        "as",
-        "pretend",
-        "from",
-        "on",
-        "developer",
-        "mode",
-        "jailbreak",
-        "new",
-        "instructions",
-        "rules",
-        "your",
-        "role",
-        "right",
-        "away",
-        "off",
-        "hey",
-        "must",
-        "the",
-        "report",
-        "310",
-        "1gn0re",
-        "s y s t e m",
-        "ＳＹＳＴＥＭ",
-        "ѕystem",
-        "publish_post",
-        "send(",
-        ":",
-        ",",
-        ".",
-        ";",
-        "[",
-        "]",
-        "<|",
-        "|>",
-        "\"",
-        "'",
-        "\u{200b}",
-        // Whole phrases, so that a case holds one often enough.
-        "you are now",
-        "act as",
-        "from now on",
-        "developer mode",
-        "new instructions",
-        "new rules",
-        "your new role",
-        "pay no attention to",
-        "do not follow",
-        "set aside",
-        "right away",
-        "signed off",
-        "hey assistant,",
-        "assistant you must",
-        "system:",
-        "[system]",
-        "note to the model:",
-        "call publish_post",
-        "publish it",
-    ]);
+        TOOL_NOUNS,
+        URGENT_WORDS,
+    ];
+    let phrases = [FOLDED, PERSONAS, URGENT_PHRASES].concat();
+    let mut words: Vec<String> = lists.concat().into_iter().map(str::to_owned).collect();
+    // Every word of a phrase, and whole phrases, so that a case holds one often enough.
+    words.extend(phrases.iter().flat_map(|p| p.iter().map(|w| (*w).to_owned())));
+    words.extend(phrases.iter().map(|p| p.join(" ")));
+    words.extend(
+        [
+            "the",
+            "report",
+            "310",
+            "1gn0re",
+            "s y s t e m",
+            "ＳＹＳＴＥＭ",
+            "ѕystem",
+            "publish_post",
+            "send(",
+            ":",
+            ",",
+            ".",
+            ";",
+            "[",
+            "]",
+            "<|",
+            "|>",
+            "\"",
+            "'",
+            "\u{200b}",
+            "signed off",
+            "hey assistant,",
+            "assistant you must",
+            "system:",
+            "[system]",
+            "note to the model:",
+            "call publish_post",
+            "publish it",
+            // Elisions, accents typed apart, and labels in other languages.
+            "l'ia",
+            "dell'assistente",
+            "n'",
+            "ve\u{0301}",
+            "hinweis an die ki:",
+            "nota para la ia:",
+            "note pour l'ia :",
+            "llama a la herramienta",
+            "anweisungen ignorieren",
+        ]
+        .map(str::to_owned),
+    );
     words
 }
 
@@ -381,5 +365,50 @@ proptest::proptest! {
     ) {
         let text = words.join(" ");
         proptest::prop_assert_eq!(score(&text), scored(&normalise(&text)));
+    }
+}
+
+/// Every word and phrase of every language that can start a signal, in a text that gives it
+/// that signal: since a text without a trigger scores nothing, each one found proves its
+/// trigger is there.
+#[test]
+fn every_word_that_starts_a_signal_is_a_trigger() {
+    let holds = |text: &str, signal: Signal| {
+        let found = score(text);
+        assert!(found.signals.contains(&signal), "{signal:?} in {text:?}: {found:?}");
+    };
+    for phrase in PERSONAS {
+        holds(&phrase.join(" "), Signal::Persona);
+    }
+    for phrase in FOLDED {
+        holds(&format!("{} the rules", phrase.join(" ")), Signal::Override);
+    }
+    for verb in OVERRIDE_VERBS {
+        holds(&format!("{verb} rules"), Signal::Override);
+    }
+    for verb in OVERRIDE_LAST_VERBS {
+        holds(&format!("regeln {verb}"), Signal::Override);
+    }
+    for verb in ACTIONS {
+        holds(&format!("{verb} it"), Signal::PublishingOrder);
+    }
+    for verb in ACTIONS_WITH_OBJECT {
+        holds(verb, Signal::PublishingOrder);
+    }
+    for verb in INFINITIVES {
+        holds(&format!("must {verb} it"), Signal::PublishingOrder);
+    }
+    for word in APPROVAL_WORDS {
+        let off = if *word == "signed" { " off" } else { "" };
+        holds(&format!("draft {word}{off}"), Signal::ApprovalClaim);
+    }
+    for word in ADDRESSED {
+        holds(&format!("hey {word}, hi"), Signal::Addressee);
+    }
+    for role in ROLES {
+        holds(&format!("{role}: hi"), Signal::RoleMarker);
+    }
+    for verb in CALL_VERBS {
+        holds(&format!("{verb} tool"), Signal::CallOrder);
     }
 }

@@ -6,11 +6,14 @@
 //! publications, and grounded-search results (`web-*`) of jobs, stored in a real SQLite store under two workspaces (`corpus`, where every draft
 //! is checked, and `elsewhere`, whose records are foreign to it).
 //!
+//! - A job of the world with `cues` has a source: its moments are spans of the source's speech
+//!   (they may cross cues) and policy reads each where it was said.
 //! - A case with `format` is a source (`json`, `srt` or `webvtt` bytes in `text`, with a
 //!   `title` for transcripts). It is parsed by [`crate::formats::parse`] and validated as
 //!   ingest validates it ([`SourceInput::validate`], which marks instruction-like spans);
 //!   `expect = ["flagged"]` names the parts that must be flagged, exactly, in `parts`
-//!   (`"title"`, `"segment 1"`, `"frame 0"`, counted from 0).
+//!   (`"title"`, `"segment 1"`, `"frame 0"`, `"segments 2-3"` for a span across cues,
+//!   counted from 0).
 //! - A case with `body` is a draft on `platform` (default `linkedin`) of `job` (default
 //!   `job-talk`) with `provenance` (default `live`), whose one claim cites `cites`. Its evidence
 //!   is read from the store by the policy step's own reader, and [`check`] runs every rule with
@@ -91,6 +94,10 @@ struct StoredJob {
     id: JobId,
     provenance: Provenance,
     moments: Vec<StoredMoment>,
+    /// The source's cues, when the job has one: its moments are then spans of its speech,
+    /// read where they were said (each cue lasts two seconds; one speaker).
+    #[serde(default)]
+    cues: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -235,15 +242,23 @@ async fn world(corpus: &Corpus) -> (harmonia_testkit::TempDir, SqliteStore) {
     let dir = harmonia_testkit::temp_dir();
     let store = SqliteStore::open(dir.path().join("corpus.sqlite")).expect("open the store");
     for job in &corpus.job {
+        let source = (!job.cues.is_empty()).then(|| source_of(&job.cues));
+        let speech = source.as_ref().map(harmonia_contracts::domain::Source::speech);
         let moments: Vec<Moment> = job
             .moments
             .iter()
             .zip(0u64..)
-            .map(|(m, n)| Moment {
-                evidence_id: m.id.clone(),
-                quote: m.quote.clone(),
-                start_ms: n * 5000,
-                end_ms: n * 5000 + 4000,
+            .map(|(m, n)| {
+                let (start_ms, end_ms) = match &speech {
+                    Some(speech) => {
+                        let span = speech
+                            .find(&m.quote)
+                            .unwrap_or_else(|| panic!("{}: the source never says {:?}", job.id, m.quote));
+                        (span.start_ms, span.end_ms)
+                    }
+                    None => (n * 5000, n * 5000 + 4000),
+                };
+                Moment { evidence_id: m.id.clone(), quote: m.quote.clone(), start_ms, end_ms }
             })
             .collect();
         let angle = Angle {
@@ -253,9 +268,10 @@ async fn world(corpus: &Corpus) -> (harmonia_testkit::TempDir, SqliteStore) {
             evidence: moments.iter().map(|m| m.evidence_id.clone()).collect(),
             facts: Vec::new(),
         };
-        let record = AnalysisRecord {
-            job: job.id.clone(),
-            analysis: Analysis { moments, angles: vec![angle], provenance: job.provenance },
+        let analysis = Analysis { moments, angles: vec![angle], provenance: job.provenance };
+        let record = match &source {
+            Some(source) => AnalysisRecord::new(job.id.clone(), analysis, source),
+            None => AnalysisRecord { job: job.id.clone(), analysis, said: Vec::new(), flagged: Vec::new() },
         };
         let data = encode(&record).expect("encode an analysis");
         create_if_absent(&store, &job.workspace, ANALYSES, &doc_id(&job.id), data).await.expect("store an analysis");
@@ -301,14 +317,15 @@ async fn world(corpus: &Corpus) -> (harmonia_testkit::TempDir, SqliteStore) {
 }
 
 /// The evidence `draft` of `job` cites, read as the policy step reads it: the job's stored
-/// analysis, then the one evidence reader. Every case reads through here, so a change of the
-/// reader's signature is a change of this function only.
+/// analysis, then the one evidence reader; and the source's flagged texts the analysis keeps.
+/// Every case reads through here, so a change of the reader's signature is a change of this
+/// function only.
 async fn evidence_of(
     store: &dyn Store,
     workspace: &WorkspaceId,
     job: &JobId,
     draft: &Draft,
-) -> HashMap<EvidenceId, Evidence> {
+) -> (HashMap<EvidenceId, Evidence>, Vec<crate::records::FlaggedText>) {
     let analysis: AnalysisRecord = store
         .get(workspace, ANALYSES, &doc_id(job))
         .await
@@ -317,7 +334,8 @@ async fn evidence_of(
         .decode()
         .expect("an analysis record");
     let cites = draft.claims.iter().flat_map(|c| &c.evidence);
-    evidence::load(store, workspace, &analysis, cites).await.expect("load the evidence")
+    let evidence = evidence::load(store, workspace, &analysis, cites).await.expect("load the evidence");
+    (evidence, analysis.flagged)
 }
 
 fn part_name(part: SourcePart) -> String {
@@ -325,7 +343,20 @@ fn part_name(part: SourcePart) -> String {
         SourcePart::Title => "title".to_owned(),
         SourcePart::Segment { index } => format!("segment {index}"),
         SourcePart::Frame { index } => format!("frame {index}"),
+        SourcePart::Segments { first, last } => format!("segments {first}-{last}"),
     }
+}
+
+/// A source of one speaker saying `cues`, two seconds each, validated as ingest validates it.
+fn source_of(cues: &[String]) -> harmonia_contracts::domain::Source {
+    let segments: Vec<serde_json::Value> = cues
+        .iter()
+        .zip(0u64..)
+        .map(|(text, n)| json!({"start_ms": n * 2000, "end_ms": n * 2000 + 2000, "text": text}))
+        .collect();
+    let input: SourceInput =
+        serde_json::from_value(json!({"title": "A talk", "language": "en", "segments": segments})).expect("a source");
+    input.validate("src-corpus".parse().expect("id"), HOME.parse().expect("id"), Utc::now()).expect("a valid source")
 }
 
 /// The parts of a source that ingest flags (or why it refused the source).
@@ -372,13 +403,14 @@ async fn publish(case: &Case, config: &WorkspaceConfig, store: &dyn Store) -> BT
         .find(|c| c.platform == platform)
         .map(|c| c.connector)
         .unwrap_or_else(|| panic!("{}: the corpus workspace has no {} channel", case.name, platform.as_str()));
-    let evidence = evidence_of(store, &home, &job, &draft).await;
+    let (evidence, flagged) = evidence_of(store, &home, &job, &draft).await;
     let result = check(&PolicyInput {
         now: Utc::now(),
         workspace: config,
         draft: &draft,
         review: None,
         evidence: &evidence,
+        flagged: &flagged,
         connector,
         account: false,
     });

@@ -1,5 +1,5 @@
-//! What a post may cite, read from the store: the one reader behind the policy step and an
-//! operator's edit (the rules themselves stay pure functions of what it returns).
+//! What a post may cite, read from the store: the one reader behind the policy step, review and
+//! an operator's edit (the rules themselves stay pure functions of what it returns).
 
 use std::collections::{HashMap, HashSet};
 
@@ -9,15 +9,19 @@ use harmonia_contracts::ids::{EvidenceId, WorkspaceId};
 use harmonia_store::{Store, decode_each, scan_all};
 
 use super::Evidence;
-use crate::records::{AnalysisRecord, PUBLICATIONS, research_of};
+use crate::records::{
+    AnalysisRecord, PUBLICATIONS, SOURCE_QUOTES, SourceQuote, is_source_quote, research_of, source_quote_id,
+};
 
-/// The evidence `cited` ids resolve to, with its provenance (from its own record) and text:
-/// the analysis's moments (their exact quotes), the job's accepted grounded-search results (the
-/// answer spans each page supports), and the workspace's verified publications (their body;
-/// live only when they went to a real platform). An id that resolves to none of them is absent
-/// from the map. The workspace's publications are read, page by page so nothing is missed, only
-/// when an id can name one ([`may_name_publication`]): most posts cite only moments and search
-/// results, and a check then costs the same however many posts the workspace has made.
+/// The evidence `cited` ids resolve to, with its provenance (from its own record), text and,
+/// for a moment, where it was said: the analysis's moments (their exact quotes), spans of the
+/// source an operator's edit quoted (`q-*`), the job's accepted grounded-search results (the
+/// answer spans each page supports, and its address), and the workspace's verified publications
+/// (their body; live only when they went to a real platform). An id that resolves to none of
+/// them is absent from the map. The workspace's publications are read, page by page so nothing
+/// is missed, only when an id can name one ([`may_name_publication`]): most posts cite only
+/// moments and search results, and a check then costs the same however many posts the workspace
+/// has made.
 pub(crate) async fn load<'a>(
     store: &dyn Store,
     workspace: &WorkspaceId,
@@ -36,14 +40,40 @@ pub(crate) async fn load_with<'a>(
     research: &[ResearchEvidence],
     cited: impl IntoIterator<Item = &'a EvidenceId>,
 ) -> Result<HashMap<EvidenceId, Evidence>, harmonia_store::Error> {
+    let cited: Vec<&EvidenceId> = cited.into_iter().collect();
     let provenance = analysis.analysis.provenance;
-    let moments: HashMap<&EvidenceId, &str> =
-        analysis.analysis.moments.iter().map(|m| (&m.evidence_id, m.quote.as_str())).collect();
+    let mut moments: HashMap<EvidenceId, Evidence> = analysis
+        .analysis
+        .moments
+        .iter()
+        .map(|m| {
+            let said = analysis.said.iter().find(|s| s.evidence_id == m.evidence_id).cloned();
+            (m.evidence_id.clone(), Evidence { provenance, text: m.quote.clone(), said, url: None })
+        })
+        .collect();
+    let quotes: Vec<&EvidenceId> =
+        cited.iter().copied().filter(|id| is_source_quote(id) && !moments.contains_key(*id)).collect();
+    for id in quotes {
+        let doc = store.get(workspace, SOURCE_QUOTES, &source_quote_id(&analysis.job, id)).await?;
+        if let Some(quote) = doc.map(|d| d.decode::<SourceQuote>()).transpose()? {
+            // What the source says is not any model's output.
+            let live = harmonia_contracts::tool::Provenance::Live;
+            moments.insert(
+                id.clone(),
+                Evidence { provenance: live, text: quote.moment.quote, said: Some(quote.said), url: None },
+            );
+        }
+    }
     let results: HashMap<&EvidenceId, &ResearchEvidence> = research.iter().map(|r| (&r.evidence_id, r)).collect();
     // A verified publication wins over a search result of the same id, and that over a moment.
     let of_job = |id: &EvidenceId| match results.get(id) {
-        Some(result) => Some(Evidence { provenance: result.provenance, text: result.text() }),
-        None => moments.get(id).map(|quote| Evidence { provenance, text: (*quote).to_owned() }),
+        Some(result) => Some(Evidence {
+            provenance: result.provenance,
+            text: result.text(),
+            said: None,
+            url: Some(result.uri.clone()),
+        }),
+        None => moments.get(id).cloned(),
     };
     let mut evidence = HashMap::new();
     let mut publication_ids = HashSet::new();
@@ -62,7 +92,7 @@ pub(crate) async fn load_with<'a>(
         if let Some(post) = publication.verified_post() {
             let id = publication_evidence_id(post);
             if publication_ids.remove(&id) {
-                evidence.insert(id, Evidence { provenance: publication.provenance(), text: publication.body.clone() });
+                evidence.insert(id, Evidence::text(publication.provenance(), publication.body.clone()));
             }
         }
     }

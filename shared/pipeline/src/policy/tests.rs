@@ -17,7 +17,7 @@ fn workspace(mode: WorkspaceMode) -> WorkspaceConfig {
         audience = "Readers"
         voice = "Plain"
         goals = ["Inform"]
-        call_to_action = "Read more."
+        call_to_action = "Read more at https://example.com/2024/10/post-1."
         mode = "development"
         link_allow_list = ["example.com"]
         banned_phrases = ["guaranteed results", "Miracle"]
@@ -59,7 +59,7 @@ const SAID: &str =
 
 fn evidence(mock: bool) -> HashMap<EvidenceId, Evidence> {
     let provenance = if mock { Provenance::Mock } else { Provenance::Live };
-    HashMap::from([("m-1".parse().expect("id"), Evidence { provenance, text: SAID.into() })])
+    HashMap::from([("m-1".parse().expect("id"), Evidence::text(provenance, SAID.into()))])
 }
 
 fn rules(
@@ -74,6 +74,7 @@ fn rules(
         draft: d,
         review,
         evidence: ev,
+        flagged: &[],
         connector: ConnectorKind::Sandbox,
         account: false,
     })
@@ -93,6 +94,7 @@ fn violations(ws: &WorkspaceConfig, d: &Draft, connector: ConnectorKind) -> Vec<
         draft: d,
         review: None,
         evidence: &evidence(true),
+        flagged: &[],
         connector,
         account: false,
     };
@@ -109,7 +111,7 @@ fn a_clean_draft_passes() {
     let ws = workspace(WorkspaceMode::Production);
     let d = draft(
         Platform::Linkedin,
-        "Rangers lost none of their notes. https://www.example.com/talk",
+        "Rangers lost none of their notes. Read more at https://example.com/2024/10/post-1.",
         &["m-1"],
         Provenance::Live,
     );
@@ -119,6 +121,7 @@ fn a_clean_draft_passes() {
         draft: &d,
         review: None,
         evidence: &evidence(false),
+        flagged: &[],
         connector: ConnectorKind::Sandbox,
         account: false,
     });
@@ -154,18 +157,53 @@ fn every_platform_limit() {
 }
 
 #[test]
-fn bluesky_counts_graphemes() {
-    let family = "👨‍👩‍👧"; // one grapheme, several scalars
-    assert!(development_rules(Platform::Bluesky, &family.repeat(300)).is_empty());
-    assert_eq!(development_rules(Platform::Bluesky, &family.repeat(301)), [PolicyRule::PlatformLength]);
+fn bluesky_counts_graphemes_and_bytes() {
+    let wave = "👋🏽"; // one grapheme of two scalars, 8 bytes
+    assert!(development_rules(Platform::Bluesky, &wave.repeat(300)).is_empty());
+    assert_eq!(development_rules(Platform::Bluesky, &wave.repeat(301)), [PolicyRule::PlatformLength]);
+    // 300 graphemes the lexicon's 3,000 bytes cannot hold.
+    let family = "👨‍👩‍👧"; // one grapheme, five scalars, 18 bytes
+    let d = draft(Platform::Bluesky, &family.repeat(300), &["m-1"], Provenance::Mock);
+    let found = violations(&workspace(WorkspaceMode::Development), &d, ConnectorKind::Sandbox);
+    assert_eq!(found, [(PolicyRule::PlatformLength, "5400 of 3000 UTF-8 bytes on bluesky".to_owned())]);
+}
+
+/// The rules broken by a development draft of `body` whose evidence says [`SAID`] and gives
+/// every link of `body`, so that only the allow-list and the counts judge its links.
+fn linked_rules(platform: Platform, body: &str) -> Vec<PolicyRule> {
+    let d = draft(platform, body, &["m-1"], Provenance::Mock);
+    let ev = HashMap::from([("m-1".parse().expect("id"), Evidence::text(Provenance::Mock, format!("{SAID} {body}")))]);
+    rules(&workspace(WorkspaceMode::Development), &d, None, &ev)
 }
 
 #[test]
 fn threads_allows_five_links() {
-    let five = (0..5).map(|n| format!("https://example.com/{n}")).collect::<Vec<_>>().join(" ");
-    assert!(development_rules(Platform::Threads, &five).is_empty());
-    let six = format!("{five} https://example.com/6");
-    assert_eq!(development_rules(Platform::Threads, &six), [PolicyRule::LinkCount]);
+    let five = (0..5).map(|n| format!("https://example.com/p{n}")).collect::<Vec<_>>().join(" ");
+    assert!(linked_rules(Platform::Threads, &five).is_empty());
+    let six = format!("{five} https://example.com/p6");
+    assert_eq!(linked_rules(Platform::Threads, &six), [PolicyRule::LinkCount]);
+}
+
+#[test]
+fn a_link_is_the_call_to_actions_or_one_the_evidence_gives() {
+    let ws = workspace(WorkspaceMode::Development);
+    let cta = "Read more: https://example.com/2024/10/post-1";
+    assert_eq!(
+        violations(&ws, &draft(Platform::Linkedin, cta, &["m-1"], Provenance::Mock), ConnectorKind::Sandbox),
+        []
+    );
+    // An invented deep link on an allowed host.
+    let invented =
+        draft(Platform::Linkedin, "Read more: https://example.com/2024/10/secret-offer", &["m-1"], Provenance::Mock);
+    assert_eq!(
+        violations(&ws, &invented, ConnectorKind::Sandbox),
+        [(
+            PolicyRule::LinkGrounded,
+            "the link https://example.com/2024/10/secret-offer is neither the call to action's link nor in the evidence the draft cites".to_owned()
+        )]
+    );
+    // A link the cited evidence gives.
+    assert!(linked_rules(Platform::Linkedin, "Slides: https://example.com/slides").is_empty());
 }
 
 #[test]
@@ -206,10 +244,18 @@ fn banned_phrases_match_case_insensitively_and_say_which_without_quoting() {
 #[test]
 fn links_must_be_on_the_allow_list() {
     for ok in ["https://example.com", "https://video.example.com/x?y=1", "http://EXAMPLE.com:8080/a"] {
-        assert!(development_rules(Platform::Linkedin, ok).is_empty(), "{ok}");
+        assert!(linked_rules(Platform::Linkedin, ok).is_empty(), "{ok}");
     }
-    for bad in ["https://example.com.evil.net/", "https://notexample.com", "https://user@evil.org/"] {
-        assert_eq!(development_rules(Platform::Linkedin, bad), [PolicyRule::LinkAllowList], "{bad}");
+    for bad in [
+        "https://example.com.evil.net/",
+        "https://notexample.com",
+        "https://user@evil.org/",
+        "203.0.113.9:8080/admin",
+        "[2001:db8::1]",
+        "https://exa\u{200b}mple.com/a",
+        "\u{202e}moc.elpmaxe",
+    ] {
+        assert_eq!(linked_rules(Platform::Linkedin, bad), [PolicyRule::LinkAllowList], "{bad}");
     }
 }
 
@@ -252,6 +298,7 @@ fn a_post_goes_out_only_on_a_configured_channel_through_its_configured_connector
         draft: &d,
         review: None,
         evidence: &evidence(true),
+        flagged: &[],
         connector: ConnectorKind::Sandbox,
         account: true,
     };
@@ -271,6 +318,7 @@ fn a_post_goes_out_only_on_a_configured_channel_through_its_configured_connector
         draft: &live,
         review: None,
         evidence: &evidence(false),
+        flagged: &[],
         connector: ConnectorKind::Webhook,
         account: false,
     };
@@ -291,6 +339,7 @@ fn mock_evidence_never_reaches_a_live_connector_in_any_mode() {
                 draft: &d,
                 review: None,
                 evidence: &evidence(mock_evidence),
+                flagged: &[],
                 connector: ConnectorKind::Webhook,
                 account: false,
             };
@@ -317,15 +366,19 @@ fn figures_cut_at_a_decimal_point_are_blocked_and_named() {
             format!("the figure \"{figure}\" does not appear in the evidence the draft cites"),
         )
     };
+    let differs = |figure: &str, evidence: &str| {
+        (PolicyRule::FiguresGrounded, format!("the figure \"{figure}\" is not what the evidence says: \"{evidence}\""))
+    };
     assert_eq!(grounding("The extra service cost the city 1."), [said("1")]);
     assert_eq!(grounding("Over the year it cost $3."), [said("$3")]);
     assert_eq!(grounding("Ridership grew 2."), [said("2")]);
-    assert_eq!(grounding("It cost 1.2 billion dollars."), [said("1.2 billion dollars")]);
+    assert_eq!(grounding("It cost 1.2 billion dollars."), [differs("1.2 billion dollars", "1.2 million dollars")]);
+    assert_eq!(grounding("Over the year it cost $3.75."), [differs("$3.75", "$3.75 million")]);
     for grounded in [
         "The extra service cost the city 1.2 million dollars.",
         "The service cost $1,200,000; the year cost $3.75 million.",
         "Ridership grew 2.5x.",
-        "Read more at https://example.com/2024/10/post-1",
+        "Read more at https://example.com/2024/10/post-1 (a link's digits are not figures)",
     ] {
         assert_eq!(grounding(grounded), [], "{grounded}");
     }
@@ -399,8 +452,8 @@ proptest::proptest! {
     fn any_body_is_checked(body in "\\PC{0,120}", said in "\\PC{0,80}") {
         let ws = workspace(WorkspaceMode::Development);
         let d = draft(Platform::Linkedin, &body, &["m-1"], Provenance::Mock);
-        let evidence = HashMap::from([("m-1".parse().expect("id"), Evidence { provenance: Provenance::Mock, text: said })]);
-        let input = PolicyInput { now: Utc::now(), workspace: &ws, draft: &d, review: None, evidence: &evidence, connector: ConnectorKind::Sandbox, account: false };
+        let evidence = HashMap::from([("m-1".parse().expect("id"), Evidence::text(Provenance::Mock, said))]);
+        let input = PolicyInput { now: Utc::now(), workspace: &ws, draft: &d, review: None, evidence: &evidence, flagged: &[], connector: ConnectorKind::Sandbox, account: false };
         for v in check(&input).violations {
             proptest::prop_assert!(!v.detail.is_empty() && v.detail.chars().count() <= 300, "{}", v.detail);
         }
@@ -411,9 +464,8 @@ proptest::proptest! {
     fn a_stated_figure_is_grounded(whole in 0u32..100_000, cents in 0u32..100) {
         let figure = format!("${whole}.{cents:02} million");
         let body = format!("It cost {figure}.");
-        let evidence = [format!("The service cost {figure} in all.")];
-        let refs: Vec<&str> = evidence.iter().map(String::as_str).collect();
-        proptest::prop_assert_eq!(grounding_findings(&body, &refs, &[]), Vec::new());
+        let evidence = Evidence::text(Provenance::Live, format!("The service cost {figure} in all."));
+        proptest::prop_assert_eq!(grounding_findings(&body, &[&evidence], &[]), Vec::new());
     }
 }
 
@@ -450,4 +502,15 @@ fn a_mastodon_channel_is_held_to_its_instance_limit_when_the_workspace_states_on
     let x = ws.channels.iter_mut().find(|c| c.platform == Platform::X).expect("channel");
     x.max_characters = Some(5000);
     assert_eq!(crate::policy::length_on(&ws, Platform::X, &"b".repeat(300)).1, 280);
+}
+
+#[test]
+fn every_platform_has_one_row_of_limits_and_the_docs_quote_the_table() {
+    for platform in Platform::ALL {
+        assert_eq!(LIMITS.iter().filter(|l| l.platform == platform).count(), 1, "{platform:?}");
+        assert_eq!(limit(platform).platform, platform);
+    }
+    let docs = include_str!("../../../../docs/limits.md");
+    let table = limits_markdown();
+    assert!(docs.contains(&table), "docs/limits.md quotes the platform limits as they are:\n{table}");
 }

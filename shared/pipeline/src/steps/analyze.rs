@@ -1,6 +1,6 @@
 use harmonia_agents::io::{NimiInput, RoleInput};
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{Analysis, JobStatus};
+use harmonia_contracts::domain::{Analysis, JobStatus, Moment, Source, quoted_span};
 use harmonia_contracts::event::{AnalysisCompleted, SourceIngested, StageEvent};
 
 use super::read::{context, job_config};
@@ -20,13 +20,31 @@ impl Step for SourceIngested {
         let (performance, memory) = context(env, ws, mode).await?;
         let input = RoleInput::Nimi(NimiInput::new(&source, performance, memory));
         let invocation = env.runtime.run_task(&seed(env, event, input)).await?;
-        let analysis: Analysis = invocation.state_delta.require("analysis")?;
+        let mut analysis: Analysis = invocation.state_delta.require("analysis")?;
+        anchor(&source, &mut analysis);
         let moments = u32::try_from(analysis.moments.len()).unwrap_or(u32::MAX);
-        let record = AnalysisRecord { job: event.job.clone(), analysis };
+        let record = AnalysisRecord::new(event.job.clone(), analysis, &source);
         let completion = Completion::new(JobStatus::Analyzed, event.pass)
             .write(ANALYSES, doc_id(&event.job), &record)?
             .research(&invocation.research)?
             .publish(env.message(&next_event(event, AnalysisCompleted { moments }))?);
         complete(env, event, completion).await
+    }
+}
+
+/// Each moment as the source says it: its quote in the source's own characters (a model may
+/// write a curly quote for a straight one, or one space for two) and its range the cues it
+/// touches. The runtime accepted only moments that name such a span; one whose span would not
+/// fit a moment's quote is kept as the model wrote it.
+fn anchor(source: &Source, analysis: &mut Analysis) {
+    let speech = source.speech();
+    for m in &mut analysis.moments {
+        if let Ok(span) = quoted_span(&speech, &source.untrusted, &m.quote, m.start_ms, m.end_ms) {
+            let said = speech.text(&span);
+            if said.chars().count() <= Moment::MAX_QUOTE_CHARS {
+                m.quote = said.to_owned();
+                (m.start_ms, m.end_ms) = (span.start_ms, span.end_ms);
+            }
+        }
     }
 }

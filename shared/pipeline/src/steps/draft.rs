@@ -72,7 +72,16 @@ async fn write<P: Subscribed<Consumer = stage::Draft>>(
         noni = noni.in_round(operator);
     }
     let invocation = env.runtime.invoke(&seed(env, event, RoleInput::Noni(noni))).await?;
-    let output: DraftOutput = invocation.state_delta.require("draft")?;
+    let mut output: DraftOutput = invocation.state_delta.require("draft")?;
+    // What the post quotes, it quotes in the source's own characters.
+    let cited: Vec<&str> = analysis
+        .analysis
+        .moments
+        .iter()
+        .filter(|m| output.claims.iter().any(|c| c.evidence.contains(&m.evidence_id)))
+        .map(|m| m.quote.as_str())
+        .collect();
+    output.body = harmonia_grounding::as_said(&output.body, &cited);
     let id = draft_id(&event.job, event.round, pass);
     let draft = Draft {
         id: id.clone(),

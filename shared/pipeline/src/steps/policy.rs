@@ -28,6 +28,7 @@ impl Step for ReviewPassed {
             draft: &draft,
             review: Some(&review),
             evidence: &evidence,
+            flagged: &analysis.flagged,
             connector: env.reach.connector,
             account: has_account(env, &config, &draft),
         });

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use harmonia_contracts::ids::EvidenceId;
 
-use crate::policy::{cited_texts, review_findings};
+use crate::policy::{cited_evidence, review_findings};
 use crate::records::{DRAFTS, REVIEWS, doc_id, research_of};
 use crate::step::{self, Completion, Step, complete, next_event, next_event_in};
 
@@ -34,7 +34,8 @@ impl Step for DraftWritten {
         let research = research_of(&*env.store, ws, &event.job).await?;
         let cites = draft.claims.iter().flat_map(|c| &c.evidence);
         let resolved = crate::policy::evidence::load_with(&*env.store, ws, &analysis, &research, cites).await?;
-        let findings = review_findings(&draft.body, &cited_texts(&draft, &resolved), brief.call_to_action.as_deref());
+        let findings =
+            review_findings(&draft.body, &cited_evidence(&draft, &resolved), brief.call_to_action.as_deref());
         let cited: HashSet<&EvidenceId> = draft.claims.iter().flat_map(|c| &c.evidence).collect();
         let research = research.into_iter().filter(|r| cited.contains(&r.evidence_id)).collect();
         let evidence: Vec<_> =
