@@ -14,7 +14,11 @@ fn sorted(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../skills");
+    // The manifest's folder as cargo gives it to this run, not as it was when the script was
+    // compiled: a build script compiled for one checkout must not read another's skills.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let root = Path::new(&manifest).join("../../skills");
+    assert!(root.is_dir(), "the skills folder {} is missing", root.display());
     println!("cargo:rerun-if-changed={}", root.display());
     let mut out = String::from("/// The skills folder as built: (folder, SKILL.md, [(reference file, text)]).\n");
     out.push_str("pub(crate) const EMBEDDED: &[Folder] = &[\n");

@@ -166,6 +166,13 @@ pub fn score(text: &str) -> Score {
     scored(&normal)
 }
 
+/// Whether `text` holds anything a signal needs (see `may_signal`): a text for which this is
+/// false scores nothing, alone or with its neighbours' words beside it only if they hold such
+/// a word themselves.
+pub fn may_signal_in(text: &str) -> bool {
+    may_signal(&normalise(text).text)
+}
+
 /// Whether normalised `text` has something every signal but urgency (which never counts
 /// alone) and disguise (which needs another) needs: a trigger word of the lexicon (a word that
 /// can open a role label, set rules aside, call, act, claim approval or address the system, or

@@ -833,11 +833,21 @@ const NEGATORS: &[&str] = &[
 /// How many words before a figure a negation may stand.
 const NEGATION_REACH: usize = 6;
 
+/// How far back, in bytes, those words are looked for.
+const NEGATION_BYTES: usize = 160;
+
 /// Read whether a negating word governs `f`: at most [`NEGATION_REACH`] words before it, in
 /// its clause, after `floor` (where the figure before it starts).
 fn negated(text: &str, f: &mut Figure, floor: usize) {
     let start = f.context().start;
-    let clause_start = text[..start].rfind(['.', ',', ';', ':', '!', '?', '\n']).map_or(0, |at| at + 1);
+    // Six words are never far back: the clause is looked for only that far, so a long text
+    // without punctuation is not read back to its start for every figure.
+    let mut reach = start.saturating_sub(NEGATION_BYTES).max(floor);
+    while !text.is_char_boundary(reach) {
+        reach += 1;
+    }
+    let clause_start =
+        text[reach..start].rfind(['.', ',', ';', ':', '!', '?', '\n']).map_or(reach, |at| reach + at + 1);
     let from = clause_start.max(floor);
     if from >= start {
         return;

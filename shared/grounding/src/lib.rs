@@ -45,7 +45,7 @@ pub struct Said<'a> {
 
 /// How many bytes of the utterance a [`Said`] window keeps either side of its quote (a figure's
 /// context reaches six words before it and a few words after).
-pub const WINDOW_MARGIN: usize = 300;
+pub const WINDOW_MARGIN: usize = 200;
 
 impl<'a> Said<'a> {
     /// The window of `utterance` around `quote` (a byte range of it): [`WINDOW_MARGIN`] bytes

@@ -99,7 +99,7 @@ impl Bus for CountingBus {
 async fn run(local: &Local, ws: &WorkspaceId, input: &SourceInput) {
     let job = ingest(&local.env, ws, input.clone(), None, None).await.expect("ingest");
     let done = local.drive(ws, &job.id, true, Duration::from_secs(300), |_| {}).await.expect("drive");
-    assert_eq!(done.status, JobStatus::Verified);
+    assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
 }
 
 /// Jobs per second in each round: the median, the slowest and the fastest.

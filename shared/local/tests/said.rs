@@ -144,6 +144,12 @@ impl Ran {
         posts.iter().filter_map(|p| p.data["body"].as_str().map(str::to_owned)).collect()
     }
 
+    /// The job's stored analysis.
+    async fn analysis(&self) -> AnalysisRecord {
+        let stored = self.local.env.store.get(&self.ws, ANALYSES, &doc_id(&self.job.id)).await.expect("get");
+        stored.expect("an analysis").decode().expect("an analysis record")
+    }
+
     /// The rules the last policy check found broken.
     async fn broken(&self) -> Vec<PolicyRule> {
         let detail = harmonia_pipeline::detail::job(&self.local.env, &self.ws, &self.job.id).await.expect("detail");
@@ -176,16 +182,7 @@ async fn a_quote_cut_off_its_magnitude_sign_negation_or_range_never_reaches_a_po
     for (what, quote, first, last) in cases {
         let ran = run(source(CUES), quoting(quote, first, last)).await;
         // The model's moment was accepted: it is an exact span of the speech.
-        let analysis: AnalysisRecord = ran
-            .local
-            .env
-            .store
-            .get(&ran.ws, ANALYSES, &doc_id(&ran.job.id))
-            .await
-            .expect("get")
-            .expect("analysis")
-            .decode()
-            .expect("record");
+        let analysis = ran.analysis().await;
         assert_eq!(analysis.analysis.moments[0].quote, quote, "{what}");
         assert_eq!(ran.job.status, JobStatus::PolicyBlocked, "{what}: {:?}", ran.job.failure);
         let broken = ran.broken().await;
@@ -221,16 +218,7 @@ async fn the_offline_model_quotes_whole_sentences_across_cues_and_never_a_cut_fi
     cues.push(long);
     let ran = run(source(&cues), Wrap::default()).await;
     assert_eq!(ran.job.status, JobStatus::Verified, "{:?}", ran.job.failure);
-    let analysis: AnalysisRecord = ran
-        .local
-        .env
-        .store
-        .get(&ran.ws, ANALYSES, &doc_id(&ran.job.id))
-        .await
-        .expect("get")
-        .expect("analysis")
-        .decode()
-        .expect("record");
+    let analysis = ran.analysis().await;
     let speech = ran.source.speech();
     for m in &analysis.analysis.moments {
         assert!(m.quote.chars().count() <= 1000 && !m.quote.contains("€2.45"), "{}", m.quote);
@@ -348,16 +336,7 @@ async fn an_injected_line_is_flagged_at_ingest_and_a_post_carrying_it_is_never_p
             None => assert!(flags.is_empty(), "{name}: {flags:?}"),
         }
         // A flagged line is never a moment: the offline analyst quotes none.
-        let analysis: AnalysisRecord = ran
-            .local
-            .env
-            .store
-            .get(&ran.ws, ANALYSES, &doc_id(&ran.job.id))
-            .await
-            .expect("get")
-            .expect("analysis")
-            .decode()
-            .expect("record");
+        let analysis = ran.analysis().await;
         for m in analysis.analysis.moments.iter().filter(|_| case.flagged.is_some()) {
             let overlaps = case.cues.iter().any(|c| c.contains(m.quote.as_str()) || m.quote.contains(c));
             assert!(!overlaps, "{name}: {}", m.quote);

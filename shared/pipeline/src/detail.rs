@@ -219,7 +219,7 @@ pub fn flags(source: &Source) -> Vec<Flag> {
             Flag {
                 kind: u.kind,
                 reason: u.reason.clone(),
-                text: clip(&text, FLAG_TEXT_CHARS),
+                text: crate::policy::clip_to(&text, FLAG_TEXT_CHARS),
                 part: u.part,
                 cues,
                 start_ms,
@@ -255,15 +255,6 @@ fn near(flags: &[Flag], start_ms: u64, end_ms: u64) -> Vec<NearFlag> {
             (apart <= NEAR_FLAG_MS).then_some(NearFlag { kind: f.kind, cues: f.cues, start_ms: from, end_ms: to })
         })
         .collect()
-}
-
-fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
 }
 
 /// Nimi's analysis: the evidence moments and the angles built on them.

@@ -229,7 +229,7 @@ const NAMED: usize = 5;
 const DETAIL_MAX: usize = 300;
 
 /// `text` cut to at most `max` characters, an ellipsis marking a cut.
-fn clip_to(text: &str, max: usize) -> String {
+pub(crate) fn clip_to(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_owned();
     }

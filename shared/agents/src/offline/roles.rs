@@ -67,6 +67,11 @@ fn quotable(u: &Utterance) -> Vec<std::ops::Range<usize>> {
             continue;
         }
         let pieces: Vec<_> = u.touched(sentence.start, sentence.end).collect();
+        // Whether a run cuts a figure, read in the words around it, not the whole utterance.
+        let whole = |range: std::ops::Range<usize>| {
+            let said = harmonia_grounding::Said::around(&u.text, range);
+            harmonia_grounding::cuts_in(said.window, said.quote).is_empty()
+        };
         let mut n = 0;
         while n < pieces.len() {
             let start = pieces[n].start.max(sentence.start);
@@ -74,14 +79,11 @@ fn quotable(u: &Utterance) -> Vec<std::ops::Range<usize>> {
             while m + 1 < pieces.len() && pieces[m + 1].end - start <= PHRASE_BYTES {
                 m += 1;
             }
-            while m + 1 < pieces.len()
-                && !harmonia_grounding::cuts_in(&u.text, start..pieces[m].end.min(sentence.end)).is_empty()
-            {
+            while m + 1 < pieces.len() && !whole(start..pieces[m].end.min(sentence.end)) {
                 m += 1;
             }
             let range = start..pieces[m].end.min(sentence.end);
-            let whole = harmonia_grounding::cuts_in(&u.text, range.clone()).is_empty();
-            if whole && u.text[range.clone()].chars().count() <= Moment::MAX_QUOTE_CHARS {
+            if u.text[range.clone()].chars().count() <= Moment::MAX_QUOTE_CHARS && whole(range.clone()) {
                 out.push(range);
             }
             n = m + 1;
@@ -105,7 +107,8 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, model::Error> {
                 let mut touched = u.touched(range.start, range.end);
                 let (Some(first), last) = (touched.next(), touched.last()) else { continue };
                 let last = last.unwrap_or(first);
-                if weight(quote) == 0 || flagged(first.segment, last.segment) {
+                let worth = weight(quote);
+                if worth == 0 || flagged(first.segment, last.segment) {
                     continue;
                 }
                 let moment = Moment {
@@ -114,7 +117,7 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, model::Error> {
                     start_ms: first.start_ms,
                     end_ms: last.end_ms,
                 };
-                ranked.push((weight(quote), moment));
+                ranked.push((worth, moment));
             }
         }
         ranked.sort_by_key(|(w, m)| (std::cmp::Reverse(*w), m.start_ms));

@@ -44,21 +44,20 @@ pub(crate) fn sentence_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
         }
     };
     let mut start = 0;
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let (at, ch) = chars[i];
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, ch)) = chars.next() {
         if !matches!(ch, '.' | '!' | '?' | '…') {
-            i += 1;
             continue;
         }
         // The stop with any further stops and closing quotes or brackets.
-        let mut j = i + 1;
-        while j < chars.len() && matches!(chars[j].1, '.' | '!' | '?' | '…' | '"' | '\'' | '”' | '’' | ')' | ']')
-        {
-            j += 1;
+        let mut end = at + ch.len_utf8();
+        while let Some(&(b, c)) = chars.peek() {
+            if !matches!(c, '.' | '!' | '?' | '…' | '"' | '\'' | '”' | '’' | ')' | ']') {
+                break;
+            }
+            end = b + c.len_utf8();
+            chars.next();
         }
-        let end = chars.get(j).map_or(text.len(), |(b, _)| *b);
         let after = &text[end..];
         let next = after.trim_start();
         let spaced = after.len() != next.len();
@@ -67,7 +66,6 @@ pub(crate) fn sentence_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
             push(start, end);
             start = end;
         }
-        i = j;
     }
     push(start, text.len());
     out

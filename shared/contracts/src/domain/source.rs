@@ -197,6 +197,35 @@ fn flags_of(text: &str) -> Vec<(FlagKind, u32, String)> {
     out
 }
 
+/// The flags a run of cues can have that none of its cues has alone: an order, when one of its
+/// cues holds a word an order needs, or an encoded payload, when one holds something that may
+/// be one. (Markup and disguised links are words of their own, which their cue holds.)
+fn across_flags(text: &str, orders: bool, payloads: bool) -> Vec<(FlagKind, u32, String)> {
+    use crate::untrusted;
+    let mut out = Vec::new();
+    if let Some(s) = orders.then(|| untrusted::flagged(text)).flatten() {
+        out.push((FlagKind::Instruction, s.points, s.reason()));
+    }
+    if let Some(e) = payloads.then(|| untrusted::encoded(text)).flatten() {
+        out.push((FlagKind::Encoded, untrusted::THRESHOLD, e.reason()));
+    }
+    out
+}
+
+/// Whether `text` may carry an encoded payload or an order to decode one: a run of twelve or
+/// more characters of the base64 or hex alphabets, a percent escape, or a word about decoding.
+fn may_carry_payload(text: &str) -> bool {
+    let mut run = 0;
+    for b in text.bytes() {
+        run = if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'_' | b'-') { run + 1 } else { 0 };
+        if run >= 12 || b == b'%' {
+            return true;
+        }
+    }
+    let lower = text.to_lowercase();
+    ["decod", "dekod", "décod", "rot13", "base64"].iter().any(|w| lower.contains(w))
+}
+
 /// The most segments, and bytes, read together when looking for a line a cue boundary split.
 const WINDOW_SEGMENTS: usize = 3;
 const WINDOW_BYTES: usize = 320;
@@ -243,13 +272,21 @@ fn across_cues(
     alone: &std::collections::HashSet<(u32, FlagKind)>,
 ) -> Vec<UntrustedSpan> {
     let speech = Speech::of(segments);
+    // What each segment may contribute to a run: words an order needs, or a payload.
+    let orders: Vec<bool> = segments.iter().map(|s| crate::untrusted::may_signal_in(&said(s))).collect();
+    let payloads: Vec<bool> = segments.iter().map(|s| may_carry_payload(&s.text)).collect();
     let mut out: Vec<UntrustedSpan> = Vec::new();
     for u in speech.utterances() {
         let read = |i: usize, j: usize| -> Vec<(FlagKind, u32, String)> {
+            let any = |of: &[bool]| (i..=j).any(|k| of.get(u.pieces[k].segment).copied().unwrap_or(true));
+            let (orders, payloads) = (any(&orders), any(&payloads));
+            if !orders && !payloads {
+                return Vec::new();
+            }
             let text = &u.text[u.pieces[i].start..u.pieces[j].end];
             match &u.speaker {
-                Some(speaker) => flags_of(&format!("{speaker}: {text}")),
-                None => flags_of(text),
+                Some(speaker) => across_flags(&format!("{speaker}: {text}"), orders, payloads),
+                None => across_flags(text, orders, payloads),
             }
         };
         for i in 0..u.pieces.len() {
@@ -578,7 +615,7 @@ pub fn quoted_span(
     start_ms: u64,
     end_ms: u64,
 ) -> Result<super::speech::Span, Code> {
-    let mut found = speech.spans(quote).filter(|s| s.start_ms >= start_ms && s.end_ms <= end_ms).peekable();
+    let mut found = speech.spans_within(quote, start_ms, end_ms).peekable();
     if found.peek().is_none() {
         return Err(Code::EvidenceUnknown);
     }

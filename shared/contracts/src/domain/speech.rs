@@ -61,8 +61,9 @@ pub struct Utterance {
     pub text: String,
     /// The segments, in order, with their byte ranges in `text`.
     pub pieces: Vec<Piece>,
-    /// `text` in its [`match_form`] with each byte's offset in `text`, when that form differs.
-    normal: Option<Normal>,
+    /// `text` in its [`match_form`] with each byte's offset in `text`, when that form differs;
+    /// made when a quote is first looked up (reading the speech needs none).
+    normal: std::sync::OnceLock<Option<Normal>>,
 }
 
 /// A text's match form and the offset in the original text of each of its bytes (and one past
@@ -76,12 +77,16 @@ struct Normal {
 impl Utterance {
     /// The match form of the text: the text itself when normalising changes nothing.
     fn normal(&self) -> &str {
-        self.normal.as_ref().map_or(&self.text, |n| &n.text)
+        self.normalised().map_or(&self.text, |n| &n.text)
+    }
+
+    fn normalised(&self) -> Option<&Normal> {
+        self.normal.get_or_init(|| normal(&self.text)).as_ref()
     }
 
     /// The byte of `text` the match-form byte `at` comes from (`text.len()` past the end).
     fn back(&self, at: usize) -> usize {
-        match &self.normal {
+        match self.normalised() {
             None => at,
             Some(n) => n.back.get(at).map_or(self.text.len(), |b| *b as usize),
         }
@@ -89,13 +94,16 @@ impl Utterance {
 
     /// The pieces a byte range of `text` touches (at least one character of).
     pub fn touched(&self, start: usize, end: usize) -> impl Iterator<Item = &Piece> {
-        self.pieces.iter().filter(move |p| p.start < end && start < p.end)
+        // Pieces are in text order and do not overlap: the first one that ends after `start`
+        // is found by halving, and the run stops at the first that starts at `end` or later.
+        let first = self.pieces.partition_point(|p| p.end <= start);
+        self.pieces[first..].iter().take_while(move |p| p.start < end)
     }
 
     /// When the speaker says the text at byte `at`: the start of the segment holding it, or of
     /// the next segment when `at` falls between two.
     pub fn time_at(&self, at: usize) -> Option<u64> {
-        self.pieces.iter().find(|p| at < p.end).map(|p| p.start_ms)
+        self.pieces.get(self.pieces.partition_point(|p| p.end <= at)).map(|p| p.start_ms)
     }
 }
 
@@ -146,7 +154,7 @@ impl Speech {
                         speaker: segment.speaker.clone(),
                         text: String::new(),
                         pieces: Vec::new(),
-                        normal: None,
+                        normal: std::sync::OnceLock::new(),
                     });
                     let Some(u) = utterances.last_mut() else { unreachable!("just pushed") };
                     u
@@ -161,9 +169,6 @@ impl Speech {
                 start_ms: segment.start_ms,
                 end_ms: segment.end_ms,
             });
-        }
-        for u in &mut utterances {
-            u.normal = normal(&u.text);
         }
         Self { utterances }
     }
@@ -181,7 +186,7 @@ impl Speech {
     /// The first span `quote` matches (see the module docs) whose cues all lie within
     /// `[start_ms, end_ms]`.
     pub fn find_within(&self, quote: &str, start_ms: u64, end_ms: u64) -> Option<Span> {
-        self.spans(quote).find(|s| s.start_ms >= start_ms && s.end_ms <= end_ms)
+        self.spans_within(quote, start_ms, end_ms).next()
     }
 
     /// The first span `quote` matches anywhere in the source.
@@ -191,18 +196,26 @@ impl Speech {
 
     /// Every span `quote` matches, in order.
     pub fn spans<'a>(&'a self, quote: &str) -> impl Iterator<Item = Span> + 'a {
+        self.spans_within(quote, 0, u64::MAX)
+    }
+
+    /// Every span `quote` matches whose cues all lie within `[start_ms, end_ms]`, in order. Only
+    /// the utterances said in that time are read.
+    pub fn spans_within<'a>(&'a self, quote: &str, start_ms: u64, end_ms: u64) -> impl Iterator<Item = Span> + 'a {
         let wanted = match_form(quote.trim()).into_owned();
-        self.utterances.iter().enumerate().flat_map(move |(n, u)| {
+        let len = wanted.len();
+        let said_then = move |u: &&Utterance| {
+            u.pieces.first().is_some_and(|p| p.start_ms <= end_ms)
+                && u.pieces.last().is_some_and(|p| p.end_ms >= start_ms)
+        };
+        self.utterances.iter().enumerate().filter(move |(_, u)| len > 0 && said_then(u)).flat_map(move |(n, u)| {
             let haystack = u.normal();
-            let found: Vec<Span> = if wanted.is_empty() {
-                Vec::new()
-            } else {
-                haystack
-                    .match_indices(wanted.as_str())
-                    .filter(|(at, _)| bounded(haystack, *at, *at + wanted.len()))
-                    .filter_map(|(at, _)| span(n, u, u.back(at), u.back(at + wanted.len())))
-                    .collect()
-            };
+            let found: Vec<Span> = haystack
+                .match_indices(wanted.as_str())
+                .filter(|(at, _)| bounded(haystack, *at, *at + len))
+                .filter_map(|(at, _)| span(n, u, u.back(at), u.back(at + len)))
+                .filter(|s| s.start_ms >= start_ms && s.end_ms <= end_ms)
+                .collect();
             found
         })
     }
@@ -293,12 +306,21 @@ fn folded(ch: char) -> Option<&'static str> {
     })
 }
 
-/// Whether `text` is its own match form, read quickly: ASCII with no white space but single
-/// spaces.
+/// Whether `text` is its own match form, read quickly: single spaces as its only white space,
+/// nothing the form folds, and already NFC.
 fn plain(text: &str) -> bool {
-    text.is_ascii()
-        && !text.bytes().any(|b| b.is_ascii_whitespace() && b != b' ')
-        && !text.as_bytes().windows(2).any(|w| w == b"  ")
+    if text.is_ascii() {
+        return !text.bytes().any(|b| b.is_ascii_whitespace() && b != b' ') && !text.contains("  ");
+    }
+    let mut previous_space = false;
+    for ch in text.chars() {
+        let space = ch == ' ';
+        if (space && previous_space) || (ch.is_whitespace() && !space) || folded(ch).is_some() {
+            return false;
+        }
+        previous_space = space;
+    }
+    unicode_normalization::is_nfc(text)
 }
 
 /// The match form of `text` with its map back, or `None` when it is `text` itself.
