@@ -232,7 +232,7 @@ fn render(d: &JobDetail, s: &Style) -> String {
         t.line("  Data, never evidence or a line of a post: check that nothing below reached the draft.");
         for f in &d.flags {
             t.item(&s.bad(&format!("{}, {}:", f.kind.describe(), place(f))), &format!("“{}”", f.text));
-            t.line(&format!("      why: {}", f.reason));
+            t.item("  why:", &f.reason);
         }
     }
 

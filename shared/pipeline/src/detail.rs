@@ -245,16 +245,28 @@ fn said_across(speech: &harmonia_contracts::domain::Speech, first: u32, last: u3
     String::new()
 }
 
-/// The flags within [`NEAR_FLAG_MS`] of `[start_ms, end_ms]`.
+/// The flags within [`NEAR_FLAG_MS`] of `[start_ms, end_ms]`, each once: a flag whose time
+/// another of its kind covers (a cue flagged alone, and with the cue after it) is told by that
+/// one.
 fn near(flags: &[Flag], start_ms: u64, end_ms: u64) -> Vec<NearFlag> {
-    flags
+    let found: Vec<NearFlag> = flags
         .iter()
         .filter_map(|f| {
             let (from, to) = (f.start_ms?, f.end_ms?);
             let apart = if to < start_ms { start_ms - to } else { from.saturating_sub(end_ms) };
             (apart <= NEAR_FLAG_MS).then_some(NearFlag { kind: f.kind, cues: f.cues, start_ms: from, end_ms: to })
         })
-        .collect()
+        .collect();
+    let covered = |n: &NearFlag| {
+        found.iter().any(|o| {
+            o != n
+                && o.kind == n.kind
+                && o.start_ms <= n.start_ms
+                && n.end_ms <= o.end_ms
+                && (o.start_ms, o.end_ms) != (n.start_ms, n.end_ms)
+        })
+    };
+    found.iter().filter(|n| !covered(n)).cloned().collect()
 }
 
 /// Nimi's analysis: the evidence moments and the angles built on them.

@@ -137,12 +137,14 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, model::Error> {
             .filter(|m| m.quote.chars().any(|ch| ch.is_ascii_digit()))
             .map(|m| m.evidence_id.clone())
             .collect();
+        // The example is one of the specifics the angle rests on, when there are any.
+        let example = moments.iter().find(|m| with_numbers.first() == Some(&m.evidence_id)).unwrap_or(first);
         let mut angles = vec![Angle {
             kind: AngleKind::Source,
             title: "Measured outcomes from the source".into(),
             rationale: format!(
                 "The speaker backs the story with specifics, for example: \"{}\"",
-                clip(&first.quote, 160)
+                clip(&example.quote, 160)
             ),
             evidence: if with_numbers.is_empty() { vec![first.evidence_id.clone()] } else { with_numbers },
             facts: Vec::new(),
