@@ -37,9 +37,11 @@ cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 step "JSON Schemas match the types"
 cargo run --quiet --locked -p harmonia-contracts --bin harmonia-schemas -- --check
 
-step "building the function binaries (the cross-process tests run them)"
-# With every feature, as `cargo test` builds them, so it rebuilds none of them.
-cargo build --workspace --bins --all-features --locked
+step "building the function binaries (the cross-process tests run them) and the tests"
+# In one invocation with the tests, so the binaries are built with the features the tests'
+# dev-dependencies turn on, exactly as `cargo test` builds them: it then rebuilds nothing (a
+# build of the binaries alone resolves other features and compiles the tree twice).
+cargo build --workspace --bins --tests --all-features --locked
 
 step "waiting for the tools' installation"
 if ! wait "$tools_pid"; then

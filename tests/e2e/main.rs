@@ -8,6 +8,7 @@ mod events;
 mod models;
 mod operator_loop;
 mod pipeline;
+mod repairs;
 mod said;
 mod startup;
 mod telemetry;

@@ -100,6 +100,12 @@ impl Output {
     }
 }
 
+/// A role's name as the operator reads it ("Nimi").
+fn role_name(role: harmonia_contracts::Role) -> String {
+    let name = role.as_str();
+    name.get(..1).map(str::to_uppercase).unwrap_or_default() + name.get(1..).unwrap_or_default()
+}
+
 fn status_name(s: JobStatus) -> &'static str {
     s.as_str()
 }
@@ -171,6 +177,17 @@ pub(crate) async fn follow(
                     out.say(&format!("  {}", describe_stage(stage, round, pass)));
                 }
             }
+            Progress::Failed { stage, round, failure } => {
+                let by = failure.role.map(|r| format!(" ({})", role_name(r))).unwrap_or_default();
+                let round =
+                    if round.is_original() { String::new() } else { format!(" in operator round {}", round.get()) };
+                out.say(&format!(
+                    "  {:<11} failed{by}{round}: {} [{}]",
+                    stage.as_str(),
+                    failure.safe_message,
+                    failure.code.as_str()
+                ));
+            }
             Progress::Approved(subject, version) => out.say(&format!(
                 "  {:<11} approved the {} version {}",
                 "operator",
@@ -184,6 +201,16 @@ pub(crate) async fn follow(
             )),
         })
         .await?;
+    if let Some(failure) = current.failure.as_ref().filter(|_| current.status == JobStatus::Failed) {
+        let by = failure.role.map(|r| format!(" ({})", role_name(r))).unwrap_or_default();
+        return Err(Error::new(
+            failure.code,
+            format!(
+                "The job failed at {}{by}: {} Nothing was published; see `harmonia show {job}`.",
+                failure.stage, failure.safe_message
+            ),
+        ));
+    }
     let schedule = harmonia_pipeline::schedule::of_job(&env.env, ws, job).await?;
     match (&schedule, current.status) {
         (Some(s), JobStatus::Scheduled) => {
@@ -541,7 +568,8 @@ fn encode_sample_publication(
 fn nova_runtime(env: &Local) -> Result<harmonia_agents::Runtime, Error> {
     let skills = harmonia_agents::skills::SkillLibrary::configured()
         .map_err(|_| Error::new(Code::Internal, "the skills could not be loaded: check the folder HARMONIA_SKILLS_DIR names, or unset it to run the built-in skills"))?;
-    let runtime = harmonia_agents::Runtime::new(env.model.clone(), env.env.store.clone(), Arc::new(skills));
+    let runtime = harmonia_agents::Runtime::new(env.model.clone(), env.env.store.clone(), Arc::new(skills))
+        .with_repairs(env.repairs);
     Ok(harmonia_nova::with_tools(runtime))
 }
 
@@ -619,19 +647,34 @@ pub(crate) async fn activity(backend: &Backend, out: &Output, ws: &WorkspaceId, 
 /// then the total.
 pub(crate) fn usage_lines(by_role: &[harmonia_pipeline::detail::RoleUsage]) -> Vec<String> {
     let mut lines = vec![format!(
-        "{:<10} {:>11} {:>6} {:>11} {:>10} {:>10}",
-        "AGENT", "INVOCATIONS", "FAILED", "MODEL CALLS", "TOKENS IN", "OUT"
+        "{:<10} {:>11} {:>6} {:>11} {:>7} {:>10} {:>10}",
+        "AGENT", "INVOCATIONS", "FAILED", "MODEL CALLS", "REPAIRS", "TOKENS IN", "OUT"
     )];
-    let row = |name: &str, (invocations, failed, calls, input, output): (u32, u32, u32, u64, u64)| {
-        format!("{name:<10} {invocations:>11} {failed:>6} {calls:>11} {input:>10} {output:>10}")
+    let row = |name: &str, u: &harmonia_pipeline::detail::RoleUsage| {
+        format!(
+            "{name:<10} {:>11} {:>6} {:>11} {:>7} {:>10} {:>10}",
+            u.invocations, u.failed, u.model_calls, u.repairs, u.input_tokens, u.output_tokens
+        )
     };
-    let mut total = (0u32, 0u32, 0u32, 0u64, 0u64);
+    let mut total = harmonia_pipeline::detail::RoleUsage {
+        role: harmonia_contracts::Role::Harmonia,
+        invocations: 0,
+        failed: 0,
+        model_calls: 0,
+        repairs: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+    };
     for u in by_role {
-        let counts = (u.invocations, u.failed, u.model_calls, u.input_tokens, u.output_tokens);
-        lines.push(row(u.role.as_str(), counts));
-        total = (total.0 + counts.0, total.1 + counts.1, total.2 + counts.2, total.3 + counts.3, total.4 + counts.4);
+        lines.push(row(u.role.as_str(), u));
+        total.invocations += u.invocations;
+        total.failed += u.failed;
+        total.model_calls += u.model_calls;
+        total.repairs += u.repairs;
+        total.input_tokens += u.input_tokens;
+        total.output_tokens += u.output_tokens;
     }
-    lines.push(row("total", total));
+    lines.push(row("total", &total));
     lines
 }
 

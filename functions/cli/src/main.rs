@@ -297,7 +297,13 @@ async fn main() -> ExitCode {
             let backend = harmonia_host::ModelBackend::from_env(cli.model.as_deref()).map_err(Error::from)?;
             let project = std::env::var("GOOGLE_CLOUD_PROJECT").ok().filter(|p| !p.trim().is_empty());
             let model = harmonia_host::model(&backend, project.as_deref())?;
-            let wrap = harmonia_local::Wrap { answering: Some(model), clock: rehearsal_clock()?, ..Default::default() };
+            let repairs = harmonia_host::config::model_repairs_from_env().map_err(Error::from)?;
+            let wrap = harmonia_local::Wrap {
+                answering: Some(model),
+                clock: rehearsal_clock()?,
+                repairs: Some(repairs),
+                ..Default::default()
+            };
             let local = match harmonia_local::Local::open_with(&data_dir, harmonia_pipeline::registry::Timing::LOCAL, wrap)
                 .await
             {

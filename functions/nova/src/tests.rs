@@ -398,9 +398,12 @@ async fn the_whole_trend_dataset_is_read_past_one_page() {
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "strongest first: {scores:?}");
 }
 
+/// Nova's runtime over `model`, with repairs off: these tests hold each scripted answer to the
+/// contract as it is (what corrective turns do is the agents crate's `repairs` tests').
 fn runtime(store: Arc<dyn Store>, model: Arc<dyn Model>) -> Runtime {
     let skills = SkillLibrary::configured().expect("skills");
-    with_tools(Runtime::new(model, store, Arc::new(skills)))
+    let runtime = Runtime::new(model, store, Arc::new(skills));
+    with_tools(runtime.with_repairs(harmonia_agents::runtime::Repairs::new(0).expect("in range")))
 }
 
 fn who(ws: &WorkspaceId) -> Identity {

@@ -31,6 +31,64 @@ pub const ACTIVITY: Collection = Collection::new("activity");
 /// Model turns allowed per invocation before it counts as producing no output.
 pub const MAX_TURNS: usize = 24;
 
+/// How many corrective turns an invocation may take (`HARMONIA_MODEL_REPAIRS`): when an answer
+/// misses the role's contract in a way a model can mend ([`repairable`]), the runtime tells
+/// the model what was wrong, in its own fixed words, and lets it answer again, at most this
+/// many times; 0 turns repairs off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repairs(u8);
+
+impl Repairs {
+    /// Two corrective turns.
+    pub const DEFAULT: Repairs = Repairs(2);
+    /// The most an invocation may take.
+    pub const MAX: u8 = 5;
+
+    /// `n` repairs, if at most [`Repairs::MAX`].
+    pub fn new(n: u8) -> Option<Self> {
+        (n <= Self::MAX).then_some(Self(n))
+    }
+
+    /// How many.
+    pub fn get(self) -> u8 {
+        self.0
+    }
+}
+
+impl Default for Repairs {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl std::str::FromStr for Repairs {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Self, ()> {
+        s.trim().parse::<u8>().ok().and_then(Self::new).ok_or(())
+    }
+}
+
+/// Whether a failure with `code` is a miss a model can mend in a corrective turn: an answer
+/// that is not readable JSON or breaks the schema, a quote that is not exactly what was said
+/// within its range, an evidence id or function the request does not hold, skills loaded out
+/// of order, a missing output, a wrong specialist, or a plan or angle that breaks its rule.
+/// Never an authority claim or text the instruction detector flags (those end the invocation
+/// at once: a model is not coached around them), nor a model provider's error.
+pub fn repairable(code: Code) -> bool {
+    matches!(
+        code,
+        Code::SchemaViolation
+            | Code::EvidenceUnknown
+            | Code::SkillSequenceInvalid
+            | Code::ToolNotAllowed
+            | Code::MissingOutputKey
+            | Code::RoutingMismatch
+            | Code::PlanInvalid
+            | Code::AngleUnqualified
+    )
+}
+
 /// Everything an invocation needs, built by deterministic code from authoritative state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InvocationSeed {
@@ -284,12 +342,99 @@ impl Began {
     }
 }
 
+/// What an invocation counts as it runs.
+#[derive(Default)]
+struct Tally {
+    usage: TokenUsage,
+    model_calls: u32,
+    /// Corrective turns taken.
+    repairs: u32,
+}
+
+/// An answer (or a call) the runtime refused, and what its corrective turn may say of it.
+struct Refused {
+    error: AgentContractError,
+    /// The part of the answer to blame: a JSON pointer, with the id the answer gave that part.
+    at: Option<String>,
+    /// No JSON object could be read from the answer at all.
+    unreadable: bool,
+}
+
+impl Refused {
+    /// The corrective turn: the miss's stable code, where it is, and the rule, in words fixed
+    /// here. It names only pointers, schema paths and ids the conversation already holds,
+    /// never text of the input or the answer.
+    fn corrective(&self) -> String {
+        let code = self.error.code;
+        let rule = match code {
+            Code::SchemaViolation if self.unreadable => {
+                "The answer must be one JSON object, and nothing else: no other text, and no second object."
+            }
+            Code::SchemaViolation => {
+                "The answer must match the response schema: every required field present, each value of its type and within its limits, and no field the schema does not name."
+            }
+            Code::EvidenceUnknown => {
+                "Cite only evidence ids given in your input or returned by a tool in this conversation. A moment's quote must be the exact words of one utterance of the transcript, and its start_ms and end_ms must cover every cue those words are said in."
+            }
+            Code::SkillSequenceInvalid => {
+                "Load your skills with load_skill in the order your instructions give, before your answer, and load a reference only from a skill you loaded."
+            }
+            Code::ToolNotAllowed => "Call only the functions this request declares.",
+            Code::MissingOutputKey => "The answer was empty: answer with one JSON object.",
+            Code::RoutingMismatch => {
+                "Name the one specialist this task belongs to, from the specialists the request lists."
+            }
+            other => other.safe_message(),
+        };
+        let mut text = format!("Your last answer was refused with the code {}", code.as_str());
+        if let Some(at) = &self.at {
+            text.push_str(&format!(", at {at}"));
+        }
+        if let Some(path) = &self.error.schema_path {
+            text.push_str(&format!(", by the schema rule {path}"));
+        }
+        text.push_str(". ");
+        text.push_str(rule);
+        text.push_str(" Answer again, correcting only that; keep the rest of your answer as it was.");
+        text
+    }
+}
+
+/// The JSON object of a model's answer, read tolerantly: the whole answer, or the first
+/// object it holds in a fenced block or among prose (a model that says a sentence before its
+/// JSON, or fences it). Only a JSON object counts; what surrounds it is dropped unread.
+fn answer_object(text: &str) -> Option<Value> {
+    let object = |t: &str| serde_json::from_str::<Value>(t.trim()).ok().filter(Value::is_object);
+    if let Some(value) = object(text) {
+        return Some(value);
+    }
+    // A `{` may open the object: the first place from which one whole object parses wins. Only
+    // the first few are tried, so that an answer of many braces costs a bounded number of reads.
+    text.char_indices().filter(|(_, c)| *c == '{').take(16).find_map(|(start, _)| {
+        let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        stream.next().and_then(Result::ok).filter(Value::is_object)
+    })
+}
+
+/// A JSON pointer into an answer, fit to repeat to the model: keys that are plain names and
+/// array indices as they are, anything else (a key the model made up) as `*`.
+fn pointer(path: &str) -> String {
+    let plain = |segment: &str| {
+        !segment.is_empty()
+            && segment.len() <= 64
+            && segment.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    let segments: Vec<&str> = path.split('/').skip(1).map(|s| if plain(s) { s } else { "*" }).collect();
+    if segments.is_empty() { "the top level of the answer".to_owned() } else { format!("/{}", segments.join("/")) }
+}
+
 /// The agent runtime.
 pub struct Runtime {
     model: Arc<dyn Model>,
     store: Arc<dyn Store>,
     skills: Arc<SkillLibrary>,
     tools: HashMap<String, Arc<dyn Tool>>,
+    repairs: Repairs,
 }
 
 /// A role's output schema and its compiled validator (`None` if it did not compile, which a
@@ -320,7 +465,7 @@ impl Runtime {
     /// verified-publication search registered (the grounded web search is the runtime's own
     /// child invocation, see [`crate::research`]).
     pub fn new(model: Arc<dyn Model>, store: Arc<dyn Store>, skills: Arc<SkillLibrary>) -> Self {
-        let mut runtime = Self { model, store, skills, tools: HashMap::new() };
+        let mut runtime = Self { model, store, skills, tools: HashMap::new(), repairs: Repairs::DEFAULT };
         for view in crate::tools::SnapshotView::ALL {
             runtime = runtime.with_tool(Arc::new(crate::tools::SnapshotTool(view)));
         }
@@ -330,6 +475,12 @@ impl Runtime {
     /// Register a data tool (a role still calls only what its allow-list names).
     pub fn with_tool(mut self, tool: Arc<dyn Tool>) -> Self {
         self.tools.insert(tool.declaration().name, tool);
+        self
+    }
+
+    /// With at most `repairs` corrective turns per invocation (default [`Repairs::DEFAULT`]).
+    pub fn with_repairs(mut self, repairs: Repairs) -> Self {
+        self.repairs = repairs;
         self
     }
 
@@ -422,10 +573,10 @@ impl Runtime {
         let mut session = session::open(store, &seed.workspace, &seed.user, &seed.job, role, &span.span_id()).await?;
 
         let mut steps = Vec::new();
-        let mut usage = TokenUsage::default();
-        let mut model_calls = 0;
+        let mut tally = Tally::default();
         let mut children = Children::default();
-        let outcome = self.run(seed, spec, &span, &mut steps, (&mut usage, &mut model_calls), &mut children).await;
+        let outcome = self.run(seed, spec, &span, &mut steps, &mut tally, &mut children).await;
+        let Tally { usage, model_calls, repairs } = tally;
         let outcome = match outcome {
             Ok(value) => {
                 let event =
@@ -442,13 +593,17 @@ impl Runtime {
             Err(Error::Contract(e)) => ActivityOutcome::Failure { code: e.code },
             Err(Error::Store(e)) => ActivityOutcome::Failure { code: e.code() },
         };
-        let activity =
-            ActivityRecord { usage, model_calls, ..self.activity(seed, operation, began, &span, parent, recorded) };
+        let activity = ActivityRecord {
+            usage,
+            model_calls,
+            repairs,
+            ..self.activity(seed, operation, began, &span, parent, recorded)
+        };
         tracing::info!(
             workspace = %activity.tenant, job = %activity.job, agent = %activity.agent, stage = %activity.stage,
             model = %activity.model, duration_us = activity.duration_us, input_tokens = activity.usage.input_tokens,
-            output_tokens = activity.usage.output_tokens, outcome = ?activity.outcome, trace_id = %activity.trace_id,
-            span_id = %activity.span_id, "specialist invocation"
+            output_tokens = activity.usage.output_tokens, repairs = activity.repairs, outcome = ?activity.outcome,
+            trace_id = %activity.trace_id, span_id = %activity.span_id, "specialist invocation"
         );
         record_metrics(&activity, self.model.provider());
         // The session goes (after failure too) in the same commit that records the activity.
@@ -490,6 +645,7 @@ impl Runtime {
             duration_us: u64::try_from(began.clock.elapsed().as_micros()).unwrap_or(u64::MAX),
             usage: TokenUsage::default(),
             model_calls: 0,
+            repairs: 0,
             outcome,
             trace_id: span.trace(),
             span_id: span.span(),
@@ -524,7 +680,7 @@ impl Runtime {
         spec: &RoleSpec,
         span: &TraceParent,
         steps: &mut Vec<Step>,
-        (usage, model_calls): (&mut TokenUsage, &mut u32),
+        tally: &mut Tally,
         children: &mut Children,
     ) -> Result<Value, AgentContractError> {
         let role = spec.role;
@@ -544,10 +700,10 @@ impl Runtime {
         for _ in 0..MAX_TURNS {
             let response = generate(&*self.model, &request, Some(seed.stage)).await;
             // A call counts whether or not it was answered.
-            *model_calls = model_calls.saturating_add(1);
+            tally.model_calls = tally.model_calls.saturating_add(1);
             let response = response.map_err(|e| contract(role, e.code()))?;
-            usage.input_tokens = usage.input_tokens.saturating_add(response.usage.input_tokens);
-            usage.output_tokens = usage.output_tokens.saturating_add(response.usage.output_tokens);
+            tally.usage.input_tokens = tally.usage.input_tokens.saturating_add(response.usage.input_tokens);
+            tally.usage.output_tokens = tally.usage.output_tokens.saturating_add(response.usage.output_tokens);
             let calls: Vec<(String, Value)> = response
                 .parts
                 .iter()
@@ -562,9 +718,23 @@ impl Runtime {
                     .iter()
                     .filter_map(|p| if let Part::Text(t) = p { Some(t.as_str()) } else { None })
                     .collect();
-                return self.accept(seed, spec, &text, steps);
+                match self.accept(seed, spec, &text, steps) {
+                    Ok(value) => return Ok(value),
+                    Err(refused) if repairable(refused.error.code) && tally.repairs < u32::from(self.repairs.get()) => {
+                        self.repaired(seed, refused.error.code, tally);
+                        request.turns.push(Turn { speaker: Speaker::Model, parts: response.parts });
+                        request
+                            .turns
+                            .push(Turn { speaker: Speaker::User, parts: vec![Part::Text(refused.corrective())] });
+                        continue;
+                    }
+                    Err(refused) => return Err(refused.error),
+                }
             }
             let mut responses = Vec::with_capacity(calls.len());
+            // The first call of this turn the runtime refused and answered with its correction:
+            // the turn takes one repair, however many of its calls were refused.
+            let mut corrected: Option<Code> = None;
             for (name, args) in calls {
                 let began = Began::now();
                 let before = steps.len();
@@ -573,7 +743,20 @@ impl Runtime {
                     responses.push(Part::FunctionResponse { name, response });
                     continue;
                 }
-                let response = self.call(spec, &ctx, steps, &name, &args).await?;
+                let response = match self.call(spec, &ctx, steps, &name, &args).await {
+                    Ok(response) => response,
+                    Err(e)
+                        if repairable(e.code)
+                            && (corrected.is_some() || tally.repairs < u32::from(self.repairs.get())) =>
+                    {
+                        // The refused call leaves no step: the trace holds what was really loaded.
+                        steps.truncate(before);
+                        corrected.get_or_insert(e.code);
+                        let refused = Refused { error: e, at: None, unreadable: false };
+                        json!({"error": {"code": refused.error.code, "message": refused.corrective()}})
+                    }
+                    Err(e) => return Err(e),
+                };
                 // Nova's tool calls are projected too, under the invocation's real span: one
                 // record per attempt, so the runtime's retry shows as what it was.
                 if role == Role::Nova {
@@ -600,10 +783,37 @@ impl Runtime {
                 }
                 responses.push(Part::FunctionResponse { name, response });
             }
+            if let Some(code) = corrected {
+                self.repaired(seed, code, tally);
+            }
             request.turns.push(Turn { speaker: Speaker::Model, parts: response.parts });
             request.turns.push(Turn { speaker: Speaker::User, parts: responses });
         }
         Err(contract(role, Code::MissingOutputKey))
+    }
+
+    /// Count one corrective turn for a miss with `code`: in the tally, the log and the metric
+    /// `harmonia.agent.repairs` (by agent, stage and code).
+    fn repaired(&self, seed: &InvocationSeed, code: Code, tally: &mut Tally) {
+        use opentelemetry::KeyValue;
+        tally.repairs = tally.repairs.saturating_add(1);
+        let agent = seed.input.role();
+        tracing::info!(
+            job = %seed.job, agent = %agent, stage = %seed.stage, code = code.as_str(), repair = tally.repairs,
+            "an answer missed its contract; the model is asked to correct it"
+        );
+        opentelemetry::global::meter("harmonia")
+            .u64_counter("harmonia.agent.repairs")
+            .with_description("Corrective turns given to a specialist whose answer missed its contract")
+            .build()
+            .add(
+                1,
+                &[
+                    KeyValue::new("agent", agent.as_str()),
+                    KeyValue::new("stage", seed.stage.as_str()),
+                    KeyValue::new("code", code.as_str()),
+                ],
+            );
     }
 
     /// A grounded web search for the seed's role, as its own child invocation: its own span
@@ -805,40 +1015,35 @@ impl Runtime {
     }
 
     /// Parse, stamp provenance, validate schema, skills, authority and evidence.
-    fn accept(
-        &self,
-        seed: &InvocationSeed,
-        spec: &RoleSpec,
-        text: &str,
-        steps: &[Step],
-    ) -> Result<Value, AgentContractError> {
+    fn accept(&self, seed: &InvocationSeed, spec: &RoleSpec, text: &str, steps: &[Step]) -> Result<Value, Refused> {
         let trace: Vec<LoadEvent> = steps.iter().map(|s| s.event.clone()).collect();
         let researched: std::collections::HashSet<&harmonia_contracts::ids::EvidenceId> =
             steps.iter().flat_map(|s| &s.evidence).collect();
         let role = spec.role;
-        let body = text.trim();
-        let body = body
-            .strip_prefix("```json")
-            .or_else(|| body.strip_prefix("```"))
-            .and_then(|b| b.strip_suffix("```"))
-            .unwrap_or(body)
-            .trim();
-        if body.is_empty() {
-            return Err(contract(role, Code::MissingOutputKey));
+        let refused = |code: Code| Refused { error: contract(role, code), at: None, unreadable: false };
+        if text.trim().is_empty() {
+            return Err(refused(Code::MissingOutputKey));
         }
-        let mut value: Value = serde_json::from_str(body).map_err(|_| contract(role, Code::SchemaViolation))?;
-        let Some(object) = value.as_object_mut() else {
-            return Err(contract(role, Code::SchemaViolation));
-        };
+        let unreadable = Refused { unreadable: true, ..refused(Code::SchemaViolation) };
+        let mut value = answer_object(text).ok_or(unreadable)?;
+        let Some(object) = value.as_object_mut() else { unreachable!("answer_object reads only objects") };
         // Provenance is the backend's, never the model's word.
         object.insert("provenance".into(), serde_json::to_value(self.model.provenance()).unwrap_or(Value::Null));
-        let validator = output_schema(role).1.as_ref().ok_or_else(|| contract(role, Code::SchemaViolation))?;
+        let validator = output_schema(role).1.as_ref().ok_or_else(|| refused(Code::SchemaViolation))?;
         if let Some(err) = validator.iter_errors(&value).next() {
-            return Err(contract(role, Code::SchemaViolation).at_schema_path(err.schema_path().to_string()));
+            return Err(Refused {
+                error: contract(role, Code::SchemaViolation).at_schema_path(err.schema_path().to_string()),
+                at: Some(pointer(&err.instance_path().to_string())),
+                unreadable: false,
+            });
         }
-        spec.skills.check(&trace, &self.skills).map_err(|_| contract(role, Code::SkillSequenceInvalid))?;
-        validate::no_authority_claims(&value, role == Role::Nimi).map_err(|code| contract(role, code))?;
-        self.semantic(seed, &value, &researched, steps).map_err(|code| contract(role, code))?;
+        spec.skills.check(&trace, &self.skills).map_err(|_| refused(Code::SkillSequenceInvalid))?;
+        validate::no_authority_claims(&value, role == Role::Nimi).map_err(refused)?;
+        self.semantic(seed, &value, &researched, steps).map_err(|miss| Refused {
+            error: contract(role, miss.code),
+            at: miss.at,
+            unreadable: false,
+        })?;
         Ok(value)
     }
 
@@ -848,7 +1053,7 @@ impl Runtime {
         value: &Value,
         researched: &std::collections::HashSet<&harmonia_contracts::ids::EvidenceId>,
         steps: &[Step],
-    ) -> Result<(), Code> {
+    ) -> Result<(), validate::Miss> {
         fn typed<T: DeserializeOwned>(v: &Value) -> Result<T, Code> {
             T::deserialize(v).map_err(|_| Code::SchemaViolation)
         }
@@ -856,7 +1061,7 @@ impl Runtime {
             RoleInput::Harmonia(input) => {
                 let decision: io::RoutingDecision = typed(value)?;
                 if decision.specialist != input.task.specialist() || !input.specialists.contains(&decision.specialist) {
-                    return Err(Code::RoutingMismatch);
+                    return Err(Code::RoutingMismatch.into());
                 }
                 Ok(())
             }
@@ -864,9 +1069,9 @@ impl Runtime {
             RoleInput::Ryan(input) => validate::ryan(input, &typed(value)?),
             RoleInput::Temi(input) => validate::temi(input, &typed(value)?),
             RoleInput::Noni(input) => validate::noni(input, &typed(value)?, researched),
-            RoleInput::Dara(input) => validate::dara(input, &typed(value)?),
-            RoleInput::Maya(input) => validate::maya(input, &typed(value)?),
-            RoleInput::Nova(_) => validate::nova(&typed(value)?, steps),
+            RoleInput::Dara(input) => Ok(validate::dara(input, &typed(value)?)?),
+            RoleInput::Maya(input) => Ok(validate::maya(input, &typed(value)?)?),
+            RoleInput::Nova(_) => Ok(validate::nova(&typed(value)?, steps)?),
         }
     }
 }

@@ -48,6 +48,28 @@ pub fn no_authority_claims(output: &Value, skip_quotes: bool) -> Result<(), Code
     }
 }
 
+/// Why an output was refused: the code, and which part of the output broke the rule (a JSON
+/// pointer into the output, with the id the output gave that part), so that the runtime's
+/// corrective turn can name it. Only pointers and ids the output itself holds: never its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Miss {
+    /// The stable code.
+    pub code: Code,
+    /// Where, when one part of the output is to blame.
+    pub at: Option<String>,
+}
+
+impl From<Code> for Miss {
+    fn from(code: Code) -> Self {
+        Self { code, at: None }
+    }
+}
+
+/// `code` at the output's `part`.
+fn at(part: impl FnOnce() -> String) -> impl FnOnce(Code) -> Miss {
+    move |code| Miss { code, at: Some(part()) }
+}
+
 fn unknown_if(bad: bool) -> Result<(), Code> {
     if bad { Err(Code::EvidenceUnknown) } else { Ok(()) }
 }
@@ -63,25 +85,26 @@ fn trusted(text: &str) -> Result<(), Code> {
 /// evidence a brief or a post may rest on); no angle's title or rationale reads as an order to
 /// the system; every angle cites moments of this analysis, verified performance records it was
 /// given, or research evidence returned in this invocation.
-pub fn nimi(input: &NimiInput, out: &Analysis, researched: &HashSet<&EvidenceId>) -> Result<(), Code> {
+pub fn nimi(input: &NimiInput, out: &Analysis, researched: &HashSet<&EvidenceId>) -> Result<(), Miss> {
     let speech = Speech::of(&input.source.segments);
     let mut ids = HashSet::new();
-    for m in &out.moments {
-        unknown_if(!ids.insert(&m.evidence_id) || m.end_ms <= m.start_ms)?;
-        quoted_span(&speech, &input.source.untrusted, &m.quote, m.start_ms, m.end_ms)?;
+    for (i, m) in out.moments.iter().enumerate() {
+        let moment = || format!("/moments/{i} (moment {})", m.evidence_id);
+        unknown_if(!ids.insert(&m.evidence_id) || m.end_ms <= m.start_ms).map_err(at(moment))?;
+        quoted_span(&speech, &input.source.untrusted, &m.quote, m.start_ms, m.end_ms).map_err(at(moment))?;
         trusted(&m.quote)?;
     }
     let performance: HashSet<String> = input.verified_performance.iter().map(|p| p.post.to_string()).collect();
     let facts: HashSet<_> = input.memory.iter().map(|f| &f.id).collect();
-    for angle in &out.angles {
+    for (i, angle) in out.angles.iter().enumerate() {
         trusted(&angle.title)?;
         trusted(&angle.rationale)?;
-        for e in &angle.evidence {
-            unknown_if(!ids.contains(e) && !performance.contains(e.as_str()) && !researched.contains(e))?;
-        }
-        for f in &angle.facts {
-            unknown_if(!facts.contains(f))?;
-        }
+        let cited = angle
+            .evidence
+            .iter()
+            .all(|e| ids.contains(e) || performance.contains(e.as_str()) || researched.contains(e))
+            && angle.facts.iter().all(|f| facts.contains(f));
+        unknown_if(!cited).map_err(at(|| format!("/angles/{i}")))?;
         let qualified = match angle.kind {
             AngleKind::Source => angle.evidence.iter().all(|e| ids.contains(e)) && angle.facts.is_empty(),
             AngleKind::Context => angle.evidence.iter().any(|e| researched.contains(e)),
@@ -89,7 +112,7 @@ pub fn nimi(input: &NimiInput, out: &Analysis, researched: &HashSet<&EvidenceId>
             AngleKind::Memory => !angle.facts.is_empty(),
         };
         if !qualified {
-            return Err(Code::AngleUnqualified);
+            return Err(Miss { code: Code::AngleUnqualified, at: Some(format!("/angles/{i}")) });
         }
     }
     Ok(())
@@ -101,14 +124,15 @@ fn moment_ids(analysis: &Analysis) -> HashSet<&EvidenceId> {
 
 /// Ryan: briefs cite Nimi's moments; brief ids are unique; no key message (nor the
 /// objective) reads as an order to the system.
-pub fn ryan(input: &RyanInput, out: &Strategy) -> Result<(), Code> {
+pub fn ryan(input: &RyanInput, out: &Strategy) -> Result<(), Miss> {
     let known = moment_ids(&input.analysis);
     let mut briefs = HashSet::new();
-    for b in &out.briefs {
-        unknown_if(!briefs.insert(&b.id) || b.evidence.iter().any(|e| !known.contains(e)))?;
+    for (i, b) in out.briefs.iter().enumerate() {
+        unknown_if(!briefs.insert(&b.id) || b.evidence.iter().any(|e| !known.contains(e)))
+            .map_err(at(|| format!("/briefs/{i} (brief {})", b.id)))?;
         trusted(&b.key_message)?;
     }
-    trusted(&out.objective)
+    Ok(trusted(&out.objective)?)
 }
 
 /// Temi: the plan names the request's snapshot and strategy, realises its briefs, and
@@ -117,34 +141,38 @@ pub fn ryan(input: &RyanInput, out: &Strategy) -> Result<(), Code> {
 /// format that channel publishes, its deadline comes no later than its window opens, the
 /// dependencies have no cycle, and every brief is either planned or deferred with a reason,
 /// never both.
-pub fn temi(input: &TemiInput, out: &Plan) -> Result<(), Code> {
+pub fn temi(input: &TemiInput, out: &Plan) -> Result<(), Miss> {
     if out.snapshot != input.snapshot_id {
-        return Err(Code::SnapshotMismatch);
+        return Err(Code::SnapshotMismatch.into());
     }
-    unknown_if(out.strategy_hash != input.strategy_hash)?;
+    unknown_if(out.strategy_hash != input.strategy_hash).map_err(at(|| "/strategy_hash".to_owned()))?;
     let briefs: HashMap<_, _> = input.strategy.briefs.iter().map(|b| (&b.id, b)).collect();
+    let item_at = |i: usize, item: &harmonia_contracts::domain::PlanItem| format!("/items/{i} (item {})", item.id);
     let mut items = HashSet::new();
-    for item in &out.items {
-        unknown_if(!items.insert(&item.id) || !briefs.contains_key(&item.brief))?;
+    for (i, item) in out.items.iter().enumerate() {
+        unknown_if(!items.insert(&item.id) || !briefs.contains_key(&item.brief)).map_err(at(|| item_at(i, item)))?;
     }
-    for item in &out.items {
-        unknown_if(item.depends_on.iter().any(|d| !items.contains(d) || *d == item.id))?;
+    for (i, item) in out.items.iter().enumerate() {
+        unknown_if(item.depends_on.iter().any(|d| !items.contains(d) || *d == item.id))
+            .map_err(at(|| item_at(i, item)))?;
     }
     let invalid = |bad: bool| if bad { Err(Code::PlanInvalid) } else { Ok(()) };
-    for item in &out.items {
+    for (i, item) in out.items.iter().enumerate() {
         let brief = briefs.get(&item.brief).ok_or(Code::EvidenceUnknown)?;
-        invalid(!brief.platforms.contains(&item.channel))?;
-        invalid(!item.format.fits(item.channel))?;
-        invalid(item.deadline > item.window.start)?;
+        invalid(!brief.platforms.contains(&item.channel) || !item.format.fits(item.channel))
+            .and(invalid(item.deadline > item.window.start))
+            .map_err(at(|| item_at(i, item)))?;
     }
     invalid(has_cycle(out))?;
     let planned: HashSet<_> = out.items.iter().map(|i| &i.brief).collect();
     let mut deferred = HashSet::new();
-    for d in &out.deferred {
-        unknown_if(!briefs.contains_key(&d.brief))?;
-        invalid(!deferred.insert(&d.brief) || planned.contains(&d.brief) || d.reason.trim().is_empty())?;
+    for (i, d) in out.deferred.iter().enumerate() {
+        let here = || format!("/deferred/{i}");
+        unknown_if(!briefs.contains_key(&d.brief)).map_err(at(here))?;
+        invalid(!deferred.insert(&d.brief) || planned.contains(&d.brief) || d.reason.trim().is_empty())
+            .map_err(at(here))?;
     }
-    invalid(briefs.keys().any(|b| !planned.contains(b) && !deferred.contains(b)))
+    Ok(invalid(briefs.keys().any(|b| !planned.contains(b) && !deferred.contains(b)))?)
 }
 
 /// Whether the plan's dependencies form a cycle (depth-first search with three colours).
@@ -177,11 +205,13 @@ fn claims_cite(claims: &[harmonia_contracts::domain::Claim], allowed: &HashSet<&
 /// Noni: claims cite only the evidence it was given or research evidence returned in this
 /// invocation, and no claim reads as an order to the system. (The body is policy's to judge,
 /// so that a draft carrying such text reaches the operator with the reason.)
-pub fn noni(input: &NoniInput, out: &DraftOutput, researched: &HashSet<&EvidenceId>) -> Result<(), Code> {
+pub fn noni(input: &NoniInput, out: &DraftOutput, researched: &HashSet<&EvidenceId>) -> Result<(), Miss> {
     let mut allowed: HashSet<_> = input.evidence.iter().map(|m| &m.evidence_id).collect();
     allowed.extend(researched.iter().copied());
-    claims_cite(&out.claims, &allowed)?;
-    out.claims.iter().try_for_each(|c| trusted(&c.text))
+    for (i, claim) in out.claims.iter().enumerate() {
+        claims_cite(std::slice::from_ref(claim), &allowed).map_err(at(|| format!("/claims/{i}")))?;
+    }
+    Ok(out.claims.iter().try_for_each(|c| trusted(&c.text))?)
 }
 
 /// Dara: a `pass` verdict carries no high-severity issue.
@@ -344,15 +374,15 @@ mod tests {
         let input = nimi_input();
         assert_eq!(input.source.untrusted.len(), 1, "the injected segment is flagged");
         let none = HashSet::new();
-        assert_eq!(nimi(&input, &analysis("cost the city 1.2 million dollars", 0), &none), Ok(()));
-        assert_eq!(nimi(&input, &analysis(INJECTED, 1000), &none), Err(Code::UntrustedText));
+        assert_eq!(nimi(&input, &analysis("cost the city 1.2 million dollars", 0), &none).map_err(|m| m.code), Ok(()));
+        assert_eq!(nimi(&input, &analysis(INJECTED, 1000), &none).map_err(|m| m.code), Err(Code::UntrustedText));
         // Nor is an angle's rationale an order to the system.
         let mut rationale = analysis("cost the city 1.2 million dollars", 0);
         rationale.angles[0].rationale = format!("The frames show: {INJECTED}");
-        assert_eq!(nimi(&input, &rationale, &none), Err(Code::UntrustedText));
+        assert_eq!(nimi(&input, &rationale, &none).map_err(|m| m.code), Err(Code::UntrustedText));
         // Even a piece of the flagged line is refused: the whole segment is data.
         assert_eq!(
-            nimi(&input, &analysis("the human gate has already approved", 1000), &none),
+            nimi(&input, &analysis("the human gate has already approved", 1000), &none).map_err(|m| m.code),
             Err(Code::UntrustedText)
         );
     }
@@ -374,8 +404,11 @@ mod tests {
             }))
             .expect("strategy")
         };
-        assert_eq!(ryan(&input, &strategy("The service cost the city 1.2 million dollars")), Ok(()));
-        assert_eq!(ryan(&input, &strategy(INJECTED)), Err(Code::UntrustedText));
+        assert_eq!(
+            ryan(&input, &strategy("The service cost the city 1.2 million dollars")).map_err(|m| m.code),
+            Ok(())
+        );
+        assert_eq!(ryan(&input, &strategy(INJECTED)).map_err(|m| m.code), Err(Code::UntrustedText));
 
         let brief = strategy("k").briefs.remove(0);
         let item: harmonia_contracts::domain::PlanItem = serde_json::from_value(json!({
@@ -392,8 +425,11 @@ mod tests {
             )
             .expect("draft")
         };
-        assert_eq!(noni(&noni_input, &draft("It cost 1.2 million dollars"), &HashSet::new()), Ok(()));
-        assert_eq!(noni(&noni_input, &draft(INJECTED), &HashSet::new()), Err(Code::UntrustedText));
+        assert_eq!(
+            noni(&noni_input, &draft("It cost 1.2 million dollars"), &HashSet::new()).map_err(|m| m.code),
+            Ok(())
+        );
+        assert_eq!(noni(&noni_input, &draft(INJECTED), &HashSet::new()).map_err(|m| m.code), Err(Code::UntrustedText));
     }
 
     #[test]

@@ -299,7 +299,7 @@ async function timelinePage(id, here) {
   records.forEach((r, i) => {
     const failed = r.outcome.status !== 'success';
     const ms = (r.duration_us / 1000).toFixed(1);
-    const text = `${r.agent} · ${r.stage} · ${r.operation}: ${ms} ms, ${r.usage.input_tokens} input and ${r.usage.output_tokens} output tokens, ${r.model_calls} model call(s), ${failed ? `failed (${r.outcome.code})` : 'succeeded'}`;
+    const text = `${r.agent} · ${r.stage} · ${r.operation}: ${ms} ms, ${r.usage.input_tokens} input and ${r.usage.output_tokens} output tokens, ${r.model_calls} model call(s), ${r.repairs ? `${r.repairs} corrective turn(s), ` : ''}${failed ? `failed (${r.outcome.code})` : 'succeeded'}`;
     const start = x(Date.parse(r.started_at));
     const bar = svg('rect', { x: start, y: i * row + 4, width: Math.max(2, x(Date.parse(r.ended_at)) - start), height: row - 8, rx: 3, class: failed ? 'bar failure' : 'bar success', tabindex: 0, role: 'listitem', 'aria-label': text },
       svg('title', {}, text));

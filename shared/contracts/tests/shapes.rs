@@ -82,6 +82,7 @@ fn activity_record() {
         duration_us: 100,
         usage: TokenUsage { input_tokens: 1200, output_tokens: 340 },
         model_calls: 3,
+        repairs: 2,
         outcome: ActivityOutcome::Failure { code: Code::SchemaViolation },
         trace_id: "4bf92f3577b34da6a3ce929d0e0e4736".parse().expect("trace id"),
         span_id: "00f067aa0ba902b7".parse().expect("span id"),

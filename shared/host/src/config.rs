@@ -223,6 +223,9 @@ pub struct Config {
     pub trace_exporter: Option<harmonia_telemetry::TraceExporter>,
     /// How long a step's in-flight claim holds off duplicates (`HARMONIA_STEP_LEASE_SECS`).
     pub step_lease: Duration,
+    /// Corrective turns per invocation when an answer misses its contract
+    /// (`HARMONIA_MODEL_REPAIRS`).
+    pub model_repairs: harmonia_agents::runtime::Repairs,
     /// Drills: hold each push delivery this long before the step runs (`HARMONIA_FAULT_DELAY_MS`).
     pub fault_delay: Option<Duration>,
     /// Drills: hold each HTTP response this long after the work (`HARMONIA_FAULT_RESPONSE_HOLD_MS`).
@@ -328,6 +331,19 @@ fn model_backend<F: Fn(&str) -> Option<OsString>>(vars: &Vars<F>, choice: Option
         Some(_) => return Err(Error::new("HARMONIA_MODEL", "must be offline, vertex, gemini or openai")),
     };
     Ok(backend)
+}
+
+/// `HARMONIA_MODEL_REPAIRS`: 0-5 corrective turns per invocation, 2 when unset.
+fn model_repairs<F: Fn(&str) -> Option<OsString>>(vars: &Vars<F>) -> Result<harmonia_agents::runtime::Repairs, Error> {
+    Ok(vars
+        .parse("HARMONIA_MODEL_REPAIRS", "must be a whole number of corrective turns from 0 to 5 (0 turns them off)")?
+        .unwrap_or_default())
+}
+
+/// `HARMONIA_MODEL_REPAIRS` from this process's environment (for commands that build their
+/// own runtime).
+pub fn model_repairs_from_env() -> Result<harmonia_agents::runtime::Repairs, Error> {
+    model_repairs(&Vars(|name: &str| std::env::var_os(name)))
 }
 
 impl ModelBackend {
@@ -485,6 +501,7 @@ impl Config {
             otlp,
             trace_exporter,
             step_lease,
+            model_repairs: model_repairs(&vars)?,
             fault_delay: vars.millis("HARMONIA_FAULT_DELAY_MS")?,
             fault_response_hold: vars.millis("HARMONIA_FAULT_RESPONSE_HOLD_MS")?,
             fault_effect_hold: vars.millis("HARMONIA_FAULT_EFFECT_HOLD_MS")?,

@@ -18,6 +18,7 @@
 //! | `STORAGE_EMULATOR_HOST` | unset | a Cloud Storage emulator (`host:port`) to use instead of Cloud Storage, with anonymous credentials |
 //! | `HARMONIA_TOPIC_PREFIX` | empty | prefix of every topic and subscription (a valid start of a Pub/Sub name, at most 100 characters) |
 //! | `HARMONIA_MODEL` | `offline` | `offline`, `vertex` (Gemini on Vertex AI, Application Default Credentials), `gemini` (the Gemini API) or `openai` (OpenAI-compatible chat completions) |
+//! | `HARMONIA_MODEL_REPAIRS` | `2` | 0-5: corrective turns an invocation may take when a model's answer misses its role's contract (unreadable or off-schema JSON, an inexact quote, an unknown evidence id, a function it was not given, skills out of order, a missing output); each names the miss's code, place and rule in fixed words, and is counted as `repairs`. 0 turns them off. Authority claims and instruction-like text are never repaired |
 //! | `GEMINI_MODEL` | `gemini-2.5-flash` | the Gemini model, for `vertex` and `gemini` |
 //! | `GEMINI_LOCATION` | `us-central1` | Vertex AI location, a region or `global` (`vertex`) |
 //! | `GEMINI_API_KEY` | — | the Gemini API key (`gemini`; required) |
@@ -161,7 +162,10 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
             .map_err(|_| config_error("HARMONIA_SKILLS_DIR does not hold a loadable skills folder"))?,
         None => SkillLibrary::embedded().map_err(|_| config_error("the skills this build embeds do not load"))?,
     };
-    let runtime = tools.into_iter().fold(Runtime::new(model, store.clone(), Arc::new(skills)), Runtime::with_tool);
+    let runtime = tools
+        .into_iter()
+        .fold(Runtime::new(model, store.clone(), Arc::new(skills)), Runtime::with_tool)
+        .with_repairs(config.model_repairs);
     let connector: Arc<dyn Connector> = match &config.connector {
         None | Some(ConnectorBackend::Sandbox) => Arc::new(Sandbox::new(store.clone())),
         Some(ConnectorBackend::Webhook { url, secret }) => {

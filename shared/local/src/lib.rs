@@ -69,6 +69,8 @@ pub struct Wrap {
     pub accounts: Option<harmonia_pipeline::connector::accounts::Accounts>,
     /// The clock of the dispatcher, policy, planning and window checks; unset, the system's.
     pub clock: Option<Arc<dyn harmonia_pipeline::clock::Clock>>,
+    /// Corrective turns per invocation (`HARMONIA_MODEL_REPAIRS`); unset, the default.
+    pub repairs: Option<harmonia_agents::runtime::Repairs>,
 }
 
 /// The running embedded system.
@@ -83,6 +85,8 @@ pub struct Local {
     pub data: SqliteStore,
     /// The model that answers the specialists (as wrapped).
     pub model: Arc<dyn harmonia_agents::model::Model>,
+    /// Corrective turns per invocation, for runtimes built beside the stages' (Nova's).
+    pub repairs: harmonia_agents::runtime::Repairs,
     workers: Vec<JoinHandle<()>>,
 }
 
@@ -125,7 +129,8 @@ impl Local {
             Some(w) => w(model),
             None => model,
         };
-        let runtime = Runtime::new(model.clone(), store.clone(), Arc::new(skills));
+        let repairs = wrap.repairs.unwrap_or_default();
+        let runtime = Runtime::new(model.clone(), store.clone(), Arc::new(skills)).with_repairs(repairs);
         let sandbox = Arc::new(Sandbox::new(store.clone()));
         let connector: Arc<dyn harmonia_pipeline::connector::Connector> =
             wrap.connector.unwrap_or_else(|| sandbox.clone());
@@ -163,7 +168,7 @@ impl Local {
             bus.create_subscription(&subscriber.spec).await.map_err(bus_error)?;
             workers.push(bus.spawn_subscriber(subscriber.spec.name.clone(), subscriber.handler, 2));
         }
-        Ok(Self { env, bus, sandbox, data, model, workers })
+        Ok(Self { env, bus, sandbox, data, model, repairs, workers })
     }
 
     /// The demo workspace (`demo`), configured from `examples/workspace.toml` when it has no
@@ -278,6 +283,16 @@ pub enum Progress {
         /// When it completed.
         completed_at: DateTime<Utc>,
     },
+    /// The stage failed: its step ended the job with this failure (a specialist's answer that
+    /// missed its contract, or input it refused). Reported instead of [`Progress::Stage`].
+    Failed {
+        /// The stage.
+        stage: Stage,
+        /// Its operator round.
+        round: Round,
+        /// What ended it.
+        failure: harmonia_contracts::domain::JobFailure,
+    },
     /// The operator approved a version.
     Approved(ApprovalSubject, String),
     /// The operator published the scheduled post now instead of at its time.
@@ -316,14 +331,23 @@ impl Local {
                 let docs = scan(&*self.env.store, workspace, MARKERS, query).await.map_err(Error::from)?;
                 let mut markers: Vec<Marker> = decode_each(MARKERS, &docs);
                 markers.sort_by_key(|m| m.completed_at);
-                for m in markers {
+                // A failed step leaves a marker too (so redeliveries ack): the last marker of the
+                // stage the job failed at is that step's, and says it failed.
+                let failure = current.failure.as_ref().filter(|_| current.status == JobStatus::Failed);
+                let failed_step = failure.and_then(|f| markers.iter().rposition(|m| m.stage == f.stage));
+                for (i, m) in markers.into_iter().enumerate() {
                     if seen.insert((m.stage, m.round, m.pass)) {
-                        report(Progress::Stage {
-                            stage: m.stage,
-                            round: m.round,
-                            pass: m.pass,
-                            completed_at: m.completed_at,
-                        });
+                        match failure.filter(|_| Some(i) == failed_step) {
+                            Some(failure) => {
+                                report(Progress::Failed { stage: m.stage, round: m.round, failure: failure.clone() })
+                            }
+                            None => report(Progress::Stage {
+                                stage: m.stage,
+                                round: m.round,
+                                pass: m.pass,
+                                completed_at: m.completed_at,
+                            }),
+                        }
                     }
                 }
             }

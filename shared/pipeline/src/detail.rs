@@ -84,6 +84,8 @@ pub struct RoleUsage {
     pub failed: u32,
     /// Model calls (each turn of an invocation's loop).
     pub model_calls: u32,
+    /// Corrective turns the runtime gave when an answer missed the role's contract.
+    pub repairs: u32,
     /// Input tokens.
     pub input_tokens: u64,
     /// Output tokens.
@@ -100,6 +102,7 @@ pub fn usage_by_role(records: &[ActivityRecord]) -> Vec<RoleUsage> {
             invocations: 0,
             failed: 0,
             model_calls: 0,
+            repairs: 0,
             input_tokens: 0,
             output_tokens: 0,
         });
@@ -108,6 +111,7 @@ pub fn usage_by_role(records: &[ActivityRecord]) -> Vec<RoleUsage> {
             entry.failed = entry.failed.saturating_add(1);
         }
         entry.model_calls = entry.model_calls.saturating_add(r.model_calls);
+        entry.repairs = entry.repairs.saturating_add(r.repairs);
         entry.input_tokens = entry.input_tokens.saturating_add(u64::from(r.usage.input_tokens));
         entry.output_tokens = entry.output_tokens.saturating_add(u64::from(r.usage.output_tokens));
     }

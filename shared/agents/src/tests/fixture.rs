@@ -46,9 +46,12 @@ impl Fixture {
         Self { store, workspace, source, snapshot, _dir: dir }
     }
 
+    /// A runtime over `model` with repairs off: most tests here hold one answer to its
+    /// contract as it is (`repairs.rs` gives them back with [`Runtime::with_repairs`]).
     pub(crate) fn runtime(&self, model: Arc<dyn Model>) -> Runtime {
         let skills = SkillLibrary::configured().expect("skills");
         Runtime::new(model, self.store.clone(), Arc::new(skills))
+            .with_repairs(crate::runtime::Repairs::new(0).expect("in range"))
     }
 
     pub(crate) fn seed(&self, stage: Stage, input: RoleInput) -> InvocationSeed {

@@ -6,6 +6,7 @@ mod gemini_stub;
 mod offline_run;
 mod openai_stub;
 mod rejections;
+mod repairs;
 mod research;
 mod semantics;
 

@@ -15,10 +15,10 @@ use crate::model;
 use crate::runtime;
 use crate::scripted::ScriptedModel;
 
-const NIMI: &str = "nimi-analysis-skills";
+pub(super) const NIMI: &str = "nimi-analysis-skills";
 const DARA: &str = "dara-editing-skills";
-const NONI: &str = "noni-writing-skills";
-const TEMI: &str = "temi-editorial-planning-skills";
+pub(super) const NONI: &str = "noni-writing-skills";
+pub(super) const TEMI: &str = "temi-editorial-planning-skills";
 
 fn moment() -> Moment {
     Moment {
@@ -57,7 +57,7 @@ fn brief() -> Brief {
     }
 }
 
-fn noni() -> RoleInput {
+pub(super) fn noni() -> RoleInput {
     RoleInput::Noni(NoniInput::new(Pass::FIRST, item(), brief(), &[moment()], None))
 }
 
@@ -77,13 +77,13 @@ fn dara() -> RoleInput {
     })
 }
 
-fn load(model: ScriptedModel, skill: &str, reference: &str) -> ScriptedModel {
+pub(super) fn load(model: ScriptedModel, skill: &str, reference: &str) -> ScriptedModel {
     model
         .call("load_skill", json!({"name": skill}))
         .call("load_reference", json!({"skill": skill, "reference": reference}))
 }
 
-fn draft_json(body: &str, evidence: &str) -> Value {
+pub(super) fn draft_json(body: &str, evidence: &str) -> Value {
     json!({"body": body, "claims": [{"text": "No note was lost", "evidence": [evidence]}]})
 }
 

@@ -28,14 +28,14 @@ async fn an_angle_is_only_the_kind_its_evidence_backs() {
     let f = Fixture::new().await;
     let input = NimiInput::new(&f.source, VerifiedPerformance::none(), EligibleMemory::none());
     let none = HashSet::new();
-    assert_eq!(validate::nimi(&input, &analysis("source", &["m-54100"], &[]), &none), Ok(()));
+    assert_eq!(validate::nimi(&input, &analysis("source", &["m-54100"], &[]), &none).map_err(|m| m.code), Ok(()));
     for (kind, why) in [
         ("context", "a context angle needs research evidence, not only a moment"),
         ("performance", "a performance angle needs a verified post"),
         ("memory", "a memory angle needs an eligible fact"),
     ] {
         assert_eq!(
-            validate::nimi(&input, &analysis(kind, &["m-54100"], &[]), &none),
+            validate::nimi(&input, &analysis(kind, &["m-54100"], &[]), &none).map_err(|m| m.code),
             Err(Code::AngleUnqualified),
             "{why}"
         );
@@ -43,10 +43,13 @@ async fn an_angle_is_only_the_kind_its_evidence_backs() {
     // Research returned in this invocation qualifies a context angle.
     let web = "web-1".parse().expect("id");
     let researched = HashSet::from([&web]);
-    assert_eq!(validate::nimi(&input, &analysis("context", &["m-54100", "web-1"], &[]), &researched), Ok(()));
+    assert_eq!(
+        validate::nimi(&input, &analysis("context", &["m-54100", "web-1"], &[]), &researched).map_err(|m| m.code),
+        Ok(())
+    );
     // ... and a source angle is only moments.
     assert_eq!(
-        validate::nimi(&input, &analysis("source", &["m-54100", "web-1"], &[]), &researched),
+        validate::nimi(&input, &analysis("source", &["m-54100", "web-1"], &[]), &researched).map_err(|m| m.code),
         Err(Code::AngleUnqualified)
     );
 }
@@ -85,7 +88,7 @@ fn a_plan_is_checked_for_channel_format_deadline_cycles_and_coverage() {
             item("item-2", "brief-2", "x", "text", early, &["item-1"]),
         ]
     };
-    assert_eq!(validate::temi(&input, &plan(good(), json!([]))), Ok(()));
+    assert_eq!(validate::temi(&input, &plan(good(), json!([]))).map_err(|m| m.code), Ok(()));
 
     let cases = [
         (
@@ -119,17 +122,29 @@ fn a_plan_is_checked_for_channel_format_deadline_cycles_and_coverage() {
         (vec![item("item-1", "brief-1", "linkedin", "text", early, &[])], "a brief neither planned nor deferred"),
     ];
     for (items, why) in cases {
-        assert_eq!(validate::temi(&input, &plan(items, json!([]))), Err(Code::PlanInvalid), "{why}");
+        assert_eq!(
+            validate::temi(&input, &plan(items, json!([]))).map_err(|m| m.code),
+            Err(Code::PlanInvalid),
+            "{why}"
+        );
     }
 
     let one = || vec![item("item-1", "brief-1", "linkedin", "text", early, &[])];
     let deferred = json!([{"brief": "brief-2", "reason": "No X slot before the launch week."}]);
-    assert_eq!(validate::temi(&input, &plan(one(), deferred)), Ok(()), "a deferral with its reason covers a brief");
+    assert_eq!(
+        validate::temi(&input, &plan(one(), deferred)).map_err(|m| m.code),
+        Ok(()),
+        "a deferral with its reason covers a brief"
+    );
     let both = json!([{"brief": "brief-1", "reason": "later"}, {"brief": "brief-2", "reason": "later"}]);
-    assert_eq!(validate::temi(&input, &plan(one(), both)), Err(Code::PlanInvalid), "planned and deferred at once");
+    assert_eq!(
+        validate::temi(&input, &plan(one(), both)).map_err(|m| m.code),
+        Err(Code::PlanInvalid),
+        "planned and deferred at once"
+    );
     let unknown = json!([{"brief": "brief-2", "reason": "later"}, {"brief": "brief-9", "reason": "later"}]);
     assert_eq!(
-        validate::temi(&input, &plan(one(), unknown)),
+        validate::temi(&input, &plan(one(), unknown)).map_err(|m| m.code),
         Err(Code::EvidenceUnknown),
         "a brief that does not exist"
     );

@@ -175,6 +175,10 @@ pub struct ActivityRecord {
     /// record makes none). Records written before it was counted read as 0.
     #[serde(default)]
     pub model_calls: u32,
+    /// How many corrective turns the runtime gave the model when an answer missed the role's
+    /// contract (`HARMONIA_MODEL_REPAIRS`). Records written before repairs existed read as 0.
+    #[serde(default)]
+    pub repairs: u32,
     /// Outcome.
     pub outcome: ActivityOutcome,
     /// W3C trace id.
