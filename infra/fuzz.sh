@@ -10,6 +10,8 @@
 #                                         FUZZ_BOUNDED_SECONDS (default 8) seconds, one per
 #                                         core at a time (FUZZ_JOBS), about 1.5 minutes for
 #                                         all of them on 2 cores
+#   infra/fuzz.sh --build                 only build the targets (the test command does this
+#                                         at low priority while the tests run)
 #
 # Prints, per target, the executions, the coverage of the final stats line (`cov:` edges,
 # `ft:` features) and whether it crashed, as a table at the end. Any crash, hang (an input
@@ -24,8 +26,13 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-usage="usage: infra/fuzz.sh [MINUTES] [TARGET...] | --bounded"
-if [ "${1:-}" = "--bounded" ] && [ $# -eq 1 ]; then
+usage="usage: infra/fuzz.sh [MINUTES] [TARGET...] | --bounded | --build"
+build_only=false
+if [ "${1:-}" = "--build" ] && [ $# -eq 1 ]; then
+  build_only=true
+  seconds=0
+  shift
+elif [ "${1:-}" = "--bounded" ] && [ $# -eq 1 ]; then
   seconds="${FUZZ_BOUNDED_SECONDS:-8}"
   shift
 elif [ $# -eq 0 ] || [[ "$1" =~ ^[1-9][0-9]*$ ]]; then
@@ -65,6 +72,9 @@ work="$root/target/fuzz"
 fuzz=(--dev --sanitizer none --fuzz-dir fuzz --target-dir "$work")
 echo "==> building the fuzz targets"
 cargo fuzz build "${fuzz[@]}"
+if [ "$build_only" = true ]; then
+  exit 0
+fi
 
 # libFuzzer runs one target on one core, so the targets run FUZZ_JOBS at a time (by default
 # one per core); each one's row is written to a file, and the table keeps the targets' order.

@@ -50,8 +50,16 @@ async fn after(
     let now = match backend {
         Backend::Local(l) => match follow(l, out, ws, job, false, since).await {
             Ok(now) => Some(now),
-            // The decision is recorded: whatever stopped the following, the command succeeded,
-            // and the job carries on with the next command.
+            // The decision is recorded; a step after it failed the job, which the command
+            // reports as its failure.
+            Err(e) if operator::job(backend.env(), ws, job).await.is_ok_and(|j| j.failure.is_some()) => {
+                return Err(Error::new(
+                    e.code,
+                    format!("The {} was {}. {}", decision.subject.as_str(), decision.decision.describe(), e.message),
+                ));
+            }
+            // The decision is recorded: whatever else stopped the following, the command
+            // succeeded, and the job carries on with the next command.
             Err(e) => {
                 out.say(&format!(
                     "Recorded; the job continues: the {} was {}. Following it here stopped ({}); the next `harmonia` command carries it on (see `harmonia status {job}`).",
@@ -168,5 +176,24 @@ pub(crate) async fn edit(
         short(&edited.draft.content_hash),
     ));
     out.value(&json!({ "decision": edited.approval, "draft": edited.draft }));
+    Ok(())
+}
+
+/// `harmonia retry JOB`: run the step that failed the job again, as the operator at this
+/// machine, then (on the embedded default) follow the job until it needs the operator again.
+pub(crate) async fn retry(backend: &Backend, out: &Output, ws: &WorkspaceId, job: &str) -> Result<(), Error> {
+    backend.resume(ws).await?;
+    let id: JobId = job.parse()?;
+    let (_, record) = harmonia_pipeline::retry::retry(backend.env(), ws, &id, cli_operator()?).await?;
+    let by = record.failure.role.map(|r| format!(" by {r}")).unwrap_or_default();
+    out.say(&format!(
+        "Retrying the {} step of job {id}, which had failed with {}{by}.",
+        record.failure.stage, record.failure.code
+    ));
+    let now = match backend {
+        Backend::Local(l) => follow(l, out, ws, &id, false, Some(record.at)).await?,
+        Backend::Cloud { .. } => operator::job(backend.env(), ws, &id).await?,
+    };
+    out.value(&json!({ "retry": record, "job": now }));
     Ok(())
 }

@@ -34,6 +34,7 @@ mod ask_tests;
 mod channels;
 mod data;
 mod decide;
+mod eval;
 mod imports;
 mod operators;
 mod schedule;
@@ -205,6 +206,30 @@ enum Command {
         #[arg(long)]
         at: String,
     },
+    /// How well the configured model (`--model`) does each role's work, what it costs and how
+    /// long it takes: a folder of sources runs, each up to the draft gate with its strategy
+    /// approved, in a throwaway data dir; nothing is published. Prints a table per role and
+    /// per source (`--json`: `roles` and `jobs`).
+    Eval {
+        /// A folder of sources (.json, .vtt, .srt); default: the bundled examples.
+        #[arg(long)]
+        sources: Option<PathBuf>,
+        /// The workspace configuration to run under (a TOML file, as `workspace init` takes);
+        /// default: the demo brand's (examples/workspace.toml).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// A TOML price table, US dollars per million tokens by model
+        /// (`[models."NAME"] input_per_million = …, output_per_million = …`); without it, tokens
+        /// only.
+        #[arg(long)]
+        prices: Option<PathBuf>,
+    },
+    /// Run the step that failed a job again (a job failed by a model or contract error): the
+    /// job goes back to where that step began, and the step runs as a new invocation.
+    Retry {
+        /// Job id.
+        job: String,
+    },
     /// Publish a scheduled post now instead of at its time.
     PublishNow {
         /// Job id.
@@ -286,8 +311,19 @@ async fn main() -> ExitCode {
         }
         let ws: harmonia_contracts::ids::WorkspaceId = cli.workspace.parse()?;
         // The demo keeps its own data dir, so its sample data never mixes with real work.
-        let data_dir = match cli.command {
-            Command::Demo => cli.data_dir.join("demo"),
+        // An evaluation runs in a data dir of its own, removed when it ends.
+        let throwaway = match cli.command {
+            Command::Eval { .. } if cli.cloud => {
+                return Err(Error::new(Code::InvalidRequest, "eval runs on this machine only, not with --cloud."));
+            }
+            Command::Eval { .. } => Some(tempfile::tempdir().map_err(|_| {
+                Error::new(Code::Internal, "a temporary data dir for the evaluation could not be created")
+            })?),
+            _ => None,
+        };
+        let data_dir = match (&cli.command, &throwaway) {
+            (_, Some(dir)) => dir.path().to_owned(),
+            (Command::Demo, None) => cli.data_dir.join("demo"),
             _ => cli.data_dir.clone(),
         };
         let backend = if cli.cloud {
@@ -393,6 +429,10 @@ async fn dispatch(
             decide::request_changes(backend, out, ws, &job, subject.into(), feedback, version).await
         }
         Command::Edit { job, file, version } => decide::edit(backend, out, ws, &job, &file, version).await,
+        Command::Retry { job } => decide::retry(backend, out, ws, &job).await,
+        Command::Eval { sources, config, prices } => {
+            eval::eval(backend.local()?, out, sources.as_deref(), config.as_deref(), prices.as_deref()).await
+        }
         Command::Schedule => schedule::list(backend, out, ws).await,
         Command::Reschedule { job, at } => schedule::change(backend, out, ws, &job, schedule::parse_at(&at)?).await,
         Command::PublishNow { job } => {

@@ -169,6 +169,22 @@ fn render(d: &JobDetail, s: &Style) -> String {
     if let Some(f) = &job.failure {
         let by = f.role.map(|r| format!(" by {r}")).unwrap_or_default();
         t.field("failure", &format!("{} at {}{by}: {}", f.code, f.stage, f.safe_message));
+        if f.step.is_some() && harmonia_pipeline::retry::retryable(f.code) {
+            t.field("next", &format!("run the step again with `harmonia retry {}`", job.id));
+        }
+    }
+    for r in &d.retries {
+        let by = r.failure.role.map(|role| format!(" by {role}")).unwrap_or_default();
+        t.field(
+            "retried",
+            &format!(
+                "{} by {}: the {} step, which had failed with {}{by}",
+                when(&r.at),
+                r.by,
+                r.failure.stage,
+                r.failure.code
+            ),
+        );
     }
     if let Some(f) = &job.stalled {
         let by = f.role.map(|r| format!(" for {r}")).unwrap_or_default();
@@ -415,10 +431,17 @@ fn render(d: &JobDetail, s: &Style) -> String {
         t.field("verification", &verification);
     }
 
-    if !d.model_use.is_empty() {
+    if !d.model_use.is_empty() || d.budget.is_some() {
         t.heading("Model use");
         for line in crate::app::usage_lines(&d.model_use) {
             t.line(&format!("  {line}"));
+        }
+        if let Some(b) = &d.budget {
+            let left = b.limit.saturating_sub(b.used);
+            t.field(
+                "budget",
+                &format!("{} of {} tokens used ([model] max_tokens_per_job); {left} left", b.used, b.limit),
+            );
         }
     }
     t.out

@@ -69,6 +69,7 @@ fn seed(who: &Identity, question: &str, trace: TraceParent) -> InvocationSeed {
         stage: Stage::Operator,
         input: RoleInput::Nova(NovaInput { question: question.to_owned() }),
         trace,
+        budget: None,
     }
 }
 

@@ -691,6 +691,7 @@ fn seed_for(ws: &WorkspaceId) -> harmonia_agents::InvocationSeed {
         stage: Stage::Operator,
         input: RoleInput::Nova(NovaInput { question: "q".into() }),
         trace: TraceParent::new_root(),
+        budget: None,
     }
 }
 

@@ -10,10 +10,11 @@
 //! | `GET /healthz` | liveness (no credential) |
 //! | `GET /v1/jobs` | the workspace's jobs, newest first, and `statuses`: every status a job can have |
 //! | `GET /v1/jobs/{job}` | one job and the version awaiting a decision, if any |
-//! | `GET /v1/jobs/{job}/detail` | everything stored about the job (`harmonia show --json`): `job`, `source`, `analysis`, `strategy`, `strategy_versions`, `plan`, `selected_item`, `drafts`, `reviews`, `policy`, `awaiting`, `decisions`, `publication` |
+//! | `GET /v1/jobs/{job}/detail` | everything stored about the job (`harmonia show --json`): `job`, `source`, `analysis`, `strategy`, `strategy_versions`, `plan`, `selected_item`, `drafts`, `reviews`, `policy`, `awaiting`, `decisions`, `publication`, `retries`, `model_use` |
 //! | `GET /v1/jobs/{job}/view` | the job view: Maya's A2UI layout over typed references, hydrated from storage |
 //! | `GET /v1/activity?job=ID&limit=N&page=P` | the job's activity records (metadata only), paginated |
 //! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject"|"request_changes","version":HASH,"reason"?,"feedback"?}` |
+//! | `POST /v1/jobs/{job}/retry` | run the step that failed the job (a model or contract error) again, as the caller → `{"job","retry"}`; 409 `invalid_transition` with the reason otherwise |
 //! | `POST /v1/jobs/{job}/edits` | `{"version":HASH,"body":TEXT}`: the operator's next draft version, checked by policy at once |
 //! | `GET /v1/schedule` | the approved posts not yet out, soonest first: `{"schedule":[{job, draft, platform, handle, window, due_at, state, dispatched_at?, decisions}]}` (`state`: `scheduled`, `window_passed`, `dispatched`) |
 //! | `POST /v1/jobs/{job}/reschedule` | `{"at":RFC3339}`: move the scheduled post to a future time inside one of the workspace's posting windows (else 400 `invalid_request` naming the nearest window) → `{"schedule","job"}` |

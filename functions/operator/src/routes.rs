@@ -33,6 +33,7 @@ pub fn app_with(state: OperatorState, extra: Router) -> Router {
         .route("/v1/jobs/{job}/detail", get(detail::show))
         .route("/v1/jobs/{job}/decisions", post(decide))
         .route("/v1/jobs/{job}/edits", post(edit))
+        .route("/v1/jobs/{job}/retry", post(retry))
         .route("/v1/activity", get(activity))
         .route("/v1/sources", post(harmonia_ingest::submit))
         .route("/v1/workspace", get(crate::workspace::show).put(crate::workspace::put))
@@ -60,6 +61,13 @@ async fn show(State(state): State<OperatorState>, Caller(who): Caller, PathId(id
     let job = operator::job(&state.env, &who.workspace, &id).await?;
     let version = operator::awaiting(&state.env, &who.workspace, &job).await?.map(|(_, version)| version);
     Ok((StatusCode::OK, Json(json!({ "job": job, "awaiting_version": version }))))
+}
+
+/// `POST /v1/jobs/{job}/retry`: run the step that failed the job again, as the caller
+/// (`harmonia retry`); 409 `invalid_transition`, with the reason, when it cannot be retried.
+async fn retry(State(state): State<OperatorState>, Caller(who): Caller, PathId(id): PathId<JobId>) -> Reply {
+    let (job, retry) = harmonia_pipeline::retry::retry(&state.env, &who.workspace, &id, who.operator.clone()).await?;
+    Ok((StatusCode::OK, Json(json!({ "job": job, "retry": retry }))))
 }
 
 async fn job_view(

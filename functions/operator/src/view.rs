@@ -99,6 +99,7 @@ pub(crate) async fn job_view(
         stage: Stage::Operator,
         input: RoleInput::Maya(MayaInput { catalog, view: "job_view".into() }),
         trace,
+        budget: None,
     };
     let invocation = state.env.runtime.invoke(&seed).await.map_err(|e| match e.contract() {
         Some(c) => Error::from_code(c.code),

@@ -53,6 +53,7 @@ async fn main() {
             stage: Stage::Analyze,
             input: input.clone(),
             trace: TraceParent::new_root(),
+            budget: None,
         };
         let start = Instant::now();
         runtime.invoke(&seed).await.expect("invocation");

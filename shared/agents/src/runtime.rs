@@ -104,6 +104,46 @@ pub struct InvocationSeed {
     pub input: RoleInput,
     /// Trace context of the calling span.
     pub trace: TraceParent,
+    /// The job's token budget, when its workspace sets one: a model call expected to pass it
+    /// is not made (`budget_exhausted`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<TokenBudget>,
+}
+
+/// What a job may still spend on the model: the workspace's `[model] max_tokens_per_job`, and
+/// the tokens the job's model calls took before this invocation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenBudget {
+    /// The most tokens the job may take, input and output together.
+    pub limit: u64,
+    /// What it took before this invocation.
+    pub used: u64,
+    /// The most input tokens one call of each role took earlier in the job (what the provider
+    /// counted, which an estimate from the request's size may fall short of): a role's next
+    /// call is expected to take at least as much.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub largest_call: BTreeMap<Role, u32>,
+}
+
+/// The input tokens a request is expected to take: about four bytes of what it sends (the
+/// instruction, every turn, the function declarations and the response schema) a token. Only
+/// an estimate, to refuse a call before it is made; what the provider counts is what is stored.
+fn expected_input_tokens(request: &ModelRequest) -> u64 {
+    let mut bytes = request.system_instruction.len();
+    for turn in &request.turns {
+        for part in &turn.parts {
+            bytes += match part {
+                Part::Text(t) => t.len(),
+                Part::FunctionCall { name, args } => name.len() + args.to_string().len(),
+                Part::FunctionResponse { name, response } => name.len() + response.to_string().len(),
+            };
+        }
+    }
+    for tool in &request.tools {
+        bytes += tool.name.len() + tool.description.len() + tool.parameters.to_string().len();
+    }
+    bytes += request.response_schema.to_string().len();
+    u64::try_from(bytes / 4).unwrap_or(u64::MAX)
 }
 
 /// Output keys handed back from a finished session.
@@ -342,6 +382,29 @@ impl Began {
     }
 }
 
+/// `budget_exhausted` when the job's next model call, of `request`, is expected to pass its
+/// budget: what the job took before, what this invocation and its searches took so far, and
+/// the request's expected input.
+fn within_budget(
+    seed: &InvocationSeed,
+    tally: &Tally,
+    children: &Children,
+    request: &ModelRequest,
+) -> Result<(), AgentContractError> {
+    let Some(budget) = &seed.budget else { return Ok(()) };
+    let taken = |u: &TokenUsage| u64::from(u.input_tokens) + u64::from(u.output_tokens);
+    let spent = budget.used + taken(&tally.usage) + children.activity.iter().map(|a| taken(&a.usage)).sum::<u64>();
+    // The conversation only grows: the next call takes at least what the last one did, and a
+    // role's call at least what its largest did earlier in the job.
+    let earlier = budget.largest_call.get(&seed.input.role()).copied().unwrap_or(0);
+    let expected = expected_input_tokens(request).max(u64::from(tally.last_input.max(earlier)));
+    if spent.saturating_add(expected) > budget.limit {
+        tracing::warn!(job = %seed.job, agent = %seed.input.role(), limit = budget.limit, spent, "the job's token budget would be passed; no call is made");
+        return Err(contract(seed.input.role(), Code::BudgetExhausted));
+    }
+    Ok(())
+}
+
 /// What an invocation counts as it runs.
 #[derive(Default)]
 struct Tally {
@@ -349,6 +412,10 @@ struct Tally {
     model_calls: u32,
     /// Corrective turns taken.
     repairs: u32,
+    /// The code each corrective turn answered.
+    repaired: Vec<Code>,
+    /// The input tokens the provider counted for the last call.
+    last_input: u32,
 }
 
 /// An answer (or a call) the runtime refused, and what its corrective turn may say of it.
@@ -492,6 +559,11 @@ impl Runtime {
     /// Route `task` through Harmonia and check it reached its one expected specialist, of
     /// the specialists the coordinator routes to ([`io::Task::ROUTED`]).
     pub async fn route(&self, base: &InvocationSeed, task: io::Task) -> Result<Role, Error> {
+        Ok(self.routed(base, task).await?.0)
+    }
+
+    /// [`Runtime::route`], with the routing invocation's record.
+    async fn routed(&self, base: &InvocationSeed, task: io::Task) -> Result<(Role, ActivityRecord), Error> {
         let seed = InvocationSeed {
             input: RoleInput::Harmonia(io::HarmoniaInput {
                 task,
@@ -501,7 +573,7 @@ impl Runtime {
         };
         let routed = self.invoke(&seed).await?;
         let decision: io::RoutingDecision = routed.state_delta.require("routing")?;
-        Ok(decision.specialist)
+        Ok((decision.specialist, routed.activity))
     }
 
     /// Route the seed's task through Harmonia, then invoke the specialist. Only the routed
@@ -510,8 +582,16 @@ impl Runtime {
     pub async fn run_task(&self, seed: &InvocationSeed) -> Result<Invocation, Error> {
         let task = seed.input.task().filter(|t| t.routed());
         let task = task.ok_or_else(|| contract(Role::Harmonia, Code::RoutingMismatch))?;
-        self.route(seed, task).await?;
-        self.invoke(seed).await
+        let (_, routing) = self.routed(seed, task).await?;
+        // The specialist's budget counts what the routing just took.
+        let mut seed = seed.clone();
+        if let Some(budget) = seed.budget.as_mut() {
+            let taken = u64::from(routing.usage.input_tokens) + u64::from(routing.usage.output_tokens);
+            budget.used = budget.used.saturating_add(taken);
+            let largest = budget.largest_call.entry(Role::Harmonia).or_default();
+            *largest = (*largest).max(routing.usage.input_tokens / routing.model_calls.max(1));
+        }
+        self.invoke(&seed).await
     }
 
     /// Run one invocation of the seed's role.
@@ -576,7 +656,7 @@ impl Runtime {
         let mut tally = Tally::default();
         let mut children = Children::default();
         let outcome = self.run(seed, spec, &span, &mut steps, &mut tally, &mut children).await;
-        let Tally { usage, model_calls, repairs } = tally;
+        let Tally { usage, model_calls, repairs, repaired, .. } = tally;
         let outcome = match outcome {
             Ok(value) => {
                 let event =
@@ -597,6 +677,7 @@ impl Runtime {
             usage,
             model_calls,
             repairs,
+            repaired,
             ..self.activity(seed, operation, began, &span, parent, recorded)
         };
         tracing::info!(
@@ -646,6 +727,7 @@ impl Runtime {
             usage: TokenUsage::default(),
             model_calls: 0,
             repairs: 0,
+            repaired: Vec::new(),
             outcome,
             trace_id: span.trace(),
             span_id: span.span(),
@@ -698,11 +780,13 @@ impl Runtime {
         };
         let ctx = ToolContext { workspace: &seed.workspace, store: &*self.store, snapshot };
         for _ in 0..MAX_TURNS {
+            within_budget(seed, tally, children, &request)?;
             let response = generate(&*self.model, &request, Some(seed.stage)).await;
             // A call counts whether or not it was answered.
             tally.model_calls = tally.model_calls.saturating_add(1);
             let response = response.map_err(|e| contract(role, e.code()))?;
             tally.usage.input_tokens = tally.usage.input_tokens.saturating_add(response.usage.input_tokens);
+            tally.last_input = response.usage.input_tokens;
             tally.usage.output_tokens = tally.usage.output_tokens.saturating_add(response.usage.output_tokens);
             let calls: Vec<(String, Value)> = response
                 .parts
@@ -739,6 +823,8 @@ impl Runtime {
                 let began = Began::now();
                 let before = steps.len();
                 if name == crate::research::GOOGLE_SEARCH && spec.tools.contains(&crate::research::GOOGLE_SEARCH) {
+                    // A search is a model call too, about the size of the conversation's.
+                    within_budget(seed, tally, children, &request)?;
                     let response = self.research(seed, span, &args, steps, children).await;
                     responses.push(Part::FunctionResponse { name, response });
                     continue;
@@ -797,6 +883,7 @@ impl Runtime {
     fn repaired(&self, seed: &InvocationSeed, code: Code, tally: &mut Tally) {
         use opentelemetry::KeyValue;
         tally.repairs = tally.repairs.saturating_add(1);
+        tally.repaired.push(code);
         let agent = seed.input.role();
         tracing::info!(
             job = %seed.job, agent = %agent, stage = %seed.stage, code = code.as_str(), repair = tally.repairs,

@@ -243,6 +243,9 @@ codes! {
     /// The model provider's answer could not be read: not its documented format, cut short, or
     /// over the size limit.
     ModelOutputInvalid = "model_output_invalid", Contract, false, "The model's answer could not be read.";
+    /// The job's next model call would pass the workspace's `[model] max_tokens_per_job`: the
+    /// job waits where it is, and carries on once the limit is raised.
+    BudgetExhausted = "budget_exhausted", Precondition, true, "The job has used the model tokens its workspace allows per job; raise [model] max_tokens_per_job to carry it on.";
     /// A command was stopped by SIGINT or SIGTERM before it finished; what it had in flight
     /// was handed back, and the next command carries on with it.
     Interrupted = "interrupted", Unavailable, true, "The command was interrupted; its work in flight continues with the next command.";
@@ -286,6 +289,13 @@ impl fmt::Display for Code {
 }
 
 impl Code {
+    /// Whether a step that met this code waits rather than fails: the model is unavailable,
+    /// or the job's token budget is spent. The job keeps its status and the step runs again
+    /// once that is resolved.
+    pub fn is_stall(self) -> bool {
+        self.is_model() || self == Code::BudgetExhausted
+    }
+
     /// Whether this code is a model provider's failure (`model_*`).
     pub fn is_model(self) -> bool {
         matches!(

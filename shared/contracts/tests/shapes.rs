@@ -83,6 +83,7 @@ fn activity_record() {
         usage: TokenUsage { input_tokens: 1200, output_tokens: 340 },
         model_calls: 3,
         repairs: 2,
+        repaired: vec![Code::SchemaViolation, Code::EvidenceUnknown],
         outcome: ActivityOutcome::Failure { code: Code::SchemaViolation },
         trace_id: "4bf92f3577b34da6a3ce929d0e0e4736".parse().expect("trace id"),
         span_id: "00f067aa0ba902b7".parse().expect("span id"),
@@ -110,6 +111,11 @@ fn job_failure() {
         retryable: false,
         schema_path: Some("/assessments/3/verdict".into()),
         at: at("2026-03-01T09:30:13Z"),
+        step: Some(harmonia_contracts::domain::FailedStep {
+            status: harmonia_contracts::domain::JobStatus::Drafted,
+            round: harmonia_contracts::event::Round::ORIGINAL,
+            pass: harmonia_contracts::event::Pass::FIRST,
+        }),
     };
     insta::assert_json_snapshot!(failure, { ".at" => insta::dynamic_redaction(time) });
 }

@@ -382,12 +382,16 @@ impl Local {
             }
             // A model failure met while following: say so now rather than wait it out; the
             // job keeps its status and the next command carries it on.
-            if let Some(stall) = current.stalled.as_ref().filter(|s| s.at >= began && s.code.is_model()) {
+            if let Some(stall) = current.stalled.as_ref().filter(|s| s.at >= began && s.code.is_stall()) {
                 let by = stall.role.map(|r| format!(" for {r}")).unwrap_or_default();
+                let once = match stall.code {
+                    Code::BudgetExhausted => "the limit is raised (`harmonia workspace update FILE`)",
+                    _ => "the model answers",
+                };
                 return Err(Error::new(
                     stall.code,
                     format!(
-                        "{} The job waits at {}{by}; nothing was published, and the next command carries it on once the model answers.",
+                        "{} The job waits at {}{by}; nothing was published, and the next command carries it on once {once}.",
                         stall.safe_message, stall.stage
                     ),
                 ));

@@ -115,7 +115,9 @@ async fn the_detail_of_a_verified_job_holds_every_stage() {
         "awaiting",
         "decisions",
         "publication",
+        "retries",
         "model_use",
+        "budget",
     ];
     expected.sort_unstable();
     assert_eq!(keys, expected);

@@ -67,8 +67,13 @@ pub struct JobDetail {
     pub decisions: Vec<Approval>,
     /// The publication of the approved draft: claim, receipt and verification.
     pub publication: Option<Publication>,
+    /// Every retry of a failed step, oldest first: the failure it cleared, who asked, when.
+    pub retries: Vec<crate::retry::Retry>,
     /// What the job has cost in model use so far, per role.
     pub model_use: Vec<RoleUsage>,
+    /// The job's token budget (`[model] max_tokens_per_job`) and what its model calls took,
+    /// when its configuration sets one.
+    pub budget: Option<harmonia_agents::runtime::TokenBudget>,
 }
 
 /// One role's model use in a job: its invocations (routing, specialist work and grounded
@@ -541,6 +546,11 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDe
         prefix: version_prefix(&version).to_owned(),
         version,
     });
+    let model_use = usage_by_role(&activity(env, workspace, &job.id).await?);
+    let used = model_use.iter().map(|u| u.input_tokens + u.output_tokens).sum();
+    let budget = crate::steps::budget_limit(&*env.store, workspace, &job)
+        .await?
+        .map(|limit| harmonia_agents::runtime::TokenBudget { limit, used, largest_call: Default::default() });
     Ok(JobDetail {
         source: source.map(summary),
         flags: flagged.clone(),
@@ -555,7 +565,9 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDe
         awaiting,
         decisions,
         publication,
-        model_use: usage_by_role(&activity(env, workspace, &job.id).await?),
+        retries: crate::retry::of_job(env, workspace, &job.id).await?,
+        model_use,
+        budget,
         job,
     })
 }

@@ -13,7 +13,8 @@
 //! subscriptions), [`records`] (collections and the stored records), [`env`] (backends a step
 //! uses), [`step`] (the step trait, its claim, the completion protocol and the bus handler),
 //! [`steps`] (one module per stage), [`operator`] (human decisions and read views), [`rounds`]
-//! (operator rounds: request changes and edit), [`detail`]
+//! (operator rounds: request changes and edit), [`retry`] (an operator's retry of the step that
+//! failed a job), [`detail`]
 //! (everything stored about one job, the operator's read view),
 //! [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources), [`imports`] (metrics,
 //! trend signals and calendar files), [`planning`] (snapshots built from configuration and
@@ -33,6 +34,7 @@ pub mod planning;
 pub mod policy;
 pub mod records;
 pub mod registry;
+pub mod retry;
 pub mod rounds;
 pub mod schedule;
 pub mod step;

@@ -347,23 +347,32 @@ pub async fn resume(env: &Env, workspace: &WorkspaceId) -> Result<usize, Error> 
     let jobs: Vec<Job> = decode_each(JOBS, &scan_all(store, workspace, JOBS).await.map_err(Error::from)?);
     let mut republished = 0;
     for job in jobs.iter().filter(|j| !j.status.is_terminal()) {
-        let query = Query::all(MAX_QUERY_LIMIT).filter("job", job.id.to_string()).map_err(Error::from)?;
-        let markers: Vec<Marker> =
-            decode_each(MARKERS, &scan(store, workspace, MARKERS, query).await.map_err(Error::from)?);
-        for marker in &markers {
-            republished += resend(env, marker).await?;
-        }
-        for record in crate::rounds::decisions(store, workspace, &job.id).await? {
-            let marker = Marker {
-                job: job.id.clone(),
-                stage: Stage::Operator,
-                round: record.approval.round,
-                pass: job.pass,
-                next: record.next,
-                completed_at: Utc::now(),
-            };
-            republished += resend(env, &marker).await?;
-        }
+        republished += resume_job(env, workspace, job).await?;
+    }
+    Ok(republished)
+}
+
+/// [`resume`] for one unfinished job: re-publish what its completed steps and decisions
+/// released and no consumer has completed yet; the number of messages.
+pub async fn resume_job(env: &Env, workspace: &WorkspaceId, job: &Job) -> Result<usize, Error> {
+    let store = &*env.store;
+    let mut republished = 0;
+    let query = Query::all(MAX_QUERY_LIMIT).filter("job", job.id.to_string()).map_err(Error::from)?;
+    let markers: Vec<Marker> =
+        decode_each(MARKERS, &scan(store, workspace, MARKERS, query).await.map_err(Error::from)?);
+    for marker in &markers {
+        republished += resend(env, marker).await?;
+    }
+    for record in crate::rounds::decisions(store, workspace, &job.id).await? {
+        let marker = Marker {
+            job: job.id.clone(),
+            stage: Stage::Operator,
+            round: record.approval.round,
+            pass: job.pass,
+            next: record.next,
+            completed_at: Utc::now(),
+        };
+        republished += resend(env, &marker).await?;
     }
     Ok(republished)
 }

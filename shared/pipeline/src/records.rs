@@ -66,6 +66,8 @@ pub const RESEARCH: Collection = Collection::new("research_evidence");
 /// Spans of a job's source that an operator's edit quoted and no moment of the job holds, by
 /// [`source_quote_id`] ([`SourceQuote`]): the evidence the edit's claims cite for them.
 pub const SOURCE_QUOTES: Collection = Collection::new("source_quotes");
+/// Operators' retries of failed steps ([`crate::retry::Retry`]), by job.
+pub const RETRIES: Collection = Collection::new("retries");
 pub use harmonia_agents::research::{MEMORY, PUBLICATIONS};
 pub use harmonia_agents::runtime::ACTIVITY;
 pub use harmonia_agents::tools::PLANNING_SNAPSHOTS;

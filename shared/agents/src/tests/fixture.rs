@@ -62,6 +62,7 @@ impl Fixture {
             stage,
             input,
             trace: TraceParent::new_root(),
+            budget: None,
         }
     }
 

@@ -186,3 +186,28 @@ fn only_misses_a_model_can_mend_are_repairable() {
         assert!(!runtime::repairable(code), "{code:?}");
     }
 }
+
+#[tokio::test]
+async fn a_call_expected_to_pass_the_jobs_token_budget_is_not_made() {
+    let f = Fixture::new().await;
+    let answer =
+        || load(ScriptedModel::new(), NONI, "persuasion.md").json(draft_json("Rangers lost none of them.", "m-54100"));
+    let budget = |limit: u64, used: u64| crate::runtime::TokenBudget { limit, used, largest_call: Default::default() };
+    // Ample: the scripted calls take 15 tokens each.
+    let seed = crate::InvocationSeed { budget: Some(budget(1_000_000, 0)), ..f.seed(Stage::Draft, noni()) };
+    assert!(f.runtime(Arc::new(answer())).invoke(&seed).await.is_ok());
+    // Spent: not one call is made.
+    let model = Arc::new(answer());
+    let seed = crate::InvocationSeed { budget: Some(budget(10_000, 9_999)), ..f.seed(Stage::Draft, noni()) };
+    let err = f.runtime(model.clone()).invoke(&seed).await.expect_err("over budget");
+    assert_eq!(err.contract().map(|e| e.code), Some(Code::BudgetExhausted));
+    assert!(model.requests().is_empty(), "no call was made");
+    // A role whose calls took more earlier in the job is expected to take as much again.
+    let mut earlier = budget(10_000, 5_000);
+    earlier.largest_call.insert(Role::Noni, 6_000);
+    let model = Arc::new(answer());
+    let seed = crate::InvocationSeed { budget: Some(earlier), ..f.seed(Stage::Draft, noni()) };
+    let err = f.runtime(model.clone()).invoke(&seed).await.expect_err("over budget");
+    assert_eq!(err.contract().map(|e| e.code), Some(Code::BudgetExhausted));
+    assert!(model.requests().is_empty());
+}

@@ -77,6 +77,29 @@ pub struct WorkspaceConfig {
     /// How often to post. Default: three posts a week, at most one a day.
     #[serde(default)]
     pub cadence: Cadence,
+    /// What a job may spend on the model (`[model]`). Default: no limit.
+    #[serde(default, skip_serializing_if = "ModelSettings::is_unlimited")]
+    pub model: ModelSettings,
+}
+
+/// What a job may spend on the model (`[model]` in the file).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSettings {
+    /// The most tokens (input and output, every role and every grounded search together) one
+    /// job's model calls may take. A call the runtime expects to pass it is not made: the job
+    /// stops with `budget_exhausted` where it is, and carries on once the limit is raised (a
+    /// later configuration version's limit applies to jobs already under one). Unset: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1000, max = 1_000_000_000))]
+    pub max_tokens_per_job: Option<u64>,
+}
+
+impl ModelSettings {
+    /// Whether no limit is set.
+    pub fn is_unlimited(&self) -> bool {
+        self.max_tokens_per_job.is_none()
+    }
 }
 
 /// One channel the workspace publishes to.

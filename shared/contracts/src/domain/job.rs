@@ -169,6 +169,24 @@ pub struct JobFailure {
     #[serde(with = "crate::time::rfc3339")]
     #[schemars(with = "crate::domain::Timestamp")]
     pub at: Timestamp,
+    /// Where the failed step stood, so an operator can run it again (`harmonia retry`): set on
+    /// a job's failure, absent on a stall and on failures recorded before retries existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<FailedStep>,
+}
+
+/// Where a step that failed its job stood: the job's status when the step began, and the
+/// step's operator round and pass (which identify its stage marker).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailedStep {
+    /// The job's status when the step failed: where a retry puts it back.
+    pub status: JobStatus,
+    /// The step's operator round (absent for the original, round 0).
+    #[serde(default, skip_serializing_if = "Round::is_original")]
+    pub round: Round,
+    /// The step's pass.
+    pub pass: Pass,
 }
 
 impl JobFailure {
@@ -184,6 +202,7 @@ impl JobFailure {
             retryable: code.default_retryable(),
             schema_path: None,
             at,
+            step: None,
         }
     }
 }

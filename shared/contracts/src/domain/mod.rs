@@ -61,9 +61,9 @@ mod workspace;
 pub use analysis::{Analysis, Angle, AngleKind, Moment};
 pub use blob::{BlobRef, Sha256Hex};
 pub use calendar::{CalendarImport, CalendarItem};
-pub use config::{Cadence, Channel, Day, LocalTime, PostingWindow, TimeZoneName, WorkspaceConfig};
+pub use config::{Cadence, Channel, Day, LocalTime, ModelSettings, PostingWindow, TimeZoneName, WorkspaceConfig};
 pub use hash::content_hash;
-pub use job::{Job, JobFailure, JobStatus};
+pub use job::{FailedStep, Job, JobFailure, JobStatus};
 pub use planning::{
     AssetReadiness, BlockedDependency, CalendarEntry, Capacity, Commitment, ContentFormat, Deferral, Plan, PlanItem,
     PlanningSnapshot, PostingWindowObservation, Priority, UtcWindow,

@@ -179,6 +179,9 @@ pub struct ActivityRecord {
     /// contract (`HARMONIA_MODEL_REPAIRS`). Records written before repairs existed read as 0.
     #[serde(default)]
     pub repairs: u32,
+    /// The code of each miss a corrective turn answered, in order (as many as `repairs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repaired: Vec<Code>,
     /// Outcome.
     pub outcome: ActivityOutcome,
     /// W3C trace id.

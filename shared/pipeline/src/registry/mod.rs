@@ -4,6 +4,77 @@
 //! [`Function`] names the deployable functions; [`Route::of`] builds each subscription from
 //! its step's types ([`ROUTES`]); [`subscriptions`] names topics and subscriptions, and
 //! [`handlers`] pairs each with what serves it.
+//!
+//! # Wiring the compiler refuses
+//!
+//! A step is implemented on the payload it consumes and takes its stage from the registry's
+//! binding of that payload, so a step cannot complete another stage than its topic's. What
+//! remains to get wrong does not compile (each block below is a doctest that must fail with
+//! its error code):
+//!
+//! A route for `policy.passed`, the human gate before publishing, which no stage consumes, so
+//! no step can handle it ("no step consumes `PolicyPassed`"):
+//!
+//! ```compile_fail,E0277
+//! use harmonia_contracts::event::PolicyPassed;
+//! use harmonia_pipeline::registry::Route;
+//!
+//! let _route = Route::of::<PolicyPassed>();
+//! ```
+//!
+//! Completing a step for `strategy.proposed`, which waits for a human: no stage consumes it, so
+//! there is no stage for the completion (or its marker) to name:
+//!
+//! ```compile_fail,E0277
+//! use harmonia_contracts::domain::JobStatus;
+//! use harmonia_contracts::event::{StageEvent, StrategyProposed};
+//! use harmonia_pipeline::Env;
+//! use harmonia_pipeline::step::{self, Completion};
+//!
+//! fn approve(env: &Env, event: &StageEvent<StrategyProposed>) {
+//!     let _completing = step::complete(env, event, Completion::new(JobStatus::StrategyApproved, event.pass));
+//! }
+//! ```
+//!
+//! A route written by hand that sends `source.ingested` to the draft stage: a route's topic
+//! and stage come only from [`Route::of`]:
+//!
+//! ```compile_fail,E0451
+//! use harmonia_contracts::event::{EventPayload, ItemSelected, SourceIngested};
+//! use harmonia_pipeline::registry::Route;
+//!
+//! let _route = Route { topic: SourceIngested::TOPIC, ..Route::of::<ItemSelected>() };
+//! ```
+//!
+//! Nor can a route built that way be re-pointed: its topic is read-only.
+//!
+//! ```compile_fail,E0616
+//! use harmonia_contracts::event::{EventPayload, ItemSelected, SourceIngested};
+//! use harmonia_pipeline::registry::Route;
+//!
+//! let mut route = Route::of::<ItemSelected>();
+//! route.topic = SourceIngested::TOPIC;
+//! ```
+//!
+//! The same lines with a payload a stage consumes, and reading a route through its accessors,
+//! compile (so each block above fails for the reason it names, not for a typo; stable rustdoc
+//! does not compare the error codes):
+//!
+//! ```
+//! use harmonia_contracts::domain::JobStatus;
+//! use harmonia_contracts::event::{EventPayload, ItemSelected, SourceIngested, Stage, StageEvent};
+//! use harmonia_pipeline::Env;
+//! use harmonia_pipeline::registry::Route;
+//! use harmonia_pipeline::step::{self, Completion};
+//!
+//! let route = Route::of::<ItemSelected>();
+//! assert_eq!(route.stage(), Stage::Draft);
+//! assert_ne!(route.topic(), SourceIngested::TOPIC);
+//!
+//! fn draft(env: &Env, event: &StageEvent<ItemSelected>) {
+//!     let _completing = step::complete(env, event, Completion::new(JobStatus::Drafted, event.pass));
+//! }
+//! ```
 
 mod function;
 mod routes;

@@ -3,7 +3,7 @@
 
 use chrono::Utc;
 use harmonia_bus::OutboundMessage;
-use harmonia_contracts::domain::{Job, JobFailure, JobStatus};
+use harmonia_contracts::domain::{FailedStep, Job, JobFailure, JobStatus};
 use harmonia_contracts::event::{Pass, Round, Stage, StageEvent};
 use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
 use harmonia_contracts::{Code, Role};
@@ -238,9 +238,14 @@ pub async fn fail_job(
             return tx.commit().await;
         }
         let now = Utc::now();
+        // Where the step stood, for an operator's retry to put the job back.
+        let step = FailedStep { status: job.status, round: at.round, pass: at.pass };
         job.advance(JobStatus::Failed, now).map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
-        job.failure =
-            Some(JobFailure { schema_path: schema_path.clone(), ..JobFailure::of(at.stage, role, code, now) });
+        job.failure = Some(JobFailure {
+            schema_path: schema_path.clone(),
+            step: Some(step),
+            ..JobFailure::of(at.stage, role, code, now)
+        });
         tx.put(JOBS, &doc_id(at.job), encode(&job)?);
         let marker_doc = marker_id(at.job, at.stage, at.round, at.pass);
         if tx.get(MARKERS, &marker_doc).await?.is_none() {

@@ -61,9 +61,10 @@ impl From<harmonia_contracts::Error> for Error {
 
 impl From<AgentContractError> for Error {
     fn from(e: AgentContractError) -> Self {
-        // A model failure (an outage, throttling, refused credentials, an unknown model) never
-        // fails the job: the step is retried, and once the model is back the job carries on.
-        if e.code.is_model() {
+        // A model failure (an outage, throttling, refused credentials, an unknown model) or a
+        // spent token budget never fails the job: the step is retried, and once the model is
+        // back (or the budget raised) the job carries on.
+        if e.code.is_stall() {
             Error::Stalled { role: Some(e.role), code: e.code }
         } else {
             Error::Fail { role: Some(e.role), code: e.code, schema_path: e.schema_path }

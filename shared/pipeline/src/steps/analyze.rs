@@ -16,10 +16,10 @@ impl Step for SourceIngested {
         let source = crate::records::source(&*env.store, &*env.blobs, ws, &event.payload.source)
             .await?
             .ok_or_else(|| step::Error::fail(Code::NotFound))?;
-        let mode = job_config(env, ws, &event.job).await?.mode;
-        let (performance, memory) = context(env, ws, mode).await?;
+        let config = job_config(env, ws, &event.job).await?;
+        let (performance, memory) = context(env, ws, config.mode).await?;
         let input = RoleInput::Nimi(NimiInput::new(&source, performance, memory));
-        let invocation = env.runtime.run_task(&seed(env, event, input)).await?;
+        let invocation = env.runtime.run_task(&seed(env, event, input, &config).await?).await?;
         let mut analysis: Analysis = invocation.state_delta.require("analysis")?;
         anchor(&source, &mut analysis);
         let moments = u32::try_from(analysis.moments.len()).unwrap_or(u32::MAX);

@@ -71,7 +71,7 @@ async fn write<P: Subscribed<Consumer = stage::Draft>>(
     if let Some(operator) = operator {
         noni = noni.in_round(operator);
     }
-    let invocation = env.runtime.invoke(&seed(env, event, RoleInput::Noni(noni))).await?;
+    let invocation = env.runtime.invoke(&seed(env, event, RoleInput::Noni(noni), &config).await?).await?;
     let mut output: DraftOutput = invocation.state_delta.require("draft")?;
     // What the post quotes, it quotes in the source's own characters.
     let cited: Vec<&str> = analysis

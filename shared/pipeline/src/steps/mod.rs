@@ -12,6 +12,7 @@ mod publish;
 mod read;
 mod review;
 mod seed;
+pub use seed::budget_limit;
 mod strategize;
 mod upload;
 mod verify;

@@ -40,9 +40,11 @@ impl Step for StrategyApproved {
             evidence: analysis.analysis.moments,
             snapshot_id: snapshot.id.clone(),
         });
-        let plan: Plan = env.runtime.run_task(&seed(env, event, input)).await?.state_delta.require("plan")?;
+        let config = job_config(env, ws, &event.job).await?;
+        let plan: Plan =
+            env.runtime.run_task(&seed(env, event, input, &config).await?).await?.state_delta.require("plan")?;
         within_posting_windows(&snapshot, &plan)?;
-        within_channels(&job_config(env, ws, &event.job).await?, &plan)?;
+        within_channels(&config, &plan)?;
         let selected = select_item(&plan).ok_or_else(|| step::Error::fail(Code::InvalidDocument))?.id.clone();
         let record = PlanRecord { job: event.job.clone(), plan, selected: selected.clone() };
         let completion = Completion::new(JobStatus::Planned, event.pass)

@@ -49,7 +49,9 @@ impl Step for DraftWritten {
             research,
             findings,
         });
-        let out: ReviewOutput = env.runtime.invoke(&seed(env, event, input)).await?.state_delta.require("review")?;
+        let config = super::read::job_config(env, ws, &event.job).await?;
+        let out: ReviewOutput =
+            env.runtime.invoke(&seed(env, event, input, &config).await?).await?.state_delta.require("review")?;
         let review = Review {
             draft: draft.id.clone(),
             pass: draft.pass,

@@ -33,8 +33,12 @@ impl Step for AnalysisCompleted {
             }
             ryan = ryan.in_round(OperatorRound { round: event.round, feedback, previous: previous.strategy });
         }
-        let strategy: Strategy =
-            env.runtime.run_task(&seed(env, event, RoleInput::Ryan(ryan))).await?.state_delta.require("strategy")?;
+        let strategy: Strategy = env
+            .runtime
+            .run_task(&seed(env, event, RoleInput::Ryan(ryan), &config).await?)
+            .await?
+            .state_delta
+            .require("strategy")?;
         let hash = content_hash(&strategy);
         let stored =
             StrategyRecord { job: event.job.clone(), strategy, content_hash: hash.clone(), round: event.round };
