@@ -656,23 +656,11 @@ pub(crate) fn usage_lines(by_role: &[harmonia_pipeline::detail::RoleUsage]) -> V
             u.invocations, u.failed, u.model_calls, u.repairs, u.input_tokens, u.output_tokens
         )
     };
-    let mut total = harmonia_pipeline::detail::RoleUsage {
-        role: harmonia_contracts::Role::Harmonia,
-        invocations: 0,
-        failed: 0,
-        model_calls: 0,
-        repairs: 0,
-        input_tokens: 0,
-        output_tokens: 0,
-    };
+    // The total's role is not printed.
+    let mut total = harmonia_pipeline::detail::RoleUsage::none(harmonia_contracts::Role::Harmonia);
     for u in by_role {
         lines.push(row(u.role.as_str(), u));
-        total.invocations += u.invocations;
-        total.failed += u.failed;
-        total.model_calls += u.model_calls;
-        total.repairs += u.repairs;
-        total.input_tokens += u.input_tokens;
-        total.output_tokens += u.output_tokens;
+        total.add(u);
     }
     lines.push(row("total", &total));
     lines

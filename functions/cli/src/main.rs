@@ -332,7 +332,8 @@ async fn main() -> ExitCode {
         } else {
             let backend = harmonia_host::ModelBackend::from_env(cli.model.as_deref()).map_err(Error::from)?;
             let project = std::env::var("GOOGLE_CLOUD_PROJECT").ok().filter(|p| !p.trim().is_empty());
-            let model = harmonia_host::model(&backend, project.as_deref())?;
+            let rpm = harmonia_host::config::model_rpm_from_env().map_err(Error::from)?;
+            let model = harmonia_host::model(&backend, project.as_deref(), rpm)?;
             let repairs = harmonia_host::config::model_repairs_from_env().map_err(Error::from)?;
             let wrap = harmonia_local::Wrap {
                 answering: Some(model),

@@ -122,6 +122,8 @@ impl GeminiConfig {
 pub struct Gemini {
     config: GeminiConfig,
     http: reqwest::Client,
+    /// The pace every call of this client shares.
+    pace: wire::Pace,
     credentials: Option<google_cloud_auth::credentials::Credentials>,
     name: String,
 }
@@ -142,7 +144,13 @@ impl Gemini {
             }
             Auth::ApiKey(_) | Auth::None => None,
         };
-        Ok(Self { name: model::activity_name(&config.model), config, http, credentials })
+        Ok(Self {
+            name: model::activity_name(&config.model),
+            pace: wire::Pace::new(&config.limits),
+            config,
+            http,
+            credentials,
+        })
     }
 
     async fn auth_headers(&self) -> Result<reqwest::header::HeaderMap, model::Error> {
@@ -390,6 +398,7 @@ impl Model for Gemini {
             provider,
             &self.name,
             &self.config.limits,
+            &self.pace,
             &self.config.url(),
             headers,
             &request_body(request),

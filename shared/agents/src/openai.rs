@@ -69,6 +69,8 @@ impl OpenAiConfig {
 pub struct OpenAi {
     config: OpenAiConfig,
     http: reqwest::Client,
+    /// The pace every call of this client shares.
+    pace: wire::Pace,
     name: String,
 }
 
@@ -82,7 +84,12 @@ impl OpenAi {
     /// A client.
     pub fn new(config: OpenAiConfig) -> Result<Self, model::Error> {
         let http = config.limits.client()?;
-        Ok(Self { name: crate::model::activity_name(&config.model), config, http })
+        Ok(Self {
+            name: crate::model::activity_name(&config.model),
+            pace: wire::Pace::new(&config.limits),
+            config,
+            http,
+        })
     }
 }
 
@@ -381,6 +388,7 @@ impl Model for OpenAi {
             &PROVIDER,
             &self.name,
             &self.config.limits,
+            &self.pace,
             &url,
             headers,
             &request_body(&self.config.model, request),

@@ -2,12 +2,19 @@
 //! JSON `POST` per attempt, the answer read under [`MAX_RESPONSE_BYTES`], a refused call
 //! classified by its status and the provider's error code, and retries of throttling and
 //! outages only — jittered exponential backoff that waits at least the `Retry-After` the
-//! provider sent, and gives up at once when it asks for longer than the client waits.
+//! provider sent, and gives up at once when it asks for longer than the client waits. Every
+//! attempt of one client takes its turn of a [`Pace`] the client's calls share: the
+//! requests-a-minute limit (`HARMONIA_MODEL_RPM`), and the provider's last `Retry-After`, which
+//! holds every call rather than only the one it answered.
 //!
 //! A failure is logged with its HTTP status and the provider's error code (a plain token read
 //! from the error body), never the body itself.
 
+use std::num::NonZeroU32;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use backon::{ExponentialBuilder, Retryable};
 use harmonia_contracts::body::{self, ReadError};
@@ -33,8 +40,12 @@ pub struct Limits {
     /// First retry delay; doubles per attempt, with jitter.
     pub backoff: Duration,
     /// The longest `Retry-After` waited for: a longer one ends the call as throttled at once,
-    /// and the step is retried later.
+    /// and the step is retried later. Also the longest a call waits for its turn under
+    /// [`Limits::rpm`].
     pub max_retry_after: Duration,
+    /// The most requests a minute this client sends (`HARMONIA_MODEL_RPM`), shared by every
+    /// role and job in the process; `None`: no pace but the provider's.
+    pub rpm: Option<NonZeroU32>,
 }
 
 impl Default for Limits {
@@ -44,7 +55,70 @@ impl Default for Limits {
             max_attempts: 3,
             backoff: Duration::from_millis(500),
             max_retry_after: Duration::from_secs(30),
+            rpm: None,
         }
+    }
+}
+
+/// What every call of one client shares, so that the roles of a job and concurrent jobs in one
+/// process wait their turn rather than each running into the provider's limit: the pace of
+/// [`Limits::rpm`], and the time until which the provider asked every caller to wait (its last
+/// `Retry-After`).
+#[derive(Debug)]
+pub struct Pace {
+    interval: Option<Duration>,
+    longest_wait: Duration,
+    state: Mutex<PaceState>,
+}
+
+#[derive(Debug, Default)]
+struct PaceState {
+    /// When the next call may start under the pace.
+    next: Option<Instant>,
+    /// Until when the provider asked every caller to wait.
+    held_until: Option<Instant>,
+}
+
+impl Pace {
+    /// The pace `limits` set.
+    pub fn new(limits: &Limits) -> Self {
+        Self {
+            interval: limits.rpm.map(|rpm| Duration::from_secs(60) / rpm.get()),
+            longest_wait: limits.max_retry_after,
+            state: Mutex::new(PaceState::default()),
+        }
+    }
+
+    /// Wait for this call's turn; `Throttled` at once (taking no turn) when it would come later
+    /// than the longest wait, so the step is retried later rather than held.
+    pub async fn turn(&self) -> Result<(), model::Error> {
+        let wait = {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            let now = Instant::now();
+            let mut at = state.held_until.map_or(now, |held| held.max(now));
+            if self.interval.is_some() {
+                at = state.next.map_or(at, |next| next.max(at));
+            }
+            let wait = at.saturating_duration_since(now);
+            if wait > self.longest_wait {
+                return Err(model::Error::Throttled);
+            }
+            if let Some(interval) = self.interval {
+                state.next = Some(at + interval);
+            }
+            wait
+        };
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        Ok(())
+    }
+
+    /// The provider asked to wait `asked`: every call of this client waits with it.
+    pub fn hold(&self, asked: Duration) {
+        let until = Instant::now() + asked;
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.held_until = Some(state.held_until.map_or(until, |held| held.max(until)));
     }
 }
 
@@ -115,12 +189,15 @@ pub(crate) fn plain_token(token: Option<&Value>) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// `POST` `body` as JSON to `url` with `headers`, retried as the module says.
+/// `POST` `body` as JSON to `url` with `headers`, each attempt in its turn of `pace`, retried
+/// as the module says.
+#[allow(clippy::too_many_arguments)] // one call's whole description, passed through from two clients
 pub(crate) async fn post(
     http: &reqwest::Client,
     provider: &Provider,
     model: &str,
     limits: &Limits,
+    pace: &Pace,
     url: &str,
     headers: reqwest::header::HeaderMap,
     body: &Value,
@@ -132,7 +209,15 @@ pub(crate) async fn post(
         .with_jitter()
         .without_max_delay()
         .with_max_times(retries);
-    (|| once(http, provider, model, url, headers.clone(), body))
+    let attempt = || async {
+        pace.turn().await.map_err(Failed::new)?;
+        once(http, provider, model, url, headers.clone(), body).await.inspect_err(|f| {
+            if let Some(asked) = f.retry_after.filter(|asked| *asked <= limits.max_retry_after) {
+                pace.hold(asked);
+            }
+        })
+    };
+    attempt
         .retry(policy)
         .when(|f: &Failed| f.transient)
         .adjust(|f: &Failed, backoff| match f.retry_after {
@@ -191,4 +276,52 @@ async fn read(response: &mut reqwest::Response, limit: usize) -> Result<Vec<u8>,
         ReadError::TooLarge(_) => model::Error::OutputInvalid("oversized response"),
         ReadError::Broken => model::Error::Unavailable("connection"),
     })
+}
+
+#[cfg(test)]
+mod pace_tests {
+    use super::*;
+
+    fn paced(rpm: Option<u32>) -> Pace {
+        Pace::new(&Limits { rpm: rpm.and_then(NonZeroU32::new), ..Limits::default() })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn calls_take_turns_one_interval_apart_and_wait_out_a_hold() {
+        let pace = std::sync::Arc::new(paced(Some(120))); // one call every 500 ms
+        let began = Instant::now();
+        let turns: Vec<_> = (0..4)
+            .map(|_| {
+                let pace = pace.clone();
+                tokio::spawn(async move { pace.turn().await.map(|()| began.elapsed()) })
+            })
+            .collect();
+        let mut at = Vec::new();
+        for turn in turns {
+            at.push(turn.await.expect("task").expect("a turn"));
+        }
+        at.sort();
+        assert_eq!(at, [0, 500, 1000, 1500].map(Duration::from_millis));
+
+        // Without a pace, only a hold makes a call wait.
+        let free = paced(None);
+        let began = Instant::now();
+        free.turn().await.expect("turn");
+        assert_eq!(began.elapsed(), Duration::ZERO);
+        free.hold(Duration::from_secs(2));
+        free.turn().await.expect("turn");
+        assert_eq!(began.elapsed(), Duration::from_secs(2));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_turn_further_away_than_the_longest_wait_is_throttled_at_once_and_takes_no_slot() {
+        let slow = paced(Some(1)); // one call a minute
+        slow.turn().await.expect("the first call goes at once");
+        let began = Instant::now();
+        assert_eq!(slow.turn().await, Err(model::Error::Throttled));
+        assert_eq!(began.elapsed(), Duration::ZERO, "refused without waiting");
+        let held = paced(None);
+        held.hold(Duration::from_secs(31));
+        assert_eq!(held.turn().await, Err(model::Error::Throttled));
+    }
 }

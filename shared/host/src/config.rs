@@ -226,6 +226,8 @@ pub struct Config {
     /// Corrective turns per invocation when an answer misses its contract
     /// (`HARMONIA_MODEL_REPAIRS`).
     pub model_repairs: harmonia_agents::runtime::Repairs,
+    /// The most model requests a minute the process sends (`HARMONIA_MODEL_RPM`).
+    pub model_rpm: Option<std::num::NonZeroU32>,
     /// Drills: hold each push delivery this long before the step runs (`HARMONIA_FAULT_DELAY_MS`).
     pub fault_delay: Option<Duration>,
     /// Drills: hold each HTTP response this long after the work (`HARMONIA_FAULT_RESPONSE_HOLD_MS`).
@@ -338,6 +340,22 @@ fn model_repairs<F: Fn(&str) -> Option<OsString>>(vars: &Vars<F>) -> Result<harm
     Ok(vars
         .parse("HARMONIA_MODEL_REPAIRS", "must be a whole number of corrective turns from 0 to 5 (0 turns them off)")?
         .unwrap_or_default())
+}
+
+/// `HARMONIA_MODEL_RPM`: 1-100000 requests a minute; unset, none.
+fn model_rpm<F: Fn(&str) -> Option<OsString>>(vars: &Vars<F>) -> Result<Option<std::num::NonZeroU32>, Error> {
+    const EXPECTED: &str = "must be a whole number of model requests a minute, from 1 to 100000";
+    match vars.parse::<u32>("HARMONIA_MODEL_RPM", EXPECTED)? {
+        None => Ok(None),
+        Some(n) if (1..=100_000).contains(&n) => Ok(std::num::NonZeroU32::new(n)),
+        Some(_) => Err(Error::new("HARMONIA_MODEL_RPM", EXPECTED)),
+    }
+}
+
+/// `HARMONIA_MODEL_RPM` from this process's environment (for commands that build their own
+/// model client).
+pub fn model_rpm_from_env() -> Result<Option<std::num::NonZeroU32>, Error> {
+    model_rpm(&Vars(|name: &str| std::env::var_os(name)))
 }
 
 /// `HARMONIA_MODEL_REPAIRS` from this process's environment (for commands that build their
@@ -502,6 +520,7 @@ impl Config {
             trace_exporter,
             step_lease,
             model_repairs: model_repairs(&vars)?,
+            model_rpm: model_rpm(&vars)?,
             fault_delay: vars.millis("HARMONIA_FAULT_DELAY_MS")?,
             fault_response_hold: vars.millis("HARMONIA_FAULT_RESPONSE_HOLD_MS")?,
             fault_effect_hold: vars.millis("HARMONIA_FAULT_EFFECT_HOLD_MS")?,

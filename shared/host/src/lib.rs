@@ -19,6 +19,7 @@
 //! | `HARMONIA_TOPIC_PREFIX` | empty | prefix of every topic and subscription (a valid start of a Pub/Sub name, at most 100 characters) |
 //! | `HARMONIA_MODEL` | `offline` | `offline`, `vertex` (Gemini on Vertex AI, Application Default Credentials), `gemini` (the Gemini API) or `openai` (OpenAI-compatible chat completions) |
 //! | `HARMONIA_MODEL_REPAIRS` | `2` | 0-5: corrective turns an invocation may take when a model's answer misses its role's contract (unreadable or off-schema JSON, an inexact quote, an unknown evidence id, a function it was not given, skills out of order, a missing output); each names the miss's code, place and rule in fixed words, and is counted as `repairs`. 0 turns them off. Authority claims and instruction-like text are never repaired |
+//! | `HARMONIA_MODEL_RPM` | unset: no pace but the provider's | 1-100000: the most model requests a minute this process sends, shared by every role and job in it; a call whose turn is more than 30 s away is `model_throttled` at once (the step is retried later). A provider's `Retry-After` (up to 30 s) holds every call of the process, not only the one it answered |
 //! | `GEMINI_MODEL` | `gemini-2.5-flash` | the Gemini model, for `vertex` and `gemini` |
 //! | `GEMINI_LOCATION` | `us-central1` | Vertex AI location, a region or `global` (`vertex`) |
 //! | `GEMINI_API_KEY` | — | the Gemini API key (`gemini`; required) |
@@ -87,21 +88,28 @@ fn config_error(why: &'static str) -> Error {
 }
 
 /// The model `backend` names; Vertex AI needs the `project` it bills.
-pub fn model(backend: &ModelBackend, project: Option<&str>) -> Result<Arc<dyn Model>, Error> {
+pub fn model(
+    backend: &ModelBackend,
+    project: Option<&str>,
+    rpm: Option<std::num::NonZeroU32>,
+) -> Result<Arc<dyn Model>, Error> {
     let failed = |e: harmonia_agents::model::Error| Error::from_code(e.code());
+    let limits = harmonia_agents::wire::Limits { rpm, ..Default::default() };
     Ok(match backend {
         ModelBackend::Offline => Arc::new(OfflineModel),
         ModelBackend::Vertex { location, model } => {
             let project =
                 project.ok_or_else(|| config_error("GOOGLE_CLOUD_PROJECT must name the project Vertex AI bills"))?;
-            Arc::new(Gemini::new(GeminiConfig::vertex(project, location, model)).map_err(failed)?)
+            let config = GeminiConfig { limits, ..GeminiConfig::vertex(project, location, model) };
+            Arc::new(Gemini::new(config).map_err(failed)?)
         }
         ModelBackend::Gemini { model, api_key, base_url } => {
-            let config = GeminiConfig { endpoint: base_url.clone(), ..GeminiConfig::developer(api_key, model) };
+            let config = GeminiConfig { endpoint: base_url.clone(), limits, ..GeminiConfig::developer(api_key, model) };
             Arc::new(Gemini::new(config).map_err(failed)?)
         }
         ModelBackend::OpenAi { base_url, model, api_key } => {
-            Arc::new(OpenAi::new(OpenAiConfig::new(base_url, api_key.as_deref(), model)).map_err(failed)?)
+            let config = OpenAiConfig { limits, ..OpenAiConfig::new(base_url, api_key.as_deref(), model) };
+            Arc::new(OpenAi::new(config).map_err(failed)?)
         }
     })
 }
@@ -156,7 +164,7 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         let config = bus_config.clone();
         async move { Ok(Arc::new(PubSubBus::connect(config).await?) as Arc<dyn harmonia_bus::Bus>) }
     });
-    let model = model(&config.model, Some(project))?;
+    let model = model(&config.model, Some(project), config.model_rpm)?;
     let skills = match &config.skills_dir {
         Some(dir) => SkillLibrary::load(dir)
             .map_err(|_| config_error("HARMONIA_SKILLS_DIR does not hold a loadable skills folder"))?,

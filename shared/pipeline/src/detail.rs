@@ -97,20 +97,29 @@ pub struct RoleUsage {
     pub output_tokens: u64,
 }
 
+impl RoleUsage {
+    /// `role` having used nothing yet.
+    pub fn none(role: Role) -> Self {
+        Self { role, invocations: 0, failed: 0, model_calls: 0, repairs: 0, input_tokens: 0, output_tokens: 0 }
+    }
+
+    /// Add `other`'s counts to these.
+    pub fn add(&mut self, other: &RoleUsage) {
+        self.invocations = self.invocations.saturating_add(other.invocations);
+        self.failed = self.failed.saturating_add(other.failed);
+        self.model_calls = self.model_calls.saturating_add(other.model_calls);
+        self.repairs = self.repairs.saturating_add(other.repairs);
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+    }
+}
+
 /// `records` (one job's activity) summed per role, in role order; roles that made no model
 /// call are left out.
 pub fn usage_by_role(records: &[ActivityRecord]) -> Vec<RoleUsage> {
     let mut by_role: std::collections::BTreeMap<usize, RoleUsage> = std::collections::BTreeMap::new();
     for r in records.iter().filter(|r| r.operation != Operation::ToolCall) {
-        let entry = by_role.entry(r.agent as usize).or_insert_with(|| RoleUsage {
-            role: r.agent,
-            invocations: 0,
-            failed: 0,
-            model_calls: 0,
-            repairs: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-        });
+        let entry = by_role.entry(r.agent as usize).or_insert_with(|| RoleUsage::none(r.agent));
         entry.invocations = entry.invocations.saturating_add(1);
         if matches!(r.outcome, harmonia_contracts::domain::ActivityOutcome::Failure { .. }) {
             entry.failed = entry.failed.saturating_add(1);

@@ -257,3 +257,36 @@ async fn a_grounded_search_is_refused_without_a_call_and_the_key_never_reaches_d
     assert!(matches!(answer.parts.as_slice(), [Part::Text(_)]));
     assert_eq!(server.authorizations.lock().expect("lock").as_slice(), [None]);
 }
+
+/// One client's calls share its pace: under `HARMONIA_MODEL_RPM` concurrent calls (of any role
+/// or job) go one interval apart, and a provider's `Retry-After` holds every call of the client,
+/// not only the one it answered.
+#[tokio::test]
+async fn the_calls_of_one_client_share_its_pace_and_the_providers_retry_after() {
+    let (server, config) = serve(vec![ok("maya-layout.json"), ok("maya-layout.json"), ok("maya-layout.json")]).await;
+    let rpm = std::num::NonZeroU32::new(600); // one call every 100 ms
+    let model = Arc::new(OpenAi::new(OpenAiConfig { limits: Limits { rpm, ..config.limits }, ..config }).expect("c"));
+    let began = std::time::Instant::now();
+    let calls: Vec<_> = (0..3)
+        .map(|_| {
+            let model = model.clone();
+            tokio::spawn(async move { model.generate(&request()).await })
+        })
+        .collect();
+    for call in calls {
+        call.await.expect("task").expect("answered");
+    }
+    assert!(began.elapsed() >= Duration::from_millis(200), "three calls 100 ms apart took {:?}", began.elapsed());
+    assert_eq!(server.requests().len(), 3);
+
+    // A 429 asking for 1 s, to a call that does not retry: the next call of the client, whoever
+    // makes it, waits for the rest of that second before it is sent.
+    let (server, config) = serve(vec![(429, "error-rate-limit.json", Some("1")), ok("maya-layout.json")]).await;
+    let limits = Limits { max_attempts: 1, ..config.limits };
+    let model = OpenAi::new(OpenAiConfig { limits, ..config }).expect("client");
+    assert_eq!(model.generate(&request()).await.expect_err("throttled"), model::Error::Throttled);
+    let began = std::time::Instant::now();
+    model.generate(&request()).await.expect("answered after the hold");
+    assert!(began.elapsed() >= Duration::from_millis(900), "the next call waited {:?}", began.elapsed());
+    assert_eq!(server.requests().len(), 2);
+}

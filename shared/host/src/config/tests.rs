@@ -64,6 +64,7 @@ fn nothing_set_is_the_documented_defaults() {
     assert_eq!((c.log_filter.as_str(), c.log_format), ("info", LogFormat::Text));
     assert_eq!(c.step_lease, Timing::CLOUD.model_ack_deadline);
     assert_eq!(c.model_repairs.get(), 2, "two corrective turns by default");
+    assert_eq!(c.model_rpm, None, "no pace but the provider's by default");
     assert_eq!((c.otlp, c.google, c.fault_delay, c.fault_response_hold), (None, None, None, None));
     assert_eq!(c.fault_effect_hold, None);
 }
@@ -92,6 +93,7 @@ fn every_variable_is_parsed_into_its_field() {
         ("OTEL_SERVICE_NAME", "harmonia-canary"),
         ("HARMONIA_STEP_LEASE_SECS", "20"),
         ("HARMONIA_MODEL_REPAIRS", "0"),
+        ("HARMONIA_MODEL_RPM", "60"),
         ("HARMONIA_FAULT_DELAY_MS", "1500"),
         ("HARMONIA_FAULT_EFFECT_HOLD_MS", "250"),
         ("HARMONIA_FAULT_RESPONSE_HOLD_MS", "0"),
@@ -120,6 +122,7 @@ fn every_variable_is_parsed_into_its_field() {
     );
     assert_eq!(c.step_lease, Duration::from_secs(20));
     assert_eq!(c.model_repairs.get(), 0);
+    assert_eq!(c.model_rpm.map(std::num::NonZeroU32::get), Some(60));
     assert_eq!(
         (c.fault_delay, c.fault_response_hold, c.fault_effect_hold),
         (Some(Duration::from_millis(1500)), None, Some(Duration::from_millis(250)))
@@ -203,6 +206,8 @@ fn every_other_invalid_value_names_its_variable() {
         (&[("HARMONIA_TOPIC_PREFIX", "1abc")], "HARMONIA_TOPIC_PREFIX"),
         (&[("HARMONIA_MODEL", "gpt")], "HARMONIA_MODEL"),
         (&[("HARMONIA_MODEL_REPAIRS", "6")], "HARMONIA_MODEL_REPAIRS"),
+        (&[("HARMONIA_MODEL_RPM", "0")], "HARMONIA_MODEL_RPM"),
+        (&[("HARMONIA_MODEL_RPM", "fast")], "HARMONIA_MODEL_RPM"),
         (&[("HARMONIA_MODEL_REPAIRS", "-1")], "HARMONIA_MODEL_REPAIRS"),
         (&[("HARMONIA_MODEL", "vertex"), ("GEMINI_LOCATION", "us central")], "GEMINI_LOCATION"),
         (&[("HARMONIA_MODEL", "vertex"), ("GEMINI_MODEL", "a b")], "GEMINI_MODEL"),
