@@ -583,15 +583,14 @@ impl Runtime {
         let task = seed.input.task().filter(|t| t.routed());
         let task = task.ok_or_else(|| contract(Role::Harmonia, Code::RoutingMismatch))?;
         let (_, routing) = self.routed(seed, task).await?;
+        let Some(budget) = &seed.budget else { return self.invoke(seed).await };
         // The specialist's budget counts what the routing just took.
-        let mut seed = seed.clone();
-        if let Some(budget) = seed.budget.as_mut() {
-            let taken = u64::from(routing.usage.input_tokens) + u64::from(routing.usage.output_tokens);
-            budget.used = budget.used.saturating_add(taken);
-            let largest = budget.largest_call.entry(Role::Harmonia).or_default();
-            *largest = (*largest).max(routing.usage.input_tokens / routing.model_calls.max(1));
-        }
-        self.invoke(&seed).await
+        let mut budget = budget.clone();
+        let taken = u64::from(routing.usage.input_tokens) + u64::from(routing.usage.output_tokens);
+        budget.used = budget.used.saturating_add(taken);
+        let largest = budget.largest_call.entry(Role::Harmonia).or_default();
+        *largest = (*largest).max(routing.usage.input_tokens / routing.model_calls.max(1));
+        self.invoke(&InvocationSeed { budget: Some(budget), ..seed.clone() }).await
     }
 
     /// Run one invocation of the seed's role.
