@@ -74,7 +74,7 @@ impl Env {
     /// Publish messages in order.
     pub async fn publish(&self, messages: &[OutboundMessage]) -> Result<(), step::Error> {
         for m in messages {
-            self.bus.publish(m.clone()).await.map_err(|_| step::Error::Retry)?;
+            self.bus.publish(m.clone()).await.map_err(|e| step::Error::Retry(e.code()))?;
         }
         Ok(())
     }

@@ -185,7 +185,8 @@ pub async fn complete<P: Subscribed>(env: &Env, event: &StageEvent<P>, completio
     }
     match self::marker(env, at.workspace, at.job, at.stage, at.round, at.pass).await? {
         Some(m) => republish(env, &m).await,
-        None => Err(Error::Retry),
+        // Another delivery's transaction wrote the claim away but not yet the marker.
+        None => Err(Error::Retry(Code::TransactionConflict)),
     }
 }
 

@@ -6,9 +6,10 @@ use harmonia_contracts::{AgentContractError, Code, Role};
 /// Why a step did not complete.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Transient (store, bus or model unavailable): nack and let the bus retry.
-    #[error("transient failure; will be retried")]
-    Retry,
+    /// Transient (store, bus or a dependency unavailable, a concurrent change): nack and let
+    /// the bus retry. The code says which, for the handler's log line.
+    #[error("transient failure ({0}); will be retried")]
+    Retry(Code),
     /// The job fails with this typed failure (recorded; the message is acked).
     #[error("job failed: {code}")]
     Fail {
@@ -45,7 +46,7 @@ impl From<harmonia_store::Error> for Error {
         match e {
             // The job moved on (rejected, failed) in a way this step cannot follow.
             harmonia_store::Error::Aborted(Code::InvalidTransition) => Error::Stale,
-            e if e.retryable() => Error::Retry,
+            e if e.retryable() => Error::Retry(e.code()),
             e => Error::fail(e.code()),
         }
     }
@@ -55,7 +56,7 @@ impl From<harmonia_store::Error> for Error {
 /// fail the job with their code.
 impl From<harmonia_contracts::Error> for Error {
     fn from(e: harmonia_contracts::Error) -> Self {
-        if e.code.default_retryable() { Error::Retry } else { Error::fail(e.code) }
+        if e.code.default_retryable() { Error::Retry(e.code) } else { Error::fail(e.code) }
     }
 }
 
@@ -88,7 +89,7 @@ mod tests {
     #[test]
     fn an_aborted_transition_is_stale_and_other_store_errors_keep_their_meaning() {
         assert!(matches!(Error::from(harmonia_store::Error::Aborted(Code::InvalidTransition)), Error::Stale));
-        assert!(matches!(Error::from(harmonia_store::Error::Conflict), Error::Retry));
+        assert!(matches!(Error::from(harmonia_store::Error::Conflict), Error::Retry(Code::TransactionConflict)));
         assert!(matches!(Error::from(harmonia_store::Error::NotFound), Error::Fail { code: Code::NotFound, .. }));
     }
 }

@@ -90,7 +90,11 @@ impl<P: Step> StageHandler<P> {
         }
         let token = match claim::acquire(env, &at).await {
             Ok(Some(token)) => token,
-            Ok(None) | Err(_) => return Outcome::Nack,
+            Ok(None) => return Outcome::Nack,
+            Err(e) => {
+                tracing::warn!(workspace = %at.workspace, job = %at.job, stage = %at.stage, error = %e, "the step's claim could not be taken; the delivery is retried");
+                return Outcome::Nack;
+            }
         };
         // Completion deletes the claim with the marker's write, so a duplicate that looked
         // before the step completed can claim it after: look again, now that the claim is ours.
@@ -104,7 +108,10 @@ impl<P: Step> StageHandler<P> {
         let outcome = match result {
             Ok(()) => return Outcome::Ack,
             Err(Error::Stale) => Outcome::Ack,
-            Err(Error::Retry) => Outcome::Nack,
+            Err(Error::Retry(code)) => {
+                tracing::warn!(workspace = %at.workspace, job = %at.job, stage = %at.stage, pass = at.pass.get(), code = %code, "stage met a transient failure; it will be retried");
+                Outcome::Nack
+            }
             Err(Error::Stalled { role, code }) => {
                 tracing::warn!(workspace = %at.workspace, job = %at.job, stage = %at.stage, pass = at.pass.get(), role = ?role, code = %code, "stage stalled; it will be retried");
                 if record_stall(env, &at, role, code).await.is_err() {
@@ -117,7 +124,10 @@ impl<P: Step> StageHandler<P> {
                 // Recording the failure deletes the claim with it.
                 return match fail_job(env, &at, role, code, schema_path).await {
                     Ok(()) => Outcome::Ack,
-                    Err(_) => Outcome::Nack,
+                    Err(e) => {
+                        tracing::warn!(job = %at.job, stage = %at.stage, error = %e, "the job's failure could not be recorded; the delivery is retried");
+                        Outcome::Nack
+                    }
                 };
             }
         };
@@ -131,9 +141,18 @@ impl<P: Step> StageHandler<P> {
 /// again), or `None` when it has not.
 async fn settled(env: &Env, at: &StageRef<'_>) -> Option<Outcome> {
     match marker(env, at.workspace, at.job, at.stage, at.round, at.pass).await {
-        Ok(Some(m)) => Some(if republish(env, &m).await.is_ok() { Outcome::Ack } else { Outcome::Nack }),
+        Ok(Some(m)) => Some(match republish(env, &m).await {
+            Ok(()) => Outcome::Ack,
+            Err(e) => {
+                tracing::warn!(job = %at.job, stage = %at.stage, error = %e, "a completed step's events could not be published again; the delivery is retried");
+                Outcome::Nack
+            }
+        }),
         Ok(None) => None,
-        Err(_) => Some(Outcome::Nack),
+        Err(e) => {
+            tracing::warn!(job = %at.job, stage = %at.stage, error = %e, "the step's marker could not be read; the delivery is retried");
+            Some(Outcome::Nack)
+        }
     }
 }
 

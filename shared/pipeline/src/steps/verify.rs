@@ -31,7 +31,10 @@ impl Step for PostPublished {
             ReceiptOutcome::Applied { post, record, .. } => (Some(post.clone()), record.clone()),
             _ => (None, None),
         };
-        let mut found = connector.read_back(ws, &key, posted.as_ref()).await.map_err(|_| step::Error::Retry)?;
+        let mut found = connector
+            .read_back(ws, &key, posted.as_ref())
+            .await
+            .map_err(|_| step::Error::Retry(Code::ConnectorFailed))?;
         if found == Found::Missing && matches!(receipt.outcome, ReceiptOutcome::Unknown) {
             let outgoing = Outgoing {
                 idempotency_key: key.clone(),
@@ -45,7 +48,10 @@ impl Step for PostPublished {
                 Sent::Applied(posted) => Some(posted.post),
                 _ => None,
             };
-            found = connector.read_back(ws, &key, resent.as_ref()).await.map_err(|_| step::Error::Retry)?;
+            found = connector
+                .read_back(ws, &key, resent.as_ref())
+                .await
+                .map_err(|_| step::Error::Retry(Code::ConnectorFailed))?;
         }
         let outcome = match &found {
             Found::Post { post, body, record }
