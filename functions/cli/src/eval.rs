@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord, ApprovalSubject, Decision, JobStatus, Operation};
+use harmonia_contracts::domain::{
+    ActivityOutcome, ActivityRecord, ApprovalSubject, Decision, Job, JobStatus, Operation,
+};
 use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::{Code, Error, Role};
 use harmonia_local::Local;
@@ -192,12 +194,12 @@ fn roles(records: &[ActivityRecord]) -> BTreeMap<&'static str, RoleResult> {
 }
 
 /// Drive `job` to the draft gate, approving its strategy as the operator at this machine.
-/// The status it rests at, or the code that stopped it.
-async fn to_draft_gate(env: &Local, ws: &WorkspaceId, job: &JobId) -> Result<JobStatus, Error> {
+/// The job where it rests, or the code that stopped it.
+async fn to_draft_gate(env: &Local, ws: &WorkspaceId, job: &JobId) -> Result<Job, Error> {
     loop {
         let current = env.drive(ws, job, false, JOB_TIMEOUT, |_| {}).await?;
         if current.status != JobStatus::AwaitingStrategyApproval {
-            return Ok(current.status);
+            return Ok(current);
         }
         let version = operator::current_version(&env.env, ws, &current, ApprovalSubject::Strategy).await?;
         let request = DecisionRequest {
@@ -214,13 +216,12 @@ async fn to_draft_gate(env: &Local, ws: &WorkspaceId, job: &JobId) -> Result<Job
 
 /// Why a job that did not reach the draft gate stopped: its failure's code, or the status it
 /// rests at.
-async fn stopped_at(env: &Local, ws: &WorkspaceId, job: &JobId, status: JobStatus) -> Option<String> {
-    let current = operator::job(&env.env, ws, job).await.ok()?;
-    Some(match (&current.failure, status) {
+fn stopped_at(job: &Job) -> String {
+    match (&job.failure, job.status) {
         (Some(f), _) => f.code.as_str().to_owned(),
         (None, JobStatus::PolicyBlocked) => Code::PolicyViolation.as_str().to_owned(),
         (None, other) => other.as_str().to_owned(),
-    })
+    }
 }
 
 /// The workspace the evaluation runs in: configured from `config` (a workspace configuration
@@ -289,8 +290,8 @@ pub(crate) async fn eval(
                 (i + u64::from(r.usage.input_tokens), o + u64::from(r.usage.output_tokens))
             });
         let (reached_draft_gate, stopped) = match reached {
-            Ok(JobStatus::AwaitingDraftApproval) => (true, None),
-            Ok(status) => (false, stopped_at(env, &ws, &job.id, status).await),
+            Ok(rests) if rests.status == JobStatus::AwaitingDraftApproval => (true, None),
+            Ok(rests) => (false, Some(stopped_at(&rests))),
             Err(e) => (false, Some(e.code.as_str().to_owned())),
         };
         out.say(&format!(

@@ -125,6 +125,24 @@ pub struct TokenBudget {
     pub largest_call: BTreeMap<Role, u32>,
 }
 
+impl TokenBudget {
+    /// A budget of `limit` of which nothing is used yet.
+    pub fn new(limit: u64) -> Self {
+        Self { limit, used: 0, largest_call: BTreeMap::new() }
+    }
+
+    /// Count what the invocation `record` took: its tokens, and its calls' mean input as a
+    /// floor for its role's largest call (the conversation grows, so its last call was at least
+    /// that large).
+    pub fn count(&mut self, record: &ActivityRecord) {
+        self.used = self.used.saturating_add(record.usage.total());
+        if let Some(call) = record.usage.input_tokens.checked_div(record.model_calls) {
+            let largest = self.largest_call.entry(record.agent).or_insert(0);
+            *largest = (*largest).max(call);
+        }
+    }
+}
+
 /// The input tokens a request is expected to take: about four bytes of what it sends (the
 /// instruction, every turn, the function declarations and the response schema) a token. Only
 /// an estimate, to refuse a call before it is made; what the provider counts is what is stored.
@@ -392,8 +410,7 @@ fn within_budget(
     request: &ModelRequest,
 ) -> Result<(), AgentContractError> {
     let Some(budget) = &seed.budget else { return Ok(()) };
-    let taken = |u: &TokenUsage| u64::from(u.input_tokens) + u64::from(u.output_tokens);
-    let spent = budget.used + taken(&tally.usage) + children.activity.iter().map(|a| taken(&a.usage)).sum::<u64>();
+    let spent = budget.used + tally.usage.total() + children.activity.iter().map(|a| a.usage.total()).sum::<u64>();
     // The conversation only grows: the next call takes at least what the last one did, and a
     // role's call at least what its largest did earlier in the job.
     let earlier = budget.largest_call.get(&seed.input.role()).copied().unwrap_or(0);
@@ -410,9 +427,7 @@ fn within_budget(
 struct Tally {
     usage: TokenUsage,
     model_calls: u32,
-    /// Corrective turns taken.
-    repairs: u32,
-    /// The code each corrective turn answered.
+    /// The code each corrective turn answered, in order.
     repaired: Vec<Code>,
     /// The input tokens the provider counted for the last call.
     last_input: u32,
@@ -586,10 +601,7 @@ impl Runtime {
         let Some(budget) = &seed.budget else { return self.invoke(seed).await };
         // The specialist's budget counts what the routing just took.
         let mut budget = budget.clone();
-        let taken = u64::from(routing.usage.input_tokens) + u64::from(routing.usage.output_tokens);
-        budget.used = budget.used.saturating_add(taken);
-        let largest = budget.largest_call.entry(Role::Harmonia).or_default();
-        *largest = (*largest).max(routing.usage.input_tokens / routing.model_calls.max(1));
+        budget.count(&routing);
         self.invoke(&InvocationSeed { budget: Some(budget), ..seed.clone() }).await
     }
 
@@ -655,7 +667,8 @@ impl Runtime {
         let mut tally = Tally::default();
         let mut children = Children::default();
         let outcome = self.run(seed, spec, &span, &mut steps, &mut tally, &mut children).await;
-        let Tally { usage, model_calls, repairs, repaired, .. } = tally;
+        let Tally { usage, model_calls, repaired, .. } = tally;
+        let repairs = u32::try_from(repaired.len()).unwrap_or(u32::MAX);
         let outcome = match outcome {
             Ok(value) => {
                 let event =
@@ -803,7 +816,7 @@ impl Runtime {
                     .collect();
                 match self.accept(seed, spec, &text, steps) {
                     Ok(value) => return Ok(value),
-                    Err(refused) if repairable(refused.error.code) && tally.repairs < u32::from(self.repairs.get()) => {
+                    Err(refused) if self.may_repair(refused.error.code, tally) => {
                         self.repaired(seed, refused.error.code, tally);
                         request.turns.push(Turn { speaker: Speaker::Model, parts: response.parts });
                         request
@@ -830,10 +843,8 @@ impl Runtime {
                 }
                 let response = match self.call(spec, &ctx, steps, &name, &args).await {
                     Ok(response) => response,
-                    Err(e)
-                        if repairable(e.code)
-                            && (corrected.is_some() || tally.repairs < u32::from(self.repairs.get())) =>
-                    {
+                    // Calls after the turn's first refused one ride on its repair.
+                    Err(e) if repairable(e.code) && (corrected.is_some() || self.may_repair(e.code, tally)) => {
                         // The refused call leaves no step: the trace holds what was really loaded.
                         steps.truncate(before);
                         corrected.get_or_insert(e.code);
@@ -877,15 +888,20 @@ impl Runtime {
         Err(contract(role, Code::MissingOutputKey))
     }
 
+    /// Whether a miss with `code` gets a corrective turn: one a model can mend, while the
+    /// invocation has repairs left.
+    fn may_repair(&self, code: Code, tally: &Tally) -> bool {
+        repairable(code) && tally.repaired.len() < usize::from(self.repairs.get())
+    }
+
     /// Count one corrective turn for a miss with `code`: in the tally, the log and the metric
     /// `harmonia.agent.repairs` (by agent, stage and code).
     fn repaired(&self, seed: &InvocationSeed, code: Code, tally: &mut Tally) {
         use opentelemetry::KeyValue;
-        tally.repairs = tally.repairs.saturating_add(1);
         tally.repaired.push(code);
         let agent = seed.input.role();
         tracing::info!(
-            job = %seed.job, agent = %agent, stage = %seed.stage, code = code.as_str(), repair = tally.repairs,
+            job = %seed.job, agent = %agent, stage = %seed.stage, code = code.as_str(), repair = tally.repaired.len(),
             "an answer missed its contract; the model is asked to correct it"
         );
         opentelemetry::global::meter("harmonia")

@@ -557,9 +557,9 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDe
     });
     let model_use = usage_by_role(&activity(env, workspace, &job.id).await?);
     let used = model_use.iter().map(|u| u.input_tokens + u.output_tokens).sum();
-    let budget = crate::steps::budget_limit(&*env.store, workspace, &job)
-        .await?
-        .map(|limit| harmonia_agents::runtime::TokenBudget { limit, used, largest_call: Default::default() });
+    let budget = crate::steps::budget_limit(&*env.store, workspace, &job).await?.map(|limit| {
+        harmonia_agents::runtime::TokenBudget { used, ..harmonia_agents::runtime::TokenBudget::new(limit) }
+    });
     Ok(JobDetail {
         source: source.map(summary),
         flags: flagged.clone(),

@@ -140,6 +140,13 @@ pub struct TokenUsage {
     pub output_tokens: u32,
 }
 
+impl TokenUsage {
+    /// Input and output together.
+    pub fn total(&self) -> u64 {
+        u64::from(self.input_tokens) + u64::from(self.output_tokens)
+    }
+}
+
 /// The metadata-only record of one specialist invocation. No field can hold prompts,
 /// responses, transcripts, drafts, credentials or provider bodies: every field is an id,
 /// an enum, a number, a time or a pattern-restricted model name.

@@ -46,16 +46,9 @@ async fn budget(env: &Env, workspace: &WorkspaceId, job: &JobId) -> Result<Optio
     let query = Query::all(MAX_QUERY_LIMIT).filter("job", job.to_string())?;
     let docs = scan(&*env.store, workspace, crate::records::ACTIVITY, query).await?;
     let records: Vec<ActivityRecord> = decode_each(crate::records::ACTIVITY, &docs);
-    let used = records.iter().map(|r| u64::from(r.usage.input_tokens) + u64::from(r.usage.output_tokens)).sum();
-    // A record holds its invocation's sum: its calls' mean input is what one call took at
-    // least, for the largest (the conversation grows, so the last call is the largest).
-    let mut largest_call = std::collections::BTreeMap::new();
-    for r in records.iter().filter(|r| r.model_calls > 0) {
-        let call = r.usage.input_tokens / r.model_calls;
-        let entry = largest_call.entry(r.agent).or_insert(0);
-        *entry = call.max(*entry);
-    }
-    Ok(Some(TokenBudget { limit, used, largest_call }))
+    let mut budget = TokenBudget::new(limit);
+    records.iter().for_each(|r| budget.count(r));
+    Ok(Some(budget))
 }
 
 /// The limit the workspace's current configuration sets, if any.
