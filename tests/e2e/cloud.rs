@@ -7,9 +7,13 @@ use std::time::Duration;
 
 use harmonia_auth::{Role, operators};
 use harmonia_bus_pubsub::{PubSubBus, PubSubConfig};
+use harmonia_client::api::{DecisionBody, DecisionKind, JobReply, NewSource, SourceFormat};
+use harmonia_client::{Auth, Client};
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{Job, JobStatus, Publication, StoredSource, VerificationOutcome};
-use harmonia_contracts::ids::WorkspaceId;
+use harmonia_contracts::domain::{
+    ApprovalSubject, Decision, Job, JobStatus, Publication, StoredSource, VerificationOutcome,
+};
+use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_e2e::{FunctionProcess, Signal};
 use harmonia_pipeline::records::{
     DEAD_LETTERS, INGEST_FAILURES, JOB_SNAPSHOTS, JOBS, JobSnapshot, PLANNING_SNAPSHOTS, PUBLICATIONS, SOURCES,
@@ -35,7 +39,13 @@ struct Cloud {
     functions: HashMap<String, FunctionProcess>,
     store: FirestoreStore,
     ws: WorkspaceId,
+    /// The operator `ana`'s credential, for the requests the typed client cannot send (a
+    /// request killed mid-answer, a refusal matrix).
     token: String,
+    /// `ana` on the operator function, through the typed client.
+    operator: Client,
+    /// `ana` on the ingest function.
+    ingest: Client,
     http: reqwest::Client,
     bus: PubSubBus,
     /// The blob bucket (in the Cloud Storage emulator) every function uses.
@@ -96,39 +106,47 @@ async fn cloud_in(project: &str, extra: &[(&str, &str)], copies: usize) -> Cloud
         }
     }
     let token = bootstrap(&env, &store, &ws, &functions["operator"].url).await;
-    Cloud { functions, store, ws, token, http: reqwest::Client::new(), bus, bucket }
+    let operator = Client::new(&functions["operator"].url, Auth::from_text(&token)).expect("client");
+    let ingest = operator.at(&functions["ingest"].url).expect("client");
+    Cloud { functions, store, ws, token, operator, ingest, http: reqwest::Client::new(), bus, bucket }
 }
 
 /// Bring an empty deployment to a working workspace the documented way, with no seeding:
-/// the first admin through `harmonia --cloud operator add NAME --admin` (the deployer's own
-/// access to Firestore), then the workspace configuration and an operator through the operator
-/// function's HTTP API. Returns the operator's credential.
+/// the first admin through `harmonia first-admin NAME` (the deployer's own access to
+/// Firestore), then the workspace configuration and an operator through the operator API with
+/// the typed client. Returns the operator's credential.
 async fn bootstrap(env: &[(String, String)], store: &FirestoreStore, ws: &WorkspaceId, operator_url: &str) -> String {
     let head = store.get(ws, WORKSPACES, &doc_id(ws)).await.expect("read the workspace record");
     assert!(head.is_none(), "the deployment starts empty");
-    let added = tokio::process::Command::new(harmonia_e2e::FunctionProcess::cli())
-        .args(["--cloud", "--workspace", ws.as_str(), "--json", "operator", "add", "root", "--admin"])
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .output()
-        .await
-        .expect("run harmonia");
-    assert!(added.status.success(), "operator add: {}", String::from_utf8_lossy(&added.stderr));
-    let added: Value = serde_json::from_slice(&added.stdout).expect("operator add prints JSON");
+    let first_admin = || async {
+        tokio::process::Command::new(harmonia_e2e::FunctionProcess::cli())
+            .args(["--workspace", ws.as_str(), "--json", "first-admin", "root"])
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .output()
+            .await
+            .expect("run harmonia")
+    };
+    let added = first_admin().await;
+    assert!(added.status.success(), "first-admin: {}", String::from_utf8_lossy(&added.stderr));
+    let added: Value = serde_json::from_slice(&added.stdout).expect("first-admin prints JSON");
     assert_eq!((added["operator"].as_str(), added["role"].as_str()), (Some("root"), Some("admin")), "{added}");
     let admin = added["credential"].as_str().expect("the credential, shown once").to_owned();
+    // Once there is an admin, the deployer's access makes no other.
+    let again = first_admin().await;
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("already_exists"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
 
-    let http = reqwest::Client::new();
-    let configure = http
-        .put(format!("{operator_url}/v1/workspace"))
-        .bearer_auth(&admin)
-        .header("content-type", "application/toml")
-        .body(harmonia_testkit::samples::DEMO_WORKSPACE);
-    let (s, v) = harmonia_testkit::send(configure).await;
-    assert_eq!((s, v["workspace"]["version"].as_u64()), (201, Some(1)), "{v}");
-    let add = http.post(format!("{operator_url}/v1/operators")).bearer_auth(&admin).json(&json!({"name": "ana"}));
-    let (s, v) = harmonia_testkit::send(add).await;
-    assert_eq!((s, v["role"].as_str()), (201, Some("operator")), "{v}");
-    v["credential"].as_str().expect("the operator's credential").to_owned()
+    let root = Client::new(operator_url, Auth::from_text(&admin)).expect("client");
+    let configured = root.put_workspace(harmonia_testkit::samples::DEMO_WORKSPACE).await.expect("configure");
+    assert_eq!((configured.workspace.version, configured.changed), (1, true));
+    let body = harmonia_client::api::NewOperator { name: "ana".parse().expect("name"), role: Role::Operator };
+    let issued = root.add_operator(&body).await.expect("add ana");
+    assert_eq!(issued.role, Role::Operator);
+    issued.credential
 }
 
 impl Cloud {
@@ -144,39 +162,36 @@ impl Cloud {
     /// Submit the sample and take it to a terminal state, approving both gates; `at` runs
     /// whenever the job is seen in a new status.
     async fn run_job(&mut self, mut at: impl AsyncFnMut(&mut Self, JobStatus)) -> (String, JobStatus) {
-        let post = reqwest::Method::POST;
-        let (s, v) =
-            self.api("ingest", post.clone(), "/v1/sources", Some(json!({"format": "json", "content": SAMPLE}))).await;
-        assert_eq!(s, 201, "{v}");
-        let job = v["job"]["id"].as_str().expect("id").to_owned();
+        let job = self.submit().await;
         let mut last = None;
         loop {
             let (status, _) = self.wait_view(&job, "moves to a new status", |s, _| Some(s) != last).await;
             last = Some(status);
             at(self, status).await;
             if status.is_terminal() {
-                return (job, status);
+                return (job.to_string(), status);
             }
             if status == JobStatus::Scheduled {
                 // The operator publishes the approved post now rather than at its window.
-                let (s, v) = self.api("operator", post.clone(), &format!("/v1/jobs/{job}/publish-now"), None).await;
-                assert!(s == 200 || s == 409, "{s} {v}");
+                if let Err(e) = self.operator.publish_now(&job).await {
+                    assert_eq!(e.code, Code::InvalidTransition, "{e}");
+                }
                 continue;
             }
             let subject = match status {
-                JobStatus::AwaitingStrategyApproval => "strategy",
-                JobStatus::AwaitingDraftApproval => "draft",
+                JobStatus::AwaitingStrategyApproval => ApprovalSubject::Strategy,
+                JobStatus::AwaitingDraftApproval => ApprovalSubject::Draft,
                 _ => continue,
             };
             let (now, v) = self
                 .wait_view(&job, "shows the version awaiting approval", |s, v| {
-                    s != status || v["awaiting_version"].is_string()
+                    s != status || v.awaiting_version.is_some()
                 })
                 .await;
-            if let (true, Some(version)) = (now == status, v["awaiting_version"].as_str()) {
-                let body = json!({"subject": subject, "decision": "approve", "version": version});
-                let (s, v) = self.api("operator", post.clone(), &format!("/v1/jobs/{job}/decisions"), Some(body)).await;
-                assert!(s == 200 || s == 409, "{s} {v}");
+            if let (true, Some(version)) = (now == status, v.awaiting_version)
+                && let Err(e) = self.operator.approve(&job, subject, &version).await
+            {
+                assert_eq!(e.code, Code::InvalidTransition, "{e}");
             }
         }
     }
@@ -193,91 +208,163 @@ impl Cloud {
         .await;
     }
 
-    /// The job's view once its status satisfies `want` (or is terminal).
-    async fn wait_for(&self, job: &str, want: impl Fn(JobStatus) -> bool) -> (JobStatus, Value) {
+    /// Submit the sample to the ingest function; the new job.
+    async fn submit(&self) -> JobId {
+        let source = NewSource { format: SourceFormat::Json, content: SAMPLE.to_owned(), title: None, language: None };
+        self.ingest.submit(&source, None).await.expect("submitted").job.id
+    }
+
+    /// The job as the operator API shows it once its status satisfies `want` (or is terminal).
+    async fn wait_for(&self, job: &JobId, want: impl Fn(JobStatus) -> bool) -> (JobStatus, JobReply) {
         self.wait_view(job, "reaches the expected status", |s, _| want(s)).await
     }
 
-    /// The job's view (as the operator API shows it) once `want(status, view)` holds or the
-    /// job is terminal.
-    async fn wait_view(&self, job: &str, what: &str, want: impl Fn(JobStatus, &Value) -> bool) -> (JobStatus, Value) {
+    /// The job as the operator API shows it once `want(status, reply)` holds or the job is
+    /// terminal.
+    async fn wait_view(
+        &self,
+        job: &JobId,
+        what: &str,
+        want: impl Fn(JobStatus, &JobReply) -> bool,
+    ) -> (JobStatus, JobReply) {
         harmonia_testkit::eventually(format!("job {job} {what}"), || async {
-            let (_, v) = self.api("operator", reqwest::Method::GET, &format!("/v1/jobs/{job}"), None).await;
-            match serde_json::from_value::<JobStatus>(v["job"]["status"].clone()) {
-                Ok(s) if want(s, &v) || s.is_terminal() => Ok((s, v)),
-                Ok(_) => Err(format!("status {}", v["job"]["status"])),
-                Err(_) => Err(format!("no job status in {v}")),
+            match self.operator.job(job).await {
+                Ok(v) if want(v.job.status, &v) || v.job.status.is_terminal() => Ok((v.job.status, v)),
+                Ok(v) => Err(format!("status {}", v.job.status)),
+                Err(e) => Err(format!("{e}")),
             }
         })
         .await
     }
 }
 
+/// `harmonia --cloud` with `vars` (and nothing of this process's own environment that could
+/// name a credential or a login): its exit status, stdout and stderr.
+async fn cloud_cli(args: &[&str], vars: &[(&str, &str)]) -> (bool, String, String) {
+    let out = tokio::process::Command::new(harmonia_e2e::FunctionProcess::cli())
+        .arg("--cloud")
+        .args(args)
+        .env_remove("HARMONIA_CREDENTIAL")
+        .env_remove("HARMONIA_API_URL")
+        .env_remove("HARMONIA_WORKSPACE")
+        .envs(vars.iter().copied())
+        .output()
+        .await
+        .expect("run harmonia");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_deployed_system_bootstraps_from_an_empty_firestore_and_takes_a_job_to_verified() {
     let cloud = cloud().await;
-    let post = reqwest::Method::POST;
-    let (s, v) =
-        cloud.api("ingest", post.clone(), "/v1/sources", Some(json!({"format": "json", "content": SAMPLE}))).await;
-    assert_eq!(s, 201, "{v}");
-    let job = v["job"]["id"].as_str().expect("id").to_owned();
-
+    let job = cloud.submit().await;
     let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::AwaitingStrategyApproval).await;
-    assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v}");
-    let first = v["awaiting_version"].as_str().expect("version").to_owned();
-    let decide = format!("/v1/jobs/{job}/decisions");
+    assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v:?}");
+    let first = v.awaiting_version.expect("version");
     // An operator round over Pub/Sub push: the strategize function writes the next version.
-    let changes = json!({"subject": "strategy", "decision": "request_changes", "version": first, "feedback": "Lead with what was measured."});
-    let (s, v) = cloud.api("operator", post.clone(), &decide, Some(changes)).await;
-    assert_eq!(s, 200, "{v}");
+    let changes = DecisionBody {
+        subject: ApprovalSubject::Strategy,
+        decision: DecisionKind::RequestChanges,
+        version: first.clone(),
+        reason: None,
+        feedback: Some("Lead with what was measured.".into()),
+    };
+    let answered = cloud.operator.decide(&job, &changes).await.expect("changes requested");
+    assert_eq!(answered.approval.operator.as_str(), "ana");
     let (status, v) = cloud
         .wait_view(&job, "shows the round's strategy", |s, v| {
-            s == JobStatus::AwaitingStrategyApproval && v["awaiting_version"].as_str().is_some_and(|a| a != first)
+            s == JobStatus::AwaitingStrategyApproval && v.awaiting_version.as_ref().is_some_and(|a| *a != first)
         })
         .await;
-    assert_eq!((status, v["job"]["round"].as_u64()), (JobStatus::AwaitingStrategyApproval, Some(1)), "{v}");
-    let version = v["awaiting_version"].as_str().expect("version").to_owned();
-    let (s, v) = cloud
-        .api(
-            "operator",
-            post.clone(),
-            &decide,
-            Some(json!({"subject": "strategy", "decision": "approve", "version": version})),
-        )
-        .await;
-    assert_eq!(s, 200, "{v}");
+    assert_eq!((status, v.job.round.get()), (JobStatus::AwaitingStrategyApproval, 1), "{v:?}");
+
+    // The CLI acts on the deployment only through the operator API, as the credential's
+    // operator. Without a credential (none in the environment, no stored login) it is refused
+    // before anything is sent, and nothing is recorded.
+    let url = cloud.functions["operator"].url.clone();
+    let home = tempfile::tempdir().expect("an empty home");
+    let home_path = home.path().to_string_lossy().into_owned();
+    let bare =
+        [("HARMONIA_API_URL", url.as_str()), ("HOME", home_path.as_str()), ("XDG_CONFIG_HOME", home_path.as_str())];
+    let (ok, _, err) = cloud_cli(&["--json", "approve", job.as_str(), "strategy"], &bare).await;
+    assert!(!ok, "refused");
+    assert!(err.contains("\"unauthenticated\""), "{err}");
+    // A credential the deployment does not know is refused by the API the same way.
+    let forged = [bare.as_slice(), &[("HARMONIA_CREDENTIAL", "hop_demo/ana/not-the-secret")]].concat();
+    let (ok, _, err) = cloud_cli(&["--json", "approve", job.as_str(), "strategy"], &forged).await;
+    assert!(!ok && err.contains("\"unauthenticated\""), "{err}");
+    let detail = cloud.operator.detail(&job).await.expect("detail");
+    assert_eq!(detail.decisions.len(), 1, "only the request for changes is recorded: {:?}", detail.decisions);
+    assert_eq!(detail.job.status, JobStatus::AwaitingStrategyApproval);
+
+    // `harmonia login` checks the credential with the API and keeps it for its owner alone;
+    // `--cloud approve` then records the approval as that operator.
+    let login = tokio::process::Command::new(harmonia_e2e::FunctionProcess::cli())
+        .args(["login", url.as_str()])
+        .env_remove("HARMONIA_CREDENTIAL")
+        .envs(bare.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run harmonia login");
+    let mut login = login;
+    {
+        use tokio::io::AsyncWriteExt as _;
+        let mut stdin = login.stdin.take().expect("stdin");
+        stdin.write_all(format!("{}\n", cloud.token).as_bytes()).await.expect("type the credential");
+    }
+    let login = login.wait_with_output().await.expect("login");
+    let said = String::from_utf8_lossy(&login.stdout);
+    assert!(login.status.success(), "{}", String::from_utf8_lossy(&login.stderr));
+    assert!(said.contains("as ana (operator) of workspace demo"), "{said}");
+    assert!(!said.contains(&cloud.token), "the credential is not printed back");
+    let stored = home.path().join("harmonia").join("login.toml");
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(std::fs::metadata(&stored).expect("stored").permissions().mode() & 0o777, 0o600);
+    let logged_in = [("HOME", home_path.as_str()), ("XDG_CONFIG_HOME", home_path.as_str())];
+    let (ok, out, err) = cloud_cli(&["approve", job.as_str(), "strategy"], &logged_in).await;
+    assert!(ok, "{err}");
+    assert!(out.contains("recorded as operator ana"), "{out}");
+    // Naming another workspace than the credential's is refused.
+    let (ok, _, err) = cloud_cli(&["--workspace", "other", "status"], &logged_in).await;
+    assert!(!ok && err.contains("The credential is for workspace demo, not other."), "{err}");
+    let detail = cloud.operator.detail(&job).await.expect("detail");
+    let approval = detail.decisions.last().expect("the approval");
+    assert_eq!((approval.subject, &approval.decision), (ApprovalSubject::Strategy, &Decision::Approved));
+    assert_eq!(approval.operator.as_str(), "ana", "attributed to the credential's operator");
 
     let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::AwaitingDraftApproval).await;
-    assert_eq!(status, JobStatus::AwaitingDraftApproval, "{v}");
-    let first = v["awaiting_version"].as_str().expect("version").to_owned();
+    assert_eq!(status, JobStatus::AwaitingDraftApproval, "{v:?}");
+    let first = v.awaiting_version.expect("version");
     // A draft round: the draft, review and policy functions run a new writing cycle.
-    let changes = json!({"subject": "draft", "decision": "request_changes", "version": first, "feedback": "Shorter."});
-    let (s, v) = cloud.api("operator", post.clone(), &decide, Some(changes)).await;
-    assert_eq!(s, 200, "{v}");
+    let changes = DecisionBody {
+        subject: ApprovalSubject::Draft,
+        decision: DecisionKind::RequestChanges,
+        version: first.clone(),
+        reason: None,
+        feedback: Some("Shorter.".into()),
+    };
+    cloud.operator.decide(&job, &changes).await.expect("changes requested");
     let (status, v) = cloud
         .wait_view(&job, "shows the round's draft", |s, v| {
-            s == JobStatus::AwaitingDraftApproval && v["awaiting_version"].as_str().is_some_and(|a| a != first)
+            s == JobStatus::AwaitingDraftApproval && v.awaiting_version.as_ref().is_some_and(|a| *a != first)
         })
         .await;
-    assert_eq!((status, v["job"]["round"].as_u64()), (JobStatus::AwaitingDraftApproval, Some(1)), "{v}");
-    let version = v["awaiting_version"].as_str().expect("version").to_owned();
-    let (s, v) = cloud
-        .api(
-            "operator",
-            post.clone(),
-            &decide,
-            Some(json!({"subject": "draft", "decision": "approve", "version": version})),
-        )
-        .await;
-    assert_eq!(s, 200, "{v}");
-    assert_eq!(v["job"]["status"], "scheduled", "approved is scheduled for the plan item's window: {v}");
-    let (s, v) = cloud.api("operator", reqwest::Method::GET, "/v1/schedule", None).await;
-    assert_eq!((s, v["schedule"][0]["job"].as_str()), (200, Some(job.as_str())), "{v}");
-    let (s, v) = cloud.api("operator", post, &format!("/v1/jobs/{job}/publish-now"), None).await;
-    assert_eq!(s, 200, "{v}");
+    assert_eq!((status, v.job.round.get()), (JobStatus::AwaitingDraftApproval, 1), "{v:?}");
+    let version = v.awaiting_version.expect("version");
+    let answered = cloud.operator.approve(&job, ApprovalSubject::Draft, &version).await.expect("approved");
+    assert_eq!(answered.job.status, JobStatus::Scheduled, "approved is scheduled for the plan item's window");
+    let listed = cloud.operator.schedule().await.expect("schedule");
+    assert_eq!(listed.schedule.first().map(|s| &s.job), Some(&job));
+    // Published now through the CLI, as the logged-in operator.
+    let (ok, _, err) = cloud_cli(&["--json", "publish-now", job.as_str()], &logged_in).await;
+    assert!(ok, "{err}");
 
     let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::Verified).await;
-    assert_eq!(status, JobStatus::Verified, "{v}");
+    assert_eq!(status, JobStatus::Verified, "{v:?}");
+    let job = job.to_string();
 
     // Read the final state straight from the Firestore emulator.
     let stored: Job =
@@ -341,8 +428,9 @@ async fn a_three_mebibyte_source_goes_through_cloud_storage_to_the_strategy_gate
     let object = reqwest::get(&url).await.expect("download").bytes().await.expect("object");
     assert!(blob.matches(&object), "the object is the blob its record names");
 
+    let job: JobId = job.parse().expect("job id");
     let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::AwaitingStrategyApproval).await;
-    assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v}");
+    assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v:?}");
 }
 
 /// Sources uploaded to the sources bucket are ingested through its notification: a 3 MiB
@@ -381,8 +469,8 @@ async fn an_upload_to_the_sources_bucket_is_ingested_and_a_bad_one_is_recorded_o
         jobs.into_iter().filter_map(|d| d.decode::<Job>().ok()).find(|j| j.title == "Uploaded keynote")
     })
     .await;
-    let (status, v) = cloud.wait_for(job.id.as_str(), |s| s == JobStatus::AwaitingStrategyApproval).await;
-    assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v}");
+    let (status, v) = cloud.wait_for(&job.id, |s| s == JobStatus::AwaitingStrategyApproval).await;
+    assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v:?}");
     let stored: StoredSource = cloud
         .store
         .get(&ws, SOURCES, &doc_id(&job.source))
@@ -625,7 +713,6 @@ async fn ingest_operator_and_dead_letter_functions_killed_mid_request_lose_and_d
         0,
     )
     .await;
-    let post = reqwest::Method::POST;
 
     // ingest: the job is created, the answer is lost; the retry with the same key gets it.
     let body = json!({"format": "json", "content": SAMPLE});
@@ -647,12 +734,14 @@ async fn ingest_operator_and_dead_letter_functions_killed_mid_request_lose_and_d
         .await
         .expect("retry");
     assert_eq!(retry.status().as_u16(), 201);
-    let job = retry.json::<Value>().await.expect("json")["job"]["id"].as_str().expect("id").to_owned();
+    let job: JobId =
+        retry.json::<Value>().await.expect("json")["job"]["id"].as_str().expect("id").parse().expect("job id");
 
     // operator: the approval is recorded, the answer is lost; the retry is refused as decided.
     let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::AwaitingStrategyApproval).await;
-    assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v}");
-    let decide = json!({"subject": "strategy", "decision": "approve", "version": v["awaiting_version"]});
+    assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v:?}");
+    let version = v.awaiting_version.expect("the strategy awaiting approval");
+    let decide = json!({"subject": "strategy", "decision": "approve", "version": version});
     let url = format!("{}/v1/jobs/{job}/decisions", cloud.functions["operator"].url);
     let request = cloud.http.post(&url).bearer_auth(&cloud.token).json(&decide).send();
     let decisions = format!("/v1/jobs/{job}/decisions");
@@ -661,16 +750,14 @@ async fn ingest_operator_and_dead_letter_functions_killed_mid_request_lose_and_d
         operator.kill_and_restart("its answer to the approval", |s| is_response(s, "POST", &decisions)).await
     });
     assert!(lost.is_err() || !lost.as_ref().is_ok_and(|r| r.status().is_success()));
-    let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{job}/decisions"), Some(decide)).await;
-    assert_eq!((s, v["error"]["code"].as_str()), (409, Some("invalid_transition")), "already decided");
+    let again = cloud.operator.approve(&job, ApprovalSubject::Strategy, &version).await.map(|_| ());
+    assert_eq!(again.expect_err("already decided").code, Code::InvalidTransition);
 
     let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::AwaitingDraftApproval).await;
-    assert_eq!(status, JobStatus::AwaitingDraftApproval, "{v}");
-    let decide = json!({"subject": "draft", "decision": "approve", "version": v["awaiting_version"]});
-    let (s, _) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{job}/decisions"), Some(decide)).await;
-    assert_eq!(s, 200);
-    let (s, v) = cloud.api("operator", post, &format!("/v1/jobs/{job}/publish-now"), None).await;
-    assert_eq!(s, 200, "{v}");
+    assert_eq!(status, JobStatus::AwaitingDraftApproval, "{v:?}");
+    let version = v.awaiting_version.expect("the draft awaiting approval");
+    cloud.operator.approve(&job, ApprovalSubject::Draft, &version).await.expect("approved");
+    cloud.operator.publish_now(&job).await.expect("published now");
     let (status, _) = cloud.wait_for(&job, |s| s == JobStatus::Verified).await;
     assert_eq!(status, JobStatus::Verified);
 
@@ -714,7 +801,7 @@ async fn a_credential_revoked_through_the_api_stops_working_in_every_function() 
     let project = harmonia_testkit::unique("credentials");
     let ws: WorkspaceId = "brand".parse().expect("ws");
     let store = FirestoreStore::connect(&project, "(default)").await.expect("firestore");
-    // The first admin, the way `harmonia --cloud operator add ada --admin` creates it.
+    // The first admin, the way `harmonia first-admin ada` creates it.
     let admin = operators::add(&store, &ws, &"ada".parse().expect("op"), Role::Admin, &"cli".parse().expect("op"))
         .await
         .expect("admin")
@@ -804,29 +891,24 @@ async fn a_credential_revoked_through_the_api_stops_working_in_every_function() 
 impl Cloud {
     /// Ingest the sample through the API, approve its strategy, and wait at the draft gate;
     /// the job id.
-    async fn to_the_draft_gate(&self) -> String {
-        let post = reqwest::Method::POST;
-        let (s, v) =
-            self.api("ingest", post.clone(), "/v1/sources", Some(json!({"format": "json", "content": SAMPLE}))).await;
-        assert_eq!(s, 201, "{v}");
-        let job = v["job"]["id"].as_str().expect("id").to_owned();
+    async fn to_the_draft_gate(&self) -> JobId {
+        let job = self.submit().await;
         let (status, v) = self.wait_for(&job, |s| s == JobStatus::AwaitingStrategyApproval).await;
-        assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v}");
-        let body = json!({"subject": "strategy", "decision": "approve", "version": v["awaiting_version"]});
-        let (s, v) = self.api("operator", post, &format!("/v1/jobs/{job}/decisions"), Some(body)).await;
-        assert_eq!(s, 200, "{v}");
+        assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v:?}");
+        let version = v.awaiting_version.expect("the strategy awaiting approval");
+        self.operator.approve(&job, ApprovalSubject::Strategy, &version).await.expect("approved");
         let (status, v) = self.wait_for(&job, |s| s == JobStatus::AwaitingDraftApproval).await;
-        assert_eq!(status, JobStatus::AwaitingDraftApproval, "{v}");
+        assert_eq!(status, JobStatus::AwaitingDraftApproval, "{v:?}");
         job
     }
 
     /// Approve the job's draft through the API; the answer and the schedule it made.
-    async fn approve_draft(&self, job: &str) -> (Value, harmonia_contracts::domain::Schedule) {
-        let (_, v) = self.api("operator", reqwest::Method::GET, &format!("/v1/jobs/{job}"), None).await;
-        let body = json!({"subject": "draft", "decision": "approve", "version": v["awaiting_version"]});
-        let (s, v) =
-            self.api("operator", reqwest::Method::POST, &format!("/v1/jobs/{job}/decisions"), Some(body)).await;
-        assert_eq!(s, 200, "{v}");
+    async fn approve_draft(
+        &self,
+        job: &JobId,
+    ) -> (harmonia_client::api::DecisionReply, harmonia_contracts::domain::Schedule) {
+        let version = self.operator.job(job).await.expect("job").awaiting_version.expect("the draft awaiting approval");
+        let v = self.operator.approve(job, ApprovalSubject::Draft, &version).await.expect("approved");
         let doc = self
             .store
             .get(&self.ws, harmonia_pipeline::records::SCHEDULES, &doc_id(job))
@@ -877,7 +959,7 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
     // finds nothing due.
     let job = cloud.to_the_draft_gate().await;
     let (v, planned) = cloud.approve_draft(&job).await;
-    assert_eq!(v["job"]["status"], "scheduled", "{v}");
+    assert_eq!(v.job.status, JobStatus::Scheduled, "{v:?}");
     assert_eq!((planned.state, planned.due_at), (ScheduleState::Scheduled, planned.window.start));
     let (s, v) = cloud.api("dispatch", post.clone(), "/dispatch", None).await;
     assert_eq!((s, v["released"].as_u64()), (200, Some(0)), "not due yet: {v}");
@@ -893,33 +975,25 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
     let (one, two) = (one.expect("tick"), two.expect("tick"));
     assert_eq!(one.released.len() + two.released.len(), 1, "{one:?} {two:?}");
     let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::Verified).await;
-    assert_eq!(status, JobStatus::Verified, "{v}");
+    assert_eq!(status, JobStatus::Verified, "{v:?}");
     assert_eq!(sandbox.posts(&cloud.ws).await.expect("posts"), 1);
-    let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{job}/cancel"), None).await;
-    assert_eq!((s, v["error"]["code"].as_str()), (409, Some("invalid_transition")), "claimed: {v}");
+    let refused = cloud.operator.cancel(&job).await.map(|_| ()).expect_err("claimed");
+    assert_eq!(refused.code, Code::InvalidTransition, "claimed: {refused}");
 
     // Reschedule inside a window, then publish now; and cancel: never published.
     let moved = cloud.to_the_draft_gate().await;
     let (_, planned) = cloud.approve_draft(&moved).await;
     let at = planned.window.start + chrono::TimeDelta::minutes(30);
-    let (s, v) = cloud
-        .api(
-            "operator",
-            post.clone(),
-            &format!("/v1/jobs/{moved}/reschedule"),
-            Some(json!({"at": harmonia_contracts::time::format(&at)})),
-        )
-        .await;
-    assert_eq!((s, v["schedule"]["decisions"][0]["operator"].as_str()), (200, Some("ana")), "{v}");
+    let v = cloud.operator.reschedule(&moved, &harmonia_client::api::RescheduleBody { at }).await.expect("moved");
+    assert_eq!(v.schedule.decisions.first().map(|d| d.operator.as_str()), Some("ana"), "{v:?}");
     clock.set(planned.window.start + chrono::TimeDelta::minutes(1));
     assert!(schedule::tick(&a).await.expect("tick").released.is_empty(), "moved later: not due at its old time");
-    let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{moved}/publish-now"), None).await;
-    assert_eq!(s, 200, "{v}");
+    cloud.operator.publish_now(&moved).await.expect("published now");
     assert_eq!(cloud.wait_for(&moved, |s| s == JobStatus::Verified).await.0, JobStatus::Verified);
     let cancelled = cloud.to_the_draft_gate().await;
     let (_, planned) = cloud.approve_draft(&cancelled).await;
-    let (s, v) = cloud.api("operator", post.clone(), &format!("/v1/jobs/{cancelled}/cancel"), None).await;
-    assert_eq!((s, v["job"]["status"].as_str()), (200, Some("cancelled")), "{v}");
+    let v = cloud.operator.cancel(&cancelled).await.expect("cancelled");
+    assert_eq!(v.job.status, JobStatus::Cancelled, "{v:?}");
     clock.set(planned.due_at + chrono::TimeDelta::minutes(5));
     assert!(schedule::tick(&a).await.expect("tick").released.is_empty());
     assert_eq!(sandbox.posts(&cloud.ws).await.expect("posts"), 2, "the cancelled post was never made");
@@ -937,7 +1011,7 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
         .expect("decode");
     let window = plan.plan.items.iter().find(|i| i.id == plan.selected).expect("selected").window;
     clock.set(window.end + chrono::TimeDelta::minutes(1));
-    let late_id: harmonia_contracts::ids::JobId = late.parse().expect("job");
+    let late_id = late.clone();
     let current = harmonia_pipeline::operator::job(&a, &cloud.ws, &late_id).await.expect("job");
     let version = harmonia_pipeline::operator::current_version(
         &a,
@@ -956,11 +1030,11 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
         trace: None,
     };
     harmonia_pipeline::operator::decide(&a, &cloud.ws, request).await.expect("approve");
-    let (_, v) = cloud.api("operator", reqwest::Method::GET, &format!("/v1/jobs/{late}"), None).await;
-    assert_eq!(v["job"]["status"], "needs_human", "{v}");
-    let (_, listed) = cloud.api("operator", reqwest::Method::GET, "/v1/schedule", None).await;
-    let entry = listed["schedule"].as_array().and_then(|s| s.iter().find(|e| e["job"] == late.as_str())).cloned();
-    assert_eq!(entry.map(|e| e["state"].clone()), Some(json!("window_passed")), "{listed}");
+    let v = cloud.operator.job(&late).await.expect("job");
+    assert_eq!(v.job.status, JobStatus::NeedsHuman, "{v:?}");
+    let listed = cloud.operator.schedule().await.expect("schedule").schedule;
+    let entry = listed.iter().find(|e| e.job == late).map(|e| e.state);
+    assert_eq!(entry, Some(ScheduleState::WindowPassed), "{listed:?}");
     clock.advance(chrono::TimeDelta::days(1));
     assert!(schedule::tick(&a).await.expect("tick").released.is_empty());
     assert_eq!(sandbox.posts(&cloud.ws).await.expect("posts"), 2, "not published late");
@@ -979,7 +1053,7 @@ async fn on_the_emulators_a_publisher_killed_between_the_claim_and_the_receipt_i
     let sandbox = harmonia_pipeline::connector::Sandbox::new(std::sync::Arc::new(cloud.store.clone()));
     let job = cloud.to_the_draft_gate().await;
     let (v, planned) = cloud.approve_draft(&job).await;
-    assert_eq!(v["job"]["status"], "scheduled", "{v}");
+    assert_eq!(v.job.status, JobStatus::Scheduled, "{v:?}");
 
     // The window opens: the dispatcher releases it, and the publish function claims it and
     // posts; it is killed holding the platform's answer.
@@ -1005,7 +1079,7 @@ async fn on_the_emulators_a_publisher_killed_between_the_claim_and_the_receipt_i
     // verification's read-back finds the post the killed call made. Nothing is posted twice.
     cloud.functions.get_mut("publish").expect("the publish function").restart().await;
     let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::Verified).await;
-    assert_eq!(status, JobStatus::Verified, "{v}");
+    assert_eq!(status, JobStatus::Verified, "{v:?}");
     let publication = claimed().await;
     let receipt = publication.receipt.as_ref().map(|r| &r.outcome);
     assert_eq!(receipt, Some(&ReceiptOutcome::Unknown), "no blind retry after the kill");

@@ -205,17 +205,12 @@ async fn a_job_failed_by_a_contract_error_is_retried_to_the_strategy_gate() {
     let added: Value = serde_json::from_str(&added).expect("operator json");
     let credential = added["credential"].as_str().expect("credential");
     let (mut serve, url) = FunctionProcess::serve_cli(dir.path(), &["--model", model], &env, &["HARMONIA_MODEL"]).await;
-    let response = reqwest::Client::new()
-        .post(format!("{url}/v1/jobs/{job}/retry"))
-        .bearer_auth(credential)
-        .send()
-        .await
-        .expect("POST retry");
-    let status = response.status().as_u16();
-    let body: Value = response.json().await.expect("error json");
+    let client = harmonia_client::Client::new(&url, harmonia_client::Auth::from_text(credential)).expect("client");
+    let refused = client.retry(&job.parse().expect("job id")).await.map(|_| ());
     serve.kill().await.expect("stop serve");
-    assert_eq!(status, 409, "{body}");
-    assert_eq!(body["error"]["code"], "invalid_transition", "{body}");
+    let refused = refused.expect_err("nothing to retry");
+    assert_eq!(refused.code, harmonia_contracts::Code::InvalidTransition, "{refused}");
+    assert!(refused.message.contains("awaiting_strategy_approval"), "{refused}");
 }
 
 /// A job under a token budget stops before the call that would pass it, with

@@ -31,42 +31,33 @@ const STATUS_WAIT: Duration = Duration::from_secs(10);
 /// How long one job may take end to end before the CLI gives up waiting.
 const JOB_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Where the commands run: the embedded default in this process, or a deployed project's
-/// Firestore and Pub/Sub (`--cloud`, configured like the functions).
+/// Where the commands run: the embedded default in this process, or a deployment through its
+/// operator API (`--cloud`), as the operator whose credential the client carries.
 pub(crate) enum Backend {
     /// Every stage in this process.
     Local(Local),
-    /// A deployed project: the functions there do the work.
-    Cloud {
-        /// The project's backends.
-        env: Arc<harmonia_pipeline::Env>,
-    },
+    /// A deployment: its functions do the work; the CLI only asks the operator API.
+    Cloud(harmonia_client::Client),
 }
 
 impl Backend {
-    /// The backends the command acts on.
-    pub(crate) fn env(&self) -> &harmonia_pipeline::Env {
-        match self {
-            Backend::Local(l) => &l.env,
-            Backend::Cloud { env, .. } => env,
-        }
-    }
-
     /// Locally, carry on with the workspace's unfinished jobs first (a deployed project's
     /// functions do that themselves).
     pub(crate) async fn resume(&self, ws: &WorkspaceId) -> Result<(), Error> {
         match self {
             Backend::Local(l) => operator::resume(&l.env, ws).await.map(|_| ()),
-            Backend::Cloud { .. } => Ok(()),
+            Backend::Cloud(_) => Ok(()),
         }
     }
 
+    /// The embedded default, for a command that runs on this machine only.
     pub(crate) fn local(&self) -> Result<&Local, Error> {
         match self {
             Backend::Local(l) => Ok(l),
-            Backend::Cloud { .. } => {
-                Err(Error::new(Code::InvalidRequest, "this command runs on the embedded default only"))
-            }
+            Backend::Cloud(_) => Err(Error::new(
+                Code::InvalidRequest,
+                "This command runs on the embedded default only, not with --cloud.",
+            )),
         }
     }
 }
@@ -401,28 +392,32 @@ pub(crate) async fn run(
 pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, job: Option<&str>) -> Result<(), Error> {
     let ws = ws.clone();
     backend.resume(&ws).await?;
-    let env = backend.env();
-    // One job, or the workspace's jobs, as stored now.
-    let list = || async {
-        match job {
-            Some(id) => Ok::<_, Error>(vec![operator::job(env, &ws, &id.parse()?).await?]),
-            None => operator::jobs(env, &ws, 1000).await,
-        }
+    let id: Option<JobId> = job.map(str::parse).transpose()?;
+    let jobs = match backend {
+        Backend::Local(l) => local_jobs(l, &ws, id.as_ref()).await?,
+        Backend::Cloud(client) => match &id {
+            Some(id) => vec![client.job(id).await?],
+            None => {
+                // Only a job at a gate has a version awaiting a decision to ask for.
+                let mut replies = Vec::new();
+                for job in client.jobs().await?.jobs {
+                    let gated = [ApprovalSubject::Strategy, ApprovalSubject::Draft]
+                        .into_iter()
+                        .any(|subject| operator::require_waiting(&job, subject).is_ok());
+                    replies.push(match gated {
+                        true => client.job(&job.id).await?,
+                        false => harmonia_client::api::JobReply { job, awaiting_version: None },
+                    });
+                }
+                replies
+            }
+        },
     };
-    let mut jobs = list().await?;
-    // Locally, the jobs shown first move on to where they rest (a decision or the end), for a
-    // little while; the rest of the queue is not waited for. Then they are read again.
-    if let Backend::Local(l) = backend {
-        let ids: Vec<JobId> = jobs.iter().map(|j| j.id.clone()).collect();
-        l.rest(&ws, &ids, STATUS_WAIT).await?;
-        jobs = list().await?;
-    }
     let mut views = Vec::new();
     if !jobs.is_empty() {
         out.say(&format!("{:<36}  {:<27} TITLE (VERSION AWAITING A DECISION) [FAILURE]", "JOB", "STATUS"));
     }
-    for j in &jobs {
-        let version = operator::awaiting(env, &ws, j).await?.map(|(_, version)| version);
+    for harmonia_client::api::JobReply { job: j, awaiting_version: version } in &jobs {
         let failure = j
             .failure
             .as_ref()
@@ -450,8 +445,12 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
         views.push(json!({ "job": j, "awaiting_version": version }));
     }
     if jobs.is_empty() {
-        match harmonia_pipeline::workspace::current(&*env.store, &ws).await {
-            Ok(_) => out.say(&format!("No jobs in workspace `{ws}` yet: submit a source with `harmonia run FILE`.")),
+        let configured = match backend {
+            Backend::Local(l) => harmonia_pipeline::workspace::current(&*l.env.store, &ws).await.map(|_| ()),
+            Backend::Cloud(client) => client.workspace().await.map(|_| ()),
+        };
+        match configured {
+            Ok(()) => out.say(&format!("No jobs in workspace `{ws}` yet: submit a source with `harmonia run FILE`.")),
             Err(e) if e.code == Code::WorkspaceNotConfigured => out.say(&format!(
                 "Workspace `{ws}` has no configuration yet: write one (see examples/workspace.toml) and run `harmonia workspace init FILE`."
             )),
@@ -460,6 +459,30 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
     }
     out.value(&json!({ "jobs": views }));
     Ok(())
+}
+
+/// One job, or the workspace's jobs, each with the version awaiting a decision. The jobs
+/// shown first move on to where they rest (a decision or the end), for a little while; the
+/// rest of the queue is not waited for. Then they are read again.
+async fn local_jobs(
+    l: &Local,
+    ws: &WorkspaceId,
+    id: Option<&JobId>,
+) -> Result<Vec<harmonia_client::api::JobReply>, Error> {
+    let list = || async {
+        match id {
+            Some(id) => Ok::<_, Error>(vec![operator::job(&l.env, ws, id).await?]),
+            None => operator::jobs(&l.env, ws, 1000).await,
+        }
+    };
+    let ids: Vec<JobId> = list().await?.iter().map(|j| j.id.clone()).collect();
+    l.rest(ws, &ids, STATUS_WAIT).await?;
+    let mut replies = Vec::new();
+    for job in list().await? {
+        let awaiting_version = operator::awaiting(&l.env, ws, &job).await?.map(|(_, version)| version);
+        replies.push(harmonia_client::api::JobReply { job, awaiting_version });
+    }
+    Ok(replies)
 }
 
 /// `harmonia serve`: the operator API on 127.0.0.1 until Ctrl-C (or SIGTERM). It issues no credential: the
@@ -603,9 +626,14 @@ pub(crate) async fn activity(backend: &Backend, out: &Output, ws: &WorkspaceId, 
     use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord};
     let ws = ws.clone();
     let id: JobId = job.parse()?;
-    // An unknown job is `not_found`, not an empty list.
-    operator::job(backend.env(), &ws, &id).await?;
-    let records: Vec<ActivityRecord> = harmonia_pipeline::detail::activity(backend.env(), &ws, &id).await?;
+    let records: Vec<ActivityRecord> = match backend {
+        Backend::Local(l) => {
+            // An unknown job is `not_found`, not an empty list.
+            operator::job(&l.env, &ws, &id).await?;
+            harmonia_pipeline::detail::activity(&l.env, &ws, &id).await?
+        }
+        Backend::Cloud(client) => client.activity(&id).await?,
+    };
     if !records.is_empty() {
         out.say(&format!(
             "{:<10} {:<10} {:<18} {:>11}  {:>8} {:>9}  {:<22} {:<32}  SPAN",

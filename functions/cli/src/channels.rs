@@ -63,7 +63,8 @@ pub(crate) async fn run(
     command: ChannelsCommand,
 ) -> Result<(), Error> {
     let ChannelsCommand::Check = command;
-    let env = backend.env();
+    // The channel secrets are on the machine that publishes: here, or the deployment's.
+    let env = &backend.local()?.env;
     let version = harmonia_pipeline::workspace::current(&*env.store, workspace).await?;
     let mut rows = Vec::new();
     let mut first_failure: Option<(Code, String)> = None;

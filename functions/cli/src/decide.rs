@@ -1,11 +1,14 @@
-//! The operator's decisions: `approve`, `reject`, `request-changes` and `edit`. Each names the
-//! exact version it is about (by default the one awaiting a decision), goes through the same
-//! functions as the operator API (so the limits are the same), and then — on the embedded
-//! default — follows the job until it needs the operator again.
+//! The operator's decisions: `approve`, `reject`, `request-changes`, `edit` and `retry`. Each
+//! names the exact version it is about (by default the one awaiting a decision). On the
+//! embedded default it goes through the same functions as the operator API (so the limits are
+//! the same), as the operator `cli` at this machine, and then follows the job until it needs
+//! the operator again. With `--cloud` it is a request to the operator API, attributed to the
+//! operator whose credential sent it; the deployment's functions carry the job on.
 
 use std::path::Path;
 
-use harmonia_contracts::domain::{Approval, ApprovalSubject, Decision};
+use harmonia_client::api::{DecisionBody, DecisionKind, EditBody};
+use harmonia_contracts::domain::{Approval, ApprovalSubject, Decision, Job};
 use harmonia_contracts::ids::{JobId, OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::detail::version_prefix as short;
@@ -20,6 +23,15 @@ fn cli_operator() -> Result<OperatorId, Error> {
     "cli".parse()
 }
 
+/// Who a deployment recorded the decision as, for the sentence that reports it ("" locally,
+/// where the person at this machine is the operator `cli`).
+fn attribution(backend: &Backend, decision: &Approval) -> String {
+    match backend {
+        Backend::Local(_) => String::new(),
+        Backend::Cloud(_) => format!(", recorded as operator {}", decision.operator),
+    }
+}
+
 /// The version a decision names: the one given, or the one awaiting the decision (after
 /// checking the job waits for this decision, so a decision at the wrong gate says so).
 async fn version(
@@ -29,11 +41,22 @@ async fn version(
     subject: ApprovalSubject,
     given: Option<String>,
 ) -> Result<String, Error> {
-    let current = operator::job(backend.env(), ws, job).await?;
-    operator::require_waiting(&current, subject)?;
-    match given {
-        Some(v) => Ok(v),
-        None => operator::current_version(backend.env(), ws, &current, subject).await,
+    match backend {
+        Backend::Local(l) => {
+            let current = operator::job(&l.env, ws, job).await?;
+            operator::require_waiting(&current, subject)?;
+            match given {
+                Some(v) => Ok(v),
+                None => operator::current_version(&l.env, ws, &current, subject).await,
+            }
+        }
+        Backend::Cloud(client) => {
+            let current = client.job(job).await?;
+            operator::require_waiting(&current.job, subject)?;
+            given.or(current.awaiting_version).ok_or_else(|| {
+                Error::new(Code::NotFound, "The job has no version awaiting a decision; name one with --version.")
+            })
+        }
     }
 }
 
@@ -45,6 +68,7 @@ async fn after(
     ws: &WorkspaceId,
     job: &JobId,
     decision: &Approval,
+    answered: Option<Job>,
 ) -> Result<(), Error> {
     let since = Some(decision.decided_at);
     let now = match backend {
@@ -52,7 +76,7 @@ async fn after(
             Ok(now) => Some(now),
             // The decision is recorded; a step after it failed the job, which the command
             // reports as its failure.
-            Err(e) if operator::job(backend.env(), ws, job).await.is_ok_and(|j| j.failure.is_some()) => {
+            Err(e) if operator::job(&l.env, ws, job).await.is_ok_and(|j| j.failure.is_some()) => {
                 return Err(Error::new(
                     e.code,
                     format!("The {} was {}. {}", decision.subject.as_str(), decision.decision.describe(), e.message),
@@ -67,10 +91,11 @@ async fn after(
                     decision.decision.describe(),
                     e.message.trim_end_matches('.')
                 ));
-                operator::job(backend.env(), ws, job).await.ok()
+                operator::job(&l.env, ws, job).await.ok()
             }
         },
-        Backend::Cloud { .. } => Some(operator::job(backend.env(), ws, job).await?),
+        // The deployment's functions carry the job on; the API answered with where it stands.
+        Backend::Cloud(_) => answered,
     };
     out.value(&json!({ "decision": decision, "job": now }));
     Ok(())
@@ -89,26 +114,41 @@ pub(crate) async fn decide(
     backend.resume(ws).await?;
     let id: JobId = job.parse()?;
     let version = version(backend, ws, &id, subject, given).await?;
-    let decision = match reject {
-        // The reason's limits are checked by `operator::decide`, for the CLI and the API alike.
-        Some(reason) => Decision::Rejected { reason },
-        None => Decision::Approved,
+    let (approval, answered) = match backend {
+        Backend::Local(l) => {
+            let decision = match reject {
+                // The reason's limits are checked by `operator::decide`, for the CLI and the API alike.
+                Some(reason) => Decision::Rejected { reason },
+                None => Decision::Approved,
+            };
+            let request = operator::DecisionRequest {
+                job: id.clone(),
+                operator: cli_operator()?,
+                subject,
+                decision,
+                subject_hash: version,
+                trace: None,
+            };
+            (operator::decide(&l.env, ws, request).await?, None)
+        }
+        Backend::Cloud(client) => {
+            let kind = if reject.is_some() { DecisionKind::Reject } else { DecisionKind::Approve };
+            let body = DecisionBody { subject, decision: kind, version, reason: reject, feedback: None };
+            let reply = client.decide(&id, &body).await?;
+            (reply.approval, Some(reply.job))
+        }
     };
-    let request = operator::DecisionRequest {
-        job: id.clone(),
-        operator: cli_operator()?,
-        subject,
-        decision,
-        subject_hash: version,
-        trace: None,
-    };
-    let approval = operator::decide(backend.env(), ws, request).await?;
     let what = match &approval.decision {
         Decision::Rejected { .. } => "Rejected",
         _ => "Approved",
     };
-    out.say(&format!("{what} the {} version {}.", subject.as_str(), short(&approval.subject_hash)));
-    after(backend, out, ws, &id, &approval).await
+    out.say(&format!(
+        "{what} the {} version {}{}.",
+        subject.as_str(),
+        short(&approval.subject_hash),
+        attribution(backend, &approval)
+    ));
+    after(backend, out, ws, &id, &approval, answered).await
 }
 
 /// `harmonia request-changes JOB strategy|draft --feedback TEXT`.
@@ -124,15 +164,30 @@ pub(crate) async fn request_changes(
     backend.resume(ws).await?;
     let id: JobId = job.parse()?;
     let version = version(backend, ws, &id, subject, given).await?;
-    let request = ChangesRequest {
-        job: id.clone(),
-        operator: cli_operator()?,
-        subject,
-        subject_hash: version,
-        feedback,
-        trace: None,
+    let (decision, answered) = match backend {
+        Backend::Local(l) => {
+            let request = ChangesRequest {
+                job: id.clone(),
+                operator: cli_operator()?,
+                subject,
+                subject_hash: version,
+                feedback,
+                trace: None,
+            };
+            (rounds::request_changes(&l.env, ws, request).await?, None)
+        }
+        Backend::Cloud(client) => {
+            let body = DecisionBody {
+                subject,
+                decision: DecisionKind::RequestChanges,
+                version,
+                reason: None,
+                feedback: Some(feedback),
+            };
+            let reply = client.decide(&id, &body).await?;
+            (reply.approval, Some(reply.job))
+        }
     };
-    let decision = rounds::request_changes(backend.env(), ws, request).await?;
     let round = decision.round.next().map_or(0, |r| r.get());
     let maker = if subject == ApprovalSubject::Strategy {
         "Ryan writes the next strategy"
@@ -140,11 +195,12 @@ pub(crate) async fn request_changes(
         "Noni writes the next draft, and Dara and policy check it"
     };
     out.say(&format!(
-        "Asked for changes to the {} version {} (operator round {round} of 3). {maker}; your feedback is context for the role, not an instruction it must follow.",
+        "Asked for changes to the {} version {}{} (operator round {round} of 3). {maker}; your feedback is context for the role, not an instruction it must follow.",
         subject.as_str(),
         short(&decision.subject_hash),
+        attribution(backend, &decision),
     ));
-    after(backend, out, ws, &id, &decision).await
+    after(backend, out, ws, &id, &decision, answered).await
 }
 
 /// `harmonia edit JOB --file TEXT_FILE`: the file's text, byte for byte, becomes the next
@@ -167,8 +223,16 @@ pub(crate) async fn edit(
     let body =
         String::from_utf8(bytes).map_err(|_| Error::new(Code::InvalidRequest, "The draft file is not UTF-8 text."))?;
     let version = version(backend, ws, &id, ApprovalSubject::Draft, given).await?;
-    let request = EditRequest { job: id.clone(), operator: cli_operator()?, subject_hash: version, body };
-    let edited = rounds::edit(backend.env(), ws, request).await?;
+    let edited = match backend {
+        Backend::Local(l) => {
+            let request = EditRequest { job: id.clone(), operator: cli_operator()?, subject_hash: version, body };
+            rounds::edit(&l.env, ws, request).await?
+        }
+        Backend::Cloud(client) => {
+            let reply = client.edit(&id, &EditBody { version, body }).await?;
+            rounds::Edited { approval: reply.approval, draft: reply.draft }
+        }
+    };
     let round = edited.draft.round.get();
     out.say(&format!(
         "Stored your draft as version {} (operator round {round} of 3); every policy rule passed. Approve it with `harmonia approve {id} draft --version {}`.",
@@ -184,7 +248,13 @@ pub(crate) async fn edit(
 pub(crate) async fn retry(backend: &Backend, out: &Output, ws: &WorkspaceId, job: &str) -> Result<(), Error> {
     backend.resume(ws).await?;
     let id: JobId = job.parse()?;
-    let (_, record) = harmonia_pipeline::retry::retry(backend.env(), ws, &id, cli_operator()?).await?;
+    let (answered, record) = match backend {
+        Backend::Local(l) => harmonia_pipeline::retry::retry(&l.env, ws, &id, cli_operator()?).await?,
+        Backend::Cloud(client) => {
+            let reply = client.retry(&id).await?;
+            (reply.job, reply.retry)
+        }
+    };
     let by = record.failure.role.map(|r| format!(" by {r}")).unwrap_or_default();
     out.say(&format!(
         "Retrying the {} step of job {id}, which had failed with {}{by}.",
@@ -192,7 +262,7 @@ pub(crate) async fn retry(backend: &Backend, out: &Output, ws: &WorkspaceId, job
     ));
     let now = match backend {
         Backend::Local(l) => follow(l, out, ws, &id, false, Some(record.at)).await?,
-        Backend::Cloud { .. } => operator::job(backend.env(), ws, &id).await?,
+        Backend::Cloud(_) => answered,
     };
     out.value(&json!({ "retry": record, "job": now }));
     Ok(())

@@ -1,6 +1,6 @@
 //! `harmonia import metrics|signals FILE` and `harmonia calendar import FILE`: a file into the
-//! workspace named by `--workspace`, on the embedded default or with `--cloud`, stored
-//! all-or-nothing (`harmonia_pipeline::imports`).
+//! workspace, stored all-or-nothing (`harmonia_pipeline::imports`): on the embedded default the
+//! one named by `--workspace`, with `--cloud` the credential's, through the operator API.
 
 use std::path::{Path, PathBuf};
 
@@ -9,6 +9,8 @@ use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::imports::{self, Format, MAX_IMPORT_BYTES, Summary};
 use serde_json::json;
+
+use harmonia_client::api::ImportRoute;
 
 use crate::app::{Backend, Output};
 
@@ -48,7 +50,26 @@ pub(crate) enum Import {
 
 /// `harmonia import …` and `harmonia calendar import …`.
 pub(crate) async fn import(backend: &Backend, out: &Output, ws: &WorkspaceId, what: Import) -> Result<(), Error> {
-    let store = target(backend, ws).await?;
+    let store = match backend {
+        Backend::Local(l) => target(&*l.env.store, ws).await?,
+        Backend::Cloud(client) => {
+            let (route, format, file) = match &what {
+                Import::File(ImportCommand::Metrics { file }) => (ImportRoute::Metrics, Format::Csv, file),
+                Import::File(ImportCommand::Signals { file }) => {
+                    (ImportRoute::Signals, Format::from_file_name(&file.to_string_lossy())?, file)
+                }
+                Import::Calendar(CalendarCommand::Import { file }) => (ImportRoute::Calendar, Format::Csv, file),
+            };
+            let content_type = match format {
+                Format::Csv => "text/csv",
+                Format::Json => "application/json",
+            };
+            let imported = client.import(route, content_type, &read(file)?).await?;
+            out.say(&imported.message);
+            out.value(&json!(imported));
+            return Ok(());
+        }
+    };
     let summary = match what {
         Import::File(ImportCommand::Metrics { file }) => imports::metrics::import(store, ws, &read(&file)?).await?,
         Import::File(ImportCommand::Signals { file }) => {
@@ -65,8 +86,10 @@ pub(crate) async fn import(backend: &Backend, out: &Output, ws: &WorkspaceId, wh
 
 /// The store, once the workspace is known to be configured: importing into a workspace nobody
 /// set up would store rows no job can see.
-async fn target<'a>(backend: &'a Backend, ws: &WorkspaceId) -> Result<&'a dyn harmonia_store::Store, Error> {
-    let store = &*backend.env().store;
+async fn target<'a>(
+    store: &'a dyn harmonia_store::Store,
+    ws: &WorkspaceId,
+) -> Result<&'a dyn harmonia_store::Store, Error> {
     harmonia_pipeline::workspace::current(store, ws).await?;
     Ok(store)
 }

@@ -36,6 +36,7 @@ mod data;
 mod decide;
 mod eval;
 mod imports;
+mod login;
 mod operators;
 mod schedule;
 mod show;
@@ -51,13 +52,15 @@ struct Cli {
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
     json: bool,
-    /// Act on a deployed project (Firestore and Pub/Sub, configured from the environment like
-    /// the functions) instead of the embedded default. For workspace, status, show, approve, reject,
-    /// request-changes, edit, activity, operator.
+    /// Act on a deployment through its operator API (`HARMONIA_API_URL`, with the credential in
+    /// `HARMONIA_CREDENTIAL` or stored by `harmonia login`) instead of the embedded default, as
+    /// that credential's operator, in its workspace. For workspace, status, show, approve, reject,
+    /// request-changes, edit, retry, activity, schedule, reschedule, publish-now, cancel,
+    /// import, calendar and operator.
     #[arg(long, global = true)]
     cloud: bool,
-    /// The workspace to act in, locally and with `--cloud` (`demo` runs in its own data dir,
-    /// in the workspace `demo`).
+    /// The workspace to act in (`demo` runs in its own data dir, in the workspace `demo`). With
+    /// `--cloud` it is the credential's; naming another is refused.
     #[arg(long, global = true, env = "HARMONIA_WORKSPACE", default_value = "default")]
     workspace: String,
     /// Who answers the specialists on the embedded default: `offline` (deterministic,
@@ -160,6 +163,22 @@ enum Command {
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
+    },
+    /// Sign in to a deployment's operator API at URL (default: HARMONIA_API_URL): the credential,
+    /// read from standard input (or HARMONIA_CREDENTIAL), is checked with the API and kept with
+    /// the address in ~/.config/harmonia/login.toml, readable by you only, for `--cloud`.
+    Login {
+        /// The operator API's address.
+        url: Option<String>,
+    },
+    /// Forget the login `harmonia login` stored.
+    Logout,
+    /// Create a deployed workspace's first admin and print its credential once: written into the
+    /// project's Firestore with your own Google credentials (GOOGLE_CLOUD_PROJECT, configured like
+    /// the functions). Refused once the workspace has an active admin.
+    FirstAdmin {
+        /// The admin's name.
+        name: String,
     },
     /// Create the registry's topics, dead-letter topics and push subscriptions (Pub/Sub, or its
     /// emulator with PUBSUB_EMULATOR_HOST) for GOOGLE_CLOUD_PROJECT.
@@ -309,7 +328,13 @@ async fn main() -> ExitCode {
         if let Command::Provision { endpoints, endpoint_template } = &cli.command {
             return app::provision(&out, endpoints, endpoint_template.as_deref()).await;
         }
-        let ws: harmonia_contracts::ids::WorkspaceId = cli.workspace.parse()?;
+        match &cli.command {
+            Command::Login { url } => return login::login(&out, url.as_deref()).await,
+            Command::Logout => return login::logout(&out),
+            Command::FirstAdmin { name } => return operators::first_admin(&out, &cli.workspace.parse()?, name).await,
+            _ => {}
+        }
+        let mut ws: harmonia_contracts::ids::WorkspaceId = cli.workspace.parse()?;
         // The demo keeps its own data dir, so its sample data never mixes with real work.
         // An evaluation runs in a data dir of its own, removed when it ends.
         let throwaway = match cli.command {
@@ -327,8 +352,17 @@ async fn main() -> ExitCode {
             _ => cli.data_dir.clone(),
         };
         let backend = if cli.cloud {
-            let env = harmonia_host::env_from_environment(harmonia_nova::tools::all()).await?;
-            app::Backend::Cloud { env }
+            let client = harmonia_client::Client::from_env()?;
+            // Who the credential is, before anything else is asked: it names the workspace.
+            let me = client.me().await?;
+            if ws.as_str() != "default" && ws != me.workspace {
+                return Err(Error::new(
+                    Code::InvalidRequest,
+                    format!("The credential is for workspace {}, not {ws}.", me.workspace),
+                ));
+            }
+            ws = me.workspace;
+            app::Backend::Cloud(client)
         } else {
             let backend = harmonia_host::ModelBackend::from_env(cli.model.as_deref()).map_err(Error::from)?;
             let project = std::env::var("GOOGLE_CLOUD_PROJECT").ok().filter(|p| !p.trim().is_empty());
@@ -418,7 +452,11 @@ async fn dispatch(
         Command::Doctor => data::doctor(backend.local()?, out, ws).await,
         Command::Backup { file } => data::backup(backend.local()?, out, &file).await,
         Command::Restore { file } => data::restore(backend.local()?, out, &file).await,
-        Command::Provision { .. } | Command::Completions { .. } => Ok(()),
+        Command::Provision { .. }
+        | Command::Completions { .. }
+        | Command::Login { .. }
+        | Command::Logout
+        | Command::FirstAdmin { .. } => Ok(()),
         Command::Import { what } => imports::import(backend, out, ws, imports::Import::File(what)).await,
         Command::Calendar { what } => imports::import(backend, out, ws, imports::Import::Calendar(what)).await,
         Command::Operator { command } => operators::run(backend, out, ws, command).await,

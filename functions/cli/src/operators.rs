@@ -1,7 +1,10 @@
 //! `harmonia operator add|list|revoke`: the workspace's operator credentials, on the embedded
-//! default or, with `--cloud`, in the deployed project's Firestore (the documented way to
-//! create a deployed workspace's first admin: the deployer's own Google credentials write the
-//! record). The command line acts as the operator `cli`, as it does for decisions.
+//! default (the command line acts as the operator `cli`, as it does for decisions) or, with
+//! `--cloud`, through the operator API as the credential's admin.
+//!
+//! `harmonia first-admin NAME` creates a deployed workspace's first admin, the one thing no
+//! credential can do yet: with the deployer's own Google credentials it writes the record into
+//! the project's Firestore, and it is refused once the workspace has an active admin.
 //!
 //! Each command builds a [`Rendered`] (text and JSON) that `run` prints, so tests check what
 //! an operator would see without reading stdout.
@@ -9,8 +12,9 @@
 use clap::Subcommand;
 use harmonia_auth::Role;
 use harmonia_auth::operators::{self, Issued, OperatorSummary, Status};
-use harmonia_contracts::Error;
+use harmonia_client::api::NewOperator;
 use harmonia_contracts::ids::{IdLiteral, OperatorId, WorkspaceId};
+use harmonia_contracts::{Code, Error};
 use harmonia_store::Store;
 use serde_json::{Value, json};
 
@@ -59,7 +63,60 @@ pub(crate) async fn run(
     workspace: &WorkspaceId,
     command: OperatorCommand,
 ) -> Result<(), Error> {
-    let rendered = execute(&*backend.env().store, workspace, command).await?;
+    let rendered = match backend {
+        Backend::Local(l) => execute(&*l.env.store, workspace, command).await?,
+        Backend::Cloud(client) => through_api(client, workspace, command).await?,
+    };
+    out.say(rendered.text.trim_end());
+    out.value(&rendered.json);
+    Ok(())
+}
+
+/// Do what `command` says through the operator API, as the credential's admin.
+async fn through_api(
+    client: &harmonia_client::Client,
+    workspace: &WorkspaceId,
+    command: OperatorCommand,
+) -> Result<Rendered, Error> {
+    match command {
+        OperatorCommand::Add { rotate: true, .. } => Err(Error::new(
+            Code::InvalidRequest,
+            "The operator API does not rotate a credential: revoke the operator, then add the name again for a new one.",
+        )),
+        OperatorCommand::Add { name, admin, rotate: false } => {
+            let body = NewOperator { name: name.parse()?, role: if admin { Role::Admin } else { Role::Operator } };
+            Ok(issued_view(&client.add_operator(&body).await?, false))
+        }
+        OperatorCommand::List => {
+            let listed = client.operators().await?.operators;
+            let text = if listed.is_empty() { format!("{}\n", first_admin_hint(workspace)) } else { table(&listed) };
+            Ok(Rendered { text, json: json!({ "workspace": workspace, "operators": listed }) })
+        }
+        OperatorCommand::Revoke { name } => {
+            Ok(revoked_view(workspace, &client.revoke_operator(&name.parse()?).await?.operator))
+        }
+    }
+}
+
+/// `harmonia first-admin NAME`: the deployed workspace's first admin, written into the
+/// project's Firestore with the deployer's Google credentials (configured from the environment
+/// like the functions). Refused with `already_exists` once the workspace has an active admin:
+/// from then on admins add operators through the API.
+pub(crate) async fn first_admin(out: &Output, workspace: &WorkspaceId, name: &str) -> Result<(), Error> {
+    let name: OperatorId = name.parse()?;
+    let env = harmonia_host::env_from_environment(Vec::new()).await?;
+    let store = &*env.store;
+    let admins = operators::list(store, workspace).await?;
+    if let Some(admin) = admins.iter().find(|o| o.status == Status::Active && o.role == Role::Admin) {
+        return Err(Error::new(
+            Code::AlreadyExists,
+            format!(
+                "Workspace {workspace} already has an admin ({}): ask them to add operators with `harmonia --cloud operator add`.",
+                admin.operator
+            ),
+        ));
+    }
+    let rendered = issued_view(&operators::add(store, workspace, &name, Role::Admin, &cli_operator()).await?, false);
     out.say(rendered.text.trim_end());
     out.value(&rendered.json);
     Ok(())
@@ -85,14 +142,15 @@ async fn execute(store: &dyn Store, workspace: &WorkspaceId, command: OperatorCo
             Ok(Rendered { text, json: json!({ "workspace": workspace, "operators": listed }) })
         }
         OperatorCommand::Revoke { name } => {
-            let revoked = operators::revoke(store, workspace, &name.parse()?, &by).await?;
-            let text = format!(
-                "Revoked {} in workspace {workspace}: its credential no longer works anywhere.\n",
-                revoked.operator
-            );
-            Ok(Rendered { text, json: json!({ "workspace": workspace, "operator": revoked }) })
+            Ok(revoked_view(workspace, &operators::revoke(store, workspace, &name.parse()?, &by).await?))
         }
     }
+}
+
+fn revoked_view(workspace: &WorkspaceId, revoked: &OperatorSummary) -> Rendered {
+    let text =
+        format!("Revoked {} in workspace {workspace}: its credential no longer works anywhere.\n", revoked.operator);
+    Rendered { text, json: json!({ "workspace": workspace, "operator": revoked }) }
 }
 
 fn issued_view(issued: &Issued, rotated: bool) -> Rendered {

@@ -1,6 +1,7 @@
 //! The schedule: `schedule` lists the approved posts waiting for their time, `reschedule`,
-//! `publish-now` and `cancel` change one (each an attributed decision of the operator `cli`,
-//! refused once the post's publication is claimed), and `dispatch` hands what is due to
+//! `publish-now` and `cancel` change one (each an attributed decision: of the operator `cli`
+//! locally, of the credential's operator with `--cloud`; refused once the post's publication
+//! is claimed), and `dispatch` hands what is due to
 //! publishing (`--watch`: every 30 seconds until stopped). On the embedded default every
 //! command dispatches what is due first ([`tick`]), so a due post goes out the next time
 //! anything runs.
@@ -13,6 +14,8 @@ use harmonia_contracts::{Code, Error};
 use harmonia_local::Local;
 use harmonia_pipeline::schedule::{self, Acted, windows};
 use serde_json::{Value, json};
+
+use harmonia_client::api::RescheduleBody;
 
 use crate::app::{Backend, Output, follow};
 
@@ -47,12 +50,18 @@ fn due(config: &WorkspaceConfig, s: &Schedule) -> String {
     )
 }
 
-/// The job of `s` and the workspace configuration it runs under (whose zone its times are
-/// shown in).
-async fn job_of(env: &harmonia_pipeline::Env, ws: &WorkspaceId, s: &Schedule) -> Result<(Job, WorkspaceConfig), Error> {
-    let job = harmonia_pipeline::operator::job(env, ws, &s.job).await?;
-    let config = harmonia_pipeline::workspace::version_of_job(&*env.store, &job).await?.config;
-    Ok((job, config))
+/// The job of `s` and the workspace configuration whose zone its times are shown in: the
+/// version the job runs under locally, the workspace's current one through the operator API
+/// (which answers only that).
+async fn job_of(backend: &Backend, ws: &WorkspaceId, s: &Schedule) -> Result<(Job, WorkspaceConfig), Error> {
+    match backend {
+        Backend::Local(l) => {
+            let job = harmonia_pipeline::operator::job(&l.env, ws, &s.job).await?;
+            let config = harmonia_pipeline::workspace::version_of_job(&*l.env.store, &job).await?.config;
+            Ok((job, config))
+        }
+        Backend::Cloud(client) => Ok((client.job(&s.job).await?.job, client.workspace().await?.workspace.config)),
+    }
 }
 
 fn as_json(s: &Schedule, title: &str) -> Value {
@@ -71,8 +80,10 @@ fn as_json(s: &Schedule, title: &str) -> Value {
 
 /// `harmonia schedule`.
 pub(crate) async fn list(backend: &Backend, out: &Output, ws: &WorkspaceId) -> Result<(), Error> {
-    let env = backend.env();
-    let upcoming = schedule::upcoming(env, ws).await?;
+    let upcoming = match backend {
+        Backend::Local(l) => schedule::upcoming(&l.env, ws).await?,
+        Backend::Cloud(client) => client.schedule().await?.schedule,
+    };
     let mut rows = Vec::new();
     if upcoming.is_empty() {
         out.say("Nothing is scheduled: no approved post is waiting for its time.");
@@ -81,7 +92,7 @@ pub(crate) async fn list(backend: &Backend, out: &Output, ws: &WorkspaceId) -> R
         out.say(&format!("{n} scheduled {}, soonest first:", if n == 1 { "post" } else { "posts" }));
     }
     for s in &upcoming {
-        let (job, config) = job_of(env, ws, s).await?;
+        let (job, config) = job_of(backend, ws, s).await?;
         out.say(&format!("  {}", line(&config, s, &job.title)));
         rows.push(as_json(s, &job.title));
     }
@@ -99,10 +110,21 @@ pub(crate) async fn change(
 ) -> Result<(), Error> {
     backend.resume(ws).await?;
     let id: JobId = job.parse()?;
-    let env = backend.env();
-    let acted = schedule::act(env, ws, &id, cli_operator()?, action).await?;
+    let (acted, answered) = match backend {
+        Backend::Local(l) => (schedule::act(&l.env, ws, &id, cli_operator()?, action).await?, None),
+        Backend::Cloud(client) => {
+            let (reply, acted): (_, fn(Schedule) -> Acted) = match action {
+                ScheduleAction::Reschedule { at } => {
+                    (client.reschedule(&id, &RescheduleBody { at }).await?, Acted::Rescheduled)
+                }
+                ScheduleAction::PublishNow => (client.publish_now(&id).await?, Acted::Released),
+                ScheduleAction::Cancel => (client.cancel(&id).await?, Acted::Cancelled),
+            };
+            (acted(reply.schedule), Some(reply.job))
+        }
+    };
     let (Acted::Rescheduled(s) | Acted::Released(s) | Acted::Cancelled(s)) = &acted;
-    let (_, config) = job_of(env, ws, s).await?;
+    let (_, config) = job_of(backend, ws, s).await?;
     let said = match &acted {
         Acted::Rescheduled(_) => {
             format!("Rescheduled: the post goes out {} on {} {}.", due(&config, s), s.platform.as_str(), s.handle)
@@ -113,9 +135,11 @@ pub(crate) async fn change(
         }
     };
     out.say(&said);
-    let job_now = match (backend, &acted) {
-        (Backend::Local(l), Acted::Released(_)) => follow(l, out, ws, &id, false, s.dispatched_at).await?,
-        _ => harmonia_pipeline::operator::job(env, ws, &id).await?,
+    let job_now = match (backend, &acted, answered) {
+        (Backend::Local(l), Acted::Released(_), _) => follow(l, out, ws, &id, false, s.dispatched_at).await?,
+        (Backend::Local(l), _, _) => harmonia_pipeline::operator::job(&l.env, ws, &id).await?,
+        (Backend::Cloud(_), _, Some(job)) => job,
+        (Backend::Cloud(client), _, None) => client.job(&id).await?.job,
     };
     out.value(&json!({ "schedule": as_json(s, &job_now.title), "job": job_now }));
     Ok(())

@@ -28,7 +28,10 @@ const WIDTH: std::ops::RangeInclusive<usize> = 40..=100;
 /// `harmonia show JOB`.
 pub(crate) async fn show(backend: &Backend, out: &Output, ws: &WorkspaceId, job: &str) -> Result<(), Error> {
     let id: JobId = job.parse()?;
-    let detail = detail::job(backend.env(), ws, &id).await?;
+    let detail = match backend {
+        Backend::Local(l) => detail::job(&l.env, ws, &id).await?,
+        Backend::Cloud(client) => client.detail(&id).await?,
+    };
     if out.json {
         let value = serde_json::to_value(&detail)
             .map_err(|_| Error::new(harmonia_contracts::Code::InvalidDocument, "the job's detail did not serialise"))?;

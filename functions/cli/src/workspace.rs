@@ -1,6 +1,6 @@
 //! `harmonia workspace init FILE | show | update FILE`: the workspace configuration, on the
-//! embedded default or (`--cloud`) a deployed project, through `harmonia_pipeline::workspace`
-//! (the same functions as the operator API's `/v1/workspace`).
+//! embedded default through `harmonia_pipeline::workspace` (the same functions as the operator
+//! API's `/v1/workspace`), or (`--cloud`) through that API, as the credential's admin.
 
 use std::path::Path;
 
@@ -41,18 +41,29 @@ pub(crate) async fn run(
     ws: &WorkspaceId,
     command: WorkspaceCommand,
 ) -> Result<(), Error> {
-    let store = &*backend.env().store;
     let by: OperatorId = "cli".parse()?;
     match command {
         WorkspaceCommand::Init { file } => {
             let config = read(&file)?;
-            let version = workspace::init(store, ws, config, &by).await?;
+            let version = match backend {
+                Backend::Local(l) => workspace::init(&*l.env.store, ws, config, &by).await?,
+                Backend::Cloud(client) => match client.workspace().await {
+                    Ok(_) => return Err(Error::from_code(Code::WorkspaceExists)),
+                    Err(e) if e.code == Code::WorkspaceNotConfigured => {
+                        client.put_workspace(&config.to_toml()?).await?.workspace
+                    }
+                    Err(e) => return Err(e),
+                },
+            };
             out.say(&format!("Configured workspace `{ws}`: version {}.", version.version));
             print(out, &version);
             out.value(&json!({ "workspace": version, "changed": true }));
         }
         WorkspaceCommand::Show => {
-            let version = workspace::current(store, ws).await?;
+            let version = match backend {
+                Backend::Local(l) => workspace::current(&*l.env.store, ws).await?,
+                Backend::Cloud(client) => client.workspace().await?.workspace,
+            };
             print(out, &version);
             out.value(
                 &json!({ "workspace": version, "windows_utc": windows_utc(&version.config, Utc::now().date_naive()) }),
@@ -60,7 +71,19 @@ pub(crate) async fn run(
         }
         WorkspaceCommand::Update { file } => {
             let config = read(&file)?;
-            match workspace::update(store, ws, config, &by).await? {
+            let updated = match backend {
+                Backend::Local(l) => workspace::update(&*l.env.store, ws, config, &by).await?,
+                Backend::Cloud(client) => {
+                    // Only a configured workspace is updated (a PUT would configure a new one).
+                    client.workspace().await?;
+                    let stored = client.put_workspace(&config.to_toml()?).await?;
+                    match stored.changed {
+                        true => Updated::Changed(stored.workspace),
+                        false => Updated::Unchanged(stored.workspace),
+                    }
+                }
+            };
+            match updated {
                 Updated::Changed(version) => {
                     out.say(&format!("Stored version {} of workspace `{ws}`; it is now current.", version.version));
                     out.say("Jobs already running keep the version they started with.");

@@ -13,14 +13,13 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use harmonia_auth::Credentials;
+use harmonia_client::api::{NewSource, SourceFormat, Submitted};
 use harmonia_contracts::domain::SourceInput;
 use harmonia_contracts::{Code, Error};
 use harmonia_http::{ApiError, Caller, JsonBody, Trace};
 use harmonia_pipeline::Env;
 use harmonia_pipeline::formats::{self, Format};
 use harmonia_pipeline::steps::ingest;
-use serde::Deserialize;
-use serde_json::{Value, json};
 
 /// Largest request body: a 4 MiB source, JSON-escaped, with its envelope.
 pub const MAX_BODY_BYTES: usize = 9 * 1024 * 1024;
@@ -70,53 +69,18 @@ pub fn app(state: IngestState) -> Router {
     )
 }
 
-/// A source's wire format.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SourceFormat {
-    /// Harmonia's JSON source document.
-    Json,
-    /// A WebVTT transcript.
-    Webvtt,
-    /// An SRT transcript.
-    Srt,
-}
-
-impl From<SourceFormat> for Format {
-    fn from(format: SourceFormat) -> Self {
-        match format {
-            SourceFormat::Json => Format::Json,
-            SourceFormat::Webvtt => Format::WebVtt,
-            SourceFormat::Srt => Format::Srt,
-        }
-    }
-}
-
-/// `POST /v1/sources`: `{"format","content","title"?,"language"?}`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SourceBody {
-    /// How `content` is written.
-    pub format: SourceFormat,
-    /// The source text.
-    pub content: String,
-    /// A title, for transcripts that carry none.
-    #[serde(default)]
-    pub title: Option<String>,
-    /// The transcript's language (BCP 47), `en` when absent.
-    #[serde(default)]
-    pub language: Option<String>,
-}
-
-impl SourceBody {
-    /// The validated source this body submits: `content` parsed as `format` by
-    /// [`formats::parse`] (with its size limit), titled "Untitled source" and in English unless
-    /// the body says otherwise.
-    pub fn into_input(self) -> Result<SourceInput, Error> {
-        let title = self.title.unwrap_or_else(|| "Untitled source".into());
-        let language = self.language.unwrap_or_else(|| "en".into());
-        formats::parse(self.content.as_bytes(), self.format.into(), &title, &language)
-    }
+/// The validated source `body` submits: its content parsed in its format by [`formats::parse`]
+/// (with its size limit), titled "Untitled source" and in English unless the body says
+/// otherwise.
+pub fn source_input(body: NewSource) -> Result<SourceInput, Error> {
+    let title = body.title.unwrap_or_else(|| "Untitled source".into());
+    let language = body.language.unwrap_or_else(|| "en".into());
+    let format = match body.format {
+        SourceFormat::Json => Format::Json,
+        SourceFormat::Webvtt => Format::WebVtt,
+        SourceFormat::Srt => Format::Srt,
+    };
+    formats::parse(body.content.as_bytes(), format, &title, &language)
 }
 
 /// The caller's `Idempotency-Key`, if sent: a retry with the same key answers the same job.
@@ -134,11 +98,11 @@ pub async fn submit(
     Caller(who): Caller,
     Trace(trace): Trace,
     headers: HeaderMap,
-    JsonBody(request): JsonBody<SourceBody>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let input = request.into_input()?;
+    JsonBody(request): JsonBody<NewSource>,
+) -> Result<(StatusCode, Json<Submitted>), ApiError> {
+    let input = source_input(request)?;
     let job = ingest(&env, &who.workspace, input, Some(trace), idempotency_key(&headers)?).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "job": job }))))
+    Ok((StatusCode::CREATED, Json(Submitted { job })))
 }
 
 #[cfg(test)]

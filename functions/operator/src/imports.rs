@@ -13,17 +13,16 @@
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use harmonia_client::api::{CalendarList, Imported};
 use harmonia_contracts::{Code, Error};
-use harmonia_http::{ApiError, Caller};
-use harmonia_pipeline::imports::{self, Format, MAX_IMPORT_BYTES, Summary};
-use serde_json::{Value, json};
+use harmonia_http::Caller;
+use harmonia_pipeline::imports::{self, Format, MAX_IMPORT_BYTES};
 
 use crate::OperatorState;
-
-type Reply = Result<(StatusCode, Json<Value>), ApiError>;
+use crate::routes::Answer;
 
 /// The import and calendar routes (merged into the operator API's router).
 pub(crate) fn routes() -> Router<OperatorState> {
@@ -34,24 +33,38 @@ pub(crate) fn routes() -> Router<OperatorState> {
         .route("/v1/calendar", get(calendar_entries))
 }
 
-async fn metrics(State(state): State<OperatorState>, Caller(who): Caller, headers: HeaderMap, body: Body) -> Reply {
+async fn metrics(
+    State(state): State<OperatorState>,
+    Caller(who): Caller,
+    headers: HeaderMap,
+    body: Body,
+) -> Answer<Imported> {
     let bytes = file(&headers, body, &[Format::Csv]).await?.1;
-    stored(imports::metrics::import(&*state.env.store, &who.workspace, &bytes).await?)
+    Ok(Json(imports::metrics::import(&*state.env.store, &who.workspace, &bytes).await?.into()))
 }
 
-async fn signals(State(state): State<OperatorState>, Caller(who): Caller, headers: HeaderMap, body: Body) -> Reply {
+async fn signals(
+    State(state): State<OperatorState>,
+    Caller(who): Caller,
+    headers: HeaderMap,
+    body: Body,
+) -> Answer<Imported> {
     let (format, bytes) = file(&headers, body, &[Format::Csv, Format::Json]).await?;
-    stored(imports::signals::import(&*state.env.store, &who.workspace, &bytes, format).await?)
+    Ok(Json(imports::signals::import(&*state.env.store, &who.workspace, &bytes, format).await?.into()))
 }
 
-async fn calendar(State(state): State<OperatorState>, Caller(who): Caller, headers: HeaderMap, body: Body) -> Reply {
+async fn calendar(
+    State(state): State<OperatorState>,
+    Caller(who): Caller,
+    headers: HeaderMap,
+    body: Body,
+) -> Answer<Imported> {
     let bytes = file(&headers, body, &[Format::Csv]).await?.1;
-    stored(imports::calendar::import(&*state.env.store, &who.workspace, &bytes).await?)
+    Ok(Json(imports::calendar::import(&*state.env.store, &who.workspace, &bytes).await?.into()))
 }
 
-async fn calendar_entries(State(state): State<OperatorState>, Caller(who): Caller) -> Reply {
-    let entries = imports::calendar::entries(&*state.env.store, &who.workspace).await?;
-    Ok((StatusCode::OK, Json(json!({ "entries": entries }))))
+async fn calendar_entries(State(state): State<OperatorState>, Caller(who): Caller) -> Answer<CalendarList> {
+    Ok(Json(CalendarList { entries: imports::calendar::entries(&*state.env.store, &who.workspace).await? }))
 }
 
 /// The body's format (from `Content-Type`, one of `accepted`) and bytes, at most
@@ -66,14 +79,4 @@ async fn file(headers: &HeaderMap, body: Body, accepted: &[Format]) -> Result<(F
         .await
         .map_err(|_| Error::new(Code::ImportTooLarge, "An import file may be at most 1 MiB (1048576 bytes)."))?;
     Ok((format, bytes.to_vec()))
-}
-
-fn stored(summary: Summary) -> Reply {
-    Ok((
-        StatusCode::OK,
-        Json(json!({
-            "import": summary.kind, "workspace": summary.workspace, "stored": summary.stored,
-            "message": summary.sentence(),
-        })),
-    ))
 }

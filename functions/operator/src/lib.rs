@@ -8,6 +8,7 @@
 //! | method and path | what |
 //! | --- | --- |
 //! | `GET /healthz` | liveness (no credential) |
+//! | `GET /v1/me` | who the credential is: `{"operator","workspace","role"}` |
 //! | `GET /v1/jobs` | the workspace's jobs, newest first, and `statuses`: every status a job can have |
 //! | `GET /v1/jobs/{job}` | one job and the version awaiting a decision, if any |
 //! | `GET /v1/jobs/{job}/detail` | everything stored about the job (`harmonia show --json`): `job`, `source`, `analysis`, `strategy`, `strategy_versions`, `plan`, `selected_item`, `drafts`, `reviews`, `policy`, `awaiting`, `decisions`, `publication`, `retries`, `model_use` |
@@ -30,6 +31,7 @@
 //! | `GET /v1/operators` | *admin*: `{"operators":[{"operator","role","status":"active"|"revoked","created_at","created_by","revoked_at"?,"revoked_by"?}]}`, never a digest |
 //! | `DELETE /v1/operators/{name}` | *admin*: revoke → 200 `{"operator":{…,"status":"revoked"}}`; unknown or revoked 404 `not_found`; the last active admin 409 `last_admin` |
 //!
+//! Every body is a type of [`harmonia_client::api`], the wire types the typed client reads.
 //! Authentication, body rejections, `traceparent` and the error shape are the shared HTTP
 //! boundary of `harmonia-http`; `POST /v1/sources` is the ingest function's own handler.
 //! Bodies are at most [`MAX_BODY_BYTES`]; errors are `{"error":{code,category,message,retryable}}`
@@ -50,7 +52,7 @@ pub use harmonia_auth::{Credentials, Identity, Role};
 /// since the operator API serves the ingest function's `submit` handler too.
 pub use harmonia_ingest::IngestState as OperatorState;
 pub use harmonia_ingest::MAX_BODY_BYTES;
-pub use routes::{DecisionBody, EditBody, app, app_with};
+pub use routes::{app, app_with};
 
 #[cfg(test)]
 mod rounds_tests;

@@ -5,44 +5,27 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use harmonia_auth::{Role, operators};
+use harmonia_auth::operators;
+use harmonia_client::api::{NewCredential, NewOperator, OperatorList, Revoked};
 use harmonia_contracts::ids::OperatorId;
 use harmonia_http::{Admin, ApiError, JsonBody, PathId};
-use serde::Deserialize;
-use serde_json::{Value, json};
 
 use crate::OperatorState;
-
-type Reply = Result<(StatusCode, Json<Value>), ApiError>;
-
-/// The body of `POST /v1/operators`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct NewOperator {
-    name: OperatorId,
-    /// `operator` unless given, as with `harmonia operator add` without `--admin`.
-    #[serde(default = "default_role")]
-    role: Role,
-}
-
-fn default_role() -> Role {
-    Role::Operator
-}
+use crate::routes::Answer;
 
 /// `POST /v1/operators {"name","role"?}` → 201 with the credential, shown this once.
 pub(crate) async fn add(
     State(state): State<OperatorState>,
     Admin(who): Admin,
     JsonBody(body): JsonBody<NewOperator>,
-) -> Reply {
+) -> Result<(StatusCode, Json<NewCredential>), ApiError> {
     let issued = operators::add(&*state.env.store, &who.workspace, &body.name, body.role, &who.operator).await?;
-    Ok((StatusCode::CREATED, Json(json!(issued))))
+    Ok((StatusCode::CREATED, Json(issued)))
 }
 
 /// `GET /v1/operators` → every operator of the workspace, by name, without digests.
-pub(crate) async fn list(State(state): State<OperatorState>, Admin(who): Admin) -> Reply {
-    let listed = operators::list(&*state.env.store, &who.workspace).await?;
-    Ok((StatusCode::OK, Json(json!({ "operators": listed }))))
+pub(crate) async fn list(State(state): State<OperatorState>, Admin(who): Admin) -> Answer<OperatorList> {
+    Ok(Json(OperatorList { operators: operators::list(&*state.env.store, &who.workspace).await? }))
 }
 
 /// `DELETE /v1/operators/{name}` → the revoked operator; its credential stops working on the
@@ -51,7 +34,7 @@ pub(crate) async fn revoke(
     State(state): State<OperatorState>,
     Admin(who): Admin,
     PathId(name): PathId<OperatorId>,
-) -> Reply {
-    let revoked = operators::revoke(&*state.env.store, &who.workspace, &name, &who.operator).await?;
-    Ok((StatusCode::OK, Json(json!({ "operator": revoked }))))
+) -> Answer<Revoked> {
+    let operator = operators::revoke(&*state.env.store, &who.workspace, &name, &who.operator).await?;
+    Ok(Json(Revoked { operator }))
 }

@@ -2,18 +2,20 @@ use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
-use harmonia_contracts::domain::{ApprovalSubject, Decision};
+use harmonia_client::api::{
+    ActivityPage, DecisionBody, DecisionKind, DecisionReply, EditBody, EditReply, JobList, JobReply, Me, RetryReply,
+};
+use harmonia_contracts::domain::Decision;
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::{Code, Error};
 use harmonia_http::{ApiError, Caller, JsonBody, PathId, Trace};
 use harmonia_pipeline::operator::{self, DecisionRequest};
 use harmonia_pipeline::rounds::{self, ChangesRequest, EditRequest};
-use serde::Deserialize;
-use serde_json::{Value, json};
 
 use crate::{MAX_BODY_BYTES, OperatorState, detail, operators, view};
 
-type Reply = Result<(StatusCode, Json<Value>), ApiError>;
+/// A handler's answer: its typed body, or the shared error shape.
+pub(crate) type Answer<T> = Result<Json<T>, ApiError>;
 
 /// The operator API router, with the console at `/` (see `harmonia_console`); anything it does
 /// not serve is a JSON 404 or 405.
@@ -27,6 +29,7 @@ pub fn app(state: OperatorState) -> Router {
 pub fn app_with(state: OperatorState, extra: Router) -> Router {
     let api = Router::new()
         .route("/healthz", get(|| async { "ok" }))
+        .route("/v1/me", get(me))
         .route("/v1/jobs", get(list))
         .route("/v1/jobs/{job}", get(show))
         .route("/v1/jobs/{job}/view", get(job_view))
@@ -48,26 +51,35 @@ pub fn app_with(state: OperatorState, extra: Router) -> Router {
     harmonia_http::json_fallbacks(api.merge(extra))
 }
 
-/// The workspace's jobs, newest first, and every status a job can have (`statuses`, in the
-/// lifecycle's order), so a client filters by the server's names rather than a copy of them.
-async fn list(State(state): State<OperatorState>, Caller(who): Caller) -> Reply {
-    use strum::IntoEnumIterator;
-    let jobs = operator::jobs(&state.env, &who.workspace, 200).await?;
-    let statuses: Vec<&'static str> = harmonia_contracts::domain::JobStatus::iter().map(Into::into).collect();
-    Ok((StatusCode::OK, Json(json!({ "jobs": jobs, "statuses": statuses }))))
+/// `GET /v1/me`: who the credential is (`harmonia login` checks a credential with it).
+async fn me(Caller(who): Caller) -> Answer<Me> {
+    Ok(Json(who))
 }
 
-async fn show(State(state): State<OperatorState>, Caller(who): Caller, PathId(id): PathId<JobId>) -> Reply {
+/// The workspace's jobs, newest first, and every status a job can have (`statuses`, in the
+/// lifecycle's order), so a client filters by the server's names rather than a copy of them.
+async fn list(State(state): State<OperatorState>, Caller(who): Caller) -> Answer<JobList> {
+    use strum::IntoEnumIterator;
+    let jobs = operator::jobs(&state.env, &who.workspace, 200).await?;
+    let statuses = harmonia_contracts::domain::JobStatus::iter().map(|s| s.as_str().to_owned()).collect();
+    Ok(Json(JobList { jobs, statuses }))
+}
+
+async fn show(State(state): State<OperatorState>, Caller(who): Caller, PathId(id): PathId<JobId>) -> Answer<JobReply> {
     let job = operator::job(&state.env, &who.workspace, &id).await?;
-    let version = operator::awaiting(&state.env, &who.workspace, &job).await?.map(|(_, version)| version);
-    Ok((StatusCode::OK, Json(json!({ "job": job, "awaiting_version": version }))))
+    let awaiting_version = operator::awaiting(&state.env, &who.workspace, &job).await?.map(|(_, version)| version);
+    Ok(Json(JobReply { job, awaiting_version }))
 }
 
 /// `POST /v1/jobs/{job}/retry`: run the step that failed the job again, as the caller
 /// (`harmonia retry`); 409 `invalid_transition`, with the reason, when it cannot be retried.
-async fn retry(State(state): State<OperatorState>, Caller(who): Caller, PathId(id): PathId<JobId>) -> Reply {
+async fn retry(
+    State(state): State<OperatorState>,
+    Caller(who): Caller,
+    PathId(id): PathId<JobId>,
+) -> Answer<RetryReply> {
     let (job, retry) = harmonia_pipeline::retry::retry(&state.env, &who.workspace, &id, who.operator.clone()).await?;
-    Ok((StatusCode::OK, Json(json!({ "job": job, "retry": retry }))))
+    Ok(Json(RetryReply { job, retry }))
 }
 
 async fn job_view(
@@ -75,14 +87,17 @@ async fn job_view(
     Caller(who): Caller,
     Trace(trace): Trace,
     PathId(id): PathId<JobId>,
-) -> Reply {
-    let body = view::job_view(&state, &who, &id, trace).await?;
-    Ok((StatusCode::OK, Json(body)))
+) -> Answer<serde_json::Value> {
+    Ok(Json(view::job_view(&state, &who, &id, trace).await?))
 }
 
 /// `GET /v1/activity?job=ID[&limit=1-200][&page=N]`: the job's activity records, oldest first,
 /// a page at a time; `next_page` is present while more remain.
-async fn activity(State(state): State<OperatorState>, Caller(who): Caller, RawQuery(query): RawQuery) -> Reply {
+async fn activity(
+    State(state): State<OperatorState>,
+    Caller(who): Caller,
+    RawQuery(query): RawQuery,
+) -> Answer<ActivityPage> {
     let mut job = None;
     let (mut limit, mut page) = (50u32, 0u32);
     for pair in query.as_deref().unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
@@ -97,44 +112,12 @@ async fn activity(State(state): State<OperatorState>, Caller(who): Caller, RawQu
     }
     let job = job.ok_or_else(|| Error::new(Code::InvalidRequest, "the job parameter is required"))?;
     operator::job(&state.env, &who.workspace, &job).await?;
-    // Every record of the job (a scan misses none), in the order the invocations started.
-    let query = harmonia_store::Query::all(harmonia_store::MAX_QUERY_LIMIT)
-        .filter("job", job.to_string())
-        .map_err(Error::from)?;
-    let mut docs = harmonia_store::scan(&*state.env.store, &who.workspace, harmonia_pipeline::records::ACTIVITY, query)
-        .await
-        .map_err(Error::from)?;
-    docs.sort_by(|a, b| {
-        let started =
-            |d: &harmonia_store::Document| d.data.get("started_at").and_then(Value::as_str).map(str::to_owned);
-        started(a).cmp(&started(b)).then_with(|| a.id.cmp(&b.id))
-    });
+    // Every record of the job, in the order the invocations started (as `harmonia activity`).
+    let records = harmonia_pipeline::detail::activity(&state.env, &who.workspace, &job).await?;
     let start = usize::try_from(page * limit).unwrap_or(usize::MAX);
-    let records: Vec<Value> =
-        docs.iter().skip(start).take(limit as usize).map(|d| Value::Object(d.data.clone())).collect();
-    let more = docs.len() > start + records.len();
-    Ok((StatusCode::OK, Json(json!({ "activity": records, "next_page": more.then_some(page + 1) }))))
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum DecisionKind {
-    Approve,
-    Reject,
-    RequestChanges,
-}
-
-/// The body of `POST /v1/jobs/{job}/decisions`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DecisionBody {
-    subject: ApprovalSubject,
-    decision: DecisionKind,
-    version: String,
-    #[serde(default)]
-    reason: Option<String>,
-    #[serde(default)]
-    feedback: Option<String>,
+    let activity: Vec<_> = records.iter().skip(start).take(limit as usize).cloned().collect();
+    let more = records.len() > start + activity.len();
+    Ok(Json(ActivityPage { activity, next_page: more.then_some(page + 1) }))
 }
 
 async fn decide(
@@ -143,7 +126,7 @@ async fn decide(
     Trace(trace): Trace,
     PathId(id): PathId<JobId>,
     JsonBody(request): JsonBody<DecisionBody>,
-) -> Reply {
+) -> Answer<DecisionReply> {
     // Each decision takes only its own field, so a misplaced one is refused, not ignored.
     let decision = match (request.decision, request.reason, request.feedback) {
         (DecisionKind::Approve, None, None) => Decision::Approved,
@@ -160,7 +143,7 @@ async fn decide(
             };
             let approval = rounds::request_changes(&state.env, &who.workspace, request).await?;
             let job = operator::job(&state.env, &who.workspace, &id).await?;
-            return Ok((StatusCode::OK, Json(json!({ "approval": approval, "job": job }))));
+            return Ok(Json(DecisionReply { approval, job }));
         }
         (DecisionKind::Approve, _, _) => {
             return Err(Error::new(Code::InvalidRequest, "An approval takes no reason and no feedback.").into());
@@ -194,17 +177,7 @@ async fn decide(
     )
     .await?;
     let job = operator::job(&state.env, &who.workspace, &id).await?;
-    Ok((StatusCode::OK, Json(json!({ "approval": approval, "job": job }))))
-}
-
-/// The body of `POST /v1/jobs/{job}/edits`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EditBody {
-    /// The exact draft version edited.
-    version: String,
-    /// The new text, exactly as it is to be posted.
-    body: String,
+    Ok(Json(DecisionReply { approval, job }))
 }
 
 /// `POST /v1/jobs/{job}/edits`: the operator writes the next draft version. 201 with the
@@ -215,7 +188,7 @@ async fn edit(
     Caller(who): Caller,
     PathId(id): PathId<JobId>,
     JsonBody(request): JsonBody<EditBody>,
-) -> Reply {
+) -> Result<(StatusCode, Json<EditReply>), ApiError> {
     let request = EditRequest {
         job: id.clone(),
         operator: who.operator.clone(),
@@ -224,5 +197,5 @@ async fn edit(
     };
     let edited = rounds::edit(&state.env, &who.workspace, request).await?;
     let job = operator::job(&state.env, &who.workspace, &id).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "approval": edited.approval, "draft": edited.draft, "job": job }))))
+    Ok((StatusCode::CREATED, Json(EditReply { approval: edited.approval, draft: edited.draft, job })))
 }

@@ -3,19 +3,16 @@
 //! `cancel`, so the rules are the same).
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use harmonia_contracts::domain::{ScheduleAction, Timestamp};
+use harmonia_client::api::{RescheduleBody, ScheduleList, ScheduleReply};
+use harmonia_contracts::domain::ScheduleAction;
 use harmonia_contracts::ids::JobId;
-use harmonia_http::{ApiError, Caller, JsonBody, PathId};
+use harmonia_http::{Caller, JsonBody, PathId};
 use harmonia_pipeline::schedule::{self, Acted};
-use serde::Deserialize;
-use serde_json::{Value, json};
 
 use crate::OperatorState;
-
-type Reply = Result<(StatusCode, Json<Value>), ApiError>;
+use crate::routes::Answer;
 
 /// The schedule's routes.
 pub(crate) fn routes() -> Router<OperatorState> {
@@ -26,18 +23,8 @@ pub(crate) fn routes() -> Router<OperatorState> {
         .route("/v1/jobs/{job}/cancel", post(cancel))
 }
 
-async fn list(State(state): State<OperatorState>, Caller(who): Caller) -> Reply {
-    let upcoming = schedule::upcoming(&state.env, &who.workspace).await?;
-    Ok((StatusCode::OK, Json(json!({ "schedule": upcoming }))))
-}
-
-/// The body of `POST /v1/jobs/{job}/reschedule`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RescheduleBody {
-    /// The new time (RFC 3339).
-    #[serde(with = "harmonia_contracts::time::rfc3339")]
-    at: Timestamp,
+async fn list(State(state): State<OperatorState>, Caller(who): Caller) -> Answer<ScheduleList> {
+    Ok(Json(ScheduleList { schedule: schedule::upcoming(&state.env, &who.workspace).await? }))
 }
 
 async fn reschedule(
@@ -45,21 +32,34 @@ async fn reschedule(
     Caller(who): Caller,
     PathId(id): PathId<JobId>,
     JsonBody(body): JsonBody<RescheduleBody>,
-) -> Reply {
+) -> Answer<ScheduleReply> {
     act(&state, &who, &id, ScheduleAction::Reschedule { at: body.at }).await
 }
 
-async fn publish_now(State(state): State<OperatorState>, Caller(who): Caller, PathId(id): PathId<JobId>) -> Reply {
+async fn publish_now(
+    State(state): State<OperatorState>,
+    Caller(who): Caller,
+    PathId(id): PathId<JobId>,
+) -> Answer<ScheduleReply> {
     act(&state, &who, &id, ScheduleAction::PublishNow).await
 }
 
-async fn cancel(State(state): State<OperatorState>, Caller(who): Caller, PathId(id): PathId<JobId>) -> Reply {
+async fn cancel(
+    State(state): State<OperatorState>,
+    Caller(who): Caller,
+    PathId(id): PathId<JobId>,
+) -> Answer<ScheduleReply> {
     act(&state, &who, &id, ScheduleAction::Cancel).await
 }
 
-async fn act(state: &OperatorState, who: &harmonia_auth::Identity, id: &JobId, action: ScheduleAction) -> Reply {
+async fn act(
+    state: &OperatorState,
+    who: &harmonia_auth::Identity,
+    id: &JobId,
+    action: ScheduleAction,
+) -> Answer<ScheduleReply> {
     let acted = schedule::act(&state.env, &who.workspace, id, who.operator.clone(), action).await?;
-    let (Acted::Rescheduled(s) | Acted::Released(s) | Acted::Cancelled(s)) = acted;
+    let (Acted::Rescheduled(schedule) | Acted::Released(schedule) | Acted::Cancelled(schedule)) = acted;
     let job = harmonia_pipeline::operator::job(&state.env, &who.workspace, id).await?;
-    Ok((StatusCode::OK, Json(json!({ "schedule": s, "job": job }))))
+    Ok(Json(ScheduleReply { schedule, job }))
 }

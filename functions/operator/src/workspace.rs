@@ -14,22 +14,22 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode, header};
+use harmonia_client::api::{WorkspaceReply, WorkspaceStored};
 use harmonia_contracts::domain::WorkspaceConfig;
 use harmonia_contracts::{Code, Error};
 use harmonia_http::{Admin, ApiError, Caller};
 use harmonia_pipeline::workspace::{self, Updated};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::OperatorState;
-
-type Reply = Result<(StatusCode, Json<Value>), ApiError>;
+use crate::routes::Answer;
 
 /// The current configuration version, and the same configuration as a TOML file (`file`) for
 /// an admin to edit and `PUT` back.
-pub(crate) async fn show(State(state): State<OperatorState>, Caller(who): Caller) -> Reply {
-    let current = workspace::current(&*state.env.store, &who.workspace).await?;
-    let file = current.config.to_toml()?;
-    Ok((StatusCode::OK, Json(json!({ "workspace": current, "file": file }))))
+pub(crate) async fn show(State(state): State<OperatorState>, Caller(who): Caller) -> Answer<WorkspaceReply> {
+    let workspace = workspace::current(&*state.env.store, &who.workspace).await?;
+    let file = workspace.config.to_toml()?;
+    Ok(Json(WorkspaceReply { workspace, file }))
 }
 
 /// Configure the workspace, or store its next version.
@@ -38,7 +38,7 @@ pub(crate) async fn put(
     Admin(who): Admin,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Reply {
+) -> Result<(StatusCode, Json<WorkspaceStored>), ApiError> {
     let body = body.map_err(|r| {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
             Error::from_code(Code::PayloadTooLarge)
@@ -57,7 +57,7 @@ pub(crate) async fn put(
         }
         Err(e) => return Err(e.into()),
     };
-    Ok((status, Json(json!({ "workspace": version, "changed": changed }))))
+    Ok((status, Json(WorkspaceStored { workspace: version, changed })))
 }
 
 /// The body as a configuration, by its content type.

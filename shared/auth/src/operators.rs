@@ -97,7 +97,8 @@ impl Status {
 }
 
 /// An operator as the API and the command line show it: never the digest.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct OperatorSummary {
     /// The operator's name.
     pub operator: OperatorId,
@@ -111,16 +112,17 @@ pub struct OperatorSummary {
     /// Who issued it.
     pub created_by: OperatorId,
     /// When it was revoked, if it was.
-    #[serde(with = "harmonia_contracts::time::rfc3339_option", skip_serializing_if = "Option::is_none")]
+    #[serde(default, with = "harmonia_contracts::time::rfc3339_option", skip_serializing_if = "Option::is_none")]
     pub revoked_at: Option<DateTime<Utc>>,
     /// Who revoked it, if anyone did.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked_by: Option<OperatorId>,
 }
 
 /// A credential just issued: the only time its text exists outside its holder.
 /// `Debug` never shows the credential.
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Issued {
     /// The operator's name.
     pub operator: OperatorId,

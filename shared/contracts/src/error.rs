@@ -181,6 +181,9 @@ codes! {
     // --- dependencies
     /// A dependency (trend feed, store read, connector) failed.
     DependencyUnavailable = "dependency_unavailable", Unavailable, true, "A dependency is unavailable.";
+    /// The operator API could not be reached, or answered with something other than its own
+    /// JSON (a proxy's or load balancer's page), after the client's retries.
+    ApiUnavailable = "api_unavailable", Unavailable, true, "The operator API could not be reached.";
     // --- agent contracts
     /// A specialist output does not match the role's JSON Schema.
     SchemaViolation = "schema_violation", Contract, false, "The specialist output did not match its schema.";

@@ -24,7 +24,7 @@ mod table;
 use harmonia_contracts::ids::{DocId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_store::{MAX_WRITES, Store, Write, WriteOp, encode};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::records::{CALENDAR, POST_METRICS, TREND_SIGNALS};
 
@@ -67,7 +67,7 @@ impl Format {
 }
 
 /// What one import file holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ImportKind {
     /// Measured post metrics.
