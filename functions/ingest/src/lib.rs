@@ -13,7 +13,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use harmonia_auth::Credentials;
-use harmonia_client::api::{NewSource, SourceFormat, Submitted};
+/// The body of `POST /v1/sources` (the typed client sends the same type).
+pub use harmonia_client::api::NewSource;
+use harmonia_client::api::{SourceFormat, Submitted};
 use harmonia_contracts::domain::SourceInput;
 use harmonia_contracts::{Code, Error};
 use harmonia_http::{ApiError, Caller, JsonBody, Trace};

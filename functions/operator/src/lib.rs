@@ -48,6 +48,8 @@ mod view;
 mod workspace;
 
 pub use harmonia_auth::{Credentials, Identity, Role};
+/// The bodies of the decision and edit routes (the typed client sends the same types).
+pub use harmonia_client::api::{DecisionBody, EditBody};
 /// What the routes share: the backends and who may call. It is the ingest function's state,
 /// since the operator API serves the ingest function's `submit` handler too.
 pub use harmonia_ingest::IngestState as OperatorState;

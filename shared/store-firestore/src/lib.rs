@@ -305,7 +305,9 @@ fn commit_backoff() -> ExponentialBuilder {
         .with_max_times(COMMIT_ATTEMPTS - 1)
 }
 
-#[cfg(test)]
+/// The conformance suite and the document layout, against the Firestore emulator
+/// `infra/test.sh` starts (feature `e2e`).
+#[cfg(all(test, feature = "e2e"))]
 mod tests {
     use std::sync::Arc;
 

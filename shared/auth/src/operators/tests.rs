@@ -1,10 +1,11 @@
-//! Operator records on both store backends: every case runs on a SQLite file and on the
-//! Firestore emulator (started by `infra/test.sh`), so every deployed function and the
-//! embedded default see the same behaviour.
+//! Operator records on both store backends: every case runs on a SQLite file and (feature
+//! `e2e`) on the Firestore emulator started by `infra/test.sh`, so every deployed function and
+//! the embedded default see the same behaviour.
 
 use std::sync::Arc;
 
 use harmonia_store::Store;
+#[cfg(feature = "e2e")]
 use harmonia_store_firestore::FirestoreStore;
 use harmonia_store_sqlite::SqliteStore;
 
@@ -21,6 +22,7 @@ macro_rules! on_both_backends {
                 }
             )*
         }
+        #[cfg(feature = "e2e")]
         mod firestore {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -56,6 +58,7 @@ fn sqlite() -> Fixture {
     Fixture { store, ws: "brand".parse().expect("ws"), cli: "cli".parse().expect("op"), _dir: Some(dir) }
 }
 
+#[cfg(feature = "e2e")]
 async fn firestore() -> Fixture {
     harmonia_testkit::firestore_emulator();
     let project = harmonia_testkit::unique("operators");
