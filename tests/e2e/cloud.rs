@@ -238,6 +238,17 @@ impl Cloud {
     }
 }
 
+/// A request for changes to `subject` at `version`, with `feedback`.
+fn changes(subject: ApprovalSubject, version: &str, feedback: &str) -> DecisionBody {
+    DecisionBody {
+        subject,
+        decision: DecisionKind::RequestChanges,
+        version: version.to_owned(),
+        reason: None,
+        feedback: Some(feedback.to_owned()),
+    }
+}
+
 /// `harmonia --cloud` with `vars` (and nothing of this process's own environment that could
 /// name a credential or a login): its exit status, stdout and stderr.
 async fn cloud_cli(args: &[&str], vars: &[(&str, &str)]) -> (bool, String, String) {
@@ -263,14 +274,8 @@ async fn a_deployed_system_bootstraps_from_an_empty_firestore_and_takes_a_job_to
     assert_eq!(status, JobStatus::AwaitingStrategyApproval, "{v:?}");
     let first = v.awaiting_version.expect("version");
     // An operator round over Pub/Sub push: the strategize function writes the next version.
-    let changes = DecisionBody {
-        subject: ApprovalSubject::Strategy,
-        decision: DecisionKind::RequestChanges,
-        version: first.clone(),
-        reason: None,
-        feedback: Some("Lead with what was measured.".into()),
-    };
-    let answered = cloud.operator.decide(&job, &changes).await.expect("changes requested");
+    let asked = changes(ApprovalSubject::Strategy, &first, "Lead with what was measured.");
+    let answered = cloud.operator.decide(&job, &asked).await.expect("changes requested");
     assert_eq!(answered.approval.operator.as_str(), "ana");
     let (status, v) = cloud
         .wait_view(&job, "shows the round's strategy", |s, v| {
@@ -339,14 +344,7 @@ async fn a_deployed_system_bootstraps_from_an_empty_firestore_and_takes_a_job_to
     assert_eq!(status, JobStatus::AwaitingDraftApproval, "{v:?}");
     let first = v.awaiting_version.expect("version");
     // A draft round: the draft, review and policy functions run a new writing cycle.
-    let changes = DecisionBody {
-        subject: ApprovalSubject::Draft,
-        decision: DecisionKind::RequestChanges,
-        version: first.clone(),
-        reason: None,
-        feedback: Some("Shorter.".into()),
-    };
-    cloud.operator.decide(&job, &changes).await.expect("changes requested");
+    cloud.operator.decide(&job, &changes(ApprovalSubject::Draft, &first, "Shorter.")).await.expect("changes requested");
     let (status, v) = cloud
         .wait_view(&job, "shows the round's draft", |s, v| {
             s == JobStatus::AwaitingDraftApproval && v.awaiting_version.as_ref().is_some_and(|a| *a != first)

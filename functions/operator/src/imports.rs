@@ -16,7 +16,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use harmonia_client::api::{CalendarList, Imported};
+use harmonia_client::api::{CalendarList, ImportRoute, Imported};
 use harmonia_contracts::{Code, Error};
 use harmonia_http::Caller;
 use harmonia_pipeline::imports::{self, Format, MAX_IMPORT_BYTES};
@@ -26,41 +26,40 @@ use crate::routes::Answer;
 
 /// The import and calendar routes (merged into the operator API's router).
 pub(crate) fn routes() -> Router<OperatorState> {
+    let import = |route: ImportRoute| {
+        move |state: State<OperatorState>, caller: Caller, headers: HeaderMap, body: Body| {
+            import(state, caller, headers, body, route)
+        }
+    };
     Router::new()
-        .route("/v1/imports/metrics", post(metrics))
-        .route("/v1/imports/signals", post(signals))
-        .route("/v1/imports/calendar", post(calendar))
+        .route(ImportRoute::Metrics.path(), post(import(ImportRoute::Metrics)))
+        .route(ImportRoute::Signals.path(), post(import(ImportRoute::Signals)))
+        .route(ImportRoute::Calendar.path(), post(import(ImportRoute::Calendar)))
         .route("/v1/calendar", get(calendar_entries))
 }
 
-async fn metrics(
+/// One import file as `route` takes it: signals as CSV or JSON, the others as CSV.
+async fn import(
     State(state): State<OperatorState>,
     Caller(who): Caller,
     headers: HeaderMap,
     body: Body,
+    route: ImportRoute,
 ) -> Answer<Imported> {
-    let bytes = file(&headers, body, &[Format::Csv]).await?.1;
-    Ok(Json(imports::metrics::import(&*state.env.store, &who.workspace, &bytes).await?.into()))
-}
-
-async fn signals(
-    State(state): State<OperatorState>,
-    Caller(who): Caller,
-    headers: HeaderMap,
-    body: Body,
-) -> Answer<Imported> {
-    let (format, bytes) = file(&headers, body, &[Format::Csv, Format::Json]).await?;
-    Ok(Json(imports::signals::import(&*state.env.store, &who.workspace, &bytes, format).await?.into()))
-}
-
-async fn calendar(
-    State(state): State<OperatorState>,
-    Caller(who): Caller,
-    headers: HeaderMap,
-    body: Body,
-) -> Answer<Imported> {
-    let bytes = file(&headers, body, &[Format::Csv]).await?.1;
-    Ok(Json(imports::calendar::import(&*state.env.store, &who.workspace, &bytes).await?.into()))
+    let (store, ws) = (&*state.env.store, &who.workspace);
+    let summary = match route {
+        ImportRoute::Metrics => {
+            imports::metrics::import(store, ws, &file(&headers, body, &[Format::Csv]).await?.1).await?
+        }
+        ImportRoute::Signals => {
+            let (format, bytes) = file(&headers, body, &[Format::Csv, Format::Json]).await?;
+            imports::signals::import(store, ws, &bytes, format).await?
+        }
+        ImportRoute::Calendar => {
+            imports::calendar::import(store, ws, &file(&headers, body, &[Format::Csv]).await?.1).await?
+        }
+    };
+    Ok(Json(summary.into()))
 }
 
 async fn calendar_entries(State(state): State<OperatorState>, Caller(who): Caller) -> Answer<CalendarList> {

@@ -56,23 +56,72 @@
 //! route.topic = SourceIngested::TOPIC;
 //! ```
 //!
-//! The same lines with a payload a stage consumes, and reading a route through its accessors,
-//! compile (so each block above fails for the reason it names, not for a typo; stable rustdoc
-//! does not compare the error codes):
+//! The analyze stage's completion publishing `draft.approved`, the operator's approval of a
+//! draft: a completion publishes only the events its own stage emits ("no pipeline stage's step
+//! emits `DraftApproved`"):
+//!
+//! ```compile_fail,E0277
+//! use harmonia_contracts::domain::JobStatus;
+//! use harmonia_contracts::event::{DraftApproved, SourceIngested, StageEvent};
+//! use harmonia_pipeline::Env;
+//! use harmonia_pipeline::step::{self, Completion, next_event};
+//!
+//! fn analyze(env: &Env, event: &StageEvent<SourceIngested>) -> Result<(), step::Error> {
+//!     let approved = next_event(event, DraftApproved { draft: "d-1".parse().expect("id"), content_hash: "h".into() });
+//!     let completion = Completion::new(JobStatus::Analyzed, event.pass).publish(env, &approved)?;
+//!     let _completing = step::complete(env, event, completion);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! Nor another stage's own event: analyze publishing `draft.written`, which the draft stage
+//! emits (a completion publishing it is the draft stage's, and completing the analyze step
+//! takes only the analyze stage's):
+//!
+//! ```compile_fail,E0308
+//! use harmonia_contracts::domain::JobStatus;
+//! use harmonia_contracts::event::{DraftWritten, SourceIngested, StageEvent};
+//! use harmonia_pipeline::Env;
+//! use harmonia_pipeline::step::{self, Completion, next_event};
+//!
+//! fn analyze(env: &Env, event: &StageEvent<SourceIngested>) -> Result<(), step::Error> {
+//!     let written = next_event(event, DraftWritten { draft: "d-1".parse().expect("id"), content_hash: "h".into() });
+//!     let completion = Completion::new(JobStatus::Analyzed, event.pass).publish(env, &written)?;
+//!     let _completing = step::complete(env, event, completion);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The same lines with a payload a stage consumes, with the analyze stage publishing its own
+//! event, and reading a route through its accessors, compile (so each block above fails for
+//! the reason it names, not for a typo; stable rustdoc does not compare the error codes):
 //!
 //! ```
 //! use harmonia_contracts::domain::JobStatus;
-//! use harmonia_contracts::event::{EventPayload, ItemSelected, SourceIngested, Stage, StageEvent};
+//! use harmonia_contracts::event::{
+//!     AnalysisCompleted, DraftApproved, DraftWritten, EventPayload, ItemSelected, SourceIngested, Stage, StageEvent,
+//! };
 //! use harmonia_pipeline::Env;
 //! use harmonia_pipeline::registry::Route;
-//! use harmonia_pipeline::step::{self, Completion};
+//! use harmonia_pipeline::step::{self, Completion, next_event};
 //!
 //! let route = Route::of::<ItemSelected>();
 //! assert_eq!(route.stage(), Stage::Draft);
 //! assert_ne!(route.topic(), SourceIngested::TOPIC);
 //!
-//! fn draft(env: &Env, event: &StageEvent<ItemSelected>) {
-//!     let _completing = step::complete(env, event, Completion::new(JobStatus::Drafted, event.pass));
+//! fn draft(env: &Env, event: &StageEvent<ItemSelected>) -> Result<(), step::Error> {
+//!     let written = next_event(event, DraftWritten { draft: "d-1".parse().expect("id"), content_hash: "h".into() });
+//!     let completion = Completion::new(JobStatus::Drafted, event.pass).publish(env, &written)?;
+//!     let _completing = step::complete(env, event, completion);
+//!     Ok(())
+//! }
+//!
+//! fn analyze(env: &Env, event: &StageEvent<SourceIngested>) -> Result<(), step::Error> {
+//!     let _approved = next_event(event, DraftApproved { draft: "d-1".parse().expect("id"), content_hash: "h".into() });
+//!     let analyzed = next_event(event, AnalysisCompleted { moments: 3 });
+//!     let completion = Completion::new(JobStatus::Analyzed, event.pass).publish(env, &analyzed)?;
+//!     let _completing = step::complete(env, event, completion);
+//!     Ok(())
 //! }
 //! ```
 
@@ -81,7 +130,7 @@ mod routes;
 mod subscriptions;
 
 pub use function::Function;
-pub use routes::{ROUTES, Route, StageKind, Subscribed, consumers, stage};
+pub use routes::{Emitted, ROUTES, Route, StageKind, Subscribed, consumers, stage};
 pub use subscriptions::{
     MAX_ATTEMPTS, SOURCE_UPLOADS, Subscriber, Timing, dead_letter_subscriptions, dead_letter_topic, handlers,
     subscriptions, topic, topics, upload_subscription,

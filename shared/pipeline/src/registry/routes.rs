@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use harmonia_bus::Handler;
 use harmonia_contracts::event::{
-    AnalysisCompleted, DraftApproved, DraftWritten, EventPayload, ItemSelected, PostPublished, ReviewPassed,
-    RevisionRequested, SourceIngested, Stage, StrategyApproved,
+    AnalysisCompleted, DraftApproved, DraftWritten, EventPayload, ItemSelected, PolicyPassed, PostPublished,
+    PostVerified, ReviewPassed, RevisionRequested, SourceIngested, Stage, StrategyApproved, StrategyProposed,
 };
 
 use super::Function;
@@ -95,6 +95,44 @@ subscribed! {
     ReviewPassed => Policy;
     DraftApproved => Publish;
     PostPublished => Verify;
+}
+
+/// A payload a pipeline stage emits when its step completes, bound to that stage (and checked
+/// against the stage the payload names, [`EventPayload::STAGE`]). A step's completion publishes
+/// only the payloads its own stage emits; those the operator's decisions or ingest publish
+/// (`strategy.approved`, `draft.approved`, `source.ingested`) no step can.
+#[diagnostic::on_unimplemented(
+    message = "no pipeline stage's step emits `{Self}`",
+    label = "a step's completion cannot publish this payload",
+    note = "which stage emits which payload is declared once, by `Emitted` in `registry/routes.rs`"
+)]
+pub trait Emitted: EventPayload {
+    /// The stage that emits it.
+    type Emitter: StageKind;
+}
+
+macro_rules! emitted {
+    ($( $payload:ty => $stage:ident; )*) => {
+        $(
+            impl Emitted for $payload { type Emitter = stage::$stage; }
+            const _: () = assert!(
+                <$payload as EventPayload>::STAGE as u8 == Stage::$stage as u8,
+                "a payload's emitter is the stage it names"
+            );
+        )*
+    };
+}
+
+emitted! {
+    AnalysisCompleted => Analyze;
+    StrategyProposed => Strategize;
+    ItemSelected => Plan;
+    DraftWritten => Draft;
+    RevisionRequested => Review;
+    ReviewPassed => Review;
+    PolicyPassed => Policy;
+    PostPublished => Publish;
+    PostVerified => Verify;
 }
 
 /// Which function consumes which topic, and the handler that serves it.

@@ -1,6 +1,8 @@
 //! Completing a step: its outputs, the job's new status and the stage-completed marker in one
 //! transaction, then the next events. A failed job gets its typed failure and a marker too.
 
+use std::marker::PhantomData;
+
 use chrono::Utc;
 use harmonia_bus::OutboundMessage;
 use harmonia_contracts::domain::{FailedStep, Job, JobFailure, JobStatus};
@@ -14,7 +16,7 @@ use serde_json::{Map, Value};
 use super::{Error, claim, stage_of};
 use crate::Env;
 use crate::records::{JOBS, MARKERS, Marker, PendingMessage, doc_id, marker_id};
-use crate::registry::{Subscribed, consumers};
+use crate::registry::{Emitted, StageKind, Subscribed, consumers};
 
 /// Where in the pipeline something happened: a job's stage, operator round and pass.
 #[derive(Clone, Copy, Debug)]
@@ -44,22 +46,25 @@ impl<'a> StageRef<'a> {
     }
 }
 
-/// The outputs of a completed step.
-pub struct Completion {
+/// The outputs of a completed step of the stage `S`. It publishes only events `S` emits
+/// ([`Emitted`]), and [`complete`] takes it only for an event `S` consumes, so a stage can
+/// neither emit another stage's event nor complete another stage's step.
+pub struct Completion<S: StageKind> {
     /// Documents to write: (collection, id, data).
     pub writes: Vec<(Collection, DocId, Map<String, Value>)>,
     /// The job's status after the step.
     pub status: JobStatus,
     /// The job's pass after the step.
     pub pass: Pass,
-    /// Events to publish.
-    pub next: Vec<OutboundMessage>,
+    /// Events to publish, each one `S` emits.
+    next: Vec<OutboundMessage>,
+    stage: PhantomData<S>,
 }
 
-impl Completion {
+impl<S: StageKind> Completion<S> {
     /// A completion moving the job to `status` in `pass`, writing and publishing nothing yet.
     pub fn new(status: JobStatus, pass: Pass) -> Self {
-        Self { writes: Vec::new(), status, pass, next: Vec::new() }
+        Self { writes: Vec::new(), status, pass, next: Vec::new(), stage: PhantomData }
     }
 
     /// Also write `value` at (`collection`, `id`).
@@ -81,10 +86,15 @@ impl Completion {
         Ok(self)
     }
 
-    /// Also publish `message`.
-    pub fn publish(mut self, message: OutboundMessage) -> Self {
-        self.next.push(message);
-        self
+    /// Also publish `event`, one that this completion's stage emits.
+    pub fn publish<Q: Emitted<Emitter = S>>(mut self, env: &Env, event: &StageEvent<Q>) -> Result<Self, Error> {
+        self.next.push(env.message(event)?);
+        Ok(self)
+    }
+
+    /// The events it publishes.
+    pub fn next(&self) -> &[OutboundMessage] {
+        &self.next
     }
 }
 
@@ -143,7 +153,11 @@ async fn consumed(env: &Env, marker: &Marker, message: &OutboundMessage) -> Resu
 /// Complete the step consuming `event` (in the stage its payload is bound to): write the outputs, the job's new status and the marker in
 /// one transaction that also deletes the step's claim, then publish. If the marker already
 /// exists (a concurrent duplicate finished first), publish its events.
-pub async fn complete<P: Subscribed>(env: &Env, event: &StageEvent<P>, completion: Completion) -> Result<(), Error> {
+pub async fn complete<P: Subscribed>(
+    env: &Env,
+    event: &StageEvent<P>,
+    completion: Completion<P::Consumer>,
+) -> Result<(), Error> {
     let at = StageRef::of(event);
     let next: Vec<PendingMessage> = completion.next.iter().map(PendingMessage::from).collect();
     let marker =

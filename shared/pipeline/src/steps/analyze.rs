@@ -27,7 +27,7 @@ impl Step for SourceIngested {
         let completion = Completion::new(JobStatus::Analyzed, event.pass)
             .write(ANALYSES, doc_id(&event.job), &record)?
             .research(&invocation.research)?
-            .publish(env.message(&next_event(event, AnalysisCompleted { moments }))?);
+            .publish(env, &next_event(event, AnalysisCompleted { moments }))?;
         complete(env, event, completion).await
     }
 }

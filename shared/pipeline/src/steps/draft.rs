@@ -100,7 +100,7 @@ async fn write<P: Subscribed<Consumer = stage::Draft>>(
     let completion = Completion::new(JobStatus::Drafted, pass)
         .write(DRAFTS, doc_id(&id), &draft)?
         .research(&invocation.research)?
-        .publish(env.message(&next_event(event, written))?);
+        .publish(env, &next_event(event, written))?;
     complete(env, event, completion).await
 }
 

@@ -49,7 +49,7 @@ impl Step for StrategyApproved {
         let record = PlanRecord { job: event.job.clone(), plan, selected: selected.clone() };
         let completion = Completion::new(JobStatus::Planned, event.pass)
             .write(PLANS, doc_id(&event.job), &record)?
-            .publish(env.message(&next_event(event, ItemSelected { item: selected }))?);
+            .publish(env, &next_event(event, ItemSelected { item: selected }))?;
         complete(env, event, completion).await
     }
 }

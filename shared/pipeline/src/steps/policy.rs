@@ -36,7 +36,7 @@ impl Step for ReviewPassed {
             PolicyOutcome::Passed => {
                 let passed = PolicyPassed { draft: draft.id.clone(), content_hash: draft.content_hash.clone() };
                 Completion::new(JobStatus::AwaitingDraftApproval, event.pass)
-                    .publish(env.message(&next_event(event, passed))?)
+                    .publish(env, &next_event(event, passed))?
             }
             // A line that reads as an order to the system is not a rule to fix by rewording:
             // it may be an attack carried in from the source, so a person looks at it.

@@ -173,6 +173,6 @@ async fn record(
     let published = PostPublished { draft: recorded.draft.clone(), platform: recorded.platform };
     let completion = Completion::new(status, event.pass)
         .write(PUBLICATIONS, id, &recorded)?
-        .publish(env.message(&next_event(event, published))?);
+        .publish(env, &next_event(event, published))?;
     complete(env, event, completion).await
 }

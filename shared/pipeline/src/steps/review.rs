@@ -63,9 +63,9 @@ impl Step for DraftWritten {
         let draft_ref = draft.id.clone();
         let completion = match (review.verdict, draft.pass) {
             (Verdict::Pass, pass) => Completion::new(JobStatus::Reviewed, pass)
-                .publish(env.message(&next_event(event, ReviewPassed { draft: draft_ref }))?),
+                .publish(env, &next_event(event, ReviewPassed { draft: draft_ref }))?,
             (Verdict::Revise, Pass::FIRST) => Completion::new(JobStatus::RevisionRequested, Pass::REVISION)
-                .publish(env.message(&next_event_in(event, Pass::REVISION, RevisionRequested { draft: draft_ref }))?),
+                .publish(env, &next_event_in(event, Pass::REVISION, RevisionRequested { draft: draft_ref }))?,
             (Verdict::Revise, pass) => Completion::new(JobStatus::NeedsHuman, pass),
         };
         complete(env, event, completion.write(REVIEWS, doc_id(&draft.id), &review)?).await

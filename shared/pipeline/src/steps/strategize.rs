@@ -45,7 +45,7 @@ impl Step for AnalysisCompleted {
         let completion = Completion::new(JobStatus::AwaitingStrategyApproval, event.pass)
             .write(STRATEGIES, doc_id(&event.job), &stored)?
             .write(STRATEGY_VERSIONS, strategy_version_id(&event.job, event.round), &stored)?
-            .publish(env.message(&next_event(event, StrategyProposed { strategy_hash: hash }))?);
+            .publish(env, &next_event(event, StrategyProposed { strategy_hash: hash }))?;
         complete(env, event, completion).await
     }
 }

@@ -79,7 +79,7 @@ impl Step for PostPublished {
         let verified = PostVerified { draft: recorded.draft.clone(), post };
         let completion = Completion::new(JobStatus::Verified, event.pass)
             .write(PUBLICATIONS, doc_id(&recorded.draft), &recorded)?
-            .publish(env.message(&next_event(event, verified))?);
+            .publish(env, &next_event(event, verified))?;
         complete(env, event, completion).await
     }
 }
