@@ -11,11 +11,14 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 target=x86_64-unknown-linux-gnu
-RUSTFLAGS="-C relocation-model=static" cargo build --profile image --target "$target" --workspace --bins --locked
+# The `harmonia` command with its `cloud` feature too: the runs bootstrap their workspace with
+# `harmonia first-admin` (the image itself ships only the functions).
+RUSTFLAGS="-C relocation-model=static" cargo build --profile image --target "$target" --workspace --bins --locked \
+  --features harmonia/cloud
 export HARMONIA_BIN_PROFILE="$target/image"
 trap '"$root/infra/emulators/stop.sh" >/dev/null 2>&1 || true' EXIT
 "$root/infra/emulators/start.sh"
 # shellcheck source=/dev/null
 source "$root/infra/emulators/.run/env"
-cargo test --locked -p harmonia-e2e --test e2e bench_wall_time_of_one_job_across_processes -- --ignored --nocapture
-cargo test --locked -p harmonia-e2e --test e2e bench_cold_start_of_a_stage_function -- --ignored --nocapture
+cargo test --locked -p harmonia-e2e --features e2e --test e2e bench_wall_time_of_one_job_across_processes -- --ignored --nocapture
+cargo test --locked -p harmonia-e2e --features e2e --test e2e bench_cold_start_of_a_stage_function -- --ignored --nocapture

@@ -694,8 +694,26 @@ pub(crate) fn usage_lines(by_role: &[harmonia_pipeline::detail::RoleUsage]) -> V
     lines
 }
 
+/// The refusal of a command that reaches a deployment's backends, in a build without them.
+#[cfg(not(feature = "cloud"))]
+pub(crate) fn without_cloud(command: &str) -> Error {
+    Error::new(
+        Code::InvalidRequest,
+        format!(
+            "`harmonia {command}` reaches a deployment's Google Cloud backends, which this build leaves out: build it with `cargo build -p harmonia --features cloud`."
+        ),
+    )
+}
+
+/// `harmonia provision` in a build without the feature `cloud`.
+#[cfg(not(feature = "cloud"))]
+pub(crate) async fn provision(_out: &Output, _endpoints: &[String], _template: Option<&str>) -> Result<(), Error> {
+    Err(without_cloud("provision"))
+}
+
 /// `harmonia provision`: create every topic, dead-letter topic and push subscription of the
 /// registry in the configured project, pushing to each function's endpoint.
+#[cfg(feature = "cloud")]
 pub(crate) async fn provision(out: &Output, endpoints: &[String], template: Option<&str>) -> Result<(), Error> {
     let project = std::env::var("GOOGLE_CLOUD_PROJECT")
         .map_err(|_| Error::new(Code::InvalidRequest, "GOOGLE_CLOUD_PROJECT is required"))?;

@@ -102,6 +102,7 @@ async fn through_api(
 /// project's Firestore with the deployer's Google credentials (configured from the environment
 /// like the functions). Refused with `already_exists` once the workspace has an active admin:
 /// from then on admins add operators through the API.
+#[cfg(feature = "cloud")]
 pub(crate) async fn first_admin(out: &Output, workspace: &WorkspaceId, name: &str) -> Result<(), Error> {
     let name: OperatorId = name.parse()?;
     let env = harmonia_host::env_from_environment(Vec::new()).await?;
@@ -120,6 +121,12 @@ pub(crate) async fn first_admin(out: &Output, workspace: &WorkspaceId, name: &st
     out.say(rendered.text.trim_end());
     out.value(&rendered.json);
     Ok(())
+}
+
+/// `harmonia first-admin` in a build without the feature `cloud`.
+#[cfg(not(feature = "cloud"))]
+pub(crate) async fn first_admin(_out: &Output, _workspace: &WorkspaceId, _name: &str) -> Result<(), Error> {
+    Err(crate::app::without_cloud("first-admin"))
 }
 
 /// Do what `command` says in `workspace` of `store`.

@@ -8,10 +8,9 @@
 
 use std::sync::Arc;
 
-use axum::extract::{DefaultBodyLimit, FromRef, State};
+use axum::Json;
+use axum::extract::{FromRef, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use harmonia_auth::Credentials;
 /// The body of `POST /v1/sources` (the typed client sends the same type).
 pub use harmonia_client::api::NewSource;
@@ -38,6 +37,7 @@ pub struct IngestState {
 impl IngestState {
     /// The state a hosted ingest or operator function serves with: its backends, and the
     /// credentials its configuration accepts.
+    #[cfg(feature = "cloud")]
     pub fn hosted(env: Arc<Env>, config: &harmonia_host::Config) -> Result<Self, Error> {
         let credentials = harmonia_host::credentials(config, env.store.clone())?;
         Ok(Self { env, credentials })
@@ -59,7 +59,11 @@ impl FromRef<IngestState> for Arc<Credentials> {
 /// The ingest function's router: `POST /v1/sources`, `GET /healthz`, and the push endpoint of
 /// the sources bucket's notifications (`POST /push/<prefix>source.uploaded`, Pub/Sub push
 /// with the invoker's OIDC token, which Cloud Run checks); anything else is a JSON 404 or 405.
-pub fn app(state: IngestState) -> Router {
+#[cfg(feature = "cloud")]
+pub fn app(state: IngestState) -> axum::Router {
+    use axum::Router;
+    use axum::extract::DefaultBodyLimit;
+    use axum::routing::{get, post};
     let uploads = harmonia_host::push_router(harmonia_host::Function::Ingest, &state.env);
     harmonia_http::json_fallbacks(
         Router::new()

@@ -40,6 +40,7 @@
 
 mod detail;
 mod imports;
+#[cfg(feature = "cloud")]
 pub mod nova;
 mod operators;
 mod routes;

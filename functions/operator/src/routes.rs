@@ -25,7 +25,7 @@ pub fn app(state: OperatorState) -> Router {
 
 /// [`app`] with `extra` routes beside it, under the same JSON 404 and 405: where the console's
 /// `POST /v1/ask` is answered (Nova in the same process for `harmonia serve`, or
-/// [`crate::nova::routes`] forwarding to the Nova function).
+/// `crate::nova::routes` forwarding to the Nova function, in the `cloud` build).
 pub fn app_with(state: OperatorState, extra: Router) -> Router {
     let api = Router::new()
         .route("/healthz", get(|| async { "ok" }))

@@ -28,15 +28,7 @@ pub struct GcsBlobs {
     resource: String,
 }
 
-/// Whether `name` is a valid Cloud Storage bucket name: 3-63 characters of lower-case
-/// letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit.
-pub fn valid_bucket_name(name: &str) -> bool {
-    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    (3..=63).contains(&name.len())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.'))
-        && edge(name.chars().next())
-        && edge(name.chars().last())
-}
+pub use harmonia_blob::valid_bucket_name;
 
 /// The emulator's base URL from `STORAGE_EMULATOR_HOST`, if set and not empty.
 pub fn emulator_endpoint() -> Option<String> {

@@ -101,3 +101,15 @@ pub async fn get(blobs: &dyn Blobs, workspace: &WorkspaceId, blob: &BlobRef) -> 
     };
     if blob.matches(&bytes) { Ok(bytes) } else { Err(Error::Corrupt) }
 }
+
+/// Whether `name` is a valid Cloud Storage bucket name: 3-63 characters of lower-case
+/// letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit. Here rather
+/// than in `harmonia-blob-gcs`, so that a configuration naming a bucket is checked by builds
+/// without the Cloud Storage client too.
+pub fn valid_bucket_name(name: &str) -> bool {
+    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    (3..=63).contains(&name.len())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.'))
+        && edge(name.chars().next())
+        && edge(name.chars().last())
+}

@@ -397,7 +397,7 @@ fn blob_backend<F: Fn(&str) -> Option<OsString>>(vars: &Vars<F>, store: &StoreBa
         },
         Some(value) => {
             if let Some(bucket) = value.strip_prefix("gcs:").map(str::trim) {
-                if harmonia_blob_gcs::valid_bucket_name(bucket) {
+                if harmonia_blob::valid_bucket_name(bucket) {
                     return Ok(BlobBackend::Gcs { bucket: bucket.to_owned() });
                 }
             } else if let Some(path) = value.strip_prefix("folder:").map(str::trim).filter(|p| !p.is_empty()) {
@@ -438,7 +438,7 @@ impl Config {
         };
         let blobs = blob_backend(&vars, &store)?;
         let sources_bucket = vars.get("HARMONIA_SOURCES_BUCKET")?;
-        if sources_bucket.as_deref().is_some_and(|b| !harmonia_blob_gcs::valid_bucket_name(b)) {
+        if sources_bucket.as_deref().is_some_and(|b| !harmonia_blob::valid_bucket_name(b)) {
             return Err(Error::new("HARMONIA_SOURCES_BUCKET", "must be a Cloud Storage bucket name"));
         }
         let topic_prefix = vars.get("HARMONIA_TOPIC_PREFIX")?.unwrap_or_default();

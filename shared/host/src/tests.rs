@@ -5,6 +5,8 @@ use harmonia_pipeline::registry::Timing;
 use harmonia_testkit::{assert_json_fallbacks, error_code, send, spawn_app};
 
 use super::*;
+use crate::cloud::reach;
+use harmonia_pipeline::connector::Sandbox;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stage_function_answers_unknown_paths_and_methods_with_json_errors() {

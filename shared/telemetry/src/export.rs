@@ -210,6 +210,7 @@ pub async fn providers(export: &Export) -> Result<Exporters, Error> {
     let tracer = match &export.traces {
         None => None,
         Some(Traces::Otlp(endpoint)) => Some(otlp_tracer(endpoint, resource.clone())?),
+        #[cfg(feature = "cloud-trace")]
         Some(Traces::CloudTrace(cloud)) => {
             let exporter =
                 opentelemetry_gcloud_trace::GcpCloudTraceExporter::new(&cloud.project, resource.clone(), false)
@@ -217,6 +218,9 @@ pub async fn providers(export: &Export) -> Result<Exporters, Error> {
                     .map_err(|_| Error::Exporter { exporter: "cloud_trace" })?;
             Some(cloud_trace_tracer(exporter, resource.clone()))
         }
+        // A build without the feature `cloud-trace` has no Cloud Trace exporter to build.
+        #[cfg(not(feature = "cloud-trace"))]
+        Some(Traces::CloudTrace(_)) => return Err(Error::Exporter { exporter: "cloud_trace" }),
     };
     let meter = match &export.metrics {
         None => None,
