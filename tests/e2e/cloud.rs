@@ -947,7 +947,7 @@ async fn dispatcher_at(
 async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispatchers_make_one_post() {
     use harmonia_contracts::domain::ScheduleState;
     use harmonia_pipeline::clock::ManualClock;
-    use harmonia_pipeline::schedule;
+    use harmonia_pipeline::gates::schedule;
 
     let project = harmonia_testkit::unique("sched");
     let cloud = cloud_in(&project, &[], 0).await;
@@ -1010,8 +1010,8 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
     let window = plan.plan.items.iter().find(|i| i.id == plan.selected).expect("selected").window;
     clock.set(window.end + chrono::TimeDelta::minutes(1));
     let late_id = late.clone();
-    let current = harmonia_pipeline::operator::job(&a, &cloud.ws, &late_id).await.expect("job");
-    let version = harmonia_pipeline::operator::current_version(
+    let current = harmonia_pipeline::gates::job(&a, &cloud.ws, &late_id).await.expect("job");
+    let version = harmonia_pipeline::gates::current_version(
         &a,
         &cloud.ws,
         &current,
@@ -1019,7 +1019,7 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
     )
     .await
     .expect("version");
-    let request = harmonia_pipeline::operator::DecisionRequest {
+    let request = harmonia_pipeline::gates::DecisionRequest {
         job: late_id.clone(),
         operator: "ana".parse().expect("operator"),
         subject: harmonia_contracts::domain::ApprovalSubject::Draft,
@@ -1027,7 +1027,7 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
         subject_hash: version,
         trace: None,
     };
-    harmonia_pipeline::operator::decide(&a, &cloud.ws, request).await.expect("approve");
+    harmonia_pipeline::gates::decide(&a, &cloud.ws, request).await.expect("approve");
     let v = cloud.operator.job(&late).await.expect("job");
     assert_eq!(v.job.status, JobStatus::NeedsHuman, "{v:?}");
     let listed = cloud.operator.schedule().await.expect("schedule").schedule;
@@ -1057,7 +1057,7 @@ async fn on_the_emulators_a_publisher_killed_between_the_claim_and_the_receipt_i
     // posts; it is killed holding the platform's answer.
     let clock = std::sync::Arc::new(ManualClock::new(planned.due_at));
     let dispatcher = dispatcher_at(&cloud, &project, &clock).await;
-    assert_eq!(harmonia_pipeline::schedule::tick(&dispatcher).await.expect("tick").released.len(), 1);
+    assert_eq!(harmonia_pipeline::gates::schedule::tick(&dispatcher).await.expect("tick").released.len(), 1);
     let publish = cloud.functions.get_mut("publish").expect("the publish function");
     publish.kill_while_holding("the platform's answer", |s| s.kind == "effect").await;
     let claimed = || async {

@@ -178,7 +178,7 @@ async fn stopping_the_process_mid_job_and_starting_again_completes_it_with_one_p
         let job = ingest(&local.env, &ws, sample(), None, None).await.expect("ingest");
         let waiting = local.drive(&ws, &job.id, false, WAIT, |_| {}).await.expect("drive");
         assert_eq!(waiting.status, JobStatus::AwaitingStrategyApproval);
-        let version = harmonia_pipeline::operator::current_version(
+        let version = harmonia_pipeline::gates::current_version(
             &local.env,
             &ws,
             &waiting,
@@ -186,7 +186,7 @@ async fn stopping_the_process_mid_job_and_starting_again_completes_it_with_one_p
         )
         .await
         .expect("version");
-        let request = harmonia_pipeline::operator::DecisionRequest {
+        let request = harmonia_pipeline::gates::DecisionRequest {
             job: job.id.clone(),
             operator: "cli".parse().expect("op"),
             subject: harmonia_contracts::domain::ApprovalSubject::Strategy,
@@ -194,7 +194,7 @@ async fn stopping_the_process_mid_job_and_starting_again_completes_it_with_one_p
             subject_hash: version,
             trace: None,
         };
-        harmonia_pipeline::operator::decide(&local.env, &ws, request).await.expect("approve");
+        harmonia_pipeline::gates::decide(&local.env, &ws, request).await.expect("approve");
         // Dropping `local` aborts every stage worker mid-step, like a killed process.
         job.id
     };
@@ -203,7 +203,7 @@ async fn stopping_the_process_mid_job_and_starting_again_completes_it_with_one_p
     let done = local.drive(&ws, &interrupted, true, WAIT, |_| {}).await.expect("drive");
     assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
     local.settle(WAIT).await.expect("settle");
-    let first = harmonia_pipeline::operator::job(&local.env, &ws, &job_id).await.expect("first job");
+    let first = harmonia_pipeline::gates::job(&local.env, &ws, &job_id).await.expect("first job");
     assert_eq!(first.status, JobStatus::Verified);
     assert_eq!(local.sandbox.posts(&ws).await.expect("sandbox posts"), 2, "one post per job, none twice");
 }

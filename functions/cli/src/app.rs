@@ -11,7 +11,7 @@ use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::detail::version_prefix;
 use harmonia_pipeline::formats::{self, Format};
-use harmonia_pipeline::operator;
+use harmonia_pipeline::gates;
 use harmonia_pipeline::records::{ANALYSES, AnalysisRecord, DRAFTS, PUBLICATIONS, doc_id};
 use harmonia_pipeline::steps::{current_draft_id, ingest};
 use harmonia_store::Document;
@@ -45,7 +45,7 @@ impl Backend {
     /// functions do that themselves).
     pub(crate) async fn resume(&self, ws: &WorkspaceId) -> Result<(), Error> {
         match self {
-            Backend::Local(l) => operator::resume(&l.env, ws).await.map(|_| ()),
+            Backend::Local(l) => gates::resume(&l.env, ws).await.map(|_| ()),
             Backend::Cloud(_) => Ok(()),
         }
     }
@@ -188,7 +188,7 @@ pub(crate) async fn follow(
             Progress::PublishedNow(s) => out.say(&format!(
                 "  {:<11} published now rather than at {} (the plan item's window opens then)",
                 "operator",
-                harmonia_pipeline::schedule::windows::instant(s.window.start)
+                harmonia_pipeline::planning::windows::instant(s.window.start)
             )),
         })
         .await?;
@@ -202,12 +202,12 @@ pub(crate) async fn follow(
             ),
         ));
     }
-    let schedule = harmonia_pipeline::schedule::of_job(&env.env, ws, job).await?;
+    let schedule = harmonia_pipeline::gates::schedule::of_job(&env.env, ws, job).await?;
     match (&schedule, current.status) {
         (Some(s), JobStatus::Scheduled) => {
             out.say(&format!(
                 "Scheduled: the post goes out at {} on {} {} (`harmonia schedule`; change it with `harmonia reschedule {job} --at TIME`, `harmonia publish-now {job}` or `harmonia cancel {job}`).",
-                harmonia_pipeline::schedule::windows::instant(s.due_at),
+                harmonia_pipeline::planning::windows::instant(s.due_at),
                 s.platform.as_str(),
                 s.handle
             ));
@@ -216,13 +216,13 @@ pub(crate) async fn follow(
         (Some(s), JobStatus::NeedsHuman) if s.state == harmonia_contracts::domain::ScheduleState::WindowPassed => {
             out.say(&format!(
                 "Needs you: the planned window has passed (it closed at {}), so the post was not published. Reschedule it with `harmonia reschedule {job} --at TIME`, publish it with `harmonia publish-now {job}`, or cancel it with `harmonia cancel {job}`.",
-                harmonia_pipeline::schedule::windows::instant(s.window.end)
+                harmonia_pipeline::planning::windows::instant(s.window.end)
             ));
             return Ok(current);
         }
         _ => {}
     }
-    match operator::awaiting(&env.env, ws, &current).await? {
+    match gates::awaiting(&env.env, ws, &current).await? {
         Some((subject, version)) => {
             let choices = if subject == ApprovalSubject::Draft {
                 "approve, reject, request changes or edit"
@@ -403,7 +403,7 @@ pub(crate) async fn status(backend: &Backend, out: &Output, ws: &WorkspaceId, jo
                 for job in client.jobs().await?.jobs {
                     let gated = [ApprovalSubject::Strategy, ApprovalSubject::Draft]
                         .into_iter()
-                        .any(|subject| operator::require_waiting(&job, subject).is_ok());
+                        .any(|subject| gates::require_waiting(&job, subject).is_ok());
                     replies.push(match gated {
                         true => client.job(&job.id).await?,
                         false => harmonia_client::api::JobReply { job, awaiting_version: None },
@@ -471,15 +471,15 @@ async fn local_jobs(
 ) -> Result<Vec<harmonia_client::api::JobReply>, Error> {
     let list = || async {
         match id {
-            Some(id) => Ok::<_, Error>(vec![operator::job(&l.env, ws, id).await?]),
-            None => operator::jobs(&l.env, ws, 1000).await,
+            Some(id) => Ok::<_, Error>(vec![gates::job(&l.env, ws, id).await?]),
+            None => gates::jobs(&l.env, ws, 1000).await,
         }
     };
     let ids: Vec<JobId> = list().await?.iter().map(|j| j.id.clone()).collect();
     l.rest(ws, &ids, STATUS_WAIT).await?;
     let mut replies = Vec::new();
     for job in list().await? {
-        let awaiting_version = operator::awaiting(&l.env, ws, &job).await?.map(|(_, version)| version);
+        let awaiting_version = gates::awaiting(&l.env, ws, &job).await?.map(|(_, version)| version);
         replies.push(harmonia_client::api::JobReply { job, awaiting_version });
     }
     Ok(replies)
@@ -490,7 +490,7 @@ async fn local_jobs(
 /// it says how to create the first admin.
 pub(crate) async fn serve(env: &Local, out: &Output, ws: &WorkspaceId, port: u16) -> Result<(), Error> {
     let ws = ws.clone();
-    operator::resume(&env.env, &ws).await?;
+    gates::resume(&env.env, &ws).await?;
     let active = crate::operators::active_operators(&*env.env.store, &ws).await?;
     let hint = (active == 0).then(|| crate::operators::first_admin_hint(&ws));
     if let Some(hint) = &hint {
@@ -518,7 +518,7 @@ pub(crate) async fn serve(env: &Local, out: &Output, ws: &WorkspaceId, port: u16
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(crate::schedule::WATCH_EVERY).await;
-                match harmonia_pipeline::schedule::tick(&env).await {
+                match harmonia_pipeline::gates::schedule::tick(&env).await {
                     Ok(done) if !done.released.is_empty() => {
                         tracing::info!(released = done.released.len(), "scheduled posts dispatched")
                     }
@@ -629,7 +629,7 @@ pub(crate) async fn activity(backend: &Backend, out: &Output, ws: &WorkspaceId, 
     let records: Vec<ActivityRecord> = match backend {
         Backend::Local(l) => {
             // An unknown job is `not_found`, not an empty list.
-            operator::job(&l.env, &ws, &id).await?;
+            gates::job(&l.env, &ws, &id).await?;
             harmonia_pipeline::detail::activity(&l.env, &ws, &id).await?
         }
         Backend::Cloud(client) => client.activity(&id).await?,

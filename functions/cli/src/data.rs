@@ -7,7 +7,7 @@ use harmonia_blob::Folder;
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Error, domain};
 use harmonia_local::Local;
-use harmonia_pipeline::operator::ApprovalRecord;
+use harmonia_pipeline::records::ApprovalRecord;
 use harmonia_pipeline::records::{
     ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, PLANS, PUBLICATIONS, PlanRecord, SOURCES, STRATEGIES,
     StrategyRecord,
@@ -116,8 +116,15 @@ pub(crate) async fn restore_unopenable(out: &Output, data_dir: &Path, from: &Pat
     let copied =
         Folder::new(blobs_beside(from)).copy_into(&Folder::new(data_dir.join(harmonia_local::BLOBS_DIR))).await?;
     harmonia_store_sqlite::replace_unusable(&file, from, &kept)?;
+    restored(out, &file, from, copied, "The unusable file it replaces", &kept);
+    Ok(())
+}
+
+/// Say that `file` was restored from `from` with `copied` blobs, and where `what` (its
+/// previous content) is kept.
+fn restored(out: &Output, file: &Path, from: &Path, copied: u64, what: &str, kept: &Path) {
     out.say(&format!(
-        "Restored {} from {} ({} of long sources added). The unusable file it replaces is kept in {}.",
+        "Restored {} from {} ({} of long sources added). {what} is kept in {}.",
         file.display(),
         from.display(),
         blobs(copied, ""),
@@ -126,7 +133,6 @@ pub(crate) async fn restore_unopenable(out: &Output, data_dir: &Path, from: &Pat
     out.value(&json!({
         "restored_from": from.display().to_string(), "previous": kept.display().to_string(), "blobs_copied": copied,
     }));
-    Ok(())
 }
 
 /// "1 blob", "2 new blobs": how many blobs a backup or restore copied, `kind` before the noun.
@@ -184,15 +190,6 @@ pub(crate) async fn restore(local: &Local, out: &Output, from: &Path) -> Result<
     // names a blob that is not there.
     let copied = Folder::new(blobs_beside(from)).copy_into(&local_blobs(local)).await?;
     local.data.restore(from).await?;
-    out.say(&format!(
-        "Restored {} from {} ({} of long sources added). Its previous content is kept in {}.",
-        local.data.path().display(),
-        from.display(),
-        blobs(copied, ""),
-        kept.display()
-    ));
-    out.value(&json!({
-        "restored_from": from.display().to_string(), "previous": kept.display().to_string(), "blobs_copied": copied,
-    }));
+    restored(out, local.data.path(), from, copied, "Its previous content", &kept);
     Ok(())
 }

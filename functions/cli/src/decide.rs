@@ -12,8 +12,8 @@ use harmonia_contracts::domain::{Approval, ApprovalSubject, Decision, Job};
 use harmonia_contracts::ids::{JobId, OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::detail::version_prefix as short;
-use harmonia_pipeline::operator;
-use harmonia_pipeline::rounds::{self, ChangesRequest, EditRequest, MAX_EDIT_CHARS};
+use harmonia_pipeline::gates;
+use harmonia_pipeline::gates::rounds::{self, ChangesRequest, EditRequest, MAX_EDIT_CHARS};
 use serde_json::json;
 
 use crate::app::{Backend, Output, follow};
@@ -43,16 +43,16 @@ async fn version(
 ) -> Result<String, Error> {
     match backend {
         Backend::Local(l) => {
-            let current = operator::job(&l.env, ws, job).await?;
-            operator::require_waiting(&current, subject)?;
+            let current = gates::job(&l.env, ws, job).await?;
+            gates::require_waiting(&current, subject)?;
             match given {
                 Some(v) => Ok(v),
-                None => operator::current_version(&l.env, ws, &current, subject).await,
+                None => gates::current_version(&l.env, ws, &current, subject).await,
             }
         }
         Backend::Cloud(client) => {
             let current = client.job(job).await?;
-            operator::require_waiting(&current.job, subject)?;
+            gates::require_waiting(&current.job, subject)?;
             given.or(current.awaiting_version).ok_or_else(|| {
                 Error::new(Code::NotFound, "The job has no version awaiting a decision; name one with --version.")
             })
@@ -76,7 +76,7 @@ async fn after(
             Ok(now) => Some(now),
             // The decision is recorded; a step after it failed the job, which the command
             // reports as its failure.
-            Err(e) if operator::job(&l.env, ws, job).await.is_ok_and(|j| j.failure.is_some()) => {
+            Err(e) if gates::job(&l.env, ws, job).await.is_ok_and(|j| j.failure.is_some()) => {
                 return Err(Error::new(
                     e.code,
                     format!("The {} was {}. {}", decision.subject.as_str(), decision.decision.describe(), e.message),
@@ -91,7 +91,7 @@ async fn after(
                     decision.decision.describe(),
                     e.message.trim_end_matches('.')
                 ));
-                operator::job(&l.env, ws, job).await.ok()
+                gates::job(&l.env, ws, job).await.ok()
             }
         },
         // The deployment's functions carry the job on; the API answered with where it stands.
@@ -117,11 +117,11 @@ pub(crate) async fn decide(
     let (approval, answered) = match backend {
         Backend::Local(l) => {
             let decision = match reject {
-                // The reason's limits are checked by `operator::decide`, for the CLI and the API alike.
+                // The reason's limits are checked by `gates::decide`, for the CLI and the API alike.
                 Some(reason) => Decision::Rejected { reason },
                 None => Decision::Approved,
             };
-            let request = operator::DecisionRequest {
+            let request = gates::DecisionRequest {
                 job: id.clone(),
                 operator: cli_operator()?,
                 subject,
@@ -129,7 +129,7 @@ pub(crate) async fn decide(
                 subject_hash: version,
                 trace: None,
             };
-            (operator::decide(&l.env, ws, request).await?, None)
+            (gates::decide(&l.env, ws, request).await?, None)
         }
         Backend::Cloud(client) => {
             let kind = if reject.is_some() { DecisionKind::Reject } else { DecisionKind::Approve };

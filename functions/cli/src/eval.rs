@@ -21,7 +21,7 @@ use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::{Code, Error, Role};
 use harmonia_local::Local;
 use harmonia_pipeline::formats::{self, Format};
-use harmonia_pipeline::operator::{self, DecisionRequest};
+use harmonia_pipeline::gates::{self, DecisionRequest};
 use harmonia_pipeline::steps::ingest;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -201,7 +201,7 @@ async fn to_draft_gate(env: &Local, ws: &WorkspaceId, job: &JobId) -> Result<Job
         if current.status != JobStatus::AwaitingStrategyApproval {
             return Ok(current);
         }
-        let version = operator::current_version(&env.env, ws, &current, ApprovalSubject::Strategy).await?;
+        let version = gates::current_version(&env.env, ws, &current, ApprovalSubject::Strategy).await?;
         let request = DecisionRequest {
             job: job.clone(),
             operator: "eval".parse()?,
@@ -210,7 +210,7 @@ async fn to_draft_gate(env: &Local, ws: &WorkspaceId, job: &JobId) -> Result<Job
             subject_hash: version,
             trace: None,
         };
-        operator::decide(&env.env, ws, request).await?;
+        gates::decide(&env.env, ws, request).await?;
     }
 }
 

@@ -12,7 +12,8 @@ use harmonia_contracts::domain::{Job, Schedule, ScheduleAction, ScheduleState, W
 use harmonia_contracts::ids::{JobId, OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_local::Local;
-use harmonia_pipeline::schedule::{self, Acted, windows};
+use harmonia_pipeline::gates::schedule::{self, Acted};
+use harmonia_pipeline::planning::windows;
 use serde_json::{Value, json};
 
 use harmonia_client::api::RescheduleBody;
@@ -56,7 +57,7 @@ fn due(config: &WorkspaceConfig, s: &Schedule) -> String {
 async fn job_of(backend: &Backend, ws: &WorkspaceId, s: &Schedule) -> Result<(Job, WorkspaceConfig), Error> {
     match backend {
         Backend::Local(l) => {
-            let job = harmonia_pipeline::operator::job(&l.env, ws, &s.job).await?;
+            let job = harmonia_pipeline::gates::job(&l.env, ws, &s.job).await?;
             let config = harmonia_pipeline::workspace::version_of_job(&*l.env.store, &job).await?.config;
             Ok((job, config))
         }
@@ -137,7 +138,7 @@ pub(crate) async fn change(
     out.say(&said);
     let job_now = match (backend, &acted, answered) {
         (Backend::Local(l), Acted::Released(_), _) => follow(l, out, ws, &id, false, s.dispatched_at).await?,
-        (Backend::Local(l), _, _) => harmonia_pipeline::operator::job(&l.env, ws, &id).await?,
+        (Backend::Local(l), _, _) => harmonia_pipeline::gates::job(&l.env, ws, &id).await?,
         (Backend::Cloud(_), _, Some(job)) => job,
         (Backend::Cloud(client), _, None) => client.job(&id).await?.job,
     };

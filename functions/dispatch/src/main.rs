@@ -1,6 +1,6 @@
 //! The `dispatch` function: Cloud Scheduler calls `POST /dispatch` every minute with an OIDC
 //! token of its own service account (Cloud Run IAM lets only that account invoke it), and each
-//! call is one tick of the dispatcher, [`harmonia_pipeline::schedule::tick`]: every scheduled
+//! call is one tick of the dispatcher, [`harmonia_pipeline::gates::schedule::tick`]: every scheduled
 //! post that is due is handed to publishing by one `draft.approved` event. Ticks that overlap
 //! (a slow one, a retried one, two instances) are safe: each decision is a transaction on the
 //! post's own schedule, and publishing claims before it calls the connector.
@@ -31,7 +31,7 @@ fn app(env: Arc<Env>) -> Router {
 /// One tick: what it released, published again, repaired, and could not handle (those are
 /// retried by the next tick, a minute later).
 async fn dispatch(State(env): State<Arc<Env>>) -> Result<Json<Value>, ApiError> {
-    let done = harmonia_pipeline::schedule::tick(&env).await?;
+    let done = harmonia_pipeline::gates::schedule::tick(&env).await?;
     Ok(Json(json!({
         "released": done.released.len(),
         "redispatched": done.redispatched.len(),

@@ -9,8 +9,8 @@ use harmonia_contracts::domain::Decision;
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::{Code, Error};
 use harmonia_http::{ApiError, Caller, JsonBody, PathId, Trace};
-use harmonia_pipeline::operator::{self, DecisionRequest};
-use harmonia_pipeline::rounds::{self, ChangesRequest, EditRequest};
+use harmonia_pipeline::gates::rounds::{self, ChangesRequest, EditRequest};
+use harmonia_pipeline::gates::{self, DecisionRequest};
 
 use crate::{MAX_BODY_BYTES, OperatorState, detail, operators, view};
 
@@ -60,14 +60,14 @@ async fn me(Caller(who): Caller) -> Answer<Me> {
 /// lifecycle's order), so a client filters by the server's names rather than a copy of them.
 async fn list(State(state): State<OperatorState>, Caller(who): Caller) -> Answer<JobList> {
     use strum::IntoEnumIterator;
-    let jobs = operator::jobs(&state.env, &who.workspace, 200).await?;
+    let jobs = gates::jobs(&state.env, &who.workspace, 200).await?;
     let statuses = harmonia_contracts::domain::JobStatus::iter().map(|s| s.as_str().to_owned()).collect();
     Ok(Json(JobList { jobs, statuses }))
 }
 
 async fn show(State(state): State<OperatorState>, Caller(who): Caller, PathId(id): PathId<JobId>) -> Answer<JobReply> {
-    let job = operator::job(&state.env, &who.workspace, &id).await?;
-    let awaiting_version = operator::awaiting(&state.env, &who.workspace, &job).await?.map(|(_, version)| version);
+    let job = gates::job(&state.env, &who.workspace, &id).await?;
+    let awaiting_version = gates::awaiting(&state.env, &who.workspace, &job).await?.map(|(_, version)| version);
     Ok(Json(JobReply { job, awaiting_version }))
 }
 
@@ -111,7 +111,7 @@ async fn activity(
         }
     }
     let job = job.ok_or_else(|| Error::new(Code::InvalidRequest, "the job parameter is required"))?;
-    operator::job(&state.env, &who.workspace, &job).await?;
+    gates::job(&state.env, &who.workspace, &job).await?;
     // Every record of the job, in the order the invocations started (as `harmonia activity`).
     let records = harmonia_pipeline::detail::activity(&state.env, &who.workspace, &job).await?;
     let start = usize::try_from(page * limit).unwrap_or(usize::MAX);
@@ -130,7 +130,7 @@ async fn decide(
     // Each decision takes only its own field, so a misplaced one is refused, not ignored.
     let decision = match (request.decision, request.reason, request.feedback) {
         (DecisionKind::Approve, None, None) => Decision::Approved,
-        // The limits are checked by `operator` and `rounds`, for the CLI and the API alike.
+        // The limits are checked by `gates::decisions` and `gates::rounds`, for the CLI and the API alike.
         (DecisionKind::Reject, Some(reason), None) => Decision::Rejected { reason },
         (DecisionKind::RequestChanges, None, Some(feedback)) => {
             let request = ChangesRequest {
@@ -142,7 +142,7 @@ async fn decide(
                 trace: Some(trace),
             };
             let approval = rounds::request_changes(&state.env, &who.workspace, request).await?;
-            let job = operator::job(&state.env, &who.workspace, &id).await?;
+            let job = gates::job(&state.env, &who.workspace, &id).await?;
             return Ok(Json(DecisionReply { approval, job }));
         }
         (DecisionKind::Approve, _, _) => {
@@ -163,7 +163,7 @@ async fn decide(
             .into());
         }
     };
-    let approval = operator::decide(
+    let approval = gates::decide(
         &state.env,
         &who.workspace,
         DecisionRequest {
@@ -176,7 +176,7 @@ async fn decide(
         },
     )
     .await?;
-    let job = operator::job(&state.env, &who.workspace, &id).await?;
+    let job = gates::job(&state.env, &who.workspace, &id).await?;
     Ok(Json(DecisionReply { approval, job }))
 }
 
@@ -196,6 +196,6 @@ async fn edit(
         body: request.body,
     };
     let edited = rounds::edit(&state.env, &who.workspace, request).await?;
-    let job = operator::job(&state.env, &who.workspace, &id).await?;
+    let job = gates::job(&state.env, &who.workspace, &id).await?;
     Ok((StatusCode::CREATED, Json(EditReply { approval: edited.approval, draft: edited.draft, job })))
 }

@@ -9,7 +9,7 @@ use harmonia_client::api::{RescheduleBody, ScheduleList, ScheduleReply};
 use harmonia_contracts::domain::ScheduleAction;
 use harmonia_contracts::ids::JobId;
 use harmonia_http::{Caller, JsonBody, PathId};
-use harmonia_pipeline::schedule::{self, Acted};
+use harmonia_pipeline::gates::schedule::{self, Acted};
 
 use crate::OperatorState;
 use crate::routes::Answer;
@@ -60,6 +60,6 @@ async fn act(
 ) -> Answer<ScheduleReply> {
     let acted = schedule::act(&state.env, &who.workspace, id, who.operator.clone(), action).await?;
     let (Acted::Rescheduled(schedule) | Acted::Released(schedule) | Acted::Cancelled(schedule)) = acted;
-    let job = harmonia_pipeline::operator::job(&state.env, &who.workspace, id).await?;
+    let job = harmonia_pipeline::gates::job(&state.env, &who.workspace, id).await?;
     Ok(Json(ScheduleReply { schedule, job }))
 }

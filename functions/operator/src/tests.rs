@@ -244,7 +244,7 @@ async fn malformed_and_oversized_requests_get_typed_4xx() {
     let (s, v) = api.post("/v1/sources", json!({"format": "json", "content": huge})).await;
     assert_eq!((s, error_code(&v)), (413, "payload_too_large"));
     assert_eq!(
-        harmonia_pipeline::operator::jobs(&api.local.env, &api.ws, 10).await.expect("jobs").len(),
+        harmonia_pipeline::gates::jobs(&api.local.env, &api.ws, 10).await.expect("jobs").len(),
         0,
         "nothing stored"
     );

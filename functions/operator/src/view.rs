@@ -11,7 +11,7 @@ use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Error};
-use harmonia_pipeline::operator;
+use harmonia_pipeline::gates;
 use harmonia_pipeline::records::{DRAFTS, PLANS, POLICY_RESULTS, PUBLICATIONS, REVIEWS, SOURCES, STRATEGIES, doc_id};
 use harmonia_pipeline::steps::every_draft_id;
 use harmonia_store::Collection;
@@ -31,7 +31,7 @@ pub(crate) async fn job_view(
     trace: TraceParent,
 ) -> Result<Value, Error> {
     let ws = &who.workspace;
-    let job = operator::job(&state.env, ws, job_id).await?;
+    let job = gates::job(&state.env, ws, job_id).await?;
     let store = &*state.env.store;
     let mut entities: BTreeMap<String, Value> = BTreeMap::new();
     let mut catalog = Vec::new();

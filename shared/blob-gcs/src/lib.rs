@@ -30,6 +30,15 @@ pub struct GcsBlobs {
 
 pub use harmonia_blob::valid_bucket_name;
 
+/// A client for `bucket` (its name checked first), the bucket's name and its resource name
+/// (`projects/_/buckets/{bucket}`, as the client names buckets).
+async fn in_bucket(bucket: &str) -> Result<(Storage, String, String), Error> {
+    if !valid_bucket_name(bucket) {
+        return Err(Error::Unavailable { kind: "invalid bucket name".into() });
+    }
+    Ok((client().await?, bucket.to_owned(), format!("projects/_/buckets/{bucket}")))
+}
+
 /// The emulator's base URL from `STORAGE_EMULATOR_HOST`, if set and not empty.
 pub fn emulator_endpoint() -> Option<String> {
     let raw = std::env::var(EMULATOR_VAR).ok().filter(|v| !v.trim().is_empty())?;
@@ -46,14 +55,8 @@ impl GcsBlobs {
     /// `STORAGE_EMULATOR_HOST` is set. No request is made until the first blob is written
     /// or read.
     pub async fn connect(bucket: &str) -> Result<Self, Error> {
-        if !valid_bucket_name(bucket) {
-            return Err(Error::Unavailable { kind: "invalid bucket name".into() });
-        }
-        Ok(Self {
-            client: client().await?,
-            bucket: bucket.to_owned(),
-            resource: format!("projects/_/buckets/{bucket}"),
-        })
+        let (client, bucket, resource) = in_bucket(bucket).await?;
+        Ok(Self { client, bucket, resource })
     }
 
     /// The bucket.
@@ -140,14 +143,8 @@ pub struct GcsUploads {
 impl GcsUploads {
     /// Uploads in `bucket`, through the emulator when `STORAGE_EMULATOR_HOST` is set.
     pub async fn connect(bucket: &str) -> Result<Self, Error> {
-        if !valid_bucket_name(bucket) {
-            return Err(Error::Unavailable { kind: "invalid bucket name".into() });
-        }
-        Ok(Self {
-            client: client().await?,
-            bucket: bucket.to_owned(),
-            resource: format!("projects/_/buckets/{bucket}"),
-        })
+        let (client, bucket, resource) = in_bucket(bucket).await?;
+        Ok(Self { client, bucket, resource })
     }
 }
 

@@ -21,10 +21,11 @@ use harmonia_contracts::ids::JobId;
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::connector::Sandbox;
+use harmonia_pipeline::gates::{self, schedule};
 use harmonia_pipeline::records::{JOBS, MARKERS, Marker, doc_id};
 use harmonia_pipeline::registry::{Timing, topics};
 use harmonia_pipeline::steps::handlers;
-use harmonia_pipeline::{Env, operator, schedule, workspace};
+use harmonia_pipeline::{Env, workspace};
 use harmonia_store::{MAX_QUERY_LIMIT, Query, decode_each, scan};
 use harmonia_store_sqlite::SqliteStore;
 use tokio::task::JoinHandle;
@@ -190,7 +191,7 @@ impl Local {
     /// Carry on with `workspace`'s unfinished jobs (their planning snapshots are built by the
     /// plan stage from the workspace's configuration and calendar).
     pub async fn prepare(&self, workspace: &WorkspaceId) -> Result<(), Error> {
-        operator::resume(&self.env, workspace).await.map(|_| ())
+        gates::resume(&self.env, workspace).await.map(|_| ())
     }
 
     /// Stop this process's part of the pipeline: no new deliveries, and the step claims and
@@ -216,11 +217,11 @@ impl Local {
             let changed = follow.changed();
             let mut still = Vec::with_capacity(moving.len());
             for job in moving {
-                let current = operator::job(&self.env, workspace, job).await?;
+                let current = gates::job(&self.env, workspace, job).await?;
                 // A job whose step stalled on its model while resting rests there too.
                 let stalled = current.stalled.as_ref().is_some_and(|s| s.at >= began);
                 let resting = current.status.is_terminal() || current.status == JobStatus::Scheduled;
-                if operator::awaited(current.status).is_none() && !resting && !stalled {
+                if gates::awaited(current.status).is_none() && !resting && !stalled {
                     still.push(job);
                 }
             }
@@ -351,10 +352,10 @@ impl Local {
                     }
                 }
             }
-            match operator::awaited(current.status) {
+            match gates::awaited(current.status) {
                 Some(subject) if approve => {
-                    let version = operator::current_version(&self.env, workspace, &current, subject).await?;
-                    let request = operator::DecisionRequest {
+                    let version = gates::current_version(&self.env, workspace, &current, subject).await?;
+                    let request = gates::DecisionRequest {
                         job: job.clone(),
                         operator: "cli".parse()?,
                         subject,
@@ -362,7 +363,7 @@ impl Local {
                         subject_hash: version.clone(),
                         trace: None,
                     };
-                    operator::decide(&self.env, workspace, request).await?;
+                    gates::decide(&self.env, workspace, request).await?;
                     report(Progress::Approved(subject, version));
                     continue;
                 }

@@ -15,10 +15,12 @@ use harmonia_contracts::{Code, Error};
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::clock::{Clock, ManualClock};
 use harmonia_pipeline::connector::{Checked, Connector, Found, Outgoing, ReadBackFailed, Sent};
+use harmonia_pipeline::gates;
+use harmonia_pipeline::gates::schedule::{self, Acted};
+use harmonia_pipeline::planning::windows;
+use harmonia_pipeline::records;
 use harmonia_pipeline::registry::Timing;
-use harmonia_pipeline::schedule::{self, Acted, windows};
 use harmonia_pipeline::steps::ingest;
-use harmonia_pipeline::{operator, records};
 
 const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
 const WAIT: Duration = Duration::from_secs(120);
@@ -54,9 +56,9 @@ async fn approved(local: &Local, ws: &WorkspaceId) -> (JobId, Schedule) {
 }
 
 async fn approve(local: &Local, ws: &WorkspaceId, job: &JobId, subject: ApprovalSubject) {
-    let current = operator::job(&local.env, ws, job).await.expect("job");
-    let version = operator::current_version(&local.env, ws, &current, subject).await.expect("version");
-    let request = operator::DecisionRequest {
+    let current = gates::job(&local.env, ws, job).await.expect("job");
+    let version = gates::current_version(&local.env, ws, &current, subject).await.expect("version");
+    let request = gates::DecisionRequest {
         job: job.clone(),
         operator: "ana".parse().expect("operator"),
         subject,
@@ -64,11 +66,11 @@ async fn approve(local: &Local, ws: &WorkspaceId, job: &JobId, subject: Approval
         subject_hash: version,
         trace: None,
     };
-    operator::decide(&local.env, ws, request).await.expect("decide");
+    gates::decide(&local.env, ws, request).await.expect("decide");
 }
 
 async fn status(local: &Local, ws: &WorkspaceId, job: &JobId) -> JobStatus {
-    operator::job(&local.env, ws, job).await.expect("job").status
+    gates::job(&local.env, ws, job).await.expect("job").status
 }
 
 async fn act(local: &Local, ws: &WorkspaceId, job: &JobId, action: ScheduleAction) -> Result<Acted, Error> {

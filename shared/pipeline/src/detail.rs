@@ -10,9 +10,8 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use harmonia_contracts::domain::{ActivityRecord, Operation};
 use harmonia_contracts::domain::{
-    Analysis, Angle, Approval, ApprovalSubject, Brief, Draft, FlagKind, Job, LanguageTag, Moment, Plan, PlanItem,
-    Platform, PolicyOutcome, PolicyResult, PolicyRule, Publication, ResearchEvidence, Review, Source, SourcePart,
-    WorkspaceConfig,
+    Analysis, Angle, Approval, ApprovalSubject, Brief, Draft, Job, LanguageTag, Moment, Plan, PlanItem, Platform,
+    PolicyOutcome, PolicyResult, PolicyRule, Publication, ResearchEvidence, Review, Source, WorkspaceConfig,
 };
 use harmonia_contracts::event::{Pass, Round};
 use harmonia_contracts::ids::{BriefId, DraftId, EvidenceId, JobId, PlanItemId, WorkspaceId};
@@ -23,6 +22,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::Env;
+use crate::flags::near;
+pub use crate::flags::{Flag, NearFlag, flags};
 use crate::records::{
     ANALYSES, AnalysisRecord, DRAFTS, PLANS, POLICY_RESULTS, PUBLICATIONS, PlanRecord, REVIEWS, SOURCE_QUOTES,
     STRATEGIES, STRATEGY_VERSIONS, SourceQuote, StrategyRecord, doc_id, strategy_version_id,
@@ -163,128 +164,6 @@ pub struct SourceSummary {
     /// When it was ingested.
     #[serde(with = "harmonia_contracts::time::rfc3339")]
     pub ingested_at: DateTime<Utc>,
-}
-
-/// A span of the source flagged at ingest, as the operator sees it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Flag {
-    /// Why: an instruction, an encoded payload, markup or a disguised link.
-    pub kind: FlagKind,
-    /// The detector's reason (its signals, never the text).
-    pub reason: String,
-    /// The flagged text as the source holds it (clipped to [`FLAG_TEXT_CHARS`] characters).
-    pub text: String,
-    /// Where it lies: the title, a frame, a cue, or cues read together.
-    pub part: SourcePart,
-    /// The cues it spans, numbered from 1 as a caption file numbers them (none for the title or
-    /// a frame).
-    pub cues: Option<[u32; 2]>,
-    /// When it is said or shown, milliseconds (none for the title).
-    pub start_ms: Option<u64>,
-    /// When it ends, milliseconds.
-    pub end_ms: Option<u64>,
-}
-
-/// The longest flagged text shown, in characters.
-pub const FLAG_TEXT_CHARS: usize = 1000;
-
-/// How near to a flagged span a quote may be before the operator is told, in milliseconds.
-pub const NEAR_FLAG_MS: u64 = 10_000;
-
-/// A flagged span near a quote: within [`NEAR_FLAG_MS`] of it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NearFlag {
-    /// Why the span was flagged.
-    pub kind: FlagKind,
-    /// The cues it spans, from 1.
-    pub cues: Option<[u32; 2]>,
-    /// When it starts, milliseconds.
-    pub start_ms: u64,
-    /// When it ends, milliseconds.
-    pub end_ms: u64,
-}
-
-/// Every flag of `source`, as the operator sees it, in the order ingest found them.
-pub fn flags(source: &Source) -> Vec<Flag> {
-    let speech = source.speech();
-    source
-        .untrusted
-        .iter()
-        .map(|u| {
-            let segment = |n: u32| source.segments.get(n as usize);
-            let (text, cues, start_ms, end_ms) = match u.part {
-                SourcePart::Title => (source.title.clone(), None, None, None),
-                SourcePart::Frame { index } => {
-                    let frame = source.frames.get(index as usize);
-                    let at = frame.map(|f| f.at_ms);
-                    (frame.map(|f| f.description.clone()).unwrap_or_default(), None, at, at)
-                }
-                SourcePart::Segment { index } => {
-                    let s = segment(index);
-                    let said = s.map(|s| match &s.speaker {
-                        Some(speaker) => format!("{speaker}: {}", s.text),
-                        None => s.text.clone(),
-                    });
-                    (said.unwrap_or_default(), Some([index + 1, index + 1]), s.map(|s| s.start_ms), s.map(|s| s.end_ms))
-                }
-                SourcePart::Segments { first, last } => (
-                    said_across(&speech, first, last),
-                    Some([first + 1, last + 1]),
-                    segment(first).map(|s| s.start_ms),
-                    segment(last).map(|s| s.end_ms),
-                ),
-            };
-            Flag {
-                kind: u.kind,
-                reason: u.reason.clone(),
-                text: crate::policy::clip_to(&text, FLAG_TEXT_CHARS),
-                part: u.part,
-                cues,
-                start_ms,
-                end_ms,
-            }
-        })
-        .collect()
-}
-
-/// What segments `first` to `last` say together, as the speech joins them.
-fn said_across(speech: &harmonia_contracts::domain::Speech, first: u32, last: u32) -> String {
-    for u in speech.utterances() {
-        let start = u.pieces.iter().find(|p| p.segment == first as usize);
-        let end = u.pieces.iter().find(|p| p.segment == last as usize);
-        if let (Some(start), Some(end)) = (start, end) {
-            let said = &u.text[start.start..end.end];
-            return match &u.speaker {
-                Some(speaker) => format!("{speaker}: {said}"),
-                None => said.to_owned(),
-            };
-        }
-    }
-    String::new()
-}
-
-/// The flags within [`NEAR_FLAG_MS`] of `[start_ms, end_ms]`, each once: a flag whose time
-/// another of its kind covers (a cue flagged alone, and with the cue after it) is told by that
-/// one.
-fn near(flags: &[Flag], start_ms: u64, end_ms: u64) -> Vec<NearFlag> {
-    let found: Vec<NearFlag> = flags
-        .iter()
-        .filter_map(|f| {
-            let (from, to) = (f.start_ms?, f.end_ms?);
-            let apart = if to < start_ms { start_ms - to } else { from.saturating_sub(end_ms) };
-            (apart <= NEAR_FLAG_MS).then_some(NearFlag { kind: f.kind, cues: f.cues, start_ms: from, end_ms: to })
-        })
-        .collect();
-    let covered = |n: &NearFlag| {
-        found.iter().any(|o| {
-            o != n
-                && o.kind == n.kind
-                && o.start_ms <= n.start_ms
-                && n.end_ms <= o.end_ms
-                && (o.start_ms, o.end_ms) != (n.start_ms, n.end_ms)
-        })
-    };
-    found.iter().filter(|n| !covered(n)).cloned().collect()
 }
 
 /// Nimi's analysis: the evidence moments and the angles built on them.
@@ -494,7 +373,7 @@ fn held(rule: PolicyRule) -> &'static str {
 /// Everything stored about `job` in `workspace`; `not_found` when the workspace has no such
 /// job (a job of another workspace is not found either).
 pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDetail, Error> {
-    let job = crate::operator::job(env, workspace, id).await?;
+    let job = crate::gates::job(env, workspace, id).await?;
     let get = |collection: Collection, key: String| async move {
         env.store.get(workspace, collection, &doc_id(key)).await.map_err(Error::from)
     };
@@ -549,8 +428,8 @@ pub async fn job(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<JobDe
         }
     }
     let decisions =
-        crate::rounds::decisions(&*env.store, workspace, &job.id).await?.into_iter().map(|r| r.approval).collect();
-    let awaiting = crate::operator::awaiting(env, workspace, &job).await?.map(|(subject, version)| Awaiting {
+        crate::records::decisions(&*env.store, workspace, &job.id).await?.into_iter().map(|r| r.approval).collect();
+    let awaiting = crate::gates::awaiting(env, workspace, &job).await?.map(|(subject, version)| Awaiting {
         subject,
         prefix: version_prefix(&version).to_owned(),
         version,

@@ -12,9 +12,9 @@
 //! Layout: [`registry`] (the functions, routes built from the steps' types, topics and
 //! subscriptions), [`records`] (collections and the stored records), [`env`] (backends a step
 //! uses), [`step`] (the step trait, its claim, the completion protocol and the bus handler),
-//! [`steps`] (one module per stage), [`operator`] (human decisions and read views), [`rounds`]
-//! (operator rounds: request changes and edit), [`retry`] (an operator's retry of the step that
-//! failed a job), [`detail`]
+//! [`steps`] (one module per stage), [`gates`] (the human gates: what a gate waits for,
+//! approve and reject, the operator rounds of request changes and edit, the schedule of an
+//! approved post), [`retry`] (an operator's retry of the step that failed a job), [`detail`]
 //! (everything stored about one job, the operator's read view),
 //! [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources), [`imports`] (metrics,
 //! trend signals and calendar files), [`planning`] (snapshots built from configuration and
@@ -27,16 +27,15 @@ pub mod clock;
 pub mod connector;
 pub mod detail;
 pub mod env;
+pub mod flags;
 pub mod formats;
+pub mod gates;
 pub mod imports;
-pub mod operator;
 pub mod planning;
 pub mod policy;
 pub mod records;
 pub mod registry;
 pub mod retry;
-pub mod rounds;
-pub mod schedule;
 pub mod step;
 pub mod steps;
 mod trace;

@@ -32,7 +32,6 @@ use harmonia_contracts::{Code, Error};
 use harmonia_store::{Created, Store, create_immutable, encode};
 
 use crate::records::{PLANNING_SNAPSHOTS, doc_id};
-use crate::schedule::windows;
 
 /// How many days ahead a snapshot plans, starting with the UTC day of `now`.
 pub const HORIZON_DAYS: u32 = 14;
@@ -199,6 +198,8 @@ pub(crate) fn to_utc<Z: TimeZone>(tz: &Z, date: NaiveDate, time: NaiveTime) -> O
     };
     resolved.map(|t| t.with_timezone(&Utc))
 }
+
+pub mod windows;
 
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,10 @@
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use harmonia_bus::{Name, OutboundMessage};
-use harmonia_contracts::domain::{Analysis, Plan, ResearchEvidence, Source, StoredSource, Strategy};
+use harmonia_contracts::Error;
+use harmonia_contracts::domain::{
+    Analysis, Approval, ApprovalSubject, Plan, ResearchEvidence, Source, StoredSource, Strategy,
+};
 use harmonia_contracts::event::{Pass, Round, Stage};
 use harmonia_contracts::ids::{DocId, EvidenceId, JobId, PlanItemId, SourceId, WorkspaceId};
 use harmonia_store::{Collection, MAX_QUERY_LIMIT, Query, Store, decode_each, scan};
@@ -38,7 +41,7 @@ pub const REVIEWS: Collection = Collection::new("reviews");
 pub const POLICY_RESULTS: Collection = Collection::new("policy_results");
 /// Human decisions.
 pub const APPROVALS: Collection = Collection::new("approvals");
-/// Approved drafts' places in the schedule, by job ([`crate::schedule`]).
+/// Approved drafts' places in the schedule, by job ([`crate::gates::schedule`]).
 pub const SCHEDULES: Collection = Collection::new("schedules");
 /// Stage-completed markers, by `<job>.<stage>.<pass>` (`.r<round>` appended in an operator
 /// round).
@@ -199,7 +202,7 @@ impl AnalysisRecord {
             .iter()
             .filter_map(|m| MomentSaid::of(&speech, source, &m.evidence_id, &m.quote, m.start_ms, m.end_ms))
             .collect();
-        let flagged = crate::detail::flags(source)
+        let flagged = crate::flags::flags(source)
             .into_iter()
             .map(|f| FlaggedText { kind: f.kind, text: f.text, cues: f.cues })
             .collect();
@@ -400,6 +403,62 @@ pub struct Running {
     /// at once rather than when it lapses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder: Option<String>,
+}
+
+/// A stored decision and the event it released (re-published on resume).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalRecord {
+    /// The decision.
+    pub approval: Approval,
+    /// The event to publish (none for a rejection).
+    pub next: Vec<PendingMessage>,
+}
+
+/// The id of a job's decision on `subject`.
+pub fn approval_id(job: &JobId, subject: ApprovalSubject) -> DocId {
+    doc_id(format!("{job}.{}", subject.as_str()))
+}
+
+/// The id of a job's round decision on `subject` that opened `round`: `<job>.<subject>.r<round>`.
+pub fn round_decision_id(job: &JobId, subject: ApprovalSubject, round: Round) -> DocId {
+    doc_id(format!("{job}.{}.r{}", subject.as_str(), round.get()))
+}
+
+/// The id of the record of a request for a round beyond the last.
+pub(crate) fn exhausted_id(job: &JobId, subject: ApprovalSubject) -> DocId {
+    doc_id(format!("{job}.{}.exhausted", subject.as_str()))
+}
+
+/// The record of the round decision that opened `round` at `subject`'s gate, if there is one.
+pub async fn round_decision(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    job: &JobId,
+    subject: ApprovalSubject,
+    round: Round,
+) -> Result<Option<ApprovalRecord>, Error> {
+    let doc = store.get(workspace, APPROVALS, &round_decision_id(job, subject, round)).await.map_err(Error::from)?;
+    doc.map(|d| d.decode().map_err(Error::from)).transpose()
+}
+
+/// Every decision record of a job, in the order they were taken: rounds and the final
+/// approve or reject of each gate, and a request past the last round.
+pub async fn decisions(store: &dyn Store, workspace: &WorkspaceId, job: &JobId) -> Result<Vec<ApprovalRecord>, Error> {
+    let mut records = Vec::new();
+    for subject in [ApprovalSubject::Strategy, ApprovalSubject::Draft] {
+        let mut ids: Vec<DocId> =
+            Round::all().filter_map(|r| r.next()).map(|r| round_decision_id(job, subject, r)).collect();
+        ids.push(exhausted_id(job, subject));
+        ids.push(crate::records::approval_id(job, subject));
+        for id in ids {
+            if let Some(doc) = store.get(workspace, APPROVALS, &id).await.map_err(Error::from)? {
+                records.push(doc.decode::<ApprovalRecord>().map_err(Error::from)?);
+            }
+        }
+    }
+    records.sort_by_key(|r| r.approval.decided_at);
+    Ok(records)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! corrective turns, a provider that refused) is not lost: the retry puts the job back at the
 //! status it had when the step began, removes the step's failure marker, and re-publishes the
 //! event that step consumes (it is the `next` of the step before it, or of the operator's
-//! decision, so [`crate::operator::resume_job`] finds it). The step then runs as any delivery
+//! decision, so [`crate::gates::resume_job`] finds it). The step then runs as any delivery
 //! does: a new invocation, with its own activity record, the same repair bound and limits, and
 //! the same idempotency (a duplicate delivery finds the claim or the new marker). The retry is
 //! recorded ([`Retry`]): who asked, when, and the failure it cleared. A failure of input
@@ -79,7 +79,7 @@ fn refusal(job: &Job) -> Option<Error> {
 /// re-publish its input event. `invalid_transition` (with the reason) when the job is not
 /// failed, failed for a reason a retry cannot change, or has no step recorded.
 pub async fn retry(env: &Env, workspace: &WorkspaceId, job: &JobId, by: OperatorId) -> Result<(Job, Retry), Error> {
-    let current = crate::operator::job(env, workspace, job).await?;
+    let current = crate::gates::job(env, workspace, job).await?;
     if let Some(refused) = refusal(&current) {
         return Err(refused);
     }
@@ -120,7 +120,7 @@ pub async fn retry(env: &Env, workspace: &WorkspaceId, job: &JobId, by: Operator
     );
     // What the step consumes is published again. Should that fail, the job is back in a
     // status that `resume` (run by every command) re-publishes from.
-    crate::operator::resume_job(env, workspace, &resumed).await?;
+    crate::gates::resume_job(env, workspace, &resumed).await?;
     Ok((resumed, record))
 }
 

@@ -12,8 +12,8 @@ use harmonia_store::{Tx, encode, run_transaction};
 use super::read::{channel_connector, load};
 use crate::Env;
 use crate::connector::{Connector, Outgoing, Posted, Sent};
-use crate::operator::{ApprovalRecord, approval_id};
 use crate::records::{ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, PUBLICATIONS, doc_id};
+use crate::records::{ApprovalRecord, approval_id};
 use crate::step::{self, Completion, Step, complete, next_event};
 
 /// `publish`: claim (transaction) → call the connector once with the idempotency key →

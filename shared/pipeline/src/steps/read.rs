@@ -82,7 +82,7 @@ pub(crate) async fn operator_feedback(
     if round.is_original() {
         return Ok(None);
     }
-    let record = crate::rounds::round_decision(&*env.store, workspace, job, subject, round)
+    let record = crate::records::round_decision(&*env.store, workspace, job, subject, round)
         .await
         .map_err(|e| step::Error::fail(e.code))?;
     match record.map(|r| r.approval) {

@@ -6,7 +6,7 @@
 use chrono::{Datelike, Duration, NaiveDate};
 use harmonia_contracts::domain::{CalendarImport, CalendarItem, Timestamp, UtcWindow, WorkspaceConfig};
 
-use crate::planning::to_utc;
+use super::to_utc;
 
 /// How far on either side of a time the nearest window is looked for.
 pub const SEARCH_DAYS: i64 = 14;

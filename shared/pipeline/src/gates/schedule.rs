@@ -1,7 +1,7 @@
 //! Scheduled publishing: an approved draft goes out in its plan item's window, not the moment
 //! it is approved.
 //!
-//! - Approving a draft ([`crate::operator::decide`]) stores its [`Schedule`] (`schedules/{job}`)
+//! - Approving a draft ([`crate::gates::decide`]) stores its [`Schedule`] (`schedules/{job}`)
 //!   in the decision's transaction: due at the window's start (or at once, inside the window),
 //!   the job `scheduled`. Approved after the window closed, it is `window_passed` and the job
 //!   `needs_human`: it is never published late on its own.
@@ -21,8 +21,6 @@
 //! the two leaves an entry that the next tick repairs (or removes once it is stale), never a
 //! scheduled post nobody will dispatch.
 
-pub mod windows;
-
 use chrono::Duration;
 use harmonia_bus::OutboundMessage;
 use harmonia_contracts::domain::{
@@ -36,8 +34,9 @@ use harmonia_store::{Collection, Direction, Query, Tx, Write, WriteOp, decode_ea
 use serde::{Deserialize, Serialize};
 
 use crate::Env;
-use crate::operator::{ApprovalRecord, approval_id};
+use crate::planning::windows;
 use crate::records::{APPROVALS, JOBS, PLANS, PUBLICATIONS, PendingMessage, PlanRecord, SCHEDULES, doc_id};
+use crate::records::{ApprovalRecord, approval_id};
 use crate::steps::system_workspace;
 
 /// The index of scheduled posts across workspaces, in the `system` workspace.
@@ -180,9 +179,9 @@ pub async fn upcoming(env: &Env, workspace: &WorkspaceId) -> Result<Vec<Schedule
 
 /// The `draft.approved` event `schedule` releases, continuing the job's trace.
 async fn release_message(env: &Env, workspace: &WorkspaceId, schedule: &Schedule) -> Result<OutboundMessage, Error> {
-    let job = crate::operator::job(env, workspace, &schedule.job).await?;
+    let job = super::waiting::job(env, workspace, &schedule.job).await?;
     let span = tracing::info_span!("dispatch", otel.name = "dispatch draft", job = %job.id);
-    let asked = crate::operator::decision_trace(env, workspace, &job, ApprovalSubject::Draft).await;
+    let asked = super::waiting::decision_trace(env, workspace, &job, ApprovalSubject::Draft).await;
     let trace = crate::trace::origin(&span, asked.as_ref());
     let payload = DraftApproved { draft: schedule.draft.clone(), content_hash: schedule.content_hash.clone() };
     let event = StageEvent::in_round(workspace.clone(), job.id.clone(), schedule.round, schedule.pass, &trace, payload);
@@ -333,7 +332,7 @@ pub async fn act(
 ) -> Result<Acted, Error> {
     let decision = ScheduleDecision { action: action.clone(), operator, decided_at: env.clock.now() };
     let Some(schedule) = of_job(env, workspace, job).await? else {
-        let current = crate::operator::job(env, workspace, job).await?;
+        let current = super::waiting::job(env, workspace, job).await?;
         return Err(Error::new(
             Code::InvalidTransition,
             format!(
@@ -349,7 +348,7 @@ pub async fn act(
             Ok(Acted::Released(expect_schedule(env, workspace, job).await?))
         }
         ScheduleAction::Reschedule { at } => {
-            let current = crate::operator::job(env, workspace, job).await?;
+            let current = super::waiting::job(env, workspace, job).await?;
             let config = crate::workspace::version_of_job(&*env.store, &current).await?.config;
             check_time(env, workspace, &config, at).await?;
             // Never later than either time while the move is in flight (see the module's notes).
@@ -500,7 +499,7 @@ async fn handle(env: &Env, entry: &DueEntry, version: u64, now: Timestamp, done:
             }
         }
         Some(s) if s.state == ScheduleState::Dispatched => {
-            let current = crate::operator::job(env, ws, job).await?;
+            let current = super::waiting::job(env, ws, job).await?;
             if current.status != JobStatus::DraftApproved {
                 // Claimed (or cancelled): nothing more to dispatch.
                 unindex(env, ws, job, Some(version)).await?;

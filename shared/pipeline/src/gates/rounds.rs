@@ -16,32 +16,24 @@ use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Error};
-use harmonia_store::{Store, Tx, encode, run_transaction};
+use harmonia_store::{Tx, encode, run_transaction};
 
+use super::waiting::{checked_version, job, moved_meanwhile};
 use crate::Env;
-use crate::operator::{ApprovalRecord, checked_version, job, moved_meanwhile};
 use crate::policy::{PolicyInput, check};
 use crate::records::{
-    ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, MomentSaid, PLANS, POLICY_RESULTS, PendingMessage, PlanRecord,
-    SOURCE_QUOTES, SourceQuote, doc_id, source_quote_evidence, source_quote_id,
+    ANALYSES, APPROVALS, AnalysisRecord, ApprovalRecord, DRAFTS, JOBS, MomentSaid, PLANS, POLICY_RESULTS,
+    PendingMessage, PlanRecord, SOURCE_QUOTES, SourceQuote, doc_id, exhausted_id, round_decision_id,
+    source_quote_evidence, source_quote_id,
 };
 use crate::steps::{current_draft_id, draft_id_of};
 
 /// The longest feedback, in characters (the same for the CLI and the API).
 pub const MAX_FEEDBACK_CHARS: usize = 2000;
+
 /// The longest edited draft, in characters (a draft's schema limit; each platform's own limit
 /// is a policy rule).
 pub const MAX_EDIT_CHARS: usize = 5000;
-
-/// The id of a job's round decision on `subject` that opened `round`: `<job>.<subject>.r<round>`.
-pub fn round_decision_id(job: &JobId, subject: ApprovalSubject, round: Round) -> DocId {
-    doc_id(format!("{job}.{}.r{}", subject.as_str(), round.get()))
-}
-
-/// The id of the record of a request for a round beyond the last.
-fn exhausted_id(job: &JobId, subject: ApprovalSubject) -> DocId {
-    doc_id(format!("{job}.{}.exhausted", subject.as_str()))
-}
 
 /// A request for changes, as the operator API or the CLI receives it.
 #[derive(Clone, Debug, PartialEq)]
@@ -97,7 +89,7 @@ pub async fn request_changes(env: &Env, workspace: &WorkspaceId, request: Change
         decision = "changes_requested",
         round = round.get(),
     );
-    let asked = crate::operator::decision_trace(env, workspace, &job, request.subject).await;
+    let asked = super::waiting::decision_trace(env, workspace, &job, request.subject).await;
     let trace = crate::trace::origin(&span, asked.or(request.trace).as_ref());
     let (ws, id) = (workspace.clone(), job.id.clone());
     // The round re-enters the stage that makes the version: Ryan from the analysis, Noni from
@@ -335,7 +327,7 @@ async fn exhausted(env: &Env, workspace: &WorkspaceId, job: &Job, approval: Appr
     let parked = run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
         let mut tx = Tx::begin(store, workspace);
         let mut current: Job = tx.get(JOBS, &doc_id(id)).await?.ok_or(harmonia_store::Error::NotFound)?.decode()?;
-        if current.status != crate::operator::waiting_status(subject) {
+        if current.status != super::waiting::waiting_status(subject) {
             return Err(harmonia_store::Error::Aborted(Code::InvalidTransition));
         }
         current
@@ -373,7 +365,7 @@ async fn record_round(
     writes: Vec<(harmonia_store::Collection, DocId, serde_json::Map<String, serde_json::Value>)>,
 ) -> Result<(), Error> {
     let subject = record.approval.subject;
-    let waiting = crate::operator::waiting_status(subject);
+    let waiting = super::waiting::waiting_status(subject);
     let data = &encode(record)?;
     let (store, id, writes) = (&*env.store, &job.id, &writes);
     run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
@@ -403,37 +395,6 @@ async fn record_round(
     })
     .await
     .map_err(moved_meanwhile)
-}
-
-/// The record of the round decision that opened `round` at `subject`'s gate, if there is one.
-pub async fn round_decision(
-    store: &dyn Store,
-    workspace: &WorkspaceId,
-    job: &JobId,
-    subject: ApprovalSubject,
-    round: Round,
-) -> Result<Option<ApprovalRecord>, Error> {
-    let doc = store.get(workspace, APPROVALS, &round_decision_id(job, subject, round)).await.map_err(Error::from)?;
-    doc.map(|d| d.decode().map_err(Error::from)).transpose()
-}
-
-/// Every decision record of a job, in the order they were taken: rounds and the final
-/// approve or reject of each gate, and a request past the last round.
-pub async fn decisions(store: &dyn Store, workspace: &WorkspaceId, job: &JobId) -> Result<Vec<ApprovalRecord>, Error> {
-    let mut records = Vec::new();
-    for subject in [ApprovalSubject::Strategy, ApprovalSubject::Draft] {
-        let mut ids: Vec<DocId> =
-            Round::all().filter_map(|r| r.next()).map(|r| round_decision_id(job, subject, r)).collect();
-        ids.push(exhausted_id(job, subject));
-        ids.push(crate::operator::approval_id(job, subject));
-        for id in ids {
-            if let Some(doc) = store.get(workspace, APPROVALS, &id).await.map_err(Error::from)? {
-                records.push(doc.decode::<ApprovalRecord>().map_err(Error::from)?);
-            }
-        }
-    }
-    records.sort_by_key(|r| r.approval.decided_at);
-    Ok(records)
 }
 
 /// A record the round needs; a missing one is `not_found`.
