@@ -372,11 +372,13 @@ pub(crate) async fn run(
     let name = path.to_string_lossy().into_owned();
     let format = Format::from_path(&name)
         .ok_or_else(|| Error::new(Code::SourceMalformed, "sources are .json, .vtt or .srt files"))?;
-    let meta = std::fs::metadata(path).map_err(|_| Error::new(Code::NotFound, "the source file cannot be read"))?;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| Error::new(Code::NotFound, "the source file cannot be read").with_cause(e))?;
     if meta.len() > harmonia_contracts::domain::SOURCE_MAX_BYTES as u64 {
         return Err(Error::new(Code::PayloadTooLarge, "a source is at most 4 MiB"));
     }
-    let bytes = std::fs::read(path).map_err(|_| Error::new(Code::NotFound, "the source file cannot be read"))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| Error::new(Code::NotFound, "the source file cannot be read").with_cause(e))?;
     let title = title.unwrap_or_else(|| {
         path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "Untitled".into())
     });
@@ -505,7 +507,7 @@ pub(crate) async fn serve(env: &Local, out: &Output, ws: &WorkspaceId, port: u16
     );
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
-        .map_err(|_| Error::new(Code::DependencyUnavailable, "the port is not available"))?;
+        .map_err(|e| Error::new(Code::DependencyUnavailable, "the port is not available").with_cause(e))?;
     out.say(&format!(
         "Operator API on http://127.0.0.1:{port}; scheduled posts are dispatched every {} seconds (Ctrl-C to stop).",
         crate::schedule::WATCH_EVERY.as_secs()
@@ -583,14 +585,14 @@ fn encode_sample_publication(
         "verification": {"job": job, "draft": draft, "outcome": {"outcome": "verified", "post": m.post},
                          "checked_at": at},
     }))
-    .map_err(|_| Error::new(Code::InvalidDocument, "a sample publication does not match its type"))?;
+    .map_err(|e| Error::new(Code::InvalidDocument, "a sample publication does not match its type").with_cause(e))?;
     harmonia_store::encode(&publication).map_err(Error::from)
 }
 
 /// Nova's runtime over the embedded state, with the command's model and Nova's tools.
 fn nova_runtime(env: &Local) -> Result<harmonia_agents::Runtime, Error> {
     let skills = harmonia_agents::skills::SkillLibrary::configured()
-        .map_err(|_| Error::new(Code::Internal, "the skills could not be loaded: check the folder HARMONIA_SKILLS_DIR names, or unset it to run the built-in skills"))?;
+        .map_err(|e| Error::new(Code::Internal, "the skills could not be loaded: check the folder HARMONIA_SKILLS_DIR names, or unset it to run the built-in skills").with_cause(e))?;
     let runtime = harmonia_agents::Runtime::new(env.model.clone(), env.env.store.clone(), Arc::new(skills))
         .with_repairs(env.repairs);
     Ok(harmonia_nova::with_tools(runtime))
@@ -616,7 +618,7 @@ pub(crate) async fn ask(env: &Local, out: &Output, ws: &WorkspaceId, question: &
         asked.evidence_ids.join(", ")
     ));
     let asked = serde_json::to_value(&asked)
-        .map_err(|_| Error::new(Code::Internal, "the answer could not be written as JSON"))?;
+        .map_err(|e| Error::new(Code::Internal, "the answer could not be written as JSON").with_cause(e))?;
     out.value(&asked);
     Ok(())
 }
@@ -716,7 +718,7 @@ pub(crate) async fn provision(_out: &Output, _endpoints: &[String], _template: O
 #[cfg(feature = "cloud")]
 pub(crate) async fn provision(out: &Output, endpoints: &[String], template: Option<&str>) -> Result<(), Error> {
     let project = std::env::var("GOOGLE_CLOUD_PROJECT")
-        .map_err(|_| Error::new(Code::InvalidRequest, "GOOGLE_CLOUD_PROJECT is required"))?;
+        .map_err(|e| Error::new(Code::InvalidRequest, "GOOGLE_CLOUD_PROJECT is required").with_cause(e))?;
     let prefix = std::env::var("HARMONIA_TOPIC_PREFIX").unwrap_or_default();
     let mut map = std::collections::HashMap::new();
     for e in endpoints {
@@ -726,7 +728,7 @@ pub(crate) async fn provision(out: &Output, endpoints: &[String], template: Opti
     }
     let bus = harmonia_bus_pubsub::PubSubBus::connect(harmonia_bus_pubsub::PubSubConfig::from_env(project))
         .await
-        .map_err(|e| Error::from_code(e.code()))?;
+        .map_err(|e| Error::from_code(e.code()).with_cause(e))?;
     let endpoint = |f: &str| map.get(f).cloned().or_else(|| template.map(|t| t.replace("{function}", f)));
     let n = harmonia_host::provision(&bus, &prefix, harmonia_pipeline::registry::Timing::CLOUD, endpoint).await?;
     out.say(&format!(

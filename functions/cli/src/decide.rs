@@ -215,13 +215,14 @@ pub(crate) async fn edit(
 ) -> Result<(), Error> {
     backend.resume(ws).await?;
     let id: JobId = job.parse()?;
-    let bytes = std::fs::read(file).map_err(|_| Error::new(Code::NotFound, "The draft file cannot be read."))?;
+    let bytes =
+        std::fs::read(file).map_err(|e| Error::new(Code::NotFound, "The draft file cannot be read.").with_cause(e))?;
     // A bound before decoding, so a huge file is refused without being held as text twice.
     if bytes.len() > MAX_EDIT_CHARS * 4 {
         return Err(Error::new(Code::InvalidRequest, "An edited draft is 1 to 5,000 characters of text."));
     }
-    let body =
-        String::from_utf8(bytes).map_err(|_| Error::new(Code::InvalidRequest, "The draft file is not UTF-8 text."))?;
+    let body = String::from_utf8(bytes)
+        .map_err(|e| Error::new(Code::InvalidRequest, "The draft file is not UTF-8 text.").with_cause(e))?;
     let version = version(backend, ws, &id, ApprovalSubject::Draft, given).await?;
     let edited = match backend {
         Backend::Local(l) => {

@@ -66,8 +66,9 @@ impl Price {
 
 /// The price of `model` in the table at `path`: `invalid_request` naming what is wrong.
 fn price(path: &Path, model: &str) -> Result<Price, Error> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|_| Error::new(Code::NotFound, format!("The price table {} cannot be read.", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::new(Code::NotFound, format!("The price table {} cannot be read.", path.display())).with_cause(e)
+    })?;
     let table: PriceTable = toml::from_str(&text).map_err(|_| {
         Error::new(
             Code::InvalidRequest,
@@ -107,7 +108,7 @@ fn sources(dir: Option<&Path>) -> Result<Vec<(String, Vec<u8>)>, Error> {
         .map(|p| {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let bytes = std::fs::read(&p)
-                .map_err(|_| Error::new(Code::NotFound, format!("The source {name} cannot be read.")))?;
+                .map_err(|e| Error::new(Code::NotFound, format!("The source {name} cannot be read.")).with_cause(e))?;
             Ok((name, bytes))
         })
         .collect()

@@ -65,7 +65,9 @@ fn read_credential() -> Result<SecretString, Error> {
         stty("echo");
         let _ = writeln!(std::io::stderr());
     }
-    read.map_err(|_| Error::new(Code::InvalidRequest, "The credential could not be read from standard input."))?;
+    read.map_err(|e| {
+        Error::new(Code::InvalidRequest, "The credential could not be read from standard input.").with_cause(e)
+    })?;
     let credential = line.trim();
     if credential.is_empty() {
         return Err(Error::new(

@@ -33,8 +33,9 @@ pub(crate) async fn show(backend: &Backend, out: &Output, ws: &WorkspaceId, job:
         Backend::Cloud(client) => client.detail(&id).await?,
     };
     if out.json {
-        let value = serde_json::to_value(&detail)
-            .map_err(|_| Error::new(harmonia_contracts::Code::InvalidDocument, "the job's detail did not serialise"))?;
+        let value = serde_json::to_value(&detail).map_err(|e| {
+            Error::new(harmonia_contracts::Code::InvalidDocument, "the job's detail did not serialise").with_cause(e)
+        })?;
         out.value(&value);
         return Ok(());
     }

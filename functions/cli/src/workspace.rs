@@ -111,8 +111,9 @@ fn read(file: &Path) -> Result<WorkspaceConfig, Error> {
         return Err(Error::new(Code::PayloadTooLarge, "A workspace configuration file is at most 256 KiB."));
     }
     let bytes = std::fs::read(file).map_err(|_| unreadable())?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Error::new(Code::InvalidWorkspaceConfig, "The workspace configuration is not UTF-8 text."))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        Error::new(Code::InvalidWorkspaceConfig, "The workspace configuration is not UTF-8 text.").with_cause(e)
+    })?;
     WorkspaceConfig::from_toml(&text)
 }
 

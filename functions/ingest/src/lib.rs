@@ -93,7 +93,9 @@ pub fn source_input(body: NewSource) -> Result<SourceInput, Error> {
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, Error> {
     headers
         .get("idempotency-key")
-        .map(|v| v.to_str().map_err(|_| Error::new(Code::InvalidRequest, "the idempotency key is not text")))
+        .map(|v| {
+            v.to_str().map_err(|e| Error::new(Code::InvalidRequest, "the idempotency key is not text").with_cause(e))
+        })
         .transpose()
 }
 

@@ -74,8 +74,8 @@ async fn file(headers: &HeaderMap, body: Body, accepted: &[Format]) -> Result<(F
     if !accepted.contains(&format) {
         return Err(Error::new(Code::ImportMalformed, "This import takes a text/csv body."));
     }
-    let bytes = axum::body::to_bytes(body, MAX_IMPORT_BYTES)
-        .await
-        .map_err(|_| Error::new(Code::ImportTooLarge, "An import file may be at most 1 MiB (1048576 bytes)."))?;
+    let bytes = axum::body::to_bytes(body, MAX_IMPORT_BYTES).await.map_err(|e| {
+        Error::new(Code::ImportTooLarge, "An import file may be at most 1 MiB (1048576 bytes).").with_cause(e)
+    })?;
     Ok((format, bytes.to_vec()))
 }

@@ -73,7 +73,7 @@ fn parse(headers: &HeaderMap, body: &[u8]) -> Result<WorkspaceConfig, Error> {
         }
         "application/json" => {
             let value: Value = serde_json::from_slice(body)
-                .map_err(|_| Error::new(Code::InvalidRequest, "the body is not valid JSON"))?;
+                .map_err(|e| Error::new(Code::InvalidRequest, "the body is not valid JSON").with_cause(e))?;
             WorkspaceConfig::from_value(&value)
         }
         _ => Err(Error::new(

@@ -115,7 +115,7 @@ impl KeySet {
         let http = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .build()
-            .map_err(|_| Error::new(Code::InvalidConfig, "the key set HTTP client could not be built"))?;
+            .map_err(|e| Error::new(Code::InvalidConfig, "the key set HTTP client could not be built").with_cause(e))?;
         Ok(Self {
             url: url.to_owned(),
             http,

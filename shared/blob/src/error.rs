@@ -43,7 +43,7 @@ impl From<Error> for harmonia_contracts::Error {
                 Code::BlobCorrupt,
                 "A stored blob is missing: blob storage has lost data it held; restore it from a backup",
             ),
-            other => harmonia_contracts::Error::from_code(other.code()),
+            other => harmonia_contracts::Error::from_code(other.code()).with_cause(other),
         }
     }
 }

@@ -120,7 +120,7 @@ impl Client {
             .timeout(Duration::from_secs(120))
             .user_agent(concat!("harmonia-client/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|_| Error::new(Code::Internal, "the HTTP client could not be built"))?;
+            .map_err(|e| Error::new(Code::Internal, "the HTTP client could not be built").with_cause(e))?;
         let base = parsed.as_str().trim_end_matches('/').to_owned();
         Ok(Self { base, auth, invoker: None, http, backoff: Duration::from_millis(200) })
     }
@@ -194,7 +194,7 @@ impl Client {
     /// answer) answers the same job, so the client may send it again itself.
     pub async fn submit(&self, source: &NewSource, key: Option<&str>) -> Result<Submitted, Error> {
         let bytes = serde_json::to_vec(source)
-            .map_err(|_| Error::new(Code::Internal, "the request body could not be written as JSON"))?;
+            .map_err(|e| Error::new(Code::Internal, "the request body could not be written as JSON").with_cause(e))?;
         self.send(Method::POST, "/v1/sources", Body::Json(bytes), key).await
     }
 
@@ -320,7 +320,7 @@ impl Client {
 
     async fn post<T: DeserializeOwned, B: Serialize>(&self, path: &str, body: &B) -> Result<T, Error> {
         let bytes = serde_json::to_vec(body)
-            .map_err(|_| Error::new(Code::Internal, "the request body could not be written as JSON"))?;
+            .map_err(|e| Error::new(Code::Internal, "the request body could not be written as JSON").with_cause(e))?;
         self.call(Method::POST, path, Body::Json(bytes)).await
     }
 

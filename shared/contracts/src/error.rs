@@ -366,25 +366,66 @@ impl Code {
     }
 }
 
-/// A typed error inside Harmonia: a stable code and a safe message.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// What caused an [`Error`]: the lower-level error it was made from (a store's, a client's, an
+/// I/O error), kept for the logs.
+pub type Cause = std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A typed error inside Harmonia: a stable code, a safe message and, for the logs only, what
+/// caused it. The cause is never part of the wire form ([`Error::body`]) nor of equality: two
+/// errors are the same error when their code and message are.
+#[derive(Clone, Debug, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct Error {
     /// The stable code.
     pub code: Code,
     /// Safe text written by Harmonia (never input or model output).
     pub message: Cow<'static, str>,
+    /// What caused it, if it was made from another error: logged (with the request's or the
+    /// step's trace), never sent.
+    #[source]
+    cause: Option<Cause>,
 }
+
+impl PartialEq for Error {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code && self.message == other.message
+    }
+}
+
+impl Eq for Error {}
 
 impl Error {
     /// An error with a specific safe message.
     pub fn new(code: Code, message: impl Into<Cow<'static, str>>) -> Self {
-        Self { code, message: message.into() }
+        Self { code, message: message.into(), cause: None }
     }
 
     /// An error with the code's standard message.
     pub fn from_code(code: Code) -> Self {
-        Self { code, message: Cow::Borrowed(code.safe_message()) }
+        Self { code, message: Cow::Borrowed(code.safe_message()), cause: None }
+    }
+
+    /// The same error, caused by `cause` (kept for the logs).
+    pub fn with_cause(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.cause = Some(std::sync::Arc::new(cause));
+        self
+    }
+
+    /// What caused it, if it was made from another error.
+    pub fn cause(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.cause.as_deref()
+    }
+
+    /// The chain of causes as one line for a log ("a: b: c"), empty without one. It is for the
+    /// operator's logs only: a cause can name a file, a host or a provider's status.
+    pub fn cause_chain(&self) -> String {
+        let mut chain = Vec::new();
+        let mut next = self.cause().map(|c| c as &(dyn std::error::Error + 'static));
+        while let Some(cause) = next {
+            chain.push(cause.to_string());
+            next = cause.source();
+        }
+        chain.join(": ")
     }
 
     /// The wire form with the code's default retryability.
@@ -494,6 +535,22 @@ impl AgentContractError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cause_is_kept_for_the_logs_but_never_sent_nor_compared() {
+        let io = std::io::Error::new(std::io::ErrorKind::StorageFull, "disk /var/lib/harmonia is full");
+        let e = Error::new(Code::StoreUnavailable, "The state store is unavailable.").with_cause(io);
+        assert_eq!(e.cause_chain(), "disk /var/lib/harmonia is full");
+        assert_eq!(
+            e,
+            Error::new(Code::StoreUnavailable, "The state store is unavailable."),
+            "the cause is not compared"
+        );
+        let wire = serde_json::to_string(&e.body()).expect("json");
+        assert!(!wire.contains("/var/lib"), "{wire}");
+        assert!(std::error::Error::source(&e).is_some());
+        assert_eq!(Error::from_code(Code::Internal).cause_chain(), "");
+    }
     use std::collections::HashSet;
 
     #[test]

@@ -254,7 +254,7 @@ impl<T: JsonSchema + DeserializeOwned> SchemaValidator<T> {
         let validator = jsonschema::options()
             .should_validate_formats(true)
             .build(schema)
-            .map_err(|_| Error::new(Code::Internal, "a built-in JSON Schema does not compile"))?;
+            .map_err(|e| Error::new(Code::Internal, "a built-in JSON Schema does not compile").with_cause(e))?;
         Ok(Self { validator, _type: PhantomData })
     }
 

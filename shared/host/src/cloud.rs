@@ -269,7 +269,7 @@ pub async fn run(
         }
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(config.bind, config.port))
             .await
-            .map_err(|_| Error::new(Code::DependencyUnavailable, "the port is not available"))?;
+            .map_err(|e| Error::new(Code::DependencyUnavailable, "the port is not available").with_cause(e))?;
         tracing::info!(function = %function, port = config.port, "serving");
         axum::serve(listener, app)
             .with_graceful_shutdown(shutdown())

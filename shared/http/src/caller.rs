@@ -68,11 +68,9 @@ where
         let credentials = Arc::<Credentials>::from_ref(state);
         let header = match parts.headers.get(AUTHORIZATION) {
             None => None,
-            Some(value) => Some(
-                value
-                    .to_str()
-                    .map_err(|_| Error::new(Code::Unauthenticated, "the Authorization header is not text"))?,
-            ),
+            Some(value) => Some(value.to_str().map_err(|e| {
+                Error::new(Code::Unauthenticated, "the Authorization header is not text").with_cause(e)
+            })?),
         };
         if header.is_none()
             && let Some((_, session)) = console_session(&credentials, parts).await?

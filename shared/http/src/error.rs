@@ -33,6 +33,12 @@ impl From<Code> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (status_of(self.0.code), Json(serde_json::json!({ "error": self.0.body() }))).into_response()
+        let status = status_of(self.0.code);
+        // What went wrong on this side is logged with its cause, in the request's span (so with
+        // its trace); the body carries only the code and Harmonia's own sentence.
+        if status.is_server_error() {
+            tracing::warn!(code = %self.0.code, cause = %self.0.cause_chain(), "the request failed");
+        }
+        (status, Json(serde_json::json!({ "error": self.0.body() }))).into_response()
     }
 }

@@ -23,7 +23,7 @@ where
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let Path(text) = Path::<String>::from_request_parts(parts, state)
             .await
-            .map_err(|_| Error::new(Code::InvalidRequest, "the path parameter is not valid text"))?;
+            .map_err(|e| Error::new(Code::InvalidRequest, "the path parameter is not valid text").with_cause(e))?;
         Ok(Self(text.parse()?))
     }
 }

@@ -367,7 +367,7 @@ impl Webhook {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .build()
-            .map_err(|_| Error::new(Code::InvalidConfig, "the webhook HTTP client could not be built"))?;
+            .map_err(|e| Error::new(Code::InvalidConfig, "the webhook HTTP client could not be built").with_cause(e))?;
         Ok(Self { url: url.trim_end_matches('/').to_owned(), key, http })
     }
 }

@@ -74,7 +74,10 @@ impl Env {
     /// Publish messages in order.
     pub async fn publish(&self, messages: &[OutboundMessage]) -> Result<(), step::Error> {
         for m in messages {
-            self.bus.publish(m.clone()).await.map_err(|e| step::Error::Retry(e.code()))?;
+            self.bus
+                .publish(m.clone())
+                .await
+                .map_err(|e| step::Error::Retry(harmonia_contracts::Error::from_code(e.code()).with_cause(e)))?;
         }
         Ok(())
     }

@@ -79,7 +79,7 @@ impl From<Error> for harmonia_contracts::Error {
                     "{path} is not a usable Harmonia data file: {reason}. Nothing was changed; check --data-dir, or put a backup in its place with `harmonia restore FILE` (this file is then kept beside it)"
                 ),
             ),
-            other => harmonia_contracts::Error::from_code(other.code()),
+            other => harmonia_contracts::Error::from_code(other.code()).with_cause(other),
         }
     }
 }

@@ -55,10 +55,9 @@ impl TryFrom<u64> for Limit {
 impl FromStr for Limit {
     type Err = Error;
     fn from_str(raw: &str) -> Result<Self, Error> {
-        let n: i64 = raw
-            .trim()
-            .parse()
-            .map_err(|_| Error::new(Code::InvalidRequest, "The limit must be an integer from 1 to 10."))?;
+        let n: i64 = raw.trim().parse().map_err(|e| {
+            Error::new(Code::InvalidRequest, "The limit must be an integer from 1 to 10.").with_cause(e)
+        })?;
         Limit::try_from(n)
     }
 }

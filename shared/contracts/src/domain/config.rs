@@ -256,9 +256,9 @@ impl Default for TimeZoneName {
 impl FromStr for TimeZoneName {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
-        s.parse::<chrono_tz::Tz>()
-            .map(Self)
-            .map_err(|_| Error::new(Code::InvalidConfig, "not an IANA time zone name (for example Europe/Lisbon)"))
+        s.parse::<chrono_tz::Tz>().map(Self).map_err(|e| {
+            Error::new(Code::InvalidConfig, "not an IANA time zone name (for example Europe/Lisbon)").with_cause(e)
+        })
     }
 }
 

@@ -22,7 +22,7 @@ const SCHEMA: &str = include_str!("../../../../schemas/workspace-config.schema.j
 /// The schema compiled once: it is a constant of the build, so failing to compile is a defect.
 static VALIDATOR: LazyLock<Result<SchemaValidator<WorkspaceConfig>, Error>> = LazyLock::new(|| {
     let schema: Value = serde_json::from_str(SCHEMA)
-        .map_err(|_| Error::new(Code::Internal, "the workspace configuration schema is not JSON"))?;
+        .map_err(|e| Error::new(Code::Internal, "the workspace configuration schema is not JSON").with_cause(e))?;
     SchemaValidator::from_schema(&schema)
 });
 
@@ -42,8 +42,9 @@ impl WorkspaceConfig {
     /// [`WorkspaceConfig::from_toml`] reads as this very configuration (comments and key order
     /// of the original file are not kept; the store holds the values).
     pub fn to_toml(&self) -> Result<String, Error> {
-        toml::to_string(self)
-            .map_err(|_| Error::new(Code::Internal, "the workspace configuration could not be written as TOML"))
+        toml::to_string(self).map_err(|e| {
+            Error::new(Code::Internal, "the workspace configuration could not be written as TOML").with_cause(e)
+        })
     }
 
     /// Parse a configuration file's TOML text.

@@ -109,7 +109,8 @@ fn text(bytes: &[u8]) -> Result<&str, Error> {
     if bytes.len() > MAX_IMPORT_BYTES {
         return Err(Error::new(Code::ImportTooLarge, "An import file may be at most 1 MiB (1048576 bytes)."));
     }
-    std::str::from_utf8(bytes).map_err(|_| Error::new(Code::ImportMalformed, "The import file is not UTF-8 text."))
+    std::str::from_utf8(bytes)
+        .map_err(|e| Error::new(Code::ImportMalformed, "The import file is not UTF-8 text.").with_cause(e))
 }
 
 /// Store every `(id, record)` of a `kind` file in its collection, in one atomic commit: all of

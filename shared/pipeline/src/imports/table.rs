@@ -213,8 +213,9 @@ fn csv_error(e: &csv::Error) -> Error {
 }
 
 fn json_rows(text: &str, spec: &Spec) -> Result<Vec<Row>, Error> {
-    let items: Vec<Value> = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text))
-        .map_err(|_| Error::new(Code::ImportMalformed, "The import file is not a JSON array of objects."))?;
+    let items: Vec<Value> = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text)).map_err(|e| {
+        Error::new(Code::ImportMalformed, "The import file is not a JSON array of objects.").with_cause(e)
+    })?;
     if items.len() > MAX_IMPORT_ROWS {
         return Err(too_many());
     }

@@ -200,7 +200,7 @@ pub async fn complete<P: Subscribed>(
     match self::marker(env, at.workspace, at.job, at.stage, at.round, at.pass).await? {
         Some(m) => republish(env, &m).await,
         // Another delivery's transaction wrote the claim away but not yet the marker.
-        None => Err(Error::Retry(Code::TransactionConflict)),
+        None => Err(Error::Retry(harmonia_contracts::Error::from_code(Code::TransactionConflict))),
     }
 }
 

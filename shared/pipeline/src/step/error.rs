@@ -7,9 +7,10 @@ use harmonia_contracts::{AgentContractError, Code, Role};
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Transient (store, bus or a dependency unavailable, a concurrent change): nack and let
-    /// the bus retry. The code says which, for the handler's log line.
-    #[error("transient failure ({0}); will be retried")]
-    Retry(Code),
+    /// the bus retry. The error says which (its code) and why (its cause), for the handler's
+    /// log line.
+    #[error("transient failure ({}); will be retried", .0.code)]
+    Retry(harmonia_contracts::Error),
     /// The job fails with this typed failure (recorded; the message is acked).
     #[error("job failed: {code}")]
     Fail {
@@ -46,7 +47,7 @@ impl From<harmonia_store::Error> for Error {
         match e {
             // The job moved on (rejected, failed) in a way this step cannot follow.
             harmonia_store::Error::Aborted(Code::InvalidTransition) => Error::Stale,
-            e if e.retryable() => Error::Retry(e.code()),
+            e if e.retryable() => Error::Retry(e.into()),
             e => Error::fail(e.code()),
         }
     }
@@ -56,7 +57,7 @@ impl From<harmonia_store::Error> for Error {
 /// fail the job with their code.
 impl From<harmonia_contracts::Error> for Error {
     fn from(e: harmonia_contracts::Error) -> Self {
-        if e.code.default_retryable() { Error::Retry(e.code) } else { Error::fail(e.code) }
+        if e.code.default_retryable() { Error::Retry(e) } else { Error::fail(e.code) }
     }
 }
 
@@ -89,7 +90,9 @@ mod tests {
     #[test]
     fn an_aborted_transition_is_stale_and_other_store_errors_keep_their_meaning() {
         assert!(matches!(Error::from(harmonia_store::Error::Aborted(Code::InvalidTransition)), Error::Stale));
-        assert!(matches!(Error::from(harmonia_store::Error::Conflict), Error::Retry(Code::TransactionConflict)));
+        assert!(
+            matches!(Error::from(harmonia_store::Error::Conflict), Error::Retry(e) if e.code == Code::TransactionConflict)
+        );
         assert!(matches!(Error::from(harmonia_store::Error::NotFound), Error::Fail { code: Code::NotFound, .. }));
     }
 }

@@ -108,8 +108,8 @@ impl<P: Step> StageHandler<P> {
         let outcome = match result {
             Ok(()) => return Outcome::Ack,
             Err(Error::Stale) => Outcome::Ack,
-            Err(Error::Retry(code)) => {
-                tracing::warn!(workspace = %at.workspace, job = %at.job, stage = %at.stage, pass = at.pass.get(), code = %code, "stage met a transient failure; it will be retried");
+            Err(Error::Retry(e)) => {
+                tracing::warn!(workspace = %at.workspace, job = %at.job, stage = %at.stage, pass = at.pass.get(), code = %e.code, cause = %e.cause_chain(), "stage met a transient failure; it will be retried");
                 Outcome::Nack
             }
             Err(Error::Stalled { role, code }) => {

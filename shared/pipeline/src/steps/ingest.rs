@@ -59,7 +59,7 @@ pub async fn ingest(
             Ok(first)
         }
         None => {
-            env.bus.publish(message).await.map_err(|e| Error::from_code(e.code()))?;
+            env.bus.publish(message).await.map_err(|e| Error::from_code(e.code()).with_cause(e))?;
             Ok(job)
         }
     }

@@ -31,10 +31,9 @@ impl Step for PostPublished {
             ReceiptOutcome::Applied { post, record, .. } => (Some(post.clone()), record.clone()),
             _ => (None, None),
         };
-        let mut found = connector
-            .read_back(ws, &key, posted.as_ref())
-            .await
-            .map_err(|_| step::Error::Retry(Code::ConnectorFailed))?;
+        let mut found = connector.read_back(ws, &key, posted.as_ref()).await.map_err(|e| {
+            step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e))
+        })?;
         if found == Found::Missing && matches!(receipt.outcome, ReceiptOutcome::Unknown) {
             let outgoing = Outgoing {
                 idempotency_key: key.clone(),
@@ -48,10 +47,9 @@ impl Step for PostPublished {
                 Sent::Applied(posted) => Some(posted.post),
                 _ => None,
             };
-            found = connector
-                .read_back(ws, &key, resent.as_ref())
-                .await
-                .map_err(|_| step::Error::Retry(Code::ConnectorFailed))?;
+            found = connector.read_back(ws, &key, resent.as_ref()).await.map_err(|e| {
+                step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e))
+            })?;
         }
         let outcome = match &found {
             Found::Post { post, body, record }
