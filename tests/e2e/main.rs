@@ -16,10 +16,12 @@ mod console;
 mod events;
 #[cfg(feature = "e2e")]
 mod models;
+#[cfg(feature = "e2e")]
 mod operator_loop;
 mod pipeline;
 #[cfg(feature = "e2e")]
 mod repairs;
+#[cfg(feature = "e2e")]
 mod said;
 #[cfg(feature = "e2e")]
 mod startup;

@@ -44,7 +44,9 @@
 //! | `HARMONIA_FAULT_READY_FILE` | unset | resilience drills: append a JSON line to this file when each hold starts and ends (see `drill`) |
 //!
 //! Operator credentials are not configuration: they are records in the store, created with
-//! `harmonia [--cloud] operator add` or `POST /v1/operators` (see `harmonia_auth`). The retired
+//! `harmonia operator add` on the embedded default, and for a deployment with
+//! `harmonia first-admin` (its first admin), then `harmonia --cloud operator add` or
+//! `POST /v1/operators` (see `harmonia_auth`). The retired
 //! `HARMONIA_OPERATOR_CREDENTIALS` is refused at start-up, naming the variable.
 //!
 //! Stage functions serve `POST /push/<topic>` for each subscription the registry gives them
