@@ -51,20 +51,23 @@ fn due(config: &WorkspaceConfig, s: &Schedule) -> String {
     )
 }
 
-/// The job of `s` and the workspace configuration whose zone its times are shown in: the
-/// version the job runs under locally, the workspace's current one through the operator API
-/// (which answers only that).
-async fn job_of(backend: &Backend, ws: &WorkspaceId, s: &Schedule) -> Result<(Job, WorkspaceConfig), Error> {
+/// A job of the workspace, as the embedded default or the operator API has it.
+async fn job_of(backend: &Backend, ws: &WorkspaceId, id: &JobId) -> Result<Job, Error> {
     match backend {
-        Backend::Local(l) => {
-            let job = harmonia_pipeline::gates::job(&l.env, ws, &s.job).await?;
-            let config = harmonia_pipeline::workspace::version_of_job(&*l.env.store, &job).await?.config;
-            Ok((job, config))
-        }
-        Backend::Cloud(client) => Ok((client.job(&s.job).await?.job, client.workspace().await?.workspace.config)),
+        Backend::Local(l) => harmonia_pipeline::gates::job(&l.env, ws, id).await,
+        Backend::Cloud(client) => Ok(client.job(id).await?.job),
     }
 }
 
+/// The workspace configuration whose zone `job`'s schedule is shown in: the version the job
+/// runs under locally, the workspace's current one through the operator API (which answers
+/// only that).
+async fn config_of(backend: &Backend, job: &Job) -> Result<WorkspaceConfig, Error> {
+    match backend {
+        Backend::Local(l) => Ok(harmonia_pipeline::workspace::version_of_job(&*l.env.store, job).await?.config),
+        Backend::Cloud(client) => Ok(client.workspace().await?.workspace.config),
+    }
+}
 fn as_json(s: &Schedule, title: &str) -> Value {
     json!({
         "job": s.job,
@@ -92,8 +95,17 @@ pub(crate) async fn list(backend: &Backend, out: &Output, ws: &WorkspaceId) -> R
         let n = upcoming.len();
         out.say(&format!("{n} scheduled {}, soonest first:", if n == 1 { "post" } else { "posts" }));
     }
+    // Through the API every job is shown in the one current configuration: asked for once.
+    let current = match backend {
+        Backend::Cloud(client) if !upcoming.is_empty() => Some(client.workspace().await?.workspace.config),
+        _ => None,
+    };
     for s in &upcoming {
-        let (job, config) = job_of(backend, ws, s).await?;
+        let job = job_of(backend, ws, &s.job).await?;
+        let config = match &current {
+            Some(config) => config.clone(),
+            None => config_of(backend, &job).await?,
+        };
         out.say(&format!("  {}", line(&config, s, &job.title)));
         rows.push(as_json(s, &job.title));
     }
@@ -125,7 +137,12 @@ pub(crate) async fn change(
         }
     };
     let (Acted::Rescheduled(s) | Acted::Released(s) | Acted::Cancelled(s)) = &acted;
-    let (_, config) = job_of(backend, ws, s).await?;
+    // The job as it stands after the change: as the API answered it, or read here.
+    let job = match answered {
+        Some(job) => job,
+        None => job_of(backend, ws, &id).await?,
+    };
+    let config = config_of(backend, &job).await?;
     let said = match &acted {
         Acted::Rescheduled(_) => {
             format!("Rescheduled: the post goes out {} on {} {}.", due(&config, s), s.platform.as_str(), s.handle)
@@ -136,11 +153,9 @@ pub(crate) async fn change(
         }
     };
     out.say(&said);
-    let job_now = match (backend, &acted, answered) {
-        (Backend::Local(l), Acted::Released(_), _) => follow(l, out, ws, &id, false, s.dispatched_at).await?,
-        (Backend::Local(l), _, _) => harmonia_pipeline::gates::job(&l.env, ws, &id).await?,
-        (Backend::Cloud(_), _, Some(job)) => job,
-        (Backend::Cloud(client), _, None) => client.job(&id).await?.job,
+    let job_now = match (backend, &acted) {
+        (Backend::Local(l), Acted::Released(_)) => follow(l, out, ws, &id, false, s.dispatched_at).await?,
+        _ => job,
     };
     out.value(&json!({ "schedule": as_json(s, &job_now.title), "job": job_now }));
     Ok(())

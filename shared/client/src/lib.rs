@@ -132,8 +132,10 @@ impl Client {
     /// before anything is sent.
     pub fn from_env() -> Result<Self, Error> {
         let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let stored = login::load()?;
-        let url = match (env("HARMONIA_API_URL"), &stored) {
+        let (url, credential) = (env("HARMONIA_API_URL"), env("HARMONIA_CREDENTIAL"));
+        // The stored login is read only when the environment does not name both.
+        let stored = if url.is_some() && credential.is_some() { None } else { login::load()? };
+        let url = match (url, &stored) {
             (Some(url), _) => url,
             (None, Some(stored)) => stored.url.clone(),
             (None, None) => {
@@ -143,7 +145,7 @@ impl Client {
                 ));
             }
         };
-        let auth = match env("HARMONIA_CREDENTIAL") {
+        let auth = match credential {
             Some(text) => Auth::from_text(&text),
             None => match stored.filter(|s| same_address(&s.url, &url)) {
                 Some(stored) => Auth::from_text(stored.credential.expose_secret()),
@@ -193,9 +195,7 @@ impl Client {
     /// `source`. `key` is its `Idempotency-Key`: with one, a request sent again (after a lost
     /// answer) answers the same job, so the client may send it again itself.
     pub async fn submit(&self, source: &NewSource, key: Option<&str>) -> Result<Submitted, Error> {
-        let bytes = serde_json::to_vec(source)
-            .map_err(|e| Error::new(Code::Internal, "the request body could not be written as JSON").with_cause(e))?;
-        self.send(Method::POST, "/v1/sources", Body::Json(bytes), key).await
+        self.send(Method::POST, "/v1/sources", json_body(source)?, key).await
     }
 
     /// `GET /v1/me`: who the credential is.
@@ -319,9 +319,7 @@ impl Client {
     }
 
     async fn post<T: DeserializeOwned, B: Serialize>(&self, path: &str, body: &B) -> Result<T, Error> {
-        let bytes = serde_json::to_vec(body)
-            .map_err(|e| Error::new(Code::Internal, "the request body could not be written as JSON").with_cause(e))?;
-        self.call(Method::POST, path, Body::Json(bytes)).await
+        self.call(Method::POST, path, json_body(body)?).await
     }
 
     async fn call<T: DeserializeOwned>(&self, method: Method, path: &str, body: Body<'_>) -> Result<T, Error> {
@@ -447,6 +445,13 @@ fn refusal(status: StatusCode, bytes: &[u8], idempotent: bool, retry_after: Opti
             retry_after,
         },
     }
+}
+
+/// `body` as a JSON request body.
+fn json_body<'a>(body: &impl Serialize) -> Result<Body<'a>, Error> {
+    serde_json::to_vec(body)
+        .map(Body::Json)
+        .map_err(|e| Error::new(Code::Internal, "the request body could not be written as JSON").with_cause(e))
 }
 
 /// `path` without its query, to name a route in a message.

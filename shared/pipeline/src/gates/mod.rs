@@ -18,8 +18,5 @@ pub mod rounds;
 pub mod schedule;
 pub mod waiting;
 
-pub use crate::records::{
-    ApprovalRecord, approval_id, decisions as decision_records, round_decision, round_decision_id,
-};
 pub use decisions::{DecisionRequest, MAX_REASON_CHARS, decide, resume, resume_job};
 pub use waiting::{MIN_VERSION_PREFIX, awaited, awaiting, current_version, job, jobs, require_waiting};
