@@ -1,10 +1,10 @@
 //! `ask`: one question to Nova in the caller's workspace, answered only after the runtime's
 //! validator accepted it, with the trace of what Nova loaded and called.
 
-use harmonia_agents::io::{Answer, NovaInput, RoleInput};
+use harmonia_agents::io::{Answer, NovaInput};
 use harmonia_agents::runtime::Step;
 use harmonia_agents::skills::LoadEvent;
-use harmonia_agents::{InvocationSeed, Runtime, runtime};
+use harmonia_agents::{InvocationSeed, Runtime, role, runtime};
 use harmonia_auth::Identity;
 use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::JobId;
@@ -41,8 +41,8 @@ pub struct Asked {
 /// Ask Nova a question in the caller's workspace.
 pub async fn ask(runtime: &Runtime, who: &Identity, question: &str, trace: TraceParent) -> Result<Asked, Error> {
     let seed = seed(who, checked(question)?, trace);
-    let invocation = runtime.invoke(&seed).await.map_err(refusal)?;
-    let answer: Answer = invocation.state_delta.require("answer").map_err(|e| Error::from_code(e.code))?;
+    let invocation = runtime.invoke::<role::Nova>(&seed).await.map_err(refusal)?;
+    let answer: Answer = invocation.output;
     Ok(Asked {
         skill: loaded_skill(&invocation.steps),
         tool_calls: tool_calls(&invocation.steps),
@@ -61,13 +61,13 @@ pub fn checked(question: &str) -> Result<&str, Error> {
 }
 
 /// The invocation seed: Nova's only input is the question; each question is its own task.
-fn seed(who: &Identity, question: &str, trace: TraceParent) -> InvocationSeed {
+fn seed(who: &Identity, question: &str, trace: TraceParent) -> InvocationSeed<NovaInput> {
     InvocationSeed {
         workspace: who.workspace.clone(),
         user: who.operator.clone(),
         job: JobId::generate(),
         stage: Stage::Operator,
-        input: RoleInput::Nova(NovaInput { question: question.to_owned() }),
+        input: NovaInput { question: question.to_owned() },
         trace,
         budget: None,
     }

@@ -5,9 +5,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::Utc;
 use harmonia_agents::Runtime;
-use harmonia_agents::io::{NovaInput, RoleInput};
+use harmonia_agents::io::NovaInput;
 use harmonia_agents::model::Model;
 use harmonia_agents::offline::OfflineModel;
+use harmonia_agents::role::Nova;
 use harmonia_agents::scripted::ScriptedModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_agents::tools::{Tool, ToolContext};
@@ -474,7 +475,7 @@ async fn offline_answers_for_each_of_the_five_skills() {
 
 async fn rejected(store: Arc<dyn Store>, ws: &WorkspaceId, model: ScriptedModel) -> Code {
     let rt = runtime(store, Arc::new(model));
-    let err = rt.invoke(&seed_for(ws)).await.expect_err("rejected");
+    let err = rt.invoke::<Nova>(&seed_for(ws)).await.expect_err("rejected");
     let c = err.contract().expect("contract error");
     assert_eq!(c.role, Role::Nova);
     c.code
@@ -545,7 +546,7 @@ async fn the_validator_rejects_each_kind_of_bad_answer() {
         "scope": "record", "kind": "status", "evidence": [job_ev]}]);
     let m = job_call(status(ScriptedModel::new()), f.job.as_str()).json(answer(report, false, json!([])));
     let rt = runtime(s(), Arc::new(m));
-    rt.invoke(&seed_for(&f.ws)).await.expect("a status report is accepted");
+    rt.invoke::<Nova>(&seed_for(&f.ws)).await.expect("a status report is accepted");
     // A claim of a kind its evidence's tool does not report: a suggestion resting on a job's
     // status, a status resting on trend signals.
     let suggestion =
@@ -683,13 +684,13 @@ fn attempts(steps: &[harmonia_agents::runtime::Step], tool: &str) -> Vec<bool> {
 }
 
 /// A Nova invocation asked by `ana` in `ws`.
-fn seed_for(ws: &WorkspaceId) -> harmonia_agents::InvocationSeed {
+fn seed_for(ws: &WorkspaceId) -> harmonia_agents::InvocationSeed<NovaInput> {
     harmonia_agents::InvocationSeed {
         workspace: ws.clone(),
         user: "ana".parse().expect("op"),
         job: JobId::generate(),
         stage: Stage::Operator,
-        input: RoleInput::Nova(NovaInput { question: "q".into() }),
+        input: NovaInput { question: "q".into() },
         trace: TraceParent::new_root(),
         budget: None,
     }
@@ -705,7 +706,7 @@ async fn a_transient_failure_gets_exactly_one_retry_and_both_attempts_are_in_the
     let once: Arc<dyn Store> = Arc::new(FailsFirst(f.store.clone(), 1.into()));
     let cite = json!([{"text": "The job awaits a decision.", "scope": "record", "kind": "status", "evidence": [format!("job-{}", f.job)]}]);
     let model = ask().json(answer(cite, false, json!([])));
-    let done = runtime(once, Arc::new(model)).invoke(&seed_for(&f.ws)).await.expect("accepted after the retry");
+    let done = runtime(once, Arc::new(model)).invoke::<Nova>(&seed_for(&f.ws)).await.expect("accepted after the retry");
     assert_eq!(attempts(&done.steps, "get_job_status"), [false, true], "two attempts: the failure, then the retry");
 
     // Failing for good: two attempts and no more; the answer reports the final error as it was.
@@ -714,7 +715,7 @@ async fn a_transient_failure_gets_exactly_one_retry_and_both_attempts_are_in_the
     assert_eq!(error(&failed), ("dependency_unavailable", "unavailable", true));
     let unavailable = json!([failed["error"]]);
     let model = ask().json(answer(json!([]), false, unavailable));
-    let done = runtime(down.clone(), Arc::new(model)).invoke(&seed_for(&f.ws)).await.expect("accepted");
+    let done = runtime(down.clone(), Arc::new(model)).invoke::<Nova>(&seed_for(&f.ws)).await.expect("accepted");
     assert_eq!(attempts(&done.steps, "get_job_status"), [false, false], "exactly two attempts");
     // Each attempt is its own tool activity record.
     let calls = down

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use harmonia_agents::InvocationSeed;
-use harmonia_agents::io::{EntityKind, EntityRef, Layout, MayaInput, RoleInput};
+use harmonia_agents::io::{EntityKind, EntityRef, Layout, MayaInput};
+use harmonia_agents::role::Maya;
 use harmonia_contracts::domain::StoredSource;
 use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::JobId;
@@ -97,14 +98,14 @@ pub(crate) async fn job_view(
         user: who.operator.clone(),
         job: job.id.clone(),
         stage: Stage::Operator,
-        input: RoleInput::Maya(MayaInput { catalog, view: "job_view".into() }),
+        input: MayaInput { catalog, view: "job_view".into() },
         trace,
         budget: None,
     };
-    let invocation = state.env.runtime.invoke(&seed).await.map_err(|e| match e.contract() {
+    let invocation = state.env.runtime.invoke::<Maya>(&seed).await.map_err(|e| match e.contract() {
         Some(c) => Error::from_code(c.code),
         None => Error::from_code(Code::StoreUnavailable),
     })?;
-    let layout: Layout = invocation.state_delta.require("layout").map_err(|e| Error::from_code(e.code))?;
+    let layout: Layout = invocation.output;
     Ok(json!({ "version": layout.version, "layout": layout.to_a2ui(), "entities": entities }))
 }

@@ -1,5 +1,5 @@
 //! One specialist invocation (Nimi's analysis) end to end through the runtime: session create →
-//! model loop (skill and reference loads) → schema and semantic validation → `state_delta` →
+//! model loop (skill and reference loads) → schema and semantic validation → the typed output →
 //! session delete → activity record, over a SQLite store. Measured with two models:
 //!
 //! - `offline`: the deterministic offline model, which does its own work on every call (ranks
@@ -18,9 +18,10 @@ use std::time::Instant;
 
 use chrono::Utc;
 use harmonia_agents::eligibility::{EligibleMemory, VerifiedPerformance};
-use harmonia_agents::io::{NimiInput, RoleInput};
+use harmonia_agents::io::NimiInput;
 use harmonia_agents::model::{self, Model, ModelRequest, ModelResponse};
 use harmonia_agents::offline::OfflineModel;
+use harmonia_agents::role::Nimi;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_agents::{InvocationSeed, Runtime};
 use harmonia_contracts::domain::SourceInput;
@@ -133,7 +134,7 @@ async fn measure(model: Arc<dyn Model>, iterations: usize) -> Vec<u128> {
         .expect("sample")
         .validate("src-bench".parse().expect("id"), workspace.clone(), Utc::now())
         .expect("valid");
-    let input = RoleInput::Nimi(NimiInput::new(&source, VerifiedPerformance::none(), EligibleMemory::none()));
+    let input = NimiInput::new(&source, VerifiedPerformance::none(), EligibleMemory::none());
     let warm = if iterations == 1 { 0 } else { 20 };
     let mut samples = Vec::with_capacity(iterations);
     for n in 0..iterations + warm {
@@ -147,7 +148,7 @@ async fn measure(model: Arc<dyn Model>, iterations: usize) -> Vec<u128> {
             budget: None,
         };
         let start = Instant::now();
-        runtime.invoke(&seed).await.expect("invocation");
+        runtime.invoke::<Nimi>(&seed).await.expect("invocation");
         if n >= warm {
             samples.push(start.elapsed().as_micros());
         }

@@ -523,11 +523,12 @@ pub enum ClaimKind {
 impl ClaimKind {
     /// Whether evidence returned by `tool` can back a claim of this kind.
     pub fn backed_by(self, tool: &str) -> bool {
+        use crate::tools::names;
         let tools: &[&str] = match self {
-            Self::Status => &["get_job_status", "get_operator_feed"],
-            Self::Measurement => &["get_engagement_insights"],
-            Self::Signal => &["fetch_trend_signals", "search_trend_signals"],
-            Self::Suggestion => &["suggest_posting_windows"],
+            Self::Status => &[names::GET_JOB_STATUS, names::GET_OPERATOR_FEED],
+            Self::Measurement => &[names::GET_ENGAGEMENT_INSIGHTS],
+            Self::Signal => &[names::FETCH_TREND_SIGNALS, names::SEARCH_TREND_SIGNALS],
+            Self::Suggestion => &[names::SUGGEST_POSTING_WINDOWS],
         };
         tools.contains(&tool)
     }
@@ -568,81 +569,16 @@ pub struct Answer {
     pub provenance: Provenance,
 }
 
-/// A role's input.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", content = "input", rename_all = "snake_case")]
-pub enum RoleInput {
-    /// Coordinator.
-    Harmonia(HarmoniaInput),
-    /// Analyst.
-    Nimi(NimiInput),
-    /// Strategist.
-    Ryan(RyanInput),
-    /// Planner.
-    Temi(TemiInput),
-    /// Copywriter.
-    Noni(NoniInput),
-    /// Editor.
-    Dara(DaraInput),
-    /// Presenter.
-    Maya(MayaInput),
-    /// Liaison.
-    Nova(NovaInput),
-}
-
-impl RoleInput {
-    /// The role this input is for.
-    pub fn role(&self) -> Role {
-        match self {
-            RoleInput::Harmonia(_) => Role::Harmonia,
-            RoleInput::Nimi(_) => Role::Nimi,
-            RoleInput::Ryan(_) => Role::Ryan,
-            RoleInput::Temi(_) => Role::Temi,
-            RoleInput::Noni(_) => Role::Noni,
-            RoleInput::Dara(_) => Role::Dara,
-            RoleInput::Maya(_) => Role::Maya,
-            RoleInput::Nova(_) => Role::Nova,
-        }
+/// The first message a role's model receives, `{"task": …, "input": …}`, as JSON text
+/// (written in one pass, without building the value first).
+pub fn task_message<T: Serialize>(task: Option<Task>, input: &T) -> String {
+    #[derive(Serialize)]
+    struct Message<'a, T> {
+        task: Option<Task>,
+        input: &'a T,
     }
-
-    /// The task this input asks for.
-    pub fn task(&self) -> Option<Task> {
-        Some(match self {
-            RoleInput::Harmonia(_) => return None,
-            RoleInput::Nimi(_) => Task::Analyze,
-            RoleInput::Ryan(_) => Task::Strategize,
-            RoleInput::Temi(_) => Task::Plan,
-            RoleInput::Noni(_) => Task::Draft,
-            RoleInput::Dara(_) => Task::Review,
-            RoleInput::Maya(_) => Task::Present,
-            RoleInput::Nova(_) => Task::Answer,
-        })
-    }
-
-    /// The first message the model receives, `{"task": …, "input": …}`, as JSON text (written
-    /// in one pass, without building the value first).
-    pub fn task_message(&self) -> String {
-        #[derive(Serialize)]
-        struct Message<'a, T> {
-            task: Option<Task>,
-            input: &'a T,
-        }
-        fn text<T: Serialize>(task: Option<Task>, input: &T) -> String {
-            // Every input type serialises: it is plain data with string keys.
-            serde_json::to_string(&Message { task, input }).unwrap_or_default()
-        }
-        let task = self.task();
-        match self {
-            RoleInput::Harmonia(i) => text(task, i),
-            RoleInput::Nimi(i) => text(task, i),
-            RoleInput::Ryan(i) => text(task, i),
-            RoleInput::Temi(i) => text(task, i),
-            RoleInput::Noni(i) => text(task, i),
-            RoleInput::Dara(i) => text(task, i),
-            RoleInput::Maya(i) => text(task, i),
-            RoleInput::Nova(i) => text(task, i),
-        }
-    }
+    // Every input type serialises: it is plain data with string keys.
+    serde_json::to_string(&Message { task, input }).unwrap_or_default()
 }
 
 /// Temi's output is the contracts' [`Plan`]; Nimi's the [`Analysis`]; Ryan's the [`Strategy`].

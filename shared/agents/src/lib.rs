@@ -4,7 +4,9 @@
 //! opens a session keyed by workspace, user and job (stored through the storage interface),
 //! runs the model loop — model → calls to allow-listed tools → results → final output —
 //! validates the output against the role's JSON Schema and the deterministic checks, and
-//! hands it back as a `state_delta` under the role's output key. The session is deleted
+//! hands it back parsed into the role's output type ([`role::Role`]: `run_task::<Nimi>` returns
+//! an `Analysis`), the session's event carrying it as a `state_delta` under the role's output
+//! key. The session is deleted
 //! after success and after failure; every invocation leaves one metadata-only activity record.
 //! Failures are [`harmonia_contracts::AgentContractError`]s whose messages never contain model
 //! text.
@@ -14,8 +16,8 @@
 //! bounded bodies, typed failures, retries), [`offline`]
 //! (deterministic, `provenance: mock`), [`scripted`] (replays responses for tests),
 //! [`io`] (each role's typed input projection and output), [`a2ui`] (Maya's layouts as A2UI
-//! v0.9 messages of Harmonia's catalog), [`roles`] (the eight roles as
-//! data), [`skills`] (skill folders and load-sequence rules), [`tools`] (read-only data tools),
+//! v0.9 messages of Harmonia's catalog), [`role`] (the eight roles as types: input, output,
+//! contract and validator), [`roles`] (their contracts as data), [`skills`] (skill folders and load-sequence rules), [`tools`] (read-only data tools),
 //! [`research`] (verified-publication search, grounded web search), [`eligibility`] (the one
 //! rule for verified performance and eligible memory),
 //! [`validate`] (deterministic output checks), [`session`] and [`runtime`].
@@ -28,6 +30,7 @@ pub mod model;
 pub mod offline;
 pub mod openai;
 pub mod research;
+pub mod role;
 pub mod roles;
 pub mod runtime;
 pub mod scripted;
@@ -37,7 +40,8 @@ pub mod tools;
 pub mod validate;
 pub mod wire;
 
-pub use runtime::{Invocation, InvocationSeed, Runtime, StateDelta};
+pub use role::Role;
+pub use runtime::{Invocation, InvocationSeed, Runtime};
 
 #[cfg(test)]
 mod tests;

@@ -24,7 +24,6 @@ use harmonia_contracts::tool::Provenance;
 use harmonia_store::{Collection, decode_each, scan_all};
 use serde_json::{Value, json};
 
-use crate::io::RoleInput;
 use crate::model::{FunctionDeclaration, Grounding, ModelRequest, ModelResponse, Part, Speaker, Turn};
 use crate::tools::{Tool, ToolContext, ToolFailure};
 
@@ -60,7 +59,7 @@ pub struct SearchVerifiedPublications;
 impl Tool for SearchVerifiedPublications {
     fn declaration(&self) -> FunctionDeclaration {
         FunctionDeclaration {
-            name: "search_verified_publications".into(),
+            name: crate::tools::names::SEARCH_VERIFIED_PUBLICATIONS.into(),
             description:
                 "Read-only: this workspace's published posts that were applied and verified, matching a query.".into(),
             parameters: json!({"type": "object", "properties": {
@@ -96,7 +95,7 @@ impl Tool for SearchVerifiedPublications {
 }
 
 /// The grounded web search's name, in an allow-list and in the trace.
-pub const GOOGLE_SEARCH: &str = "google_search";
+pub const GOOGLE_SEARCH: &str = crate::tools::names::GOOGLE_SEARCH;
 
 /// The longest query sent (characters); a longer field is cut at a word.
 const QUERY_MAX: usize = 200;
@@ -113,23 +112,15 @@ pub struct Binding {
 }
 
 impl Binding {
-    /// The fields `input` may search for; `None` for a role without research.
-    pub fn of(input: &RoleInput) -> Option<Self> {
-        let fields: Vec<(&'static str, &str)> = match input {
-            RoleInput::Nimi(nimi) => vec![("title", nimi.source.title.as_str())],
-            RoleInput::Noni(noni) => vec![
-                ("key_message", noni.brief.key_message.as_str()),
-                ("angle", noni.brief.angle.as_str()),
-                ("audience", noni.brief.audience.as_str()),
-            ],
-            _ => return None,
-        };
+    /// A binding to `fields` of a request (name, text): a field that is empty or that the
+    /// instruction detector flags is not offered.
+    pub fn new(fields: &[(&'static str, &str)]) -> Self {
         let fields = fields
-            .into_iter()
+            .iter()
             .filter(|(_, text)| !text.trim().is_empty() && harmonia_contracts::untrusted::flagged(text).is_none())
-            .map(|(name, text)| (name, query_text(text)))
+            .map(|(name, text)| (*name, query_text(text)))
             .collect();
-        Some(Self { fields })
+        Self { fields }
     }
 
     /// The query for `about` (a field name), or for the first field when the model named

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::io::{Answer, DraftOutput, Layout, ReviewOutput, RoutingDecision};
 use crate::skills::SkillRule;
+use crate::tools::names;
 
 /// A role's contract.
 #[derive(Clone, Copy, Debug)]
@@ -32,22 +33,22 @@ const NOVA_SKILLS: &[&str] = &["trend-scan", "signal-watch", "engagement-insight
 
 /// Nova's six read-only tools.
 pub const NOVA_TOOLS: &[&str] = &[
-    "fetch_trend_signals",
-    "search_trend_signals",
-    "get_engagement_insights",
-    "get_operator_feed",
-    "get_job_status",
-    "suggest_posting_windows",
+    names::FETCH_TREND_SIGNALS,
+    names::SEARCH_TREND_SIGNALS,
+    names::GET_ENGAGEMENT_INSIGHTS,
+    names::GET_OPERATOR_FEED,
+    names::GET_JOB_STATUS,
+    names::SUGGEST_POSTING_WINDOWS,
 ];
 
 /// Temi's six read-only snapshot tools.
 pub const TEMI_TOOLS: &[&str] = &[
-    "get_commitments",
-    "get_capacity",
-    "get_asset_readiness",
-    "get_posting_window_observations",
-    "get_calendar_projection",
-    "get_blocked_dependencies",
+    names::GET_COMMITMENTS,
+    names::GET_CAPACITY,
+    names::GET_ASSET_READINESS,
+    names::GET_POSTING_WINDOW_OBSERVATIONS,
+    names::GET_CALENDAR_PROJECTION,
+    names::GET_BLOCKED_DEPENDENCIES,
 ];
 
 const HARMONIA: RoleSpec = RoleSpec {
@@ -74,7 +75,7 @@ const NIMI: RoleSpec = RoleSpec {
         never be quoted as moments.",
     output_key: "analysis",
     skills: SkillRule::One { skill: "nimi-analysis-skills", min_references: 1, references_before_data: false },
-    tools: &["google_search"],
+    tools: &[names::GOOGLE_SEARCH],
     output_schema: || schema_for::<Analysis>(),
 };
 
@@ -117,7 +118,7 @@ const NONI: RoleSpec = RoleSpec {
         strategy, create facts, approve or publish.",
     output_key: "draft",
     skills: SkillRule::One { skill: "noni-writing-skills", min_references: 1, references_before_data: false },
-    tools: &["search_verified_publications", "google_search"],
+    tools: &[names::SEARCH_VERIFIED_PUBLICATIONS, names::GOOGLE_SEARCH],
     output_schema: || schema_for::<DraftOutput>(),
 };
 

@@ -8,17 +8,18 @@ use std::time::Instant;
 use chrono::{DateTime, Utc};
 use harmonia_contracts::domain::{ActivityOutcome, ActivityRecord, Operation, ResearchEvidence, TokenUsage};
 use harmonia_contracts::event::Stage;
-use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
+use harmonia_contracts::ids::{DocId, JobId, OperatorId, SnapshotId, WorkspaceId};
 use harmonia_contracts::trace::{SpanId, TraceParent};
 use harmonia_contracts::{AgentContractError, Code, Role};
 use harmonia_store::{Collection, Store, Write, WriteOp, encode};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tracing::Instrument as _;
 
-use crate::io::{self, RoleInput};
+use crate::io;
 use crate::model::{FunctionDeclaration, Model, ModelRequest, Part, Speaker, Turn};
+use crate::research::Binding;
+use crate::role::{self, Seen};
 use crate::roles::{RoleSpec, spec};
 use crate::session::{self, SessionEvent};
 use crate::skills::{LoadEvent, SkillLibrary, SkillRule};
@@ -89,9 +90,10 @@ pub fn repairable(code: Code) -> bool {
     )
 }
 
-/// Everything an invocation needs, built by deterministic code from authoritative state.
+/// Everything an invocation needs, built by deterministic code from authoritative state: the
+/// role's typed `input` ([`role::Role::Input`]) and where and for whom it runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct InvocationSeed {
+pub struct InvocationSeed<I> {
     /// Tenant.
     pub workspace: WorkspaceId,
     /// Who the invocation runs for (`pipeline` for stage workers).
@@ -101,7 +103,7 @@ pub struct InvocationSeed {
     /// Pipeline stage.
     pub stage: Stage,
     /// The role's typed input.
-    pub input: RoleInput,
+    pub input: I,
     /// Trace context of the calling span.
     pub trace: TraceParent,
     /// The job's token budget, when its workspace sets one: a model call expected to pass it
@@ -164,25 +166,18 @@ fn expected_input_tokens(request: &ModelRequest) -> u64 {
     u64::try_from(bytes / 4).unwrap_or(u64::MAX)
 }
 
-/// Output keys handed back from a finished session.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StateDelta {
-    role: Role,
-    values: BTreeMap<String, Value>,
-}
-
-impl StateDelta {
-    /// The value under `key`, decoded; `missing_output_key` when absent or undecodable.
-    pub fn require<T: DeserializeOwned>(&self, key: &str) -> Result<T, AgentContractError> {
-        self.values
-            .get(key)
-            .and_then(|v| T::deserialize(v).ok())
-            .ok_or_else(|| AgentContractError::new(self.role, Code::MissingOutputKey))
-    }
-
-    /// The raw values.
-    pub fn values(&self) -> &BTreeMap<String, Value> {
-        &self.values
+impl<I> InvocationSeed<I> {
+    /// The same invocation context with another input.
+    pub fn with<J>(&self, input: J) -> InvocationSeed<J> {
+        InvocationSeed {
+            workspace: self.workspace.clone(),
+            user: self.user.clone(),
+            job: self.job.clone(),
+            stage: self.stage,
+            input,
+            trace: self.trace.clone(),
+            budget: self.budget.clone(),
+        }
     }
 }
 
@@ -231,9 +226,10 @@ fn evidence_of(value: &Value) -> Vec<harmonia_contracts::ids::EvidenceId> {
 
 /// A successful invocation.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Invocation {
-    /// The validated output under the role's key.
-    pub state_delta: StateDelta,
+pub struct Invocation<T> {
+    /// The role's answer, parsed once into its output type and validated (the session's
+    /// `state_delta` carried it under the role's output key).
+    pub output: T,
     /// The activity record (also stored).
     pub activity: ActivityRecord,
     /// The real load and tool sequence.
@@ -386,6 +382,58 @@ pub(crate) async fn generate(
     result
 }
 
+/// A role's input with its role's contract, behind one non-generic interface, so that the
+/// invocation loop is compiled once rather than once per role. The accepted output waits in
+/// `output` for the typed caller ([`Runtime::invoke`]) to take.
+trait Bound: Sync {
+    fn role(&self) -> Role;
+    fn spec(&self) -> &'static RoleSpec;
+    fn message(&self) -> String;
+    fn snapshot(&self) -> Option<&SnapshotId>;
+    fn binding(&self) -> Option<Binding>;
+    /// Parse the schema-valid `answer` into the role's output type once, and validate it.
+    fn accept(&self, answer: &Value, seen: Seen<'_>) -> Result<(), validate::Miss>;
+}
+
+struct Typed<'a, R: role::Role> {
+    input: &'a R::Input,
+    output: std::sync::OnceLock<R::Output>,
+}
+
+impl<'a, R: role::Role> Typed<'a, R> {
+    fn new(input: &'a R::Input) -> Self {
+        Self { input, output: std::sync::OnceLock::new() }
+    }
+}
+
+impl<R: role::Role> Bound for Typed<'_, R> {
+    fn role(&self) -> Role {
+        R::ID
+    }
+    fn spec(&self) -> &'static RoleSpec {
+        R::spec()
+    }
+    fn message(&self) -> String {
+        io::task_message(R::TASK, self.input)
+    }
+    fn snapshot(&self) -> Option<&SnapshotId> {
+        R::snapshot(self.input)
+    }
+    fn binding(&self) -> Option<Binding> {
+        R::research(self.input)
+    }
+    fn accept(&self, answer: &Value, seen: Seen<'_>) -> Result<(), validate::Miss> {
+        let output = R::Output::deserialize(answer).map_err(|_| Code::SchemaViolation)?;
+        R::validate(self.input, &output, seen)?;
+        // An invocation accepts one answer: it returns as soon as one passes.
+        let _ = self.output.set(output);
+        Ok(())
+    }
+}
+
+/// An invocation's seed with its input bound to its role.
+type Erased<'a> = InvocationSeed<&'a dyn Bound>;
+
 /// When a piece of work began: the wall-clock time for its record, and a monotonic clock for
 /// its duration.
 #[derive(Clone, Copy)]
@@ -404,7 +452,7 @@ impl Began {
 /// budget: what the job took before, what this invocation and its searches took so far, and
 /// the request's expected input.
 fn within_budget(
-    seed: &InvocationSeed,
+    seed: &Erased<'_>,
     tally: &Tally,
     children: &Children,
     request: &ModelRequest,
@@ -573,40 +621,55 @@ impl Runtime {
 
     /// Route `task` through Harmonia and check it reached its one expected specialist, of
     /// the specialists the coordinator routes to ([`io::Task::ROUTED`]).
-    pub async fn route(&self, base: &InvocationSeed, task: io::Task) -> Result<Role, Error> {
+    pub async fn route<I>(&self, base: &InvocationSeed<I>, task: io::Task) -> Result<Role, Error> {
         Ok(self.routed(base, task).await?.0)
     }
 
     /// [`Runtime::route`], with the routing invocation's record.
-    async fn routed(&self, base: &InvocationSeed, task: io::Task) -> Result<(Role, ActivityRecord), Error> {
-        let seed = InvocationSeed {
-            input: RoleInput::Harmonia(io::HarmoniaInput {
-                task,
-                specialists: io::Task::ROUTED.into_iter().map(io::Task::specialist).collect(),
-            }),
-            ..base.clone()
-        };
-        let routed = self.invoke(&seed).await?;
-        let decision: io::RoutingDecision = routed.state_delta.require("routing")?;
-        Ok((decision.specialist, routed.activity))
+    async fn routed<I>(&self, base: &InvocationSeed<I>, task: io::Task) -> Result<(Role, ActivityRecord), Error> {
+        let specialists = io::Task::ROUTED.into_iter().map(io::Task::specialist).collect();
+        let seed = base.with(io::HarmoniaInput { task, specialists });
+        let routed = self.invoke::<role::Harmonia>(&seed).await?;
+        Ok((routed.output.specialist, routed.activity))
     }
 
-    /// Route the seed's task through Harmonia, then invoke the specialist. Only the routed
+    /// Route the seed's task through Harmonia, then invoke the specialist `R`. Only the routed
     /// tasks ([`io::Task::ROUTED`]) go this way; the others are invoked directly
     /// ([`Runtime::invoke`]), and asking to route one is a `routing_mismatch`.
-    pub async fn run_task(&self, seed: &InvocationSeed) -> Result<Invocation, Error> {
-        let task = seed.input.task().filter(|t| t.routed());
+    pub async fn run_task<R: role::Role>(
+        &self,
+        seed: &InvocationSeed<R::Input>,
+    ) -> Result<Invocation<R::Output>, Error> {
+        let task = R::TASK.filter(|t| t.routed());
         let task = task.ok_or_else(|| contract(Role::Harmonia, Code::RoutingMismatch))?;
         let (_, routing) = self.routed(seed, task).await?;
-        let Some(budget) = &seed.budget else { return self.invoke(seed).await };
+        let typed = Typed::<R>::new(&seed.input);
+        let mut erased = seed.with(&typed as &dyn Bound);
         // The specialist's budget counts what the routing just took.
-        let mut budget = budget.clone();
-        budget.count(&routing);
-        self.invoke(&InvocationSeed { budget: Some(budget), ..seed.clone() }).await
+        if let Some(budget) = &mut erased.budget {
+            budget.count(&routing);
+        }
+        let invocation = self.invoke_erased(&erased).await?;
+        Self::typed(typed, invocation)
+    }
+
+    /// Run one invocation of the role `R`: its answer comes back parsed into `R`'s output type
+    /// and validated.
+    pub async fn invoke<R: role::Role>(&self, seed: &InvocationSeed<R::Input>) -> Result<Invocation<R::Output>, Error> {
+        let typed = Typed::<R>::new(&seed.input);
+        let invocation = self.invoke_erased(&seed.with(&typed as &dyn Bound)).await?;
+        Self::typed(typed, invocation)
+    }
+
+    /// The finished invocation with the output its role accepted.
+    fn typed<R: role::Role>(typed: Typed<'_, R>, invocation: Invocation<()>) -> Result<Invocation<R::Output>, Error> {
+        let Invocation { activity, steps, research, .. } = invocation;
+        let output = typed.output.into_inner().ok_or_else(|| contract(R::ID, Code::MissingOutputKey))?;
+        Ok(Invocation { output, activity, steps, research })
     }
 
     /// Run one invocation of the seed's role.
-    pub async fn invoke(&self, seed: &InvocationSeed) -> Result<Invocation, Error> {
+    async fn invoke_erased(&self, seed: &Erased<'_>) -> Result<Invocation<()>, Error> {
         let role = seed.input.role();
         let model = self.model.name();
         let traced = tracing::info_span!(
@@ -653,12 +716,12 @@ impl Runtime {
 
     async fn invoke_in(
         &self,
-        seed: &InvocationSeed,
+        seed: &Erased<'_>,
         span: TraceParent,
         parent: &TraceParent,
-    ) -> Result<Invocation, Error> {
+    ) -> Result<Invocation<()>, Error> {
         let role = seed.input.role();
-        let spec = spec(role);
+        let spec = seed.input.spec();
         let began = Began::now();
         let store = &*self.store;
         let mut session = session::open(store, &seed.workspace, &seed.user, &seed.job, role, &span.span_id()).await?;
@@ -671,10 +734,12 @@ impl Runtime {
         let repairs = u32::try_from(repaired.len()).unwrap_or(u32::MAX);
         let outcome = match outcome {
             Ok(value) => {
+                // The handoff travels in the session under the role's output key; the typed
+                // output the role accepted is what the caller gets.
                 let event =
                     SessionEvent { author: role, state_delta: BTreeMap::from([(spec.output_key.to_owned(), value)]) };
-                // The caller gets the delta from the read-only session.
-                Ok(StateDelta { role, values: session::append(&mut session, event).state() })
+                session::append(&mut session, event);
+                Ok(())
             }
             Err(e) => Err(Error::Contract(e)),
         };
@@ -707,19 +772,15 @@ impl Runtime {
             writes.push(Write { collection: ACTIVITY, id, op: WriteOp::Create(encode(record)?) });
         }
         store.commit(&seed.workspace, writes).await?;
-        let state_delta = outcome?;
-        // The role's key is required before anyone uses the delta.
-        if !state_delta.values.contains_key(spec.output_key) {
-            return Err(contract(role, Code::MissingOutputKey).into());
-        }
-        Ok(Invocation { state_delta, activity, steps, research: children.research })
+        outcome?;
+        Ok(Invocation { output: (), activity, steps, research: children.research })
     }
 
     /// The record of `operation` for the seed's role: begun at `began`, ending now, under `span`
     /// (a child of `parent`), with no tokens counted.
     fn activity(
         &self,
-        seed: &InvocationSeed,
+        seed: &Erased<'_>,
         operation: Operation,
         began: Began,
         span: &TraceParent,
@@ -770,7 +831,7 @@ impl Runtime {
 
     async fn run(
         &self,
-        seed: &InvocationSeed,
+        seed: &Erased<'_>,
         spec: &RoleSpec,
         span: &TraceParent,
         steps: &mut Vec<Step>,
@@ -781,16 +842,12 @@ impl Runtime {
         let mut request = ModelRequest {
             role,
             system_instruction: spec.instruction.to_owned(),
-            turns: vec![Turn { speaker: Speaker::User, parts: vec![Part::Text(seed.input.task_message())] }],
+            turns: vec![Turn { speaker: Speaker::User, parts: vec![Part::Text(seed.input.message())] }],
             tools: self.declarations(spec),
             response_schema: output_schema(role).0.clone(),
             grounded_search: false,
         };
-        let snapshot = match &seed.input {
-            RoleInput::Temi(t) => Some(&t.snapshot_id),
-            _ => None,
-        };
-        let ctx = ToolContext { workspace: &seed.workspace, store: &*self.store, snapshot };
+        let ctx = ToolContext { workspace: &seed.workspace, store: &*self.store, snapshot: seed.input.snapshot() };
         for _ in 0..MAX_TURNS {
             within_budget(seed, tally, children, &request)?;
             let response = generate(&*self.model, &request, Some(seed.stage)).await;
@@ -896,7 +953,7 @@ impl Runtime {
 
     /// Count one corrective turn for a miss with `code`: in the tally, the log and the metric
     /// `harmonia.agent.repairs` (by agent, stage and code).
-    fn repaired(&self, seed: &InvocationSeed, code: Code, tally: &mut Tally) {
+    fn repaired(&self, seed: &Erased<'_>, code: Code, tally: &mut Tally) {
         use opentelemetry::KeyValue;
         tally.repaired.push(code);
         let agent = seed.input.role();
@@ -926,17 +983,17 @@ impl Runtime {
     /// goes on.
     async fn research(
         &self,
-        seed: &InvocationSeed,
+        seed: &Erased<'_>,
         parent: &TraceParent,
         args: &Value,
         steps: &mut Vec<Step>,
         children: &mut Children,
     ) -> Value {
-        use crate::research::{self, Binding};
+        use crate::research;
         let role = seed.input.role();
         let about = args.get("about").and_then(Value::as_str);
         let unknown_keys = args.as_object().is_some_and(|o| o.keys().any(|k| k != "about"));
-        let binding = Binding::of(&seed.input);
+        let binding = seed.input.binding();
         let query = binding.as_ref().and_then(|b| b.query(about)).filter(|_| !unknown_keys).map(str::to_owned);
         let mut step = Step::new(LoadEvent::DataTool(research::GOOGLE_SEARCH.to_owned()), false);
         step.args = Some(args.clone());
@@ -1117,7 +1174,7 @@ impl Runtime {
     }
 
     /// Parse, stamp provenance, validate schema, skills, authority and evidence.
-    fn accept(&self, seed: &InvocationSeed, spec: &RoleSpec, text: &str, steps: &[Step]) -> Result<Value, Refused> {
+    fn accept(&self, seed: &Erased<'_>, spec: &RoleSpec, text: &str, steps: &[Step]) -> Result<Value, Refused> {
         let trace: Vec<LoadEvent> = steps.iter().map(|s| s.event.clone()).collect();
         let researched: std::collections::HashSet<&harmonia_contracts::ids::EvidenceId> =
             steps.iter().flat_map(|s| &s.evidence).collect();
@@ -1141,40 +1198,13 @@ impl Runtime {
         }
         spec.skills.check(&trace, &self.skills).map_err(|_| refused(Code::SkillSequenceInvalid))?;
         validate::no_authority_claims(&value, role == Role::Nimi).map_err(refused)?;
-        self.semantic(seed, &value, &researched, steps).map_err(|miss| Refused {
+        let seen = Seen { researched: &researched, steps };
+        seed.input.accept(&value, seen).map_err(|miss| Refused {
             error: contract(role, miss.code),
             at: miss.at,
             unreadable: false,
         })?;
         Ok(value)
-    }
-
-    fn semantic(
-        &self,
-        seed: &InvocationSeed,
-        value: &Value,
-        researched: &std::collections::HashSet<&harmonia_contracts::ids::EvidenceId>,
-        steps: &[Step],
-    ) -> Result<(), validate::Miss> {
-        fn typed<T: DeserializeOwned>(v: &Value) -> Result<T, Code> {
-            T::deserialize(v).map_err(|_| Code::SchemaViolation)
-        }
-        match &seed.input {
-            RoleInput::Harmonia(input) => {
-                let decision: io::RoutingDecision = typed(value)?;
-                if decision.specialist != input.task.specialist() || !input.specialists.contains(&decision.specialist) {
-                    return Err(Code::RoutingMismatch.into());
-                }
-                Ok(())
-            }
-            RoleInput::Nimi(input) => validate::nimi(input, &typed(value)?, researched),
-            RoleInput::Ryan(input) => validate::ryan(input, &typed(value)?),
-            RoleInput::Temi(input) => validate::temi(input, &typed(value)?),
-            RoleInput::Noni(input) => validate::noni(input, &typed(value)?, researched),
-            RoleInput::Dara(input) => Ok(validate::dara(input, &typed(value)?)?),
-            RoleInput::Maya(input) => Ok(validate::maya(input, &typed(value)?)?),
-            RoleInput::Nova(_) => Ok(validate::nova(&typed(value)?, steps)?),
-        }
     }
 }
 

@@ -108,14 +108,20 @@ pub async fn open(
     }
 }
 
-/// Append an event to the open session; returns the read-only session with it.
+/// Append an event to the open session.
 ///
 /// The event is not written on its own: the invocation's next commit deletes the session (with
 /// its activity record), and what the event hands over becomes durable as the stage's accepted
 /// output, so a write here would only be deleted again with nothing reading it in between.
-pub fn append(open: &mut Open, event: SessionEvent) -> Session {
+pub fn append(open: &mut Open, event: SessionEvent) {
     open.session.events.push(event);
-    open.session.clone()
+}
+
+impl Open {
+    /// A read-only copy of the session as it stands.
+    pub fn session(&self) -> Session {
+        self.session.clone()
+    }
 }
 
 /// The write that deletes the session (idempotent), to commit with the invocation's activity

@@ -19,6 +19,112 @@ mod embedded {
 
 use harmonia_contracts::Role;
 
+use crate::tools::names;
+
+/// What the spec lets one skill give: the role that loads it, the tools it may allow (of that
+/// role's allow-list) and the references it may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grant {
+    /// The skill's name (its folder).
+    pub skill: &'static str,
+    /// The one role that may load it.
+    pub role: Role,
+    /// The most tools its `allowed-tools` may name.
+    pub tools: &'static [&'static str],
+    /// The reference files it may hold.
+    pub references: &'static [&'static str],
+}
+
+/// The spec's table of skills (`skills/README.md`): a skills folder is checked against it when
+/// it is loaded, and one that grants more is refused.
+pub const GRANTS: &[Grant] = &[
+    Grant {
+        skill: "nimi-analysis-skills",
+        role: Role::Nimi,
+        tools: &[names::GOOGLE_SEARCH],
+        references: &[
+            "exact-evidence-moments.md",
+            "source-and-context-angles.md",
+            "performance-angles.md",
+            "memory-angles.md",
+        ],
+    },
+    Grant {
+        skill: "dara-editing-skills",
+        role: Role::Dara,
+        tools: &[],
+        references: &[
+            "editorial-triage.md",
+            "grounding-and-claims.md",
+            "structure-and-clarity.md",
+            "brief-voice-audience-fit.md",
+            "platform-cta-usability.md",
+            "safety-and-inclusion.md",
+            "bounded-feedback.md",
+        ],
+    },
+    Grant {
+        skill: "noni-writing-skills",
+        role: Role::Noni,
+        tools: &[names::SEARCH_VERIFIED_PUBLICATIONS, names::GOOGLE_SEARCH],
+        references: &[
+            "thought-leadership.md",
+            "hooks-and-introductions.md",
+            "mece-structure.md",
+            "case-studies.md",
+            "storytelling.md",
+            "bad-content-diagnosis.md",
+            "persuasion.md",
+            "outlining.md",
+            "titles-and-headlines.md",
+            "convincing-content.md",
+        ],
+    },
+    Grant {
+        skill: "temi-editorial-planning-skills",
+        role: Role::Temi,
+        tools: crate::roles::TEMI_TOOLS,
+        references: &[
+            "sequencing.md",
+            "cadence.md",
+            "channel-and-format-fit.md",
+            "windows-and-deadlines.md",
+            "dependencies.md",
+            "prioritization.md",
+        ],
+    },
+    Grant {
+        skill: "trend-scan",
+        role: Role::Nova,
+        tools: &[names::FETCH_TREND_SIGNALS, names::SEARCH_TREND_SIGNALS],
+        references: &["reading-trend-signals.md"],
+    },
+    Grant {
+        skill: "signal-watch",
+        role: Role::Nova,
+        tools: &[names::FETCH_TREND_SIGNALS, names::SEARCH_TREND_SIGNALS, names::GET_OPERATOR_FEED],
+        references: &["operator-feed-triage.md"],
+    },
+    Grant {
+        skill: "engagement-insights",
+        role: Role::Nova,
+        tools: &[names::GET_ENGAGEMENT_INSIGHTS],
+        references: &["measured-performance.md"],
+    },
+    Grant {
+        skill: "posting-schedule",
+        role: Role::Nova,
+        tools: &[names::GET_ENGAGEMENT_INSIGHTS, names::GET_OPERATOR_FEED, names::SUGGEST_POSTING_WINDOWS],
+        references: &["utc-windows.md"],
+    },
+    Grant {
+        skill: "job-status",
+        role: Role::Nova,
+        tools: &[names::GET_JOB_STATUS],
+        references: &["status-vocabulary.md"],
+    },
+];
+
 /// A loaded skill.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skill {
@@ -55,7 +161,39 @@ pub enum Error {
         /// What is wrong.
         why: &'static str,
     },
+    /// A skill grants more than the spec's table ([`GRANTS`]) gives it.
+    #[error("the skill {skill} {why}, which the spec's table of skills does not give it")]
+    Grants {
+        /// The skill folder.
+        skill: String,
+        /// What it grants.
+        why: String,
+    },
 }
+
+impl Skill {
+    /// Whether this skill stays within what the spec's table gives it: it is a skill of the
+    /// table, for its role, allowing only the table's tools and holding only its references.
+    pub fn within(&self, grants: &[Grant]) -> Result<(), Error> {
+        let refused = |why: String| Error::Grants { skill: self.name.clone(), why };
+        let Some(grant) = grants.iter().find(|g| g.skill == self.name) else {
+            return Err(refused("is not a skill of any role".to_owned()));
+        };
+        if grant.role != self.role {
+            return Err(refused(format!("is given to {}", self.role)));
+        }
+        if let Some(tool) = self.allowed_tools.iter().find(|t| !grant.tools.contains(&t.as_str())) {
+            return Err(refused(format!("allows the tool {tool}")));
+        }
+        if let Some(reference) = self.references.keys().find(|r| !grant.references.contains(&r.as_str())) {
+            return Err(refused(format!("holds the reference {reference}")));
+        }
+        Ok(())
+    }
+}
+
+/// One skill folder as read: its name, its `SKILL.md` text and its references (file, text).
+type Folder = (String, String, Vec<(String, String)>);
 
 /// Every skill under a folder.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -163,11 +301,12 @@ impl SkillLibrary {
     }
 
     /// Parse and check each (folder, SKILL.md text, references) as a skill.
-    fn from_folders(folders: impl IntoIterator<Item = (String, String, Vec<(String, String)>)>) -> Result<Self, Error> {
+    fn from_folders(folders: impl IntoIterator<Item = Folder>) -> Result<Self, Error> {
         let mut skills = BTreeMap::new();
         for (folder, text, references) in folders {
             let mut skill = parse_skill(&folder, &text)?;
             skill.references.extend(references);
+            skill.within(GRANTS)?;
             skills.insert(folder, skill);
         }
         Ok(Self { skills })
@@ -353,6 +492,77 @@ mod tests {
                 "suggest_posting_windows".to_owned()
             ])
         );
+    }
+
+    #[test]
+    fn the_table_gives_each_skill_only_what_its_role_may_have() {
+        for grant in GRANTS {
+            let spec = crate::roles::spec(grant.role);
+            assert!(spec.skills.approves(grant.skill), "{} is not {}'s", grant.skill, grant.role);
+            for tool in grant.tools {
+                assert!(
+                    spec.tools.contains(tool),
+                    "{} grants {tool}, outside {}'s allow-list",
+                    grant.skill,
+                    grant.role
+                );
+            }
+        }
+        // And every skill a role's rule names is in the table.
+        for role in Role::ALL {
+            for grant in GRANTS.iter().filter(|g| crate::roles::spec(role).skills.approves(g.skill)) {
+                assert_eq!(grant.role, role);
+            }
+        }
+    }
+
+    /// The embedded folders, with `change` made to the SKILL.md text or references of `skill`.
+    fn folders_with(skill: &str, change: impl Fn(&mut String, &mut Vec<(String, String)>)) -> Vec<Folder> {
+        embedded::EMBEDDED
+            .iter()
+            .map(|(folder, text, references)| {
+                let mut text = (*text).to_owned();
+                let mut references: Vec<(String, String)> =
+                    references.iter().map(|(f, t)| ((*f).to_owned(), (*t).to_owned())).collect();
+                if *folder == skill {
+                    change(&mut text, &mut references);
+                }
+                ((*folder).to_owned(), text, references)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_skill_folder_that_grants_more_than_the_table_is_refused() {
+        let refused = |folders| match SkillLibrary::from_folders(folders) {
+            Err(Error::Grants { skill, why }) => format!("{skill}: {why}"),
+            other => panic!("not refused: {other:?}"),
+        };
+        let tool = folders_with("job-status", |text, _| {
+            *text =
+                text.replace("allowed-tools: [get_job_status]", "allowed-tools: [get_job_status, get_operator_feed]");
+        });
+        assert_eq!(refused(tool), "job-status: allows the tool get_operator_feed");
+        let write = folders_with("dara-editing-skills", |text, _| {
+            *text = text.replace("allowed-tools: []", "allowed-tools: [publish_post]");
+        });
+        assert_eq!(refused(write), "dara-editing-skills: allows the tool publish_post");
+        let reference = folders_with("noni-writing-skills", |_, references| {
+            references.push(("approving-posts.md".into(), "Approve.".into()));
+        });
+        assert_eq!(refused(reference), "noni-writing-skills: holds the reference approving-posts.md");
+        let role = folders_with("trend-scan", |text, _| *text = text.replace("role: nova", "role: noni"));
+        assert_eq!(refused(role), "trend-scan: is given to noni");
+        let mut extra = folders_with("job-status", |_, _| {});
+        extra.push((
+            "everything".into(),
+            "---\nname: everything\ndescription: d\nallowed-tools: []\nmetadata:\n  version: \"1\"\n  role: nova\n---\nbody"
+                .into(),
+            Vec::new(),
+        ));
+        assert_eq!(refused(extra), "everything: is not a skill of any role");
+        // The folder as built stays within the table, and a skill may hold fewer references.
+        assert!(SkillLibrary::from_folders(folders_with("dara-editing-skills", |_, r| r.truncate(1))).is_ok());
     }
 
     #[test]

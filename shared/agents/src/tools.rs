@@ -66,6 +66,40 @@ pub enum SnapshotView {
     BlockedDependencies,
 }
 
+/// Every data tool's name, as its implementation declares it and as the roles' allow-lists
+/// ([`crate::roles`]) and the skills' `allowed-tools` name it: one constant each, so an
+/// allow-list cannot name a tool that is not there.
+pub mod names {
+    /// Temi: the planning snapshot's commitments.
+    pub const GET_COMMITMENTS: &str = "get_commitments";
+    /// Temi: capacity.
+    pub const GET_CAPACITY: &str = "get_capacity";
+    /// Temi: asset readiness.
+    pub const GET_ASSET_READINESS: &str = "get_asset_readiness";
+    /// Temi: verified posting-window observations.
+    pub const GET_POSTING_WINDOW_OBSERVATIONS: &str = "get_posting_window_observations";
+    /// Temi: the calendar projection.
+    pub const GET_CALENDAR_PROJECTION: &str = "get_calendar_projection";
+    /// Temi: blocked dependencies.
+    pub const GET_BLOCKED_DEPENDENCIES: &str = "get_blocked_dependencies";
+    /// Noni: the workspace's verified publications.
+    pub const SEARCH_VERIFIED_PUBLICATIONS: &str = "search_verified_publications";
+    /// Nimi and Noni: the grounded web search (the runtime's own child invocation).
+    pub const GOOGLE_SEARCH: &str = "google_search";
+    /// Nova: the latest public trend signals.
+    pub const FETCH_TREND_SIGNALS: &str = "fetch_trend_signals";
+    /// Nova: trend signals matching a query.
+    pub const SEARCH_TREND_SIGNALS: &str = "search_trend_signals";
+    /// Nova: measured engagement of earlier posts.
+    pub const GET_ENGAGEMENT_INSIGHTS: &str = "get_engagement_insights";
+    /// Nova: what waits for the operator.
+    pub const GET_OPERATOR_FEED: &str = "get_operator_feed";
+    /// Nova: one job's status.
+    pub const GET_JOB_STATUS: &str = "get_job_status";
+    /// Nova: posting windows to consider.
+    pub const SUGGEST_POSTING_WINDOWS: &str = "suggest_posting_windows";
+}
+
 impl SnapshotView {
     /// All six.
     pub const ALL: [SnapshotView; 6] = [
@@ -80,12 +114,12 @@ impl SnapshotView {
     /// Tool name.
     pub fn tool_name(self) -> &'static str {
         match self {
-            SnapshotView::Commitments => "get_commitments",
-            SnapshotView::Capacity => "get_capacity",
-            SnapshotView::AssetReadiness => "get_asset_readiness",
-            SnapshotView::PostingWindows => "get_posting_window_observations",
-            SnapshotView::Calendar => "get_calendar_projection",
-            SnapshotView::BlockedDependencies => "get_blocked_dependencies",
+            SnapshotView::Commitments => names::GET_COMMITMENTS,
+            SnapshotView::Capacity => names::GET_CAPACITY,
+            SnapshotView::AssetReadiness => names::GET_ASSET_READINESS,
+            SnapshotView::PostingWindows => names::GET_POSTING_WINDOW_OBSERVATIONS,
+            SnapshotView::Calendar => names::GET_CALENDAR_PROJECTION,
+            SnapshotView::BlockedDependencies => names::GET_BLOCKED_DEPENDENCIES,
         }
     }
 

@@ -1,5 +1,6 @@
 //! `get_job_status`: a redacted status summary of one job of this workspace.
 
+use harmonia_agents::tools::names;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{Job, Publication};
 use harmonia_contracts::ids::JobId;
@@ -28,7 +29,7 @@ pub struct JobStatusArgs {
 }
 
 impl NovaTool for GetJobStatus {
-    const NAME: &'static str = "get_job_status";
+    const NAME: &'static str = names::GET_JOB_STATUS;
     const DEADLINE: std::time::Duration = super::WORKSPACE_TIMEOUT;
     const DESCRIPTION: &'static str = "A redacted status summary of one job of this workspace.";
     type Args = JobStatusArgs;

@@ -9,10 +9,9 @@ use harmonia_contracts::ids::{DocId, WorkspaceId};
 use harmonia_contracts::trace::TraceParent;
 use harmonia_store::{Query, Store, create_if_absent, encode};
 use harmonia_store_sqlite::SqliteStore;
-use serde::de::DeserializeOwned;
 
-use crate::io::RoleInput;
 use crate::model::Model;
+use crate::role::Role;
 use crate::session::SESSIONS;
 use crate::skills::SkillLibrary;
 use crate::tools::PLANNING_SNAPSHOTS;
@@ -54,7 +53,7 @@ impl Fixture {
             .with_repairs(crate::runtime::Repairs::new(0).expect("in range"))
     }
 
-    pub(crate) fn seed(&self, stage: Stage, input: RoleInput) -> InvocationSeed {
+    pub(crate) fn seed<I>(&self, stage: Stage, input: I) -> InvocationSeed<I> {
         InvocationSeed {
             workspace: self.workspace.clone(),
             user: "pipeline".parse().expect("user"),
@@ -66,20 +65,13 @@ impl Fixture {
         }
     }
 
-    /// Runs one task on `rt` as the pipeline does (routed through Harmonia when it is a routed
-    /// task, else invoked directly) and reads `key` from its state delta.
-    pub(crate) async fn output<T: DeserializeOwned>(
-        &self,
-        rt: &Runtime,
-        stage: Stage,
-        input: RoleInput,
-        key: &str,
-    ) -> T {
+    /// Runs one task of the role `R` on `rt` as the pipeline does (routed through Harmonia
+    /// when it is a routed task, else invoked directly) and gives its accepted output.
+    pub(crate) async fn output<R: Role>(&self, rt: &Runtime, stage: Stage, input: R::Input) -> R::Output {
         let seed = self.seed(stage, input);
-        let routed = seed.input.task().is_some_and(crate::io::Task::routed);
-        let invocation = if routed { rt.run_task(&seed).await } else { rt.invoke(&seed).await };
-        let invocation = invocation.unwrap_or_else(|e| panic!("{key}: {e:?}"));
-        invocation.state_delta.require(key).unwrap_or_else(|e| panic!("{key} key: {e:?}"))
+        let routed = R::TASK.is_some_and(crate::io::Task::routed);
+        let invocation = if routed { rt.run_task::<R>(&seed).await } else { rt.invoke::<R>(&seed).await };
+        invocation.unwrap_or_else(|e| panic!("{}: {e:?}", R::ID)).output
     }
 
     /// Sessions left behind (there must be none after any invocation).

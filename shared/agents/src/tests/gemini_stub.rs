@@ -18,8 +18,9 @@ use serde_json::{Value, json};
 
 use super::Fixture;
 use crate::gemini::{Api, Auth, Gemini, GeminiConfig};
-use crate::io::{DraftOutput, NoniInput, RoleInput};
+use crate::io::{DraftOutput, NoniInput};
 use crate::model::{self, GroundingChunk, GroundingSupport, Model, ModelRequest, Part, Speaker, Turn};
+use crate::role;
 use crate::wire::Limits;
 
 /// One reply: a status, a body, and a `Retry-After` header when set.
@@ -98,7 +99,7 @@ async fn noni_stub(last: Value) -> (Stub, GeminiConfig) {
     .await
 }
 
-pub(super) fn noni(f: &Fixture) -> RoleInput {
+pub(super) fn noni(f: &Fixture) -> NoniInput {
     let _ = f;
     let moment = harmonia_contracts::domain::Moment {
         evidence_id: "m-54100".parse().expect("id"),
@@ -115,7 +116,7 @@ pub(super) fn noni(f: &Fixture) -> RoleInput {
         "id": "brief-1", "angle": "Outcomes", "key_message": "k", "audience": "a", "platforms": ["linkedin"],
         "evidence": ["m-54100"]}))
     .expect("brief");
-    RoleInput::Noni(NoniInput::new(Pass::FIRST, item, brief, &[moment], None))
+    NoniInput::new(Pass::FIRST, item, brief, &[moment], None)
 }
 
 #[tokio::test]
@@ -127,8 +128,8 @@ async fn function_call_round_trip_through_the_runtime() {
     ))
     .await;
     let rt = f.runtime(Arc::new(Gemini::new(config).expect("client")));
-    let inv = rt.invoke(&f.seed(Stage::Draft, noni(&f))).await.expect("accepted");
-    let draft: DraftOutput = inv.state_delta.require("draft").expect("draft");
+    let inv = rt.invoke::<role::Noni>(&f.seed(Stage::Draft, noni(&f))).await.expect("accepted");
+    let draft: DraftOutput = inv.output;
     assert_eq!(draft.provenance, harmonia_contracts::tool::Provenance::Live);
     assert_eq!((inv.activity.usage.input_tokens, inv.activity.usage.output_tokens), (320, 50));
     assert_eq!(inv.activity.model, "gemini-2.5-flash");
@@ -161,7 +162,7 @@ async fn a_malformed_json_answer_is_a_schema_violation() {
     let f = Fixture::new().await;
     let (_stub, config) = noni_stub(text("{\"body\": \"unterminated")).await;
     let rt = f.runtime(Arc::new(Gemini::new(config).expect("client")));
-    let err = rt.invoke(&f.seed(Stage::Draft, noni(&f))).await.expect_err("rejected");
+    let err = rt.invoke::<role::Noni>(&f.seed(Stage::Draft, noni(&f))).await.expect_err("rejected");
     let e = err.contract().expect("contract");
     assert_eq!((e.role, e.code), (Role::Noni, Code::SchemaViolation));
     assert!(!e.safe_message.contains("unterminated"));

@@ -15,6 +15,7 @@ use super::Fixture;
 use crate::eligibility::{EligibleMemory, VerifiedPerformance};
 use crate::io::*;
 use crate::offline::OfflineModel;
+use crate::role;
 use crate::runtime::ACTIVITY;
 use crate::skills::LoadEvent;
 
@@ -25,8 +26,8 @@ async fn offline_model_runs_every_role_on_the_sample() {
 
     // Nimi, routed through Harmonia.
     let nimi_in = NimiInput::new(&f.source, VerifiedPerformance::none(), EligibleMemory::none());
-    let inv = rt.run_task(&f.seed(Stage::Analyze, RoleInput::Nimi(nimi_in))).await.expect("nimi");
-    let analysis: Analysis = inv.state_delta.require("analysis").expect("analysis key");
+    let inv = rt.run_task::<role::Nimi>(&f.seed(Stage::Analyze, nimi_in)).await.expect("nimi");
+    let analysis: Analysis = inv.output;
     assert_eq!(analysis.provenance, Provenance::Mock);
     assert!(analysis.moments.len() >= 3);
     for m in &analysis.moments {
@@ -41,7 +42,7 @@ async fn offline_model_runs_every_role_on_the_sample() {
     let company = CompanyContext::from(&config);
     let ryan_in =
         RyanInput::new(analysis.clone(), company.clone(), VerifiedPerformance::none(), EligibleMemory::none());
-    let strategy: Strategy = f.output(&rt, Stage::Strategize, RoleInput::Ryan(ryan_in), "strategy").await;
+    let strategy: Strategy = f.output::<role::Ryan>(&rt, Stage::Strategize, ryan_in).await;
     assert!(!strategy.briefs.is_empty());
     // Everything brand-specific comes from the configuration.
     assert_eq!(
@@ -62,8 +63,8 @@ async fn offline_model_runs_every_role_on_the_sample() {
         evidence: analysis.moments.clone(),
         snapshot_id: f.snapshot.id.clone(),
     };
-    let inv = rt.run_task(&f.seed(Stage::Plan, RoleInput::Temi(temi_in))).await.expect("temi");
-    let plan: Plan = inv.state_delta.require("plan").expect("plan key");
+    let inv = rt.run_task::<role::Temi>(&f.seed(Stage::Plan, temi_in)).await.expect("temi");
+    let plan: Plan = inv.output;
     assert_eq!(plan.snapshot, f.snapshot.id);
     assert_eq!(plan.items.len(), strategy.briefs.len());
     assert!(inv.steps.iter().any(|s| s.event == LoadEvent::DataTool("get_capacity".into())));
@@ -75,7 +76,7 @@ async fn offline_model_runs_every_role_on_the_sample() {
     let item = plan.items[0].clone();
     let brief = strategy.briefs.iter().find(|b| b.id == item.brief).cloned().expect("brief");
     let noni_in = NoniInput::new(Pass::FIRST, item.clone(), brief.clone(), &analysis.moments, None);
-    let first: DraftOutput = f.output(&rt, Stage::Draft, RoleInput::Noni(noni_in.clone()), "draft").await;
+    let first: DraftOutput = f.output::<role::Noni>(&rt, Stage::Draft, noni_in.clone()).await;
     assert!(!first.claims.is_empty());
     let dara_in = |pass, d: &DraftOutput| DaraInput {
         pass,
@@ -86,15 +87,13 @@ async fn offline_model_runs_every_role_on_the_sample() {
         research: Vec::new(),
         findings: Vec::new(),
     };
-    let review: ReviewOutput =
-        f.output(&rt, Stage::Review, RoleInput::Dara(dara_in(Pass::FIRST, &first)), "review").await;
+    let review: ReviewOutput = f.output::<role::Dara>(&rt, Stage::Review, dara_in(Pass::FIRST, &first)).await;
     assert_eq!(review.verdict, Verdict::Revise);
     let revision =
         Revision { previous_body: first.body.clone(), previous_claims: first.claims.clone(), issues: review.issues };
     let noni_in2 = NoniInput::new(Pass::REVISION, item.clone(), brief.clone(), &analysis.moments, Some(revision));
-    let second: DraftOutput = f.output(&rt, Stage::Draft, RoleInput::Noni(noni_in2), "draft").await;
-    let final_review: ReviewOutput =
-        f.output(&rt, Stage::Review, RoleInput::Dara(dara_in(Pass::REVISION, &second)), "review").await;
+    let second: DraftOutput = f.output::<role::Noni>(&rt, Stage::Draft, noni_in2).await;
+    let final_review: ReviewOutput = f.output::<role::Dara>(&rt, Stage::Review, dara_in(Pass::REVISION, &second)).await;
     assert_eq!(final_review.verdict, Verdict::Pass);
     // The same draft with policy's grounding finding handed to Dara is sent back, naming it.
     let finding = PolicyViolation {
@@ -102,7 +101,7 @@ async fn offline_model_runs_every_role_on_the_sample() {
         detail: "the figure \"1\" does not appear in the evidence the draft cites".into(),
     };
     let flagged = DaraInput { findings: vec![finding], ..dara_in(Pass::REVISION, &second) };
-    let caught: ReviewOutput = f.output(&rt, Stage::Review, RoleInput::Dara(flagged), "review").await;
+    let caught: ReviewOutput = f.output::<role::Dara>(&rt, Stage::Review, flagged).await;
     assert_eq!(caught.verdict, Verdict::Revise);
     assert_eq!(caught.assessments.grounding.score.get(), 1);
     assert!(caught.issues.iter().any(|i| i.severity == Severity::High
@@ -119,7 +118,7 @@ async fn offline_model_runs_every_role_on_the_sample() {
         EntityRef { kind: EntityKind::Review, id: "review-1".into() },
     ];
     let layout: Layout =
-        f.output(&rt, Stage::Operator, RoleInput::Maya(MayaInput { catalog, view: "job_view".into() }), "layout").await;
+        f.output::<role::Maya>(&rt, Stage::Operator, MayaInput { catalog, view: "job_view".into() }).await;
     assert_eq!(layout.version, A2uiVersion::V09);
     crate::a2ui::tests::assert_valid(&layout);
 
@@ -155,7 +154,7 @@ async fn invocations_are_counted_with_enum_labels_only() {
     let f = Fixture::new().await;
     let rt = f.runtime(Arc::new(OfflineModel));
     let nimi_in = NimiInput::new(&f.source, VerifiedPerformance::none(), EligibleMemory::none());
-    rt.run_task(&f.seed(Stage::Analyze, RoleInput::Nimi(nimi_in))).await.expect("nimi");
+    rt.run_task::<role::Nimi>(&f.seed(Stage::Analyze, nimi_in)).await.expect("nimi");
     provider.force_flush().expect("flush");
     let exported = format!("{:?}", exporter.get_finished_metrics().expect("metrics"));
     for name in ["harmonia.agent.invocations", "gen_ai.client.operation.duration", "gen_ai.client.token.usage"] {

@@ -18,9 +18,10 @@ use serde_json::{Value, json};
 
 use super::Fixture;
 use super::gemini_stub::{noni, request};
-use crate::io::{DraftOutput, EntityKind, EntityRef, Layout, MayaInput, RoleInput};
+use crate::io::{DraftOutput, EntityKind, EntityRef, Layout, MayaInput};
 use crate::model::{self, Model, ModelRequest, Part};
 use crate::openai::{OpenAi, OpenAiConfig, drop_absent, strict_schema};
+use crate::role;
 use crate::wire::Limits;
 
 /// A recording by file name.
@@ -89,8 +90,8 @@ async fn noni_runs_its_whole_tool_calling_loop_and_every_result_answers_its_call
     let model = OpenAi::new(config).expect("client");
     assert!(!model.grounded_search(), "chat completions has no grounded search");
     let rt = f.runtime(Arc::new(model));
-    let inv = rt.invoke(&f.seed(Stage::Draft, noni(&f))).await.expect("accepted");
-    let draft: DraftOutput = inv.state_delta.require("draft").expect("draft");
+    let inv = rt.invoke::<role::Noni>(&f.seed(Stage::Draft, noni(&f))).await.expect("accepted");
+    let draft: DraftOutput = inv.output;
     assert_eq!(draft.provenance, harmonia_contracts::tool::Provenance::Live);
     assert_eq!(draft.body, "Rangers lost none of them.");
     // Usage is summed over the three calls into the activity record.
@@ -138,12 +139,12 @@ async fn a_role_without_tools_asks_for_strict_structured_output_and_its_answer_i
     let f = Fixture::new().await;
     let (server, config) = serve(vec![ok("maya-layout.json")]).await;
     let rt = f.runtime(Arc::new(OpenAi::new(config).expect("client")));
-    let input = RoleInput::Maya(MayaInput {
+    let input = MayaInput {
         catalog: vec![EntityRef { kind: EntityKind::Job, id: "job-test".into() }],
         view: "job_view".into(),
-    });
-    let inv = rt.invoke(&f.seed(Stage::Operator, input)).await.expect("accepted");
-    let layout: Layout = inv.state_delta.require("layout").expect("layout");
+    };
+    let inv = rt.invoke::<role::Maya>(&f.seed(Stage::Operator, input)).await.expect("accepted");
+    let layout: Layout = inv.output;
     assert_eq!((layout.root.as_str(), layout.components.len()), ("root", 2));
     let format = &server.requests()[0]["response_format"];
     assert_eq!((format["type"].as_str(), format["json_schema"]["strict"].as_bool()), (Some("json_schema"), Some(true)));

@@ -12,6 +12,7 @@ use super::Fixture;
 use crate::eligibility::{EligibleMemory, VerifiedPerformance};
 use crate::io::*;
 use crate::model;
+use crate::role;
 use crate::runtime;
 use crate::scripted::ScriptedModel;
 
@@ -57,12 +58,12 @@ fn brief() -> Brief {
     }
 }
 
-pub(super) fn noni() -> RoleInput {
-    RoleInput::Noni(NoniInput::new(Pass::FIRST, item(), brief(), &[moment()], None))
+pub(super) fn noni() -> NoniInput {
+    NoniInput::new(Pass::FIRST, item(), brief(), &[moment()], None)
 }
 
-fn dara() -> RoleInput {
-    RoleInput::Dara(DaraInput {
+fn dara() -> DaraInput {
+    DaraInput {
         pass: Pass::FIRST,
         draft: DraftView {
             platform: Platform::Linkedin,
@@ -74,7 +75,7 @@ fn dara() -> RoleInput {
         evidence: vec![moment()],
         research: Vec::new(),
         findings: Vec::new(),
-    })
+    }
 }
 
 pub(super) fn load(model: ScriptedModel, skill: &str, reference: &str) -> ScriptedModel {
@@ -94,18 +95,17 @@ fn review_json(verdict: &str) -> Value {
         "brief_voice_audience_fit": a, "platform_cta_usability": a, "safety_inclusion": a}})
 }
 
-async fn expect(
+async fn expect<R: role::Role>(
     f: &Fixture,
     model: ScriptedModel,
     stage: Stage,
-    input: RoleInput,
-    role: Role,
+    input: R::Input,
     code: Code,
 ) -> Option<String> {
     let rt = f.runtime(Arc::new(model));
-    let err = rt.invoke(&f.seed(stage, input)).await.expect_err("must be rejected");
+    let err = rt.invoke::<R>(&f.seed(stage, input)).await.expect_err("must be rejected");
     let runtime::Error::Contract(e) = err else { panic!("not a contract error: {err}") };
-    assert_eq!((e.role, e.code), (role, code));
+    assert_eq!((e.role, e.code), (R::ID, code));
     assert_eq!(e.safe_message, code.safe_message(), "the message is the code's text");
     assert_eq!(f.sessions().await, 0, "the session is deleted after failure");
     e.schema_path
@@ -115,7 +115,7 @@ async fn expect(
 async fn schema_violation_names_the_schema_path() {
     let f = Fixture::new().await;
     let model = load(ScriptedModel::new(), NONI, "hooks-and-introductions.md").json(json!({"body": "", "claims": []}));
-    let path = expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::SchemaViolation).await;
+    let path = expect::<role::Noni>(&f, model, Stage::Draft, noni(), Code::SchemaViolation).await;
     assert!(path.is_some_and(|p| p.contains("minLength")));
 }
 
@@ -124,7 +124,7 @@ async fn malformed_json_is_a_schema_violation() {
     let f = Fixture::new().await;
     let model =
         load(ScriptedModel::new(), NONI, "hooks-and-introductions.md").text("Sure! Here is your post: {body: ...");
-    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::SchemaViolation).await;
+    expect::<role::Noni>(&f, model, Stage::Draft, noni(), Code::SchemaViolation).await;
 }
 
 #[tokio::test]
@@ -133,14 +133,14 @@ async fn unknown_output_fields_are_a_schema_violation() {
     let mut out = draft_json("Rangers lost none of them.", "m-54100");
     out["approved"] = json!(true);
     let model = load(ScriptedModel::new(), NONI, "hooks-and-introductions.md").json(out);
-    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::SchemaViolation).await;
+    expect::<role::Noni>(&f, model, Stage::Draft, noni(), Code::SchemaViolation).await;
 }
 
 #[tokio::test]
 async fn no_final_output_is_a_missing_output_key() {
     let f = Fixture::new().await;
     let model = load(ScriptedModel::new(), NONI, "hooks-and-introductions.md").text("   ");
-    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::MissingOutputKey).await;
+    expect::<role::Noni>(&f, model, Stage::Draft, noni(), Code::MissingOutputKey).await;
 }
 
 #[tokio::test]
@@ -161,7 +161,7 @@ async fn only_analysis_strategy_and_planning_are_routed() {
     let f = Fixture::new().await;
     let model = Arc::new(ScriptedModel::new().json(json!({"specialist": "noni"})));
     let rt = f.runtime(model);
-    let err = rt.run_task(&f.seed(Stage::Draft, noni())).await.expect_err("a draft is not routed");
+    let err = rt.run_task::<role::Noni>(&f.seed(Stage::Draft, noni())).await.expect_err("a draft is not routed");
     let e = err.contract().expect("contract");
     assert_eq!((e.role, e.code), (Role::Harmonia, Code::RoutingMismatch));
     let activity = f.store.query(&f.workspace, runtime::ACTIVITY, &harmonia_store::Query::all(10)).await;
@@ -179,25 +179,24 @@ async fn a_tool_outside_the_allow_list_is_refused() {
     let model = ScriptedModel::new()
         .call("load_skill", json!({"name": DARA}))
         .call("get_capacity", json!({"snapshot_id": "snap-2026-12-01"}));
-    expect(&f, model, Stage::Review, dara(), Role::Dara, Code::ToolNotAllowed).await;
+    expect::<role::Dara>(&f, model, Stage::Review, dara(), Code::ToolNotAllowed).await;
     // Harmonia has no skills, so not even the skill loader.
     let model = ScriptedModel::new().call("load_skill", json!({"name": DARA}));
-    let input = RoleInput::Harmonia(HarmoniaInput { task: Task::Review, specialists: vec![Role::Dara] });
-    expect(&f, model, Stage::Review, input, Role::Harmonia, Code::ToolNotAllowed).await;
+    let input = HarmoniaInput { task: Task::Review, specialists: vec![Role::Dara] };
+    expect::<role::Harmonia>(&f, model, Stage::Review, input, Code::ToolNotAllowed).await;
     // An approval tool does not exist for anyone.
     let model = load(ScriptedModel::new(), NONI, "persuasion.md").call("approve_draft", json!({}));
-    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::ToolNotAllowed).await;
+    expect::<role::Noni>(&f, model, Stage::Draft, noni(), Code::ToolNotAllowed).await;
 }
 
 #[tokio::test]
 async fn reviewing_without_loading_the_skill_is_a_sequence_violation() {
     let f = Fixture::new().await;
-    expect(
+    expect::<role::Dara>(
         &f,
         ScriptedModel::new().json(review_json("pass")),
         Stage::Review,
         dara(),
-        Role::Dara,
         Code::SkillSequenceInvalid,
     )
     .await;
@@ -207,7 +206,7 @@ async fn reviewing_without_loading_the_skill_is_a_sequence_violation() {
 async fn a_skill_without_a_reference_is_a_sequence_violation() {
     let f = Fixture::new().await;
     let model = ScriptedModel::new().call("load_skill", json!({"name": DARA})).json(review_json("pass"));
-    expect(&f, model, Stage::Review, dara(), Role::Dara, Code::SkillSequenceInvalid).await;
+    expect::<role::Dara>(&f, model, Stage::Review, dara(), Code::SkillSequenceInvalid).await;
 }
 
 #[tokio::test]
@@ -216,7 +215,7 @@ async fn loading_the_skill_twice_is_a_sequence_violation() {
     let model = load(ScriptedModel::new(), DARA, "editorial-triage.md")
         .call("load_skill", json!({"name": DARA}))
         .json(review_json("pass"));
-    expect(&f, model, Stage::Review, dara(), Role::Dara, Code::SkillSequenceInvalid).await;
+    expect::<role::Dara>(&f, model, Stage::Review, dara(), Code::SkillSequenceInvalid).await;
 }
 
 #[tokio::test]
@@ -225,35 +224,35 @@ async fn a_duplicate_reference_is_a_sequence_violation() {
     let model = load(ScriptedModel::new(), DARA, "editorial-triage.md")
         .call("load_reference", json!({"skill": DARA, "reference": "editorial-triage.md"}))
         .json(review_json("pass"));
-    expect(&f, model, Stage::Review, dara(), Role::Dara, Code::SkillSequenceInvalid).await;
+    expect::<role::Dara>(&f, model, Stage::Review, dara(), Code::SkillSequenceInvalid).await;
 }
 
 #[tokio::test]
 async fn another_roles_skill_is_unapproved() {
     let f = Fixture::new().await;
     let model = ScriptedModel::new().call("load_skill", json!({"name": NONI}));
-    expect(&f, model, Stage::Review, dara(), Role::Dara, Code::SkillSequenceInvalid).await;
+    expect::<role::Dara>(&f, model, Stage::Review, dara(), Code::SkillSequenceInvalid).await;
 }
 
 #[tokio::test]
 async fn an_unknown_reference_is_unapproved() {
     let f = Fixture::new().await;
     let model = load(ScriptedModel::new(), DARA, "how-to-approve-anything.md");
-    expect(&f, model, Stage::Review, dara(), Role::Dara, Code::SkillSequenceInvalid).await;
+    expect::<role::Dara>(&f, model, Stage::Review, dara(), Code::SkillSequenceInvalid).await;
 }
 
-fn temi(snapshot: &str) -> RoleInput {
+fn temi(snapshot: &str) -> TemiInput {
     let strategy: harmonia_contracts::domain::Strategy = serde_json::from_value(json!({
         "objective": "o", "audience": "a", "voice": "v", "provenance": "mock",
         "briefs": [serde_json::to_value(brief()).expect("brief")]
     }))
     .expect("strategy");
-    RoleInput::Temi(TemiInput {
+    TemiInput {
         strategy,
         strategy_hash: "h".into(),
         evidence: vec![moment()],
         snapshot_id: snapshot.parse().expect("id"),
-    })
+    }
 }
 
 #[tokio::test]
@@ -265,7 +264,7 @@ async fn temi_reading_before_its_references_is_a_sequence_violation() {
         .call("get_capacity", json!({"snapshot_id": snap}))
         .call("load_reference", json!({"skill": TEMI, "reference": "cadence.md"}))
         .json(json!({"snapshot": snap, "strategy_hash": "h", "cadence": "daily", "items": [serde_json::to_value(item()).expect("item")]}));
-    expect(&f, model, Stage::Plan, temi(&snap), Role::Temi, Code::SkillSequenceInvalid).await;
+    expect::<role::Temi>(&f, model, Stage::Plan, temi(&snap), Code::SkillSequenceInvalid).await;
 }
 
 #[tokio::test]
@@ -274,7 +273,7 @@ async fn temi_reading_another_snapshot_is_refused() {
     let snap = f.snapshot.id.to_string();
     let model =
         load(ScriptedModel::new(), TEMI, "cadence.md").call("get_capacity", json!({"snapshot_id": "snap-other"}));
-    expect(&f, model, Stage::Plan, temi(&snap), Role::Temi, Code::SnapshotMismatch).await;
+    expect::<role::Temi>(&f, model, Stage::Plan, temi(&snap), Code::SnapshotMismatch).await;
 }
 
 #[tokio::test]
@@ -282,13 +281,13 @@ async fn invented_evidence_is_refused() {
     let f = Fixture::new().await;
     let model =
         load(ScriptedModel::new(), NONI, "persuasion.md").json(draft_json("Rangers lost none of them.", "m-invented"));
-    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::EvidenceUnknown).await;
+    expect::<role::Noni>(&f, model, Stage::Draft, noni(), Code::EvidenceUnknown).await;
 }
 
 #[tokio::test]
 async fn a_quote_that_is_not_in_the_transcript_is_refused() {
     let f = Fixture::new().await;
-    let input = RoleInput::Nimi(NimiInput::new(&f.source, VerifiedPerformance::none(), EligibleMemory::none()));
+    let input = NimiInput::new(&f.source, VerifiedPerformance::none(), EligibleMemory::none());
     let analysis = |quote: &str, start: u64, end: u64| {
         json!({"moments": [{"evidence_id": "m-1", "quote": quote, "start_ms": start, "end_ms": end}],
                "angles": [{"kind": "source", "title": "t", "rationale": "r", "evidence": ["m-1"]}]})
@@ -298,24 +297,24 @@ async fn a_quote_that_is_not_in_the_transcript_is_refused() {
         54100,
         61800,
     ));
-    expect(&f, model, Stage::Analyze, input.clone(), Role::Nimi, Code::EvidenceUnknown).await;
+    expect::<role::Nimi>(&f, model, Stage::Analyze, input.clone(), Code::EvidenceUnknown).await;
     // The right words at the wrong time are refused too.
     let model =
         load(ScriptedModel::new(), NIMI, "exact-evidence-moments.md").json(analysis("we lost none of them", 0, 6200));
-    expect(&f, model, Stage::Analyze, input, Role::Nimi, Code::EvidenceUnknown).await;
+    expect::<role::Nimi>(&f, model, Stage::Analyze, input, Code::EvidenceUnknown).await;
 }
 
 #[tokio::test]
 async fn maya_naming_an_id_outside_its_catalog_is_refused() {
     let f = Fixture::new().await;
-    let input = RoleInput::Maya(MayaInput {
+    let input = MayaInput {
         catalog: vec![EntityRef { kind: EntityKind::Job, id: "job-test".into() }],
         view: "job_view".into(),
-    });
+    };
     let layout = json!({"version": "0.9", "surface_id": "s", "root": "root", "components": [
         {"id": "root", "component": {"type": "column", "children": ["e"]}},
         {"id": "e", "component": {"type": "entity", "entity": {"kind": "draft", "id": "draft-invented"}}}]});
-    expect(&f, ScriptedModel::new().json(layout), Stage::Operator, input, Role::Maya, Code::EvidenceUnknown).await;
+    expect::<role::Maya>(&f, ScriptedModel::new().json(layout), Stage::Operator, input, Code::EvidenceUnknown).await;
 }
 
 #[tokio::test]
@@ -323,7 +322,7 @@ async fn claiming_publication_is_refused() {
     let f = Fixture::new().await;
     let model = load(ScriptedModel::new(), NONI, "persuasion.md")
         .json(draft_json("Great news: this post has been published and approved for publication.", "m-54100"));
-    expect(&f, model, Stage::Draft, noni(), Role::Noni, Code::AuthorityClaimed).await;
+    expect::<role::Noni>(&f, model, Stage::Draft, noni(), Code::AuthorityClaimed).await;
 }
 
 #[tokio::test]
@@ -339,7 +338,7 @@ async fn each_model_failure_crosses_the_runtime_as_its_own_code() {
         (model::Error::OutputInvalid("malformed response"), Code::ModelOutputInvalid),
         (model::Error::Exhausted, Code::ModelUnavailable),
     ] {
-        expect(&f, ScriptedModel::new().fail(failure), Stage::Draft, noni(), Role::Noni, code).await;
+        expect::<role::Noni>(&f, ScriptedModel::new().fail(failure), Stage::Draft, noni(), code).await;
     }
 }
 
@@ -349,13 +348,12 @@ async fn a_valid_scripted_answer_is_accepted_and_marked_mock() {
     let mut out = draft_json("Rangers lost none of them.", "m-54100");
     out["provenance"] = json!("live");
     let rt = f.runtime(Arc::new(load(ScriptedModel::new(), NONI, "persuasion.md").json(out)));
-    let inv = rt.invoke(&f.seed(Stage::Draft, noni())).await.expect("accepted");
-    let draft: DraftOutput = inv.state_delta.require("draft").expect("key");
+    let inv = rt.invoke::<role::Noni>(&f.seed(Stage::Draft, noni())).await.expect("accepted");
+    let draft: DraftOutput = inv.output;
     assert_eq!(
         draft.provenance,
         harmonia_contracts::tool::Provenance::Mock,
         "provenance is the backend's, not the model's"
     );
-    assert!(inv.state_delta.require::<DraftOutput>("review").is_err(), "a key the role did not produce is missing");
     assert_eq!(f.sessions().await, 0);
 }

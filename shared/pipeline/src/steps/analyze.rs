@@ -1,4 +1,5 @@
-use harmonia_agents::io::{NimiInput, RoleInput};
+use harmonia_agents::io::NimiInput;
+use harmonia_agents::role;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{Analysis, JobStatus, Moment, Source, quoted_span};
 use harmonia_contracts::event::{AnalysisCompleted, SourceIngested, StageEvent};
@@ -18,9 +19,9 @@ impl Step for SourceIngested {
             .ok_or_else(|| step::Error::fail(Code::NotFound))?;
         let config = job_config(env, ws, &event.job).await?;
         let (performance, memory) = context(env, ws, config.mode).await?;
-        let input = RoleInput::Nimi(NimiInput::new(&source, performance, memory));
-        let invocation = env.runtime.run_task(&seed(env, event, input, &config).await?).await?;
-        let mut analysis: Analysis = invocation.state_delta.require("analysis")?;
+        let input = NimiInput::new(&source, performance, memory);
+        let invocation = env.runtime.run_task::<role::Nimi>(&seed(env, event, input, &config).await?).await?;
+        let mut analysis: Analysis = invocation.output;
         anchor(&source, &mut analysis);
         let moments = u32::try_from(analysis.moments.len()).unwrap_or(u32::MAX);
         let record = AnalysisRecord::new(event.job.clone(), analysis, &source);

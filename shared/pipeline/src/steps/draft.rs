@@ -1,5 +1,6 @@
 use chrono::Utc;
-use harmonia_agents::io::{DraftOutput, DraftView, NoniInput, OperatorRound, Revision, RoleInput};
+use harmonia_agents::io::{DraftOutput, DraftView, NoniInput, OperatorRound, Revision};
+use harmonia_agents::role;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{ApprovalSubject, Brief, Draft, Job, JobStatus, PlanItem, Review};
 use harmonia_contracts::event::{DraftWritten, EventPayload, ItemSelected, Pass, RevisionRequested, Round, StageEvent};
@@ -71,8 +72,8 @@ async fn write<P: Subscribed<Consumer = stage::Draft>>(
     if let Some(operator) = operator {
         noni = noni.in_round(operator);
     }
-    let invocation = env.runtime.invoke(&seed(env, event, RoleInput::Noni(noni), &config).await?).await?;
-    let mut output: DraftOutput = invocation.state_delta.require("draft")?;
+    let invocation = env.runtime.invoke::<role::Noni>(&seed(env, event, noni, &config).await?).await?;
+    let mut output: DraftOutput = invocation.output;
     // What the post quotes, it quotes in the source's own characters.
     let cited: Vec<&str> = analysis
         .analysis

@@ -1,4 +1,5 @@
-use harmonia_agents::io::{RoleInput, TemiInput};
+use harmonia_agents::io::TemiInput;
+use harmonia_agents::role;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{JobStatus, Plan, PlanItem, PlanningSnapshot, UtcWindow, WorkspaceConfig};
 use harmonia_contracts::event::{ItemSelected, StageEvent, StrategyApproved};
@@ -34,15 +35,14 @@ impl Step for StrategyApproved {
         }
         let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(&event.job)).await?;
         let snapshot = job_snapshot(env, ws, &event.job).await?;
-        let input = RoleInput::Temi(TemiInput {
+        let input = TemiInput {
             strategy: strategy.strategy,
             strategy_hash: strategy.content_hash,
             evidence: analysis.analysis.moments,
             snapshot_id: snapshot.id.clone(),
-        });
+        };
         let config = job_config(env, ws, &event.job).await?;
-        let plan: Plan =
-            env.runtime.run_task(&seed(env, event, input, &config).await?).await?.state_delta.require("plan")?;
+        let plan: Plan = env.runtime.run_task::<role::Temi>(&seed(env, event, input, &config).await?).await?.output;
         within_posting_windows(&snapshot, &plan)?;
         within_channels(&config, &plan)?;
         let selected = select_item(&plan).ok_or_else(|| step::Error::fail(Code::InvalidDocument))?.id.clone();

@@ -1,4 +1,5 @@
-use harmonia_agents::io::{DaraInput, DraftView, ReviewOutput, RoleInput};
+use harmonia_agents::io::{DaraInput, DraftView, ReviewOutput};
+use harmonia_agents::role;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{Draft, JobStatus, Review, Verdict};
 use harmonia_contracts::event::{DraftWritten, Pass, ReviewPassed, RevisionRequested, StageEvent};
@@ -40,7 +41,7 @@ impl Step for DraftWritten {
         let research = research.into_iter().filter(|r| cited.contains(&r.evidence_id)).collect();
         let evidence: Vec<_> =
             analysis.analysis.moments.into_iter().filter(|m| brief.evidence.contains(&m.evidence_id)).collect();
-        let input = RoleInput::Dara(DaraInput {
+        let input = DaraInput {
             pass: draft.pass,
             draft: DraftView { platform: draft.platform, body: draft.body.clone(), claims: draft.claims.clone() },
             item,
@@ -48,10 +49,10 @@ impl Step for DraftWritten {
             evidence,
             research,
             findings,
-        });
+        };
         let config = super::read::job_config(env, ws, &event.job).await?;
         let out: ReviewOutput =
-            env.runtime.invoke(&seed(env, event, input, &config).await?).await?.state_delta.require("review")?;
+            env.runtime.invoke::<role::Dara>(&seed(env, event, input, &config).await?).await?.output;
         let review = Review {
             draft: draft.id.clone(),
             pass: draft.pass,

@@ -1,7 +1,6 @@
 //! The seed of a specialist invocation.
 
 use harmonia_agents::InvocationSeed;
-use harmonia_agents::io::RoleInput;
 use harmonia_agents::runtime::TokenBudget;
 use harmonia_contracts::domain::{ActivityRecord, WorkspaceConfig};
 use harmonia_contracts::event::StageEvent;
@@ -14,12 +13,12 @@ use crate::step::{self, stage_of};
 
 /// The seed of the specialist invocation the step consuming `event` makes (in its payload's
 /// stage), under the job's configuration `config` (its token budget, if it has one).
-pub(crate) async fn seed<P: Subscribed>(
+pub(crate) async fn seed<P: Subscribed, I>(
     env: &Env,
     event: &StageEvent<P>,
-    input: RoleInput,
+    input: I,
     config: &WorkspaceConfig,
-) -> Result<InvocationSeed, step::Error> {
+) -> Result<InvocationSeed<I>, step::Error> {
     let budget = match config.model.max_tokens_per_job {
         None => None,
         Some(_) => budget(env, &event.workspace, &event.job).await?,

@@ -1,4 +1,5 @@
-use harmonia_agents::io::{CompanyContext, OperatorRound, RoleInput, RyanInput};
+use harmonia_agents::io::{CompanyContext, OperatorRound, RyanInput};
+use harmonia_agents::role;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{ApprovalSubject, JobStatus, Strategy, content_hash};
 use harmonia_contracts::event::{AnalysisCompleted, StageEvent, StrategyProposed};
@@ -33,12 +34,8 @@ impl Step for AnalysisCompleted {
             }
             ryan = ryan.in_round(OperatorRound { round: event.round, feedback, previous: previous.strategy });
         }
-        let strategy: Strategy = env
-            .runtime
-            .run_task(&seed(env, event, RoleInput::Ryan(ryan), &config).await?)
-            .await?
-            .state_delta
-            .require("strategy")?;
+        let strategy: Strategy =
+            env.runtime.run_task::<role::Ryan>(&seed(env, event, ryan, &config).await?).await?.output;
         let hash = content_hash(&strategy);
         let stored =
             StrategyRecord { job: event.job.clone(), strategy, content_hash: hash.clone(), round: event.round };
