@@ -3,7 +3,7 @@
 //! whole, in-bounds span of that text.
 #![no_main]
 
-use harmonia_pipeline::connector::bluesky::{MAX_XRPC_RESPONSE_BYTES, created_record, facets, read_record};
+use harmonia_connectors::bluesky::{MAX_XRPC_RESPONSE_BYTES, created_record, facets, read_record};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {

@@ -3,7 +3,7 @@
 //! status limit (`decode_max_characters`), under the bound the connector reads them with.
 #![no_main]
 
-use harmonia_pipeline::connector::mastodon::{
+use harmonia_connectors::mastodon::{
     MAX_MASTODON_RESPONSE_BYTES, decode_max_characters, decode_source, decode_status,
 };
 use libfuzzer_sys::fuzz_target;

@@ -2,7 +2,7 @@
 //! (`connector::decode_webhook_post`), under the bound the connector reads it with.
 #![no_main]
 
-use harmonia_pipeline::connector::{MAX_WEBHOOK_RESPONSE_BYTES, decode_webhook_post};
+use harmonia_connectors::{MAX_WEBHOOK_RESPONSE_BYTES, decode_webhook_post};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {

@@ -10,12 +10,12 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+use harmonia_connectors::bluesky::{Bluesky, BlueskyConfig};
+use harmonia_connectors::{Connector, Found, Outgoing, Sent};
 use harmonia_contracts::domain::{ConnectorKind, Platform};
 use harmonia_contracts::tool::Provenance;
 use harmonia_e2e::FunctionProcess;
 use harmonia_e2e::recorded::{RecordedModel, Wire};
-use harmonia_pipeline::connector::bluesky::{Bluesky, BlueskyConfig};
-use harmonia_pipeline::connector::{Connector, Found, Outgoing, Sent};
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, oneshot};
 

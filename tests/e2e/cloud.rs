@@ -532,7 +532,7 @@ async fn every_message_delivered_three_times_yields_one_of_each_output_and_one_p
     assert_eq!(status, JobStatus::Verified);
     let ws = cloud.ws.clone();
     assert_eq!(cloud.count(&ws, PUBLICATIONS).await, 1);
-    assert_eq!(cloud.count(&ws, harmonia_pipeline::connector::SANDBOX_POSTS).await, 1, "one post");
+    assert_eq!(cloud.count(&ws, harmonia_connectors::SANDBOX_POSTS).await, 1, "one post");
     assert_eq!(cloud.count(&ws, harmonia_pipeline::records::ANALYSES).await, 1);
     assert_eq!(cloud.count(&ws, harmonia_pipeline::records::DRAFTS).await, 2);
     assert_eq!(cloud.count(&ws, harmonia_pipeline::records::REVIEWS).await, 2);
@@ -608,7 +608,7 @@ async fn every_stage_function_killed_mid_step_still_reaches_verified_with_one_po
         assert!(killed.contains(&f), "{f} was killed mid-step: {killed:?}");
     }
     let ws = cloud.ws.clone();
-    assert_eq!(cloud.count(&ws, harmonia_pipeline::connector::SANDBOX_POSTS).await, 1, "exactly one post");
+    assert_eq!(cloud.count(&ws, harmonia_connectors::SANDBOX_POSTS).await, 1, "exactly one post");
     assert_eq!(cloud.count(&ws, PUBLICATIONS).await, 1);
 }
 
@@ -780,7 +780,7 @@ async fn ingest_operator_and_dead_letter_functions_killed_mid_request_lose_and_d
     cloud.wait_for_any(&ws, harmonia_pipeline::records::DEAD_LETTERS).await;
     assert_eq!(cloud.count(&ws, harmonia_pipeline::records::DEAD_LETTERS).await, 1, "recorded exactly once");
     assert_eq!(cloud.count(&ws, JOBS).await, 1, "one job despite the retried submission");
-    assert_eq!(cloud.count(&ws, harmonia_pipeline::connector::SANDBOX_POSTS).await, 1);
+    assert_eq!(cloud.count(&ws, harmonia_connectors::SANDBOX_POSTS).await, 1);
 }
 
 /// Whether a drill signal is the held response to `method path`.
@@ -952,7 +952,7 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
     let project = harmonia_testkit::unique("sched");
     let cloud = cloud_in(&project, &[], 0).await;
     let post = reqwest::Method::POST;
-    let sandbox = harmonia_pipeline::connector::Sandbox::new(std::sync::Arc::new(cloud.store.clone()));
+    let sandbox = harmonia_connectors::Sandbox::new(std::sync::Arc::new(cloud.store.clone()));
     // Approved before its window: scheduled, and the deployed dispatcher (the system's clock)
     // finds nothing due.
     let job = cloud.to_the_draft_gate().await;
@@ -1048,7 +1048,7 @@ async fn on_the_emulators_a_publisher_killed_between_the_claim_and_the_receipt_i
     let project = harmonia_testkit::unique("schedkill");
     let extra = [("HARMONIA_FAULT_EFFECT_HOLD_MS", "600000"), ("HARMONIA_STEP_LEASE_SECS", "5")];
     let mut cloud = cloud_in(&project, &extra, 0).await;
-    let sandbox = harmonia_pipeline::connector::Sandbox::new(std::sync::Arc::new(cloud.store.clone()));
+    let sandbox = harmonia_connectors::Sandbox::new(std::sync::Arc::new(cloud.store.clone()));
     let job = cloud.to_the_draft_gate().await;
     let (v, planned) = cloud.approve_draft(&job).await;
     assert_eq!(v.job.status, JobStatus::Scheduled, "{v:?}");

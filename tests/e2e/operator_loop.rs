@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
+use harmonia_connectors::SANDBOX_POSTS;
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_e2e::FunctionProcess;
 use harmonia_local::Local;
-use harmonia_pipeline::connector::SANDBOX_POSTS;
 use harmonia_store::scan_all;
 use serde_json::Value;
 

@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use harmonia_bus::{Bus, OutboundMessage};
+use harmonia_connectors::SandboxMode;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{
     Job, JobStatus, Publication, ReceiptOutcome, Source, SourceInput, VerificationOutcome,
 };
 use harmonia_contracts::ids::{DocId, WorkspaceId};
 use harmonia_local::{Local, Wrap};
-use harmonia_pipeline::connector::SandboxMode;
 use harmonia_pipeline::formats::{Format, parse};
 use harmonia_pipeline::records::{
     ACTIVITY, ANALYSES, AnalysisRecord, DRAFTS, JOBS, MARKERS, PUBLICATIONS, REVIEWS, SOURCES, doc_id,

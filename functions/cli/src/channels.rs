@@ -7,9 +7,9 @@ use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Error};
 use serde_json::json;
 
+use harmonia_connectors::Checked;
 use harmonia_contracts::domain::{Channel, Platform};
-use harmonia_pipeline::connector::Checked;
-use harmonia_pipeline::policy::MASTODON_CHARACTERS;
+use harmonia_policy::MASTODON_CHARACTERS;
 
 use crate::app::{Backend, Output};
 

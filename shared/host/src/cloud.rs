@@ -11,9 +11,9 @@ use harmonia_agents::Runtime;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_agents::tools::Tool;
 use harmonia_bus_pubsub::{PubSubBus, PubSubConfig, push};
+use harmonia_connectors::{Connector, Sandbox, SigningKey, Webhook};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::Env;
-use harmonia_pipeline::connector::{Connector, Sandbox, SigningKey, Webhook};
 use harmonia_pipeline::registry::{Function, Timing};
 use harmonia_pipeline::steps::handlers;
 use harmonia_store::Store;
@@ -90,8 +90,8 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         }
     };
     let accounts = match &config.channel_secrets {
-        Some(path) => harmonia_pipeline::connector::accounts::Accounts::load(path)?,
-        None => harmonia_pipeline::connector::accounts::Accounts::none(),
+        Some(path) => harmonia_connectors::accounts::Accounts::load(path)?,
+        None => harmonia_connectors::accounts::Accounts::none(),
     };
     let reach = reach(config, connector.as_ref(), &accounts)?;
     let (connector, accounts) = match config.fault_effect_hold {
@@ -101,10 +101,9 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
             let drill = drill::Drill::new(hold, config.fault_ready_file.clone());
             let held =
                 |c: Arc<dyn Connector>| Arc::new(drill::HeldEffects::new(c, drill.clone())) as Arc<dyn Connector>;
-            let accounts =
-                accounts.iter().fold(harmonia_pipeline::connector::accounts::Accounts::none(), |all, (p, h, c)| {
-                    all.with(p, h, held(c.clone()))
-                });
+            let accounts = accounts.iter().fold(harmonia_connectors::accounts::Accounts::none(), |all, (p, h, c)| {
+                all.with(p, h, held(c.clone()))
+            });
             (held(connector), accounts)
         }
         None => (connector, accounts),
@@ -134,9 +133,9 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
 pub(crate) fn reach(
     config: &Config,
     connector: &dyn Connector,
-    accounts: &harmonia_pipeline::connector::accounts::Accounts,
-) -> Result<harmonia_pipeline::connector::reach::Reach, Error> {
-    let held = harmonia_pipeline::connector::reach::Reach::of(connector, accounts);
+    accounts: &harmonia_connectors::accounts::Accounts,
+) -> Result<harmonia_connectors::reach::Reach, Error> {
+    let held = harmonia_connectors::reach::Reach::of(connector, accounts);
     let holds = config.connector.is_some() || config.channel_secrets.is_some();
     match &config.publishing {
         None => Ok(held),

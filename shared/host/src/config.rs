@@ -203,10 +203,10 @@ pub struct Config {
     pub connector: Option<ConnectorBackend>,
     /// Where this deployment's posts go (`HARMONIA_PUBLISHING`), declared for the functions
     /// that judge drafts without holding the credentials
-    /// ([`harmonia_pipeline::connector::reach`]).
-    pub publishing: Option<harmonia_pipeline::connector::reach::Reach>,
+    /// ([`harmonia_connectors::reach`]).
+    pub publishing: Option<harmonia_connectors::reach::Reach>,
     /// The channel secrets file (`HARMONIA_CHANNEL_SECRETS`): channel accounts with their own
-    /// credentials ([`harmonia_pipeline::connector::accounts`]).
+    /// credentials ([`harmonia_connectors::accounts`]).
     pub channel_secrets: Option<PathBuf>,
     /// Google ID-token verification, when enabled.
     pub google: Option<GoogleTokens>,
@@ -465,7 +465,7 @@ impl Config {
         };
         let publishing = vars
             .get("HARMONIA_PUBLISHING")?
-            .map(|text| harmonia_pipeline::connector::reach::Reach::parse(&text))
+            .map(|text| harmonia_connectors::reach::Reach::parse(&text))
             .transpose()
             .map_err(|_| {
                 Error::new(

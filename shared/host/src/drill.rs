@@ -27,10 +27,10 @@ use axum::Router;
 use axum::extract::Request;
 use axum::middleware::Next;
 use harmonia_bus::{Delivery, Handler, Outcome};
+use harmonia_connectors::{Checked, Connector, Found, Outgoing, ReadBackFailed, Sent};
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::ConnectorKind;
 use harmonia_contracts::ids::{PostId, WorkspaceId};
-use harmonia_pipeline::connector::{Checked, Connector, Found, Outgoing, ReadBackFailed, Sent};
 use serde_json::{Value, json};
 
 /// What a drill holds.

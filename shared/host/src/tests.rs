@@ -6,7 +6,7 @@ use harmonia_testkit::{assert_json_fallbacks, error_code, send, spawn_app};
 
 use super::*;
 use crate::cloud::reach;
-use harmonia_pipeline::connector::Sandbox;
+use harmonia_connectors::Sandbox;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stage_function_answers_unknown_paths_and_methods_with_json_errors() {
@@ -32,8 +32,8 @@ fn config(vars: &[(&str, &str)]) -> Config {
 
 #[test]
 fn a_function_judges_by_the_declaration_unless_it_holds_connectors_which_must_agree() {
+    use harmonia_connectors::accounts::Accounts;
     use harmonia_contracts::domain::{Channel, ConnectorKind, Platform};
-    use harmonia_pipeline::connector::accounts::Accounts;
     let dir = harmonia_testkit::temp_dir();
     let store: Arc<dyn harmonia_store::Store> =
         Arc::new(harmonia_store_sqlite::SqliteStore::open(dir.path().join("s.sqlite")).expect("store"));

@@ -15,12 +15,12 @@ use harmonia_agents::offline::OfflineModel;
 use harmonia_agents::skills::SkillLibrary;
 use harmonia_bus::Bus;
 use harmonia_bus_local::LocalBus;
+use harmonia_connectors::Sandbox;
 use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus, ScheduleAction, WorkspaceConfig};
 use harmonia_contracts::event::{Pass, Round, Stage};
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Error};
-use harmonia_pipeline::connector::Sandbox;
 use harmonia_pipeline::gates::{self, schedule};
 use harmonia_pipeline::records::{JOBS, MARKERS, Marker, doc_id};
 use harmonia_pipeline::registry::{Timing, topics};
@@ -65,9 +65,9 @@ pub struct Wrap {
     /// Wraps that model.
     pub model: Option<Wrapper<dyn harmonia_agents::model::Model>>,
     /// Replaces the sandbox connector.
-    pub connector: Option<Arc<dyn harmonia_pipeline::connector::Connector>>,
+    pub connector: Option<Arc<dyn harmonia_connectors::Connector>>,
     /// The channel accounts; unset, those of `channels.toml` in the data dir.
-    pub accounts: Option<harmonia_pipeline::connector::accounts::Accounts>,
+    pub accounts: Option<harmonia_connectors::accounts::Accounts>,
     /// The clock of the dispatcher, policy, planning and window checks; unset, the system's.
     pub clock: Option<Arc<dyn harmonia_pipeline::clock::Clock>>,
     /// Corrective turns per invocation (`HARMONIA_MODEL_REPAIRS`); unset, the default.
@@ -133,12 +133,11 @@ impl Local {
         let repairs = wrap.repairs.unwrap_or_default();
         let runtime = Runtime::new(model.clone(), store.clone(), Arc::new(skills)).with_repairs(repairs);
         let sandbox = Arc::new(Sandbox::new(store.clone()));
-        let connector: Arc<dyn harmonia_pipeline::connector::Connector> =
-            wrap.connector.unwrap_or_else(|| sandbox.clone());
+        let connector: Arc<dyn harmonia_connectors::Connector> = wrap.connector.unwrap_or_else(|| sandbox.clone());
         let accounts = match wrap.accounts {
             Some(accounts) => accounts,
-            None => harmonia_pipeline::connector::accounts::Accounts::load(
-                &data_dir.join(harmonia_pipeline::connector::accounts::LOCAL_FILE),
+            None => harmonia_connectors::accounts::Accounts::load(
+                &data_dir.join(harmonia_connectors::accounts::LOCAL_FILE),
             )?,
         };
         let env = Arc::new(Env {
@@ -151,7 +150,7 @@ impl Local {
                 None => Arc::new(bus.clone()),
             },
             runtime: Arc::new(runtime),
-            reach: harmonia_pipeline::connector::reach::Reach::of(connector.as_ref(), &accounts),
+            reach: harmonia_connectors::reach::Reach::of(connector.as_ref(), &accounts),
             connector,
             accounts,
             clock: wrap.clock.unwrap_or_else(|| Arc::new(harmonia_pipeline::clock::SystemClock)),

@@ -4,11 +4,11 @@
 use std::time::Duration;
 
 use harmonia_agents::model::{self, Model, ModelRequest, ModelResponse, Wrapped, Wrapper};
+use harmonia_connectors::SandboxMode;
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{JobStatus, SourceInput};
 use harmonia_contracts::event::{Pass, Stage};
 use harmonia_local::{Local, Wrap};
-use harmonia_pipeline::connector::SandboxMode;
 use harmonia_pipeline::records::{MARKERS, RUNNING};
 use harmonia_pipeline::registry::Timing;
 use harmonia_pipeline::step::{StageRef, claim};

@@ -63,7 +63,7 @@ async fn the_detail_of_a_verified_job_holds_every_stage() {
     assert!(!d.drafts.is_empty());
     let last = d.drafts.last().expect("a draft");
     assert_eq!(last.item, selected.id);
-    let (used, limit, unit) = harmonia_pipeline::policy::length(last.platform, &last.body);
+    let (used, limit, unit) = harmonia_policy::length(last.platform, &last.body);
     assert_eq!((last.length.used, last.length.limit, last.length.unit.as_str()), (used, limit, unit));
     assert!(last.claims.iter().all(|c| c.evidence.iter().all(|e| e.quote.is_some())));
 

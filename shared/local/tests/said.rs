@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use harmonia_agents::model::{self, Model, ModelRequest, ModelResponse, Part, Wrapped, Wrapper};
+use harmonia_connectors::SANDBOX_POSTS;
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{FlagKind, JobStatus, PolicyRule, Source, SourceInput, TranscriptSegment};
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_local::{Local, Wrap};
-use harmonia_pipeline::connector::SANDBOX_POSTS;
 use harmonia_pipeline::records::{ANALYSES, AnalysisRecord, SOURCES, doc_id};
 use harmonia_pipeline::registry::Timing;
 use harmonia_pipeline::steps::ingest;

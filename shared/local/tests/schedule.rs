@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::TimeDelta;
+use harmonia_connectors::{Checked, Connector, Found, Outgoing, ReadBackFailed, Sent};
 use harmonia_contracts::domain::{
     ApprovalSubject, Decision, JobStatus, Schedule, ScheduleAction, ScheduleState, SourceInput, Timestamp,
 };
@@ -14,7 +15,6 @@ use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::clock::{Clock, ManualClock};
-use harmonia_pipeline::connector::{Checked, Connector, Found, Outgoing, ReadBackFailed, Sent};
 use harmonia_pipeline::gates;
 use harmonia_pipeline::gates::schedule::{self, Acted};
 use harmonia_pipeline::planning::windows;
@@ -179,7 +179,7 @@ async fn a_dispatcher_killed_between_the_claim_and_the_receipt_is_resolved_by_re
         store
     };
     let connector = Arc::new(DiesAfterPosting {
-        inner: Arc::new(harmonia_pipeline::connector::Sandbox::new(store_of_first)),
+        inner: Arc::new(harmonia_connectors::Sandbox::new(store_of_first)),
         posted: posted.clone(),
     });
     let wrap = Wrap { clock: Some(clock.clone() as Arc<dyn Clock>), connector: Some(connector), ..Wrap::default() };

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use harmonia_agents::model::{self, Model, ModelRequest, ModelResponse, Part, Wrapped, Wrapper};
+use harmonia_connectors::SANDBOX_POSTS;
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{
     Dimension, JobStatus, PolicyRule, Review, Severity, Source, SourceInput, SourcePart, TranscriptSegment,
@@ -16,7 +17,6 @@ use harmonia_contracts::domain::{
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::tool::Provenance;
 use harmonia_local::{Local, Wrap};
-use harmonia_pipeline::connector::SANDBOX_POSTS;
 use harmonia_pipeline::records::{ANALYSES, AnalysisRecord, REVIEWS, SOURCES, STRATEGIES, StrategyRecord, doc_id};
 use harmonia_pipeline::registry::Timing;
 use harmonia_pipeline::steps::ingest;

@@ -8,8 +8,8 @@ use harmonia_contracts::event::{EventPayload, StageEvent};
 use harmonia_contracts::ids::OperatorId;
 use harmonia_store::Store;
 
-use crate::connector::Connector;
 use crate::step;
+use harmonia_connectors::Connector;
 
 /// Everything a step needs; cheap to share.
 pub struct Env {
@@ -26,11 +26,11 @@ pub struct Env {
     /// The deployment's publishing connector (the sandbox, or a webhook).
     pub connector: Arc<dyn Connector>,
     /// Channel accounts: connectors holding one channel's own credentials (Bluesky).
-    pub accounts: crate::connector::accounts::Accounts,
+    pub accounts: harmonia_connectors::accounts::Accounts,
     /// Where posts go from this deployment, which policy judges drafts against: derived from
     /// the connectors above where this function holds them, else as declared
-    /// ([`crate::connector::reach`]).
-    pub reach: crate::connector::reach::Reach,
+    /// ([`harmonia_connectors::reach`]).
+    pub reach: harmonia_connectors::reach::Reach,
     /// What time it is for the dispatcher, policy, planning and the window checks.
     pub clock: Arc<dyn crate::clock::Clock>,
     /// Prefix of every topic name (empty locally; e.g. `harmonia-` in a shared project).
@@ -58,7 +58,7 @@ impl Env {
     /// The connector `channel` publishes through here: the deployment's own when the channel
     /// names its kind, else the channel's account; `None` when this deployment has neither.
     pub fn connector_for(&self, channel: &harmonia_contracts::domain::Channel) -> Option<&Arc<dyn Connector>> {
-        crate::connector::accounts::resolve(&self.connector, &self.accounts, channel)
+        harmonia_connectors::accounts::resolve(&self.connector, &self.accounts, channel)
     }
 
     /// The bus message for a stage event. The event is created in an exported

@@ -16,7 +16,7 @@
 //! approve and reject, the operator rounds of request changes and edit, the schedule of an
 //! approved post), [`retry`] (an operator's retry of the step that failed a job), [`detail`]
 //! (everything stored about one job, the operator's read view),
-//! [`policy`], [`connector`], [`formats`] (JSON, WebVTT, SRT sources), [`imports`] (metrics,
+//! [`policy`] (the rules are `harmonia-policy`'s; the connectors `harmonia-connectors`), [`formats`] (JSON, WebVTT, SRT sources), [`imports`] (metrics,
 //! trend signals and calendar files), [`planning`] (snapshots built from configuration and
 //! calendar, frozen once), [`workspace`] (configuration versions: init, update, the current one
 //! and a job's); `trace` makes a job's
@@ -24,7 +24,6 @@
 //! continues).
 
 pub mod clock;
-pub mod connector;
 pub mod detail;
 pub mod env;
 pub mod flags;

@@ -210,62 +210,7 @@ impl AnalysisRecord {
     }
 }
 
-/// The text of a span the source's ingest flagged.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlaggedText {
-    /// Why it was flagged.
-    pub kind: harmonia_contracts::domain::FlagKind,
-    /// What it says.
-    pub text: String,
-    /// The cues it spans, from 1 (none for the title or a frame).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cues: Option<[u32; 2]>,
-}
-
-/// Where a moment of a source was said: a window of its utterance around the quote
-/// ([`harmonia_grounding::Said`]), so that policy reads a figure the quote holds with the
-/// words around it even where the quote stops short of them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MomentSaid {
-    /// The moment.
-    pub evidence_id: EvidenceId,
-    /// The utterance around the quote.
-    pub window: String,
-    /// The quote's first byte in `window`.
-    pub start: usize,
-    /// The quote's end (exclusive) in `window`.
-    pub end: usize,
-}
-
-impl MomentSaid {
-    /// Where `quote` (within `[start_ms, end_ms]`) was said in `source`, when it is a span of
-    /// its speech that no flag touches.
-    pub fn of(
-        speech: &harmonia_contracts::domain::Speech,
-        source: &Source,
-        evidence_id: &EvidenceId,
-        quote: &str,
-        start_ms: u64,
-        end_ms: u64,
-    ) -> Option<Self> {
-        let span = harmonia_contracts::domain::quoted_span(speech, &source.untrusted, quote, start_ms, end_ms).ok()?;
-        let utterance = &speech.utterances().get(span.utterance)?.text;
-        let said = harmonia_grounding::Said::around(utterance, span.start..span.end);
-        Some(Self {
-            evidence_id: evidence_id.clone(),
-            window: said.window.to_owned(),
-            start: said.quote.start,
-            end: said.quote.end,
-        })
-    }
-
-    /// As the grounding checks read it.
-    pub fn as_said(&self) -> harmonia_grounding::Said<'_> {
-        harmonia_grounding::Said { window: &self.window, quote: self.start..self.end }
-    }
-}
+pub use harmonia_policy::{FlaggedText, MomentSaid};
 
 /// Ryan's strategy and the hash an approval must name.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -18,7 +18,7 @@
 //!   `job-talk`) with `provenance` (default `live`), whose one claim cites `cites`. Its evidence
 //!   is read from the store by the policy step's own reader, and [`check`] runs every rule with
 //!   the connector of the draft's channel; `expect` is the exact set of rules that must fire.
-//!   The connector boundary ([`crate::connector::admit`]) is asked too: `connector =
+//!   The connector boundary ([`harmonia_connectors::admit`]) is asked too: `connector =
 //!   "refused"` when it must refuse the post.
 //! - `expect = ["pass"]`: nothing may be flagged or fire. `kind = "control"` cases are benign
 //!   and must pass; every other kind names what must be caught.
@@ -44,9 +44,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Evidence, PolicyInput, check, evidence};
-use crate::connector::{Outgoing, admit};
 use crate::formats::{Format, parse};
 use crate::records::{ANALYSES, AnalysisRecord, PUBLICATIONS, RESEARCH, doc_id, research_id};
+use harmonia_connectors::{Outgoing, admit};
 
 const CORPUS: &str = include_str!("../../tests/adversarial/corpus.toml");
 
@@ -234,7 +234,7 @@ impl Case {
 /// Whether `code` is a policy rule's code.
 fn is_rule(code: &str) -> bool {
     use strum::IntoEnumIterator;
-    super::PolicyRule::iter().any(|r| <&str>::from(r) == code)
+    harmonia_contracts::domain::PolicyRule::iter().any(|r| <&str>::from(r) == code)
 }
 
 /// The store every draft case reads its evidence from, with the world of the corpus in it.

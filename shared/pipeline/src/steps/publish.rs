@@ -11,10 +11,10 @@ use harmonia_store::{Tx, encode, run_transaction};
 
 use super::read::{channel_connector, load};
 use crate::Env;
-use crate::connector::{Connector, Outgoing, Posted, Sent};
 use crate::records::{ANALYSES, APPROVALS, AnalysisRecord, DRAFTS, JOBS, PUBLICATIONS, doc_id};
 use crate::records::{ApprovalRecord, approval_id};
 use crate::step::{self, Completion, Step, complete, next_event};
+use harmonia_connectors::{Connector, Outgoing, Posted, Sent};
 
 /// `publish`: claim (transaction) → call the connector once with the idempotency key →
 /// record the receipt. A claim found without a receipt means a previous attempt may have

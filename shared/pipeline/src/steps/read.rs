@@ -58,7 +58,7 @@ pub(crate) async fn channel_connector(
     workspace: &WorkspaceId,
     job: &JobId,
     platform: harmonia_contracts::domain::Platform,
-) -> Result<std::sync::Arc<dyn crate::connector::Connector>, step::Error> {
+) -> Result<std::sync::Arc<dyn harmonia_connectors::Connector>, step::Error> {
     let config = job_config(env, workspace, job).await?;
     config
         .channels

@@ -7,9 +7,9 @@ use harmonia_store::encode;
 use super::publish::provenance;
 use super::read::{channel_connector, load};
 use crate::Env;
-use crate::connector::{Found, Outgoing, Sent};
 use crate::records::{PUBLICATIONS, doc_id};
 use crate::step::{self, Completion, Step, complete, next_event};
+use harmonia_connectors::{Found, Outgoing, Sent};
 
 /// `verify`: read back by the idempotency key and record the verification. When the receipt
 /// was unknown and read-back proves nothing was posted, the post is sent once more with the

@@ -151,7 +151,7 @@ pub fn mentions(text: &str) -> Vec<(usize, usize, &str)> {
 /// turned into a DID. Offsets are UTF-8 byte offsets into `text`, as the AT Protocol wants.
 pub fn facets(text: &str, resolved: &[(String, String)]) -> Vec<Value> {
     let mut out = Vec::new();
-    for link in crate::policy::links(text) {
+    for link in harmonia_policy::links(text) {
         let start = link.as_ptr() as usize - text.as_ptr() as usize;
         let uri = if link.contains("://") { link.to_owned() } else { format!("https://{link}") };
         out.push(json!({

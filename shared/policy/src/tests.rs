@@ -471,12 +471,12 @@ proptest::proptest! {
 
 #[test]
 fn mastodon_counts_a_link_as_23_and_a_remote_mention_by_its_user() {
-    use crate::policy::mastodon_length;
+    use crate::mastodon_length;
     assert_eq!(mastodon_length("Hello https://example.com/a/very/long/path/that/goes/on/and/on"), 6 + 23);
     assert_eq!(mastodon_length("@alice@mastodon.social hi"), "@alice hi".chars().count());
     assert_eq!(mastodon_length("café\u{301}"), 5, "NFC");
     let long = "x".repeat(480) + " video.example.com/" + &"y".repeat(200);
-    assert_eq!(crate::policy::length(Platform::Mastodon, &long), (480 + 1 + 23, 500, "characters"));
+    assert_eq!(crate::length(Platform::Mastodon, &long), (480 + 1 + 23, 500, "characters"));
 }
 
 #[test]
@@ -494,14 +494,14 @@ fn a_mastodon_channel_is_held_to_its_instance_limit_when_the_workspace_states_on
     let mastodon = ws.channels.iter_mut().find(|c| c.platform == Platform::Mastodon).expect("channel");
     mastodon.max_characters = Some(1000);
     assert_eq!(length(&ws), [], "the instance allows 1000");
-    assert_eq!(crate::policy::length_on(&ws, Platform::Mastodon, &body), (700, 1000, "characters"));
+    assert_eq!(crate::length_on(&ws, Platform::Mastodon, &body), (700, 1000, "characters"));
     let mastodon = ws.channels.iter_mut().find(|c| c.platform == Platform::Mastodon).expect("channel");
     mastodon.max_characters = Some(300);
     assert_eq!(length(&ws), [(PolicyRule::PlatformLength, "700 of 300 characters on mastodon".to_owned())]);
     // Another platform's limit is never moved by a stray value.
     let x = ws.channels.iter_mut().find(|c| c.platform == Platform::X).expect("channel");
     x.max_characters = Some(5000);
-    assert_eq!(crate::policy::length_on(&ws, Platform::X, &"b".repeat(300)).1, 280);
+    assert_eq!(crate::length_on(&ws, Platform::X, &"b".repeat(300)).1, 280);
 }
 
 #[test]
@@ -510,7 +510,7 @@ fn every_platform_has_one_row_of_limits_and_the_docs_quote_the_table() {
         assert_eq!(LIMITS.iter().filter(|l| l.platform == platform).count(), 1, "{platform:?}");
         assert_eq!(limit(platform).platform, platform);
     }
-    let docs = include_str!("../../../../docs/limits.md");
+    let docs = include_str!("../../../docs/limits.md");
     let table = limits_markdown();
     assert!(docs.contains(&table), "docs/limits.md quotes the platform limits as they are:\n{table}");
 }

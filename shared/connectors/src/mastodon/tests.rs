@@ -19,12 +19,12 @@ use harmonia_contracts::tool::Provenance;
 use serde_json::Value;
 
 use super::{Mastodon, MastodonConfig, Visibility, decode_max_characters, decode_source, decode_status};
-use crate::connector::{Checked, Connector, Found, Outgoing, Sent};
+use crate::{Checked, Connector, Found, Outgoing, Sent};
 
 const TOKEN: &str = "mastodon-token-for-tests";
 
 fn recording(name: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/connector/mastodon/recordings").join(name);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/mastodon/recordings").join(name);
     serde_json::from_str(&std::fs::read_to_string(&path).expect("recording")).expect("recording JSON")
 }
 
