@@ -8,7 +8,7 @@
 //! | `evidence_resolves` | every claim cites at least one evidence id, and every id resolves to a stored moment of the job, a span of the source an operator's edit quoted (`q-*`), an accepted grounded-search result of the job (`web-*`) or a verified publication of the workspace |
 //! | `no_mock_evidence_in_production` | in a production workspace, no cited evidence (and no draft) has `provenance: mock` |
 //! | `banned_phrase` | no workspace banned phrase, case-insensitively |
-//! | `link_allow_list` | every link (any scheme case, bare domains, bare IPv4 and IPv6 addresses, IDNA and full-width dots read as a browser does; [`links`]) goes to an allow-listed host or a subdomain of one; user info, IP literals and hosts disguised by bidirectional controls or zero-width characters are refused |
+//! | `link_allow_list` | every link (any scheme case, bare domains, bare IPv4 and IPv6 addresses, IDNA and full-width dots read as a browser does; [`links()`]) goes to an allow-listed host or a subdomain of one; user info, IP literals and hosts disguised by bidirectional controls or zero-width characters are refused |
 //! | `link_grounded` | every link is the workspace's call to action's link or appears in the evidence the draft cites (a cited text or a search result's page), so an invented deep link on an allowed host is refused |
 //! | `no_open_high_severity_issue` | the draft's latest Dara review has no high-severity issue |
 //! | `channel_configured` | the draft's platform is a channel of the job's workspace configuration, and that channel's connector is the one this deployment publishes through (a post is never sent another way than the operator configured) |
@@ -142,7 +142,7 @@ pub struct PolicyInput<'a> {
     /// The connector this deployment publishes through.
     pub connector: ConnectorKind,
     /// Whether this deployment holds credentials of its own for the draft's channel (a
-    /// channel account, [`harmonia_connectors::accounts`]), so that channel publishes through
+    /// channel account, `harmonia_connectors::accounts`), so that channel publishes through
     /// its own connector whatever the deployment's is.
     pub account: bool,
 }
