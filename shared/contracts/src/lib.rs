@@ -5,7 +5,8 @@
 //! [`trace`] (W3C trace context), [`event`] (the stage-event envelope and its topics),
 //! [`tool`] (Nova's tool envelope), [`domain`] (a job's documents from source to verified
 //! post), [`time`] (how times are written so that their string order is time order),
-//! [`untrusted`] (the scored detector of instruction-like text in sources and drafts) and
+//! [`untrusted`] (the instruction detector, the crate `harmonia-detector`, re-exported: the scored
+//! detector of instruction-like text in sources and drafts) and
 //! [`schema`] (JSON Schema generation, drift check and validation), and [`body`] (bounded
 //! reading of a body received from outside).
 //!
@@ -39,7 +40,9 @@ pub mod schema;
 pub mod time;
 pub mod tool;
 pub mod trace;
-pub mod untrusted;
+/// The instruction detector, `harmonia-detector`: the source validation here marks what it
+/// flags, and every crate that reads untrusted text reaches it through this name.
+pub use harmonia_detector as untrusted;
 
 #[cfg(test)]
 mod names;
