@@ -20,49 +20,62 @@ use crate::trace::TraceParent;
 /// The current envelope schema version.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// A pipeline stage: one Cloud Run function each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[derive(strum::IntoStaticStr, strum::Display, strum::EnumIter)]
-#[strum(serialize_all = "snake_case")]
-pub enum Stage {
-    /// Accept and validate a source; create the job.
-    Ingest,
-    /// Harmonia routes to Nimi.
-    Analyze,
-    /// Harmonia routes to Ryan.
-    Strategize,
-    /// Human decisions through the operator API.
-    Operator,
-    /// Harmonia routes to Temi; code selects one item.
-    Plan,
-    /// Noni writes (pass 1) or revises (pass 2).
-    Draft,
-    /// Dara reviews.
-    Review,
-    /// Deterministic policy checks.
-    Policy,
-    /// Claim, call the connector once, record the receipt.
-    Publish,
-    /// Read back and record the verification.
-    Verify,
+/// The pipeline's stages, declared once. Each line is a stage and how it is reached: `entry`
+/// (by the upload of a source), `gate` (by people, through the operator API) or `pushed` (by
+/// the events it consumes), with `model` when the stage calls a model. `with_stages!(m)` hands
+/// the list to the macro `m`; the [`Stage`] enum is made from it here, and the deployable
+/// functions and the stage types of the pipeline's registry from the same list there, so a
+/// stage is named in one place. (Each topic names the stage that emits it with its payload,
+/// in `payloads!` below.)
+#[macro_export]
+macro_rules! with_stages {
+    ($then:ident) => {
+        $then! {
+            /// Accept and validate a source; create the job.
+            Ingest: entry;
+            /// Harmonia routes to Nimi.
+            Analyze: pushed model;
+            /// Harmonia routes to Ryan.
+            Strategize: pushed model;
+            /// Human decisions through the operator API.
+            Operator: gate;
+            /// Harmonia routes to Temi; code selects one item.
+            Plan: pushed model;
+            /// Noni writes (pass 1) or revises (pass 2).
+            Draft: pushed model;
+            /// Dara reviews.
+            Review: pushed model;
+            /// Deterministic policy checks.
+            Policy: pushed;
+            /// Claim, call the connector once, record the receipt.
+            Publish: pushed;
+            /// Read back and record the verification.
+            Verify: pushed;
+        }
+    };
 }
 
-impl Stage {
-    /// Every stage in pipeline order.
-    pub const ALL: [Stage; 10] = [
-        Stage::Ingest,
-        Stage::Analyze,
-        Stage::Strategize,
-        Stage::Operator,
-        Stage::Plan,
-        Stage::Draft,
-        Stage::Review,
-        Stage::Policy,
-        Stage::Publish,
-        Stage::Verify,
-    ];
+macro_rules! stage_enum {
+    ($( $(#[$doc:meta])* $name:ident : $how:ident $($model:ident)?; )*) => {
+        /// A pipeline stage: one Cloud Run function each.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+        #[serde(rename_all = "snake_case")]
+        #[derive(strum::IntoStaticStr, strum::Display, strum::EnumIter)]
+        #[strum(serialize_all = "snake_case")]
+        pub enum Stage {
+            $( $(#[$doc])* $name, )*
+        }
 
+        impl Stage {
+            /// Every stage in pipeline order.
+            pub const ALL: [Stage; [$(Stage::$name),*].len()] = [$(Stage::$name),*];
+        }
+    };
+}
+
+with_stages!(stage_enum);
+
+impl Stage {
     /// The snake_case name (the same as its serde name).
     pub fn as_str(self) -> &'static str {
         self.into()

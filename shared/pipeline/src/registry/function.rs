@@ -1,44 +1,53 @@
-//! The deployable functions, by name.
+//! The deployable functions, by name: the stages' from the one declaration of the stages
+//! ([`harmonia_contracts::with_stages!`]), and three more.
 
 use harmonia_contracts::event::Stage;
 use strum::{Display, EnumString, IntoStaticStr, VariantArray};
 
-/// Every deployable function: one Cloud Run service each, and one binary under `functions/`.
-///
-/// The names (`analyze`, `deadletter`, …) are the services', the binaries' and the
-/// subscriptions' suffixes; Terraform's copy is checked against [`Function::ALL`].
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Display, EnumString, IntoStaticStr, VariantArray,
-)]
-#[strum(serialize_all = "snake_case")]
-pub enum Function {
-    /// Accepts sources and creates jobs.
-    Ingest,
-    /// The `analyze` stage.
-    Analyze,
-    /// The `strategize` stage.
-    Strategize,
-    /// The `plan` stage.
-    Plan,
-    /// The `draft` stage (first draft and revision).
-    Draft,
-    /// The `review` stage.
-    Review,
-    /// The `policy` stage.
-    Policy,
-    /// The `publish` stage.
-    Publish,
-    /// The `verify` stage.
-    Verify,
-    /// The operator API.
-    Operator,
-    /// Records every dead-lettered message.
-    Deadletter,
-    /// Nova, the read-only liaison.
-    Nova,
-    /// Hands scheduled posts that are due to publishing (Cloud Scheduler, every minute).
-    Dispatch,
+macro_rules! functions {
+    ($( $(#[$doc:meta])* $name:ident : $how:ident $($model:ident)?; )*) => {
+        /// Every deployable function: one Cloud Run service each, and one binary under
+        /// `functions/`: one per stage ([`harmonia_contracts::with_stages!`], where each is
+        /// declared), then the dead-letter recorder, Nova and the dispatcher.
+        ///
+        /// The names (`analyze`, `deadletter`, …) are the services', the binaries' and the
+        /// subscriptions' suffixes; Terraform's copy is checked against [`Function::ALL`].
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Display, EnumString, IntoStaticStr, VariantArray,
+        )]
+        #[strum(serialize_all = "snake_case")]
+        pub enum Function {
+            $( $(#[$doc])* $name, )*
+            /// Records every dead-lettered message.
+            Deadletter,
+            /// Nova, the read-only liaison.
+            Nova,
+            /// Hands scheduled posts that are due to publishing (Cloud Scheduler, every minute).
+            Dispatch,
+        }
+
+        impl Function {
+            /// The function that runs `stage`.
+            pub const fn of(stage: Stage) -> Function {
+                match stage {
+                    $( Stage::$name => Function::$name, )*
+                }
+            }
+
+            /// Whether this is a pipeline stage served by push deliveries (`analyze` … `verify`).
+            pub const fn is_stage(self) -> bool {
+                match self {
+                    $( Function::$name => functions!(@pushed $how), )*
+                    Function::Deadletter | Function::Nova | Function::Dispatch => false,
+                }
+            }
+        }
+    };
+    (@pushed pushed) => { true };
+    (@pushed $other:ident) => { false };
 }
+
+harmonia_contracts::with_stages!(functions);
 
 impl Function {
     /// Every function, in pipeline order.
@@ -47,37 +56,6 @@ impl Function {
     /// The name (the service's, the binary's and the subscriptions' suffix).
     pub fn as_str(self) -> &'static str {
         self.into()
-    }
-
-    /// The function that runs `stage`.
-    pub const fn of(stage: Stage) -> Function {
-        match stage {
-            Stage::Ingest => Function::Ingest,
-            Stage::Analyze => Function::Analyze,
-            Stage::Strategize => Function::Strategize,
-            Stage::Operator => Function::Operator,
-            Stage::Plan => Function::Plan,
-            Stage::Draft => Function::Draft,
-            Stage::Review => Function::Review,
-            Stage::Policy => Function::Policy,
-            Stage::Publish => Function::Publish,
-            Stage::Verify => Function::Verify,
-        }
-    }
-
-    /// Whether this is a pipeline stage served by push deliveries (`analyze` … `verify`).
-    pub const fn is_stage(self) -> bool {
-        matches!(
-            self,
-            Function::Analyze
-                | Function::Strategize
-                | Function::Plan
-                | Function::Draft
-                | Function::Review
-                | Function::Policy
-                | Function::Publish
-                | Function::Verify
-        )
     }
 
     /// Whether the function only receives pushed messages (a stage or the dead-letter

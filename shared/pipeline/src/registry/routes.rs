@@ -27,43 +27,32 @@ pub trait StageKind: Send + Sync + 'static {
     const CALLS_MODEL: bool;
 }
 
-/// The stage types, one per stage that consumes a topic.
+/// The stage types, one per stage that consumes a topic, made from the one declaration of the
+/// stages ([`harmonia_contracts::with_stages!`]).
 pub mod stage {
     use super::{Stage, StageKind};
 
-    macro_rules! stages {
-        ($( $(#[$doc:meta])* $name:ident, $calls_model:literal; )*) => {
-            $(
-                $(#[$doc])*
-                #[derive(Clone, Copy, Debug)]
-                pub struct $name;
-
-                impl StageKind for $name {
-                    const STAGE: Stage = Stage::$name;
-                    const CALLS_MODEL: bool = $calls_model;
-                }
-            )*
+    macro_rules! markers {
+        ($( $(#[$doc:meta])* $name:ident : $how:ident $($model:ident)?; )*) => {
+            $( markers!(@one $(#[$doc])* $name : $how $($model)?); )*
         };
+        (@one $(#[$doc:meta])* $name:ident : pushed $($model:ident)?) => {
+            $(#[$doc])*
+            #[derive(Clone, Copy, Debug)]
+            pub struct $name;
+
+            impl StageKind for $name {
+                const STAGE: Stage = Stage::$name;
+                const CALLS_MODEL: bool = markers!(@model $($model)?);
+            }
+        };
+        // A stage no event reaches (ingest, the operator's gate) has no type here.
+        (@one $(#[$doc:meta])* $name:ident : $how:ident) => {};
+        (@model model) => { true };
+        (@model) => { false };
     }
 
-    stages! {
-        /// `analyze`.
-        Analyze, true;
-        /// `strategize`.
-        Strategize, true;
-        /// `plan`.
-        Plan, true;
-        /// `draft`.
-        Draft, true;
-        /// `review`.
-        Review, true;
-        /// `policy`.
-        Policy, false;
-        /// `publish`.
-        Publish, false;
-        /// `verify`.
-        Verify, false;
-    }
+    harmonia_contracts::with_stages!(markers);
 }
 
 /// A payload a pipeline stage subscribes to, bound to that stage: the stage its [`Step`]
