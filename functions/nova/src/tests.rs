@@ -14,7 +14,7 @@ use harmonia_agents::skills::SkillLibrary;
 use harmonia_agents::tools::{Tool, ToolContext};
 use harmonia_auth::Identity;
 use harmonia_contracts::domain::{Job, JobStatus, PostMetrics, Publication};
-use harmonia_contracts::event::{Pass, Stage};
+use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::{DocId, JobId, WorkspaceId};
 use harmonia_contracts::tool::ToolEnvelope;
 use harmonia_contracts::trace::TraceParent;
@@ -58,20 +58,8 @@ async fn configure(store: &dyn Store, ws: &WorkspaceId) {
 }
 
 fn job(ws: &WorkspaceId, status: JobStatus) -> Job {
-    Job {
-        id: JobId::generate(),
-        workspace: ws.clone(),
-        workspace_version: 1,
-        source: "src-1".parse().expect("id"),
-        title: "T".into(),
-        status,
-        pass: Pass::FIRST,
-        round: Default::default(),
-        created_at: Utc::now(),
-        updated_at: Utc::now(),
-        failure: None,
-        stalled: None,
-    }
+    let job = Job::ingested(JobId::generate(), ws.clone(), 1, "src-1".parse().expect("id"), "T".into(), Utc::now());
+    Job { status, ..job }
 }
 
 /// The verified publication a measured post needs before its metrics count as performance.

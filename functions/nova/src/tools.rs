@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use harmonia_agents::model::FunctionDeclaration;
-use harmonia_agents::tools::{Tool, ToolContext, ToolFailure};
+use harmonia_agents::tools::{Tool, ToolContext, ToolFailure, names};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::Deserialize;
@@ -58,14 +58,19 @@ pub const WORKSPACE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Measured posts `suggest_posting_windows` needs.
 pub const MIN_HISTORY: usize = 5;
 
-/// One of Nova's tools, typed: the runtime's [`Tool`] is implemented for each from this.
-pub(crate) trait NovaTool: Send + Sync {
+/// What the model and the contract know of a tool: its name, its deadline and what it does,
+/// declared for all six in one table ([`tools!`]).
+pub(crate) trait About {
     /// The name the model calls.
     const NAME: &'static str;
     /// The contract's deadline for one call.
     const DEADLINE: Duration;
     /// What the model is told the tool does.
     const DESCRIPTION: &'static str;
+}
+
+/// One of Nova's tools, typed: the runtime's [`Tool`] is implemented for each from this.
+pub(crate) trait NovaTool: About + Send + Sync {
     /// The arguments; their JSON Schema is the declaration's `parameters`.
     type Args: DeserializeOwned + JsonSchema + Send;
 
@@ -121,40 +126,42 @@ fn parse<T: NovaTool>(args: &Value) -> Result<T::Args, Fail> {
     })
 }
 
-/// Implements the runtime's [`Tool`] for a [`NovaTool`] (the trait is foreign, so a blanket
-/// implementation is not allowed; each type gets its own).
-macro_rules! runtime_tool {
-    ($($tool:ty),* $(,)?) => {$(
-        #[async_trait]
-        impl Tool for $tool {
-            fn declaration(&self) -> FunctionDeclaration {
-                declaration::<$tool>()
+/// The six tools: each one's name, deadline and description ([`About`]), the runtime's
+/// [`Tool`] for it (the trait is foreign, so a blanket implementation is not allowed; each type
+/// gets its own), and [`all`].
+macro_rules! tools {
+    ($( $tool:ident => $name:expr, $deadline:expr, $description:literal; )*) => {
+        $(
+            impl About for $tool {
+                const NAME: &'static str = $name;
+                const DEADLINE: Duration = $deadline;
+                const DESCRIPTION: &'static str = $description;
             }
 
-            async fn call(&self, ctx: &ToolContext<'_>, args: &Value) -> Result<Value, ToolFailure> {
-                answer(self, ctx, args).await
+            #[async_trait]
+            impl Tool for $tool {
+                fn declaration(&self) -> FunctionDeclaration {
+                    declaration::<$tool>()
+                }
+
+                async fn call(&self, ctx: &ToolContext<'_>, args: &Value) -> Result<Value, ToolFailure> {
+                    answer(self, ctx, args).await
+                }
             }
+        )*
+
+        /// All six.
+        pub fn all() -> Vec<Arc<dyn Tool>> {
+            vec![$(Arc::new($tool)),*]
         }
-    )*};
+    };
 }
 
-runtime_tool!(
-    FetchTrendSignals,
-    SearchTrendSignals,
-    GetEngagementInsights,
-    GetOperatorFeed,
-    GetJobStatus,
-    SuggestPostingWindows,
-);
-
-/// All six.
-pub fn all() -> Vec<Arc<dyn Tool>> {
-    vec![
-        Arc::new(FetchTrendSignals),
-        Arc::new(SearchTrendSignals),
-        Arc::new(GetEngagementInsights),
-        Arc::new(GetOperatorFeed),
-        Arc::new(GetJobStatus),
-        Arc::new(SuggestPostingWindows),
-    ]
+tools! {
+    FetchTrendSignals => names::FETCH_TREND_SIGNALS, TREND_TIMEOUT, "Public trend signals, strongest first.";
+    SearchTrendSignals => names::SEARCH_TREND_SIGNALS, TREND_TIMEOUT, "Public trend signals matching a query.";
+    GetEngagementInsights => names::GET_ENGAGEMENT_INSIGHTS, WORKSPACE_TIMEOUT, "Measured posts of this workspace and takeaways.";
+    GetOperatorFeed => names::GET_OPERATOR_FEED, WORKSPACE_TIMEOUT, "Pending items, job health, goals and recent posts of this workspace.";
+    GetJobStatus => names::GET_JOB_STATUS, WORKSPACE_TIMEOUT, "A redacted status summary of one job of this workspace.";
+    SuggestPostingWindows => names::SUGGEST_POSTING_WINDOWS, WORKSPACE_TIMEOUT, "UTC posting windows computed from measured history, with the basis.";
 }

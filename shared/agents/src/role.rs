@@ -63,148 +63,79 @@ pub trait Role: Send + Sync + 'static {
     }
 }
 
-/// The coordinator: routes one task to its specialist.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Harmonia;
+/// Each role's marker type and its [`Role`]: name, task, input, output, the validator (a
+/// function of the input, the parsed output and what the invocation saw) and, for a role with
+/// research or snapshot tools, what they are bound to.
+macro_rules! roles {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident: $task:expr, $input:ty => $output:ty, $validate:expr $(, { $($extra:tt)* })?;
+    )*) => {$(
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct $name;
 
-/// The analyst: evidence moments and qualified angles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Nimi;
+        impl Role for $name {
+            const ID: harmonia_contracts::Role = harmonia_contracts::Role::$name;
+            const TASK: Option<Task> = $task;
+            type Input = $input;
+            type Output = $output;
 
-/// The strategist: objective, audience, voice and briefs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ryan;
+            fn validate(input: &$input, output: &$output, seen: Seen<'_>) -> Result<(), Miss> {
+                let validate: fn(&$input, &$output, Seen<'_>) -> Result<(), Miss> = $validate;
+                validate(input, output, seen)
+            }
 
-/// The editorial planner: the approved strategy as a plan.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Temi;
-
-/// The copywriter: one post for the selected item.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Noni;
-
-/// The editor: the seven-dimension review.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Dara;
-
-/// The presenter: A2UI layouts of catalog entities.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Maya;
-
-/// The read-only liaison: operators' questions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Nova;
-
-impl Role for Harmonia {
-    const ID: harmonia_contracts::Role = harmonia_contracts::Role::Harmonia;
-    const TASK: Option<Task> = None;
-    type Input = HarmoniaInput;
-    type Output = RoutingDecision;
-
-    /// The one specialist the task belongs to, and one of those offered.
-    fn validate(input: &HarmoniaInput, decision: &RoutingDecision, _: Seen<'_>) -> Result<(), Miss> {
-        if decision.specialist != input.task.specialist() || !input.specialists.contains(&decision.specialist) {
-            return Err(Code::RoutingMismatch.into());
+            $($($extra)*)?
         }
-        Ok(())
-    }
+    )*};
 }
 
-impl Role for Nimi {
-    const ID: harmonia_contracts::Role = harmonia_contracts::Role::Nimi;
-    const TASK: Option<Task> = Some(Task::Analyze);
-    type Input = NimiInput;
-    type Output = Analysis;
-
-    fn validate(input: &NimiInput, output: &Analysis, seen: Seen<'_>) -> Result<(), Miss> {
-        validate::nimi(input, output, seen.researched)
+/// Harmonia's check: the one specialist the task belongs to, and one of those offered.
+fn routed(input: &HarmoniaInput, decision: &RoutingDecision) -> Result<(), Miss> {
+    if decision.specialist != input.task.specialist() || !input.specialists.contains(&decision.specialist) {
+        return Err(Code::RoutingMismatch.into());
     }
-
-    /// The source's title.
-    fn research(input: &NimiInput) -> Option<Binding> {
-        Some(Binding::new(&[("title", input.source.title.as_str())]))
-    }
+    Ok(())
 }
 
-impl Role for Ryan {
-    const ID: harmonia_contracts::Role = harmonia_contracts::Role::Ryan;
-    const TASK: Option<Task> = Some(Task::Strategize);
-    type Input = RyanInput;
-    type Output = Strategy;
-
-    fn validate(input: &RyanInput, output: &Strategy, _: Seen<'_>) -> Result<(), Miss> {
-        validate::ryan(input, output)
-    }
-}
-
-impl Role for Temi {
-    const ID: harmonia_contracts::Role = harmonia_contracts::Role::Temi;
-    const TASK: Option<Task> = Some(Task::Plan);
-    type Input = TemiInput;
-    type Output = Plan;
-
-    fn validate(input: &TemiInput, output: &Plan, _: Seen<'_>) -> Result<(), Miss> {
-        validate::temi(input, output)
-    }
-
-    fn snapshot(input: &TemiInput) -> Option<&SnapshotId> {
-        Some(&input.snapshot_id)
-    }
-}
-
-impl Role for Noni {
-    const ID: harmonia_contracts::Role = harmonia_contracts::Role::Noni;
-    const TASK: Option<Task> = Some(Task::Draft);
-    type Input = NoniInput;
-    type Output = DraftOutput;
-
-    fn validate(input: &NoniInput, output: &DraftOutput, seen: Seen<'_>) -> Result<(), Miss> {
-        validate::noni(input, output, seen.researched)
-    }
-
-    /// The brief's key message, angle or audience.
-    fn research(input: &NoniInput) -> Option<Binding> {
-        let brief = &input.brief;
-        Some(Binding::new(&[
-            ("key_message", brief.key_message.as_str()),
-            ("angle", brief.angle.as_str()),
-            ("audience", brief.audience.as_str()),
-        ]))
-    }
-}
-
-impl Role for Dara {
-    const ID: harmonia_contracts::Role = harmonia_contracts::Role::Dara;
-    const TASK: Option<Task> = Some(Task::Review);
-    type Input = DaraInput;
-    type Output = ReviewOutput;
-
-    fn validate(input: &DaraInput, output: &ReviewOutput, _: Seen<'_>) -> Result<(), Miss> {
-        Ok(validate::dara(input, output)?)
-    }
-}
-
-impl Role for Maya {
-    const ID: harmonia_contracts::Role = harmonia_contracts::Role::Maya;
-    const TASK: Option<Task> = Some(Task::Present);
-    type Input = MayaInput;
-    type Output = Layout;
-
-    fn validate(input: &MayaInput, output: &Layout, _: Seen<'_>) -> Result<(), Miss> {
-        Ok(validate::maya(input, output)?)
-    }
-}
-
-impl Role for Nova {
-    const ID: harmonia_contracts::Role = harmonia_contracts::Role::Nova;
-    const TASK: Option<Task> = Some(Task::Answer);
-    type Input = NovaInput;
-    type Output = Answer;
-
-    /// Against the real skill and tool sequence.
-    fn validate(_: &NovaInput, output: &Answer, seen: Seen<'_>) -> Result<(), Miss> {
-        Ok(validate::nova(output, seen.steps)?)
-    }
+roles! {
+    /// The coordinator: routes one task to its specialist.
+    Harmonia: None, HarmoniaInput => RoutingDecision, |input, decision, _| routed(input, decision);
+    /// The analyst: evidence moments and qualified angles. Its searches are about the source's
+    /// title.
+    Nimi: Some(Task::Analyze), NimiInput => Analysis, |input, out, seen| validate::nimi(input, out, seen.researched), {
+        fn research(input: &NimiInput) -> Option<Binding> {
+            Some(Binding::new(&[("title", input.source.title.as_str())]))
+        }
+    };
+    /// The strategist: objective, audience, voice and briefs.
+    Ryan: Some(Task::Strategize), RyanInput => Strategy, |input, out, _| validate::ryan(input, out);
+    /// The editorial planner: the approved strategy as a plan, read from one snapshot.
+    Temi: Some(Task::Plan), TemiInput => Plan, |input, out, _| validate::temi(input, out), {
+        fn snapshot(input: &TemiInput) -> Option<&SnapshotId> {
+            Some(&input.snapshot_id)
+        }
+    };
+    /// The copywriter: one post for the selected item. Its searches are about the brief's key
+    /// message, angle or audience.
+    Noni: Some(Task::Draft), NoniInput => DraftOutput, |input, out, seen| validate::noni(input, out, seen.researched), {
+        fn research(input: &NoniInput) -> Option<Binding> {
+            let brief = &input.brief;
+            Some(Binding::new(&[
+                ("key_message", brief.key_message.as_str()),
+                ("angle", brief.angle.as_str()),
+                ("audience", brief.audience.as_str()),
+            ]))
+        }
+    };
+    /// The editor: the seven-dimension review.
+    Dara: Some(Task::Review), DaraInput => ReviewOutput, |input, out, _| Ok(validate::dara(input, out)?);
+    /// The presenter: A2UI layouts of catalog entities.
+    Maya: Some(Task::Present), MayaInput => Layout, |input, out, _| Ok(validate::maya(input, out)?);
+    /// The read-only liaison: operators' questions, checked against the real skill and tool
+    /// sequence.
+    Nova: Some(Task::Answer), NovaInput => Answer, |_, out, seen| Ok(validate::nova(out, seen.steps)?);
 }
 
 #[cfg(test)]

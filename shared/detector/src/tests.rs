@@ -116,7 +116,7 @@ fn the_trial_lines_carry_the_expected_signals() {
 }
 
 /// Every signal the detector scores.
-const EVERY_SIGNAL: [Signal; 10] = [
+pub(crate) const EVERY_SIGNAL: [Signal; 10] = [
     Signal::RoleMarker,
     Signal::Override,
     Signal::Persona,

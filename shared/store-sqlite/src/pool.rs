@@ -144,6 +144,17 @@ pub(crate) fn holding_if_free<T>(
     Ok(result)
 }
 
+/// Work a call runs on the connection (again, if a hand-off is lost and it runs elsewhere).
+pub trait Call<T, E>: FnMut(&mut Connection) -> Result<T, E> + Send + 'static {}
+
+impl<T, E, F: FnMut(&mut Connection) -> Result<T, E> + Send + 'static> Call<T, E> for F {}
+
+/// The error a call answers when its task or the connection's lock is lost (a panic in another
+/// call), from the name of what was lost.
+pub trait Lost<E>: Fn(&'static str) -> E + Send + 'static {}
+
+impl<E, F: Fn(&'static str) -> E + Send + 'static> Lost<E> for F {}
+
 impl Blocking {
     /// Wrap a connection. For a file, the write-ahead log is checkpointed by a thread of its
     /// own on a second connection ([`checkpoint_in_background`]) rather than by whichever
@@ -181,15 +192,11 @@ impl Blocking {
     /// Run `f` on the connection: inline when it is free, handed to its holder when another
     /// inline call has it, else in a blocking task; `lost` is the error when the task or the
     /// lock is lost (a panic in another call).
-    pub async fn run<T, E>(
+    pub async fn run<T: Send + 'static, E: Send + 'static>(
         &self,
-        mut f: impl FnMut(&mut Connection) -> Result<T, E> + Send + 'static,
-        lost: impl Fn(&'static str) -> E + Send + 'static,
-    ) -> Result<T, E>
-    where
-        T: Send + 'static,
-        E: Send + 'static,
-    {
+        mut f: impl Call<T, E>,
+        lost: impl Lost<E>,
+    ) -> Result<T, E> {
         use std::sync::TryLockError;
         use std::sync::atomic::Ordering;
         self.0.calls.fetch_add(1, Ordering::Relaxed);
@@ -207,16 +214,11 @@ impl Blocking {
     }
 
     /// Hand `f` to the holder of the connection and await its outcome.
-    pub(crate) async fn hand_over<T, E, F>(
+    pub(crate) async fn hand_over<T: Send + 'static, E: Send + 'static>(
         &self,
-        mut f: F,
-        lost: impl Fn(&'static str) -> E + Send + 'static,
-    ) -> Result<T, E>
-    where
-        T: Send + 'static,
-        E: Send + 'static,
-        F: FnMut(&mut Connection) -> Result<T, E> + Send + 'static,
-    {
+        mut f: impl Call<T, E>,
+        lost: impl Lost<E>,
+    ) -> Result<T, E> {
         let (back, outcome) = tokio::sync::oneshot::channel();
         let call: Handed = Box::new(move |conn| {
             let handback = match attempt(conn, &mut f) {
@@ -246,15 +248,11 @@ impl Blocking {
 
     /// Run `f` on the connection in a blocking task, always: for calls that may take long
     /// (an integrity check, a backup) or must wait for other processes.
-    pub async fn run_off<T, E>(
+    pub async fn run_off<T: Send + 'static, E: Send + 'static>(
         &self,
-        mut f: impl FnMut(&mut Connection) -> Result<T, E> + Send + 'static,
-        lost: impl Fn(&'static str) -> E + Send + 'static,
-    ) -> Result<T, E>
-    where
-        T: Send + 'static,
-        E: Send + 'static,
-    {
+        mut f: impl Call<T, E>,
+        lost: impl Lost<E>,
+    ) -> Result<T, E> {
         use std::sync::atomic::Ordering;
         let shared = self.0.clone();
         let lost_join = lost("blocking_task");

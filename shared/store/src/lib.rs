@@ -96,17 +96,12 @@ pub async fn create_if_absent(
     id: &DocId,
     data: Map<String, Value>,
 ) -> Result<Created, Error> {
-    let write = Write { collection, id: id.clone(), op: WriteOp::Create(data) };
-    match store.commit(workspace, vec![write]).await {
-        Ok(()) => {}
-        Err(Error::AlreadyExists) => {
-            return match store.get(workspace, collection, id).await? {
-                Some(doc) => Ok(Created::Existing(doc)),
-                // Deleted in between: report the race rather than guess.
-                None => Err(Error::Conflict),
-            };
-        }
-        Err(e) => return Err(e),
+    if !create(store, workspace, collection, id, data).await? {
+        return match store.get(workspace, collection, id).await? {
+            Some(doc) => Ok(Created::Existing(doc)),
+            // Deleted in between: report the race rather than guess.
+            None => Err(Error::Conflict),
+        };
     }
     // Read back: the stored timestamp is the backend's.
     match store.get(workspace, collection, id).await? {

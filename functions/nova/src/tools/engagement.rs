@@ -3,7 +3,6 @@
 //! an unknown or unverified post, or a mock one in a production workspace, is never an insight.
 
 use harmonia_agents::eligibility::VerifiedPosts;
-use harmonia_agents::tools::names;
 use harmonia_contracts::domain::{PostMetrics, Publication};
 use harmonia_contracts::tool::Provenance;
 use harmonia_pipeline::records::{POST_METRICS, PUBLICATIONS};
@@ -22,9 +21,6 @@ const LISTED: usize = 10;
 pub struct GetEngagementInsights;
 
 impl NovaTool for GetEngagementInsights {
-    const NAME: &'static str = names::GET_ENGAGEMENT_INSIGHTS;
-    const DEADLINE: std::time::Duration = super::WORKSPACE_TIMEOUT;
-    const DESCRIPTION: &'static str = "Measured posts of this workspace and takeaways.";
     type Args = NoArgs;
 
     async fn run(&self, reads: Reads<'_>, _: NoArgs) -> Result<Found, Fail> {

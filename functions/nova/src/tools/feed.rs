@@ -1,6 +1,5 @@
 //! `get_operator_feed`: what waits for the operator, job health, goals and recent posts.
 
-use harmonia_agents::tools::names;
 use harmonia_contracts::domain::{Job, JobStatus, Publication};
 use harmonia_contracts::tool::Evidence;
 use harmonia_pipeline::records::{JOBS, PUBLICATIONS};
@@ -17,9 +16,6 @@ use super::{NoArgs, NovaTool};
 pub struct GetOperatorFeed;
 
 impl NovaTool for GetOperatorFeed {
-    const NAME: &'static str = names::GET_OPERATOR_FEED;
-    const DEADLINE: std::time::Duration = super::WORKSPACE_TIMEOUT;
-    const DESCRIPTION: &'static str = "Pending items, job health, goals and recent posts of this workspace.";
     type Args = NoArgs;
 
     async fn run(&self, reads: Reads<'_>, _: NoArgs) -> Result<Found, Fail> {

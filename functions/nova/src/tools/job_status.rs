@@ -1,6 +1,5 @@
 //! `get_job_status`: a redacted status summary of one job of this workspace.
 
-use harmonia_agents::tools::names;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{Job, Publication};
 use harmonia_contracts::ids::JobId;
@@ -29,9 +28,6 @@ pub struct JobStatusArgs {
 }
 
 impl NovaTool for GetJobStatus {
-    const NAME: &'static str = names::GET_JOB_STATUS;
-    const DEADLINE: std::time::Duration = super::WORKSPACE_TIMEOUT;
-    const DESCRIPTION: &'static str = "A redacted status summary of one job of this workspace.";
     type Args = JobStatusArgs;
 
     async fn run(&self, reads: Reads<'_>, args: JobStatusArgs) -> Result<Found, Fail> {

@@ -1,6 +1,5 @@
 //! `fetch_trend_signals` and `search_trend_signals`: the trend signals the workspace imported.
 
-use harmonia_agents::tools::names;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::TrendSignal;
 use harmonia_contracts::tool::Provenance;
@@ -29,9 +28,6 @@ pub struct FetchArgs {
 }
 
 impl NovaTool for FetchTrendSignals {
-    const NAME: &'static str = names::FETCH_TREND_SIGNALS;
-    const DEADLINE: std::time::Duration = super::TREND_TIMEOUT;
-    const DESCRIPTION: &'static str = "Public trend signals, strongest first.";
     type Args = FetchArgs;
 
     async fn run(&self, reads: Reads<'_>, args: FetchArgs) -> Result<Found, Fail> {
@@ -58,9 +54,6 @@ pub struct SearchArgs {
 }
 
 impl NovaTool for SearchTrendSignals {
-    const NAME: &'static str = names::SEARCH_TREND_SIGNALS;
-    const DEADLINE: std::time::Duration = super::TREND_TIMEOUT;
-    const DESCRIPTION: &'static str = "Public trend signals matching a query.";
     type Args = SearchArgs;
 
     async fn run(&self, reads: Reads<'_>, args: SearchArgs) -> Result<Found, Fail> {

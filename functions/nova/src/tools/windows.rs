@@ -1,7 +1,6 @@
 //! `suggest_posting_windows`: UTC windows learnt from this workspace's measured posts.
 
 use chrono::{Datelike, Timelike};
-use harmonia_agents::tools::names;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::PostMetrics;
 use serde_json::{Value, json};
@@ -29,9 +28,6 @@ struct Slot {
 }
 
 impl NovaTool for SuggestPostingWindows {
-    const NAME: &'static str = names::SUGGEST_POSTING_WINDOWS;
-    const DEADLINE: std::time::Duration = super::WORKSPACE_TIMEOUT;
-    const DESCRIPTION: &'static str = "UTC posting windows computed from measured history, with the basis.";
     type Args = NoArgs;
 
     async fn run(&self, reads: Reads<'_>, _: NoArgs) -> Result<Found, Fail> {

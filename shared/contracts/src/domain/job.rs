@@ -249,6 +249,32 @@ pub struct Job {
 }
 
 impl Job {
+    /// A new job `id` of `workspace` over the source `source` (titled `title`), just ingested
+    /// and waiting for analysis, using configuration `workspace_version` throughout.
+    pub fn ingested(
+        id: JobId,
+        workspace: WorkspaceId,
+        workspace_version: u32,
+        source: SourceId,
+        title: String,
+        now: Timestamp,
+    ) -> Self {
+        Self {
+            id,
+            workspace,
+            workspace_version,
+            source,
+            title,
+            status: JobStatus::Ingested,
+            pass: Pass::FIRST,
+            round: Round::ORIGINAL,
+            created_at: now,
+            updated_at: now,
+            failure: None,
+            stalled: None,
+        }
+    }
+
     /// Move to `next` (checked), stamping `updated_at`; whatever stalled the job is over.
     pub fn advance(&mut self, next: JobStatus, now: Timestamp) -> Result<(), Error> {
         self.status = self.status.transition(next)?;

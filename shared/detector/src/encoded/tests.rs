@@ -161,19 +161,7 @@ fn reasons_name_the_encoding_and_signals_never_the_text() {
     assert!(!found.contains("publish this") && !found.contains(&text), "{found}");
     let order = Encoded { encoding: Encoding::Hex, finding: Finding::DecodeOrder };
     assert_eq!(order.reason(), "an order to decode a hex payload and follow it");
-    let signals = vec![
-        Signal::RoleMarker,
-        Signal::Override,
-        Signal::Persona,
-        Signal::ToolName,
-        Signal::PublishingOrder,
-        Signal::ApprovalClaim,
-        Signal::Addressee,
-        Signal::CallOrder,
-        Signal::Urgency,
-        Signal::Disguise,
-    ];
-    let every = Score { points: 99, signals };
+    let every = Score { points: 99, signals: crate::tests::EVERY_SIGNAL.to_vec() };
     for encoding in [Encoding::Base64, Encoding::Hex, Encoding::Percent, Encoding::Rot13] {
         let reason = Encoded { encoding, finding: Finding::Instructions(every.clone()) }.reason();
         assert!(reason.chars().count() <= 300, "{reason}");

@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use harmonia_bus::OutboundMessage;
-use harmonia_contracts::domain::{Job, JobStatus, SourceInput, StoredSource};
+use harmonia_contracts::domain::{Job, SourceInput, StoredSource};
 use harmonia_contracts::event::{Pass, Round, SourceIngested, Stage, StageEvent};
 use harmonia_contracts::ids::{JobId, SourceId, WorkspaceId};
 use harmonia_contracts::trace::TraceParent;
@@ -77,20 +77,7 @@ fn submission_ids(workspace: &WorkspaceId, idempotency_key: Option<&str>) -> Res
 
 /// A new job over `source`, waiting for analysis, using configuration `version` throughout.
 fn new_job(id: JobId, source: &StoredSource, version: u32, now: DateTime<Utc>) -> Job {
-    Job {
-        id,
-        workspace: source.workspace.clone(),
-        workspace_version: version,
-        source: source.id.clone(),
-        title: source.title.clone(),
-        status: JobStatus::Ingested,
-        pass: Pass::FIRST,
-        round: Round::ORIGINAL,
-        created_at: now,
-        updated_at: now,
-        failure: None,
-        stalled: None,
-    }
+    Job::ingested(id, source.workspace.clone(), version, source.id.clone(), source.title.clone(), now)
 }
 
 /// Store the source, the job and the ingest marker (holding `message`) in one transaction.

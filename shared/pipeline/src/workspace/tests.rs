@@ -1,5 +1,4 @@
-use harmonia_contracts::domain::{JobStatus, WorkspaceMode};
-use harmonia_contracts::event::Pass;
+use harmonia_contracts::domain::WorkspaceMode;
 use harmonia_store_sqlite::SqliteStore;
 use harmonia_testkit::temp_dir;
 
@@ -49,20 +48,14 @@ async fn update_adds_a_version_only_when_the_content_changes_and_jobs_keep_their
     assert_eq!(second.version, 2);
     assert_eq!(current(&store, &ws).await.expect("current").config, changed);
     // Version 1 is still there, unchanged: a job that recorded it reads it.
-    let job = Job {
-        id: "job-1".parse().expect("id"),
-        workspace: ws.clone(),
-        workspace_version: 1,
-        source: "src-1".parse().expect("id"),
-        title: "t".into(),
-        status: JobStatus::Ingested,
-        pass: Pass::FIRST,
-        round: Default::default(),
-        created_at: Utc::now(),
-        updated_at: Utc::now(),
-        failure: None,
-        stalled: None,
-    };
+    let job = Job::ingested(
+        "job-1".parse().expect("id"),
+        ws.clone(),
+        1,
+        "src-1".parse().expect("id"),
+        "t".into(),
+        Utc::now(),
+    );
     assert_eq!(version_of_job(&store, &job).await.expect("v1").config, example());
     let stored = harmonia_store::scan_all(&store, &ws, WORKSPACE_VERSIONS).await.expect("scan");
     let ids: Vec<&str> = stored.iter().map(|d| d.id.as_str()).collect();
