@@ -73,7 +73,7 @@ impl Tool for SearchVerifiedPublications {
         let query = query_arg(args)?.to_lowercase();
         let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(5).clamp(1, 10);
         let limit = usize::try_from(limit).unwrap_or(5);
-        let docs = scan_all(ctx.store, ctx.workspace, PUBLICATIONS).await.map_err(|_| ToolFailure::Unavailable)?;
+        let docs = scan_all(ctx.store, ctx.workspace, PUBLICATIONS).await.map_err(crate::tools::unavailable)?;
         let terms: Vec<&str> = query.split_whitespace().collect();
         let mut results = Vec::new();
         let mut evidence = Vec::new();

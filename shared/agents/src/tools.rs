@@ -137,6 +137,13 @@ impl SnapshotView {
     }
 }
 
+/// A store failure a tool answers as `dependency_unavailable`: the model sees only that, and
+/// the cause is logged (a store error's text names no document content).
+pub(crate) fn unavailable(e: harmonia_store::Error) -> ToolFailure {
+    tracing::warn!(error = %e, code = e.code().as_str(), "a data tool could not read the store");
+    ToolFailure::Unavailable
+}
+
 /// One of Temi's read-only snapshot tools.
 pub struct SnapshotTool(pub SnapshotView);
 
@@ -169,9 +176,9 @@ impl Tool for SnapshotTool {
             .store
             .get(ctx.workspace, PLANNING_SNAPSHOTS, &id)
             .await
-            .map_err(|_| ToolFailure::Unavailable)?
+            .map_err(unavailable)?
             .ok_or(ToolFailure::Unavailable)?;
-        let snapshot: PlanningSnapshot = doc.decode().map_err(|_| ToolFailure::Unavailable)?;
+        let snapshot: PlanningSnapshot = doc.decode().map_err(unavailable)?;
         if &snapshot.id != expected {
             return Err(ToolFailure::SnapshotMismatch);
         }

@@ -74,7 +74,10 @@ impl SqliteStore {
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref().to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|_| Error::Unavailable { kind: "data_dir".into() })?;
+            std::fs::create_dir_all(dir).map_err(|e| {
+                tracing::error!(dir = %dir.display(), error = %e, "the data directory could not be made");
+                Error::Unavailable { kind: "data_dir".into() }
+            })?;
         }
         match std::fs::metadata(&path) {
             Ok(meta) if meta.len() == 0 => return Err(not_a_store(&path, "the file is empty (0 bytes)")),

@@ -98,7 +98,7 @@ pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest
     }
     let record = ApprovalRecord { approval: approval.clone(), next: next.iter().map(PendingMessage::from).collect() };
     record_decision(env, workspace, &job.id, &record, schedule.as_ref()).await?;
-    env.publish(&next).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
+    env.publish(&next).await.map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))?;
     if scheduled.is_some_and(|s| s.due_at <= env.clock.now()) {
         // Approved inside its window: due now, so it goes out without waiting for a tick.
         crate::gates::schedule::release_if_due(env, workspace, &job.id).await?;
@@ -140,7 +140,7 @@ fn released(
     let (ws, id) = (workspace.clone(), job.id.clone());
     // Draft rounds start again from the original: `strategy.approved` carries round 0.
     env.message(&StageEvent::new(ws, id, Pass::FIRST, trace, StrategyApproved { strategy_hash: hash }))
-        .map_err(|_| Error::from_code(Code::BusUnavailable))
+        .map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))
 }
 
 /// Store the decision (and an approved draft's schedule) and move the job, in one transaction
@@ -224,7 +224,7 @@ pub async fn resume_job(env: &Env, workspace: &WorkspaceId, job: &Job) -> Result
 
 /// Re-publish what `marker` recorded; the number of its messages.
 async fn resend(env: &Env, marker: &Marker) -> Result<usize, Error> {
-    republish(env, marker).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
+    republish(env, marker).await.map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))?;
     Ok(marker.next.len())
 }
 

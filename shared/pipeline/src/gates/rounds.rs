@@ -107,14 +107,14 @@ pub async fn request_changes(env: &Env, workspace: &WorkspaceId, request: Change
             span.in_scope(|| env.message(&event))
         }
     }
-    .map_err(|_| Error::from_code(Code::BusUnavailable))?;
+    .map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))?;
     let record = ApprovalRecord { approval: approval.clone(), next: vec![PendingMessage::from(&next)] };
     let moved = match request.subject {
         ApprovalSubject::Strategy => JobStatus::StrategyChangesRequested,
         ApprovalSubject::Draft => JobStatus::DraftChangesRequested,
     };
     record_round(env, workspace, &job, round, &record, moved, Vec::new()).await?;
-    env.publish(&[next]).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
+    env.publish(&[next]).await.map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))?;
     Ok(approval)
 }
 

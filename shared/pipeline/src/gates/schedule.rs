@@ -185,7 +185,7 @@ async fn release_message(env: &Env, workspace: &WorkspaceId, schedule: &Schedule
     let trace = crate::trace::origin(&span, asked.as_ref());
     let payload = DraftApproved { draft: schedule.draft.clone(), content_hash: schedule.content_hash.clone() };
     let event = StageEvent::in_round(workspace.clone(), job.id.clone(), schedule.round, schedule.pass, &trace, payload);
-    span.in_scope(|| env.message(&event)).map_err(|_| Error::from_code(Code::BusUnavailable))
+    span.in_scope(|| env.message(&event)).map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))
 }
 
 /// Whether the publication of `schedule`'s draft is claimed.
@@ -282,7 +282,7 @@ async fn release(
     .await;
     match released {
         Ok(true) => {
-            env.publish(&[message]).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
+            env.publish(&[message]).await.map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))?;
             tracing::info!(workspace = %workspace, job = %job, "scheduled post handed to publishing");
             Ok(true)
         }
@@ -531,7 +531,7 @@ async fn redispatch(env: &Env, workspace: &WorkspaceId, job: &JobId) -> Result<(
         .map(PendingMessage::outbound)
         .collect::<Option<_>>()
         .ok_or_else(|| Error::from_code(Code::StoreCorrupt))?;
-    env.publish(&messages).await.map_err(|_| Error::from_code(Code::BusUnavailable))
+    env.publish(&messages).await.map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))
 }
 
 #[cfg(test)]

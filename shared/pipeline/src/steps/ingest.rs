@@ -52,7 +52,8 @@ pub async fn ingest(
         &trace,
         SourceIngested { source: source.id.clone() },
     );
-    let message = span.in_scope(|| env.message(&event)).map_err(|_| Error::from_code(Code::BusUnavailable))?;
+    let message =
+        span.in_scope(|| env.message(&event)).map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))?;
     match store_new_job(env, &source, &job, &message, now).await? {
         Some(first) => {
             republish_first(env, &first).await?;
@@ -132,9 +133,9 @@ fn same_submission(a: &StoredSource, b: &StoredSource) -> bool {
 async fn republish_first(env: &Env, first: &Job) -> Result<(), Error> {
     let marker = crate::step::marker(env, &first.workspace, &first.id, Stage::Ingest, Round::ORIGINAL, Pass::FIRST)
         .await
-        .map_err(|_| Error::from_code(Code::StoreUnavailable))?;
+        .map_err(|e| Error::from_code(Code::StoreUnavailable).with_cause(e))?;
     if let Some(m) = marker {
-        crate::step::republish(env, &m).await.map_err(|_| Error::from_code(Code::BusUnavailable))?;
+        crate::step::republish(env, &m).await.map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))?;
     }
     Ok(())
 }
