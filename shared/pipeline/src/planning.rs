@@ -188,15 +188,46 @@ fn open_windows(config: &WorkspaceConfig, calendar: &[CalendarImport], now: Time
     windows::occurrences(config, &blackout, now, now + Duration::days(i64::from(HORIZON_DAYS)))
 }
 
-/// A local wall-clock time on `date` in `tz`, as UTC: the earlier instant when a change makes
-/// it occur twice, the same wall time an hour later when a change skips it.
-pub(crate) fn to_utc<Z: TimeZone>(tz: &Z, date: NaiveDate, time: NaiveTime) -> Option<Timestamp> {
+/// Which edge of a window a wall-clock time is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Edge {
+    /// Where it opens.
+    Start,
+    /// Where it closes.
+    End,
+}
+
+/// A local wall-clock time on `date` in `tz`, as UTC, so that a window's wall-clock hours hold
+/// on both sides of a daylight saving change. When a change makes the time occur twice, a
+/// window's start is its first instant and its end its second, so a window covering a
+/// wall-clock time of the repeated hour holds both of its instants. When a change skips the
+/// time, it is the first valid instant after it (the moment the clocks jump), where a window
+/// starting in the skipped hour opens.
+pub(crate) fn to_utc<Z: TimeZone>(tz: &Z, date: NaiveDate, time: NaiveTime, edge: Edge) -> Option<Timestamp> {
     let local = date.and_time(time);
-    let resolved = match tz.from_local_datetime(&local) {
-        LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => Some(t),
-        LocalResult::None => tz.from_local_datetime(&(local + Duration::hours(1))).earliest(),
-    };
-    resolved.map(|t| t.with_timezone(&Utc))
+    match tz.from_local_datetime(&local) {
+        LocalResult::Single(t) => Some(t.with_timezone(&Utc)),
+        LocalResult::Ambiguous(first, second) => {
+            Some(if edge == Edge::Start { first } else { second }.with_timezone(&Utc))
+        }
+        LocalResult::None => first_at_or_after(tz, local),
+    }
+}
+
+/// The first instant whose wall-clock time in `tz` is at or after `local`, to the second.
+fn first_at_or_after<Z: TimeZone>(tz: &Z, local: chrono::NaiveDateTime) -> Option<Timestamp> {
+    // No zone is more than a day from UTC, so the instant lies between these two, and over
+    // them the wall clock only moves forward.
+    let (mut before, mut after) = ((local - Duration::hours(26)).and_utc(), (local + Duration::hours(26)).and_utc());
+    let reached = |t: Timestamp| tz.from_utc_datetime(&t.naive_utc()).naive_local() >= local;
+    if !reached(after) {
+        return None;
+    }
+    while (after - before).num_seconds() > 1 {
+        let middle = before + Duration::seconds((after - before).num_seconds() / 2);
+        if reached(middle) { after = middle } else { before = middle }
+    }
+    Some(after)
 }
 
 pub mod windows;

@@ -57,11 +57,20 @@ fn windows_keep_their_local_hours_across_a_daylight_saving_change() {
 }
 
 #[test]
-fn a_time_skipped_by_the_change_is_read_an_hour_later() {
-    // 02:30 does not exist in New York on Sunday 8 March 2026.
+fn a_time_skipped_by_the_change_is_the_moment_the_clocks_jump_and_a_repeated_one_opens_first_and_closes_last() {
     let tz = chrono_tz_new_york();
-    let t = to_utc(&tz, "2026-03-08".parse().expect("date"), NaiveTime::from_hms_opt(2, 30, 0).expect("time"));
-    assert_eq!(t.map(|t| t.to_rfc3339()).as_deref(), Some("2026-03-08T07:30:00+00:00"));
+    let at = |date: &str, h, m, edge| {
+        let t = to_utc(&tz, date.parse().expect("date"), NaiveTime::from_hms_opt(h, m, 0).expect("time"), edge);
+        t.map(|t| t.to_rfc3339()).expect("an instant")
+    };
+    // 02:30 does not exist in New York on Sunday 8 March 2026: the clocks jump from 02:00 EST
+    // to 03:00 EDT, at 07:00 UTC.
+    assert_eq!(at("2026-03-08", 2, 30, Edge::Start), "2026-03-08T07:00:00+00:00");
+    assert_eq!(at("2026-03-08", 2, 30, Edge::End), "2026-03-08T07:00:00+00:00");
+    // 01:15 happens twice on Sunday 1 November 2026: at 05:15 UTC (EDT), then 06:15 UTC (EST).
+    assert_eq!(at("2026-11-01", 1, 15, Edge::Start), "2026-11-01T05:15:00+00:00");
+    assert_eq!(at("2026-11-01", 1, 15, Edge::End), "2026-11-01T06:15:00+00:00");
+    assert_eq!(at("2026-11-02", 1, 15, Edge::End), "2026-11-02T06:15:00+00:00", "a plain day has one");
 }
 
 fn chrono_tz_new_york() -> impl TimeZone {

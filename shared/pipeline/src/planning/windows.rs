@@ -6,7 +6,7 @@
 use chrono::{Datelike, Duration, NaiveDate};
 use harmonia_contracts::domain::{CalendarImport, CalendarItem, Timestamp, UtcWindow, WorkspaceConfig};
 
-use super::to_utc;
+use super::{Edge, to_utc};
 
 /// How far on either side of a time the nearest window is looked for.
 pub const SEARCH_DAYS: i64 = 14;
@@ -52,9 +52,10 @@ pub fn occurrences(
                 if !window.days.iter().any(|d| chrono::Weekday::from(*d) == date.weekday()) {
                     continue;
                 }
-                let (Some(start), Some(end)) =
-                    (to_utc(&tz, date, window.start.time()), to_utc(&tz, date, window.end.time()))
-                else {
+                let (Some(start), Some(end)) = (
+                    to_utc(&tz, date, window.start.time(), Edge::Start),
+                    to_utc(&tz, date, window.end.time(), Edge::End),
+                ) else {
                     continue;
                 };
                 if end > from
@@ -184,5 +185,101 @@ mod tests {
         assert_eq!(got.len(), 2, "no window on a blackout date");
         let on_blackout = place(&lisbon, &blackout, t("2026-03-30T09:00:00Z"), t("2026-03-01T00:00:00Z"));
         assert!(matches!(on_blackout, Placement::Outside(Some(_))), "{on_blackout:?}");
+    }
+
+    /// `zone`'s configuration with one window, every day, from `start` to `end` (local).
+    fn every_day(zone: &str, start: chrono::NaiveTime, end: chrono::NaiveTime) -> WorkspaceConfig {
+        let mut config = config(zone);
+        let window = format!(
+            r#"days = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+            start = "{}"
+            end = "{}""#,
+            start.format("%H:%M"),
+            end.format("%H:%M")
+        );
+        config.posting_windows = vec![toml::from_str(&window).expect("window")];
+        config
+    }
+
+    /// Every daylight saving change of 2026 in every zone: the instant it happens, and the
+    /// offset before and after it (seconds east of UTC).
+    fn changes() -> Vec<(chrono_tz::Tz, Timestamp, i64, i64)> {
+        use chrono::{Offset, TimeZone};
+        let offset = |tz: &chrono_tz::Tz, t: Timestamp| {
+            i64::from(tz.offset_from_utc_datetime(&t.naive_utc()).fix().local_minus_utc())
+        };
+        let mut out = Vec::new();
+        for tz in chrono_tz::TZ_VARIANTS {
+            let mut at = t("2026-01-01T00:00:00Z");
+            while at < t("2027-01-01T00:00:00Z") {
+                let next = at + Duration::hours(6);
+                let (before, after) = (offset(&tz, at), offset(&tz, next));
+                if before != after {
+                    // The change is the first second with the new offset.
+                    let (mut lo, mut hi) = (at, next);
+                    while (hi - lo).num_seconds() > 1 {
+                        let mid = lo + Duration::seconds((hi - lo).num_seconds() / 2);
+                        if offset(&tz, mid) == before { lo = mid } else { hi = mid }
+                    }
+                    out.push((tz, hi, before, after));
+                }
+                at = next;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn in_every_zone_a_repeated_hour_keeps_both_instants_in_its_window_and_a_skipped_one_opens_when_the_clocks_jump() {
+        use chrono::TimeZone;
+        let minute = |n: i64| Duration::minutes(n);
+        let (mut repeated, mut skipped) = (0, 0);
+        for (tz, change, before, after) in changes() {
+            let name = tz.name();
+            let shift = (after - before).abs();
+            if shift % 120 != 0 || shift < 1800 {
+                continue; // not a whole number of minutes on each side of a middle
+            }
+            let local_after = tz.from_utc_datetime(&change.naive_utc()).naive_local();
+            let day = |w: chrono::NaiveDateTime| w.date();
+            if after < before {
+                // The wall clock goes back: [local_after, local_after + shift) happens twice. A
+                // window within that range (ending ten minutes before it does) holds both
+                // instants of its middle.
+                let (start, end) = (local_after, local_after + Duration::seconds(shift) - minute(10));
+                let middle = Duration::seconds(shift / 2);
+                if day(start) != day(end) || start.time() >= end.time() {
+                    continue; // a window stays within its day
+                }
+                let config = every_day(name, start.time(), end.time());
+                let found = occurrences(&config, &[], change - Duration::days(1), change + Duration::days(1));
+                for instant in [change - Duration::seconds(shift) + middle, change + middle] {
+                    assert!(
+                        found.iter().any(|w| w.start <= instant && instant < w.end),
+                        "{name}: {instant} (the wall-clock {}) is outside {found:?}",
+                        start + middle
+                    );
+                }
+                repeated += 1;
+            } else {
+                // The wall clock jumps forward over [local_after - shift, local_after). A window
+                // starting in the middle of it opens at the change.
+                let gap_start = local_after - Duration::seconds(shift);
+                let start = gap_start + Duration::seconds(shift / 2);
+                let end = local_after + minute(60);
+                if day(gap_start) != day(end) || start.time() >= end.time() {
+                    continue;
+                }
+                let config = every_day(name, start.time(), end.time());
+                let found = occurrences(&config, &[], change - Duration::days(1), change + Duration::days(1));
+                let on_the_day: Vec<&UtcWindow> =
+                    found.iter().filter(|w| w.end > change && w.start <= change).collect();
+                assert_eq!(on_the_day.len(), 1, "{name}: {found:?}");
+                assert_eq!(on_the_day[0].start, change, "{name}: the window opens when the clocks jump");
+                skipped += 1;
+            }
+        }
+        // Most of the world's zones with daylight saving change both ways in 2026.
+        assert!(repeated > 100 && skipped > 100, "{repeated} repeated and {skipped} skipped hours checked");
     }
 }
