@@ -171,6 +171,19 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// What an operator is told when the skills folder `HARMONIA_SKILLS_DIR` names (or the
+    /// build's own, `configured` false) does not load: what is wrong, and what to do.
+    pub fn for_operator(&self, configured: bool) -> String {
+        match configured {
+            true => format!(
+                "The skills folder HARMONIA_SKILLS_DIR names was refused: {self}. Correct the folder, or unset HARMONIA_SKILLS_DIR to run the built-in skills."
+            ),
+            false => format!("The skills this build carries do not load: {self}."),
+        }
+    }
+}
+
 impl Skill {
     /// Whether this skill stays within what the spec's table gives it: it is a skill of the
     /// table, for its role, allowing only the table's tools and holding only its references.
@@ -538,6 +551,13 @@ mod tests {
             *text =
                 text.replace("allowed-tools: [get_job_status]", "allowed-tools: [get_job_status, get_operator_feed]");
         });
+        let Err(e) = SkillLibrary::from_folders(tool.clone()) else { panic!("refused") };
+        assert_eq!(
+            e.for_operator(true),
+            "The skills folder HARMONIA_SKILLS_DIR names was refused: the skill job-status allows the tool \
+             get_operator_feed, which the spec's table of skills does not give it. Correct the folder, or unset \
+             HARMONIA_SKILLS_DIR to run the built-in skills."
+        );
         assert_eq!(refused(tool), "job-status: allows the tool get_operator_feed");
         let write = folders_with("dara-editing-skills", |text, _| {
             *text = text.replace("allowed-tools: []", "allowed-tools: [publish_post]");

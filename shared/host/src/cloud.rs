@@ -75,9 +75,8 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
     });
     let model = model(&config.model, Some(project), config.model_rpm)?;
     let skills = match &config.skills_dir {
-        Some(dir) => SkillLibrary::load(dir)
-            .map_err(|_| config_error("HARMONIA_SKILLS_DIR does not hold a loadable skills folder"))?,
-        None => SkillLibrary::embedded().map_err(|_| config_error("the skills this build embeds do not load"))?,
+        Some(dir) => SkillLibrary::load(dir).map_err(|e| Error::new(Code::InvalidConfig, e.for_operator(true)))?,
+        None => SkillLibrary::embedded().map_err(|e| Error::new(Code::InvalidConfig, e.for_operator(false)))?,
     };
     let runtime = tools
         .into_iter()

@@ -122,8 +122,8 @@ impl Local {
             None => store,
         };
         let bus = LocalBus::on(data.connection()).map_err(bus_error)?;
-        let skills = SkillLibrary::configured().map_err(|_| {
-            Error::new(Code::Internal, "the skills could not be loaded: check the folder HARMONIA_SKILLS_DIR names, or unset it to run the built-in skills")
+        let skills = SkillLibrary::configured().map_err(|e| {
+            Error::new(Code::InvalidConfig, e.for_operator(std::env::var_os("HARMONIA_SKILLS_DIR").is_some()))
         })?;
         let model = wrap.answering.unwrap_or_else(|| Arc::new(OfflineModel));
         let model = match wrap.model {
