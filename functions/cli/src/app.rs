@@ -591,9 +591,8 @@ fn encode_sample_publication(
 
 /// Nova's runtime over the embedded state, with the command's model and Nova's tools.
 fn nova_runtime(env: &Local) -> Result<harmonia_agents::Runtime, Error> {
-    let skills = harmonia_agents::skills::SkillLibrary::configured().map_err(|e| {
-        Error::new(Code::InvalidConfig, e.for_operator(std::env::var_os("HARMONIA_SKILLS_DIR").is_some()))
-    })?;
+    let skills = harmonia_agents::skills::SkillLibrary::configured()
+        .map_err(|e| Error::new(Code::InvalidConfig, e.for_configured()))?;
     let runtime = harmonia_agents::Runtime::new(env.model.clone(), env.env.store.clone(), Arc::new(skills))
         .with_repairs(env.repairs);
     Ok(harmonia_nova::with_tools(runtime))

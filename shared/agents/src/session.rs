@@ -47,15 +47,6 @@ impl Session {
         &self.events
     }
 
-    /// The merged state: later deltas win.
-    pub fn state(&self) -> BTreeMap<String, Value> {
-        let mut state = BTreeMap::new();
-        for e in &self.events {
-            state.extend(e.state_delta.clone());
-        }
-        state
-    }
-
     /// The role invoked.
     pub fn role(&self) -> Role {
         self.role
@@ -115,13 +106,6 @@ pub async fn open(
 /// output, so a write here would only be deleted again with nothing reading it in between.
 pub fn append(open: &mut Open, event: SessionEvent) {
     open.session.events.push(event);
-}
-
-impl Open {
-    /// A read-only copy of the session as it stands.
-    pub fn session(&self) -> Session {
-        self.session.clone()
-    }
 }
 
 /// The write that deletes the session (idempotent), to commit with the invocation's activity

@@ -171,7 +171,16 @@ pub enum Error {
     },
 }
 
+/// The variable naming a skills folder to run instead of the build's own.
+const SKILLS_DIR: &str = "HARMONIA_SKILLS_DIR";
+
 impl Error {
+    /// [`Error::for_operator`] for what [`SkillLibrary::configured`] loaded: the folder
+    /// `HARMONIA_SKILLS_DIR` names when it is set, else the build's own.
+    pub fn for_configured(&self) -> String {
+        self.for_operator(std::env::var_os(SKILLS_DIR).is_some())
+    }
+
     /// What an operator is told when the skills folder `HARMONIA_SKILLS_DIR` names (or the
     /// build's own, `configured` false) does not load: what is wrong, and what to do.
     pub fn for_operator(&self, configured: bool) -> String {
@@ -307,7 +316,7 @@ impl SkillLibrary {
     /// The skills to run with: the folder `HARMONIA_SKILLS_DIR` names, when it is set (to run
     /// other skills than the build's), else the embedded ones.
     pub fn configured() -> Result<Self, Error> {
-        match std::env::var_os("HARMONIA_SKILLS_DIR") {
+        match std::env::var_os(SKILLS_DIR) {
             Some(dir) => Self::load(Path::new(&dir)),
             None => Self::embedded(),
         }

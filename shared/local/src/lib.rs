@@ -122,9 +122,7 @@ impl Local {
             None => store,
         };
         let bus = LocalBus::on(data.connection()).map_err(bus_error)?;
-        let skills = SkillLibrary::configured().map_err(|e| {
-            Error::new(Code::InvalidConfig, e.for_operator(std::env::var_os("HARMONIA_SKILLS_DIR").is_some()))
-        })?;
+        let skills = SkillLibrary::configured().map_err(|e| Error::new(Code::InvalidConfig, e.for_configured()))?;
         let model = wrap.answering.unwrap_or_else(|| Arc::new(OfflineModel));
         let model = match wrap.model {
             Some(w) => w(model),
