@@ -2,6 +2,8 @@
 
 use harmonia_e2e::FunctionProcess;
 
+mod disk;
+
 /// Run `harmonia ARGS` on a fresh embedded data dir; (exit code, stdout, stderr).
 async fn harmonia(data_dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
     FunctionProcess::run_cli(data_dir, args, &[], &[]).await

@@ -45,6 +45,8 @@ impl Backend {
     /// functions do that themselves).
     pub(crate) async fn resume(&self, ws: &WorkspaceId) -> Result<(), Error> {
         match self {
+            // A data dir opened for reading only stays as it is.
+            Backend::Local(l) if l.reading_only.is_some() => Ok(()),
             Backend::Local(l) => gates::resume(&l.env, ws).await.map(|_| ()),
             Backend::Cloud(_) => Ok(()),
         }
@@ -80,6 +82,24 @@ impl Output {
         if self.json {
             let _ = writeln!(std::io::stdout(), "{value}");
         }
+    }
+
+    /// Warn the operator (on standard error; in JSON mode as `{"warning": TEXT}`): the command
+    /// did what it was asked, and something after it needs their attention.
+    pub(crate) fn warn(&self, line: &str) {
+        let _ = match self.json {
+            true => writeln!(std::io::stderr(), "{}", json!({ "warning": line })),
+            false => writeln!(std::io::stderr(), "warning: {line}"),
+        };
+    }
+
+    /// Tell the operator something about how the command ran, apart from its output (on
+    /// standard error; in JSON mode as `{"note": TEXT}`).
+    pub(crate) fn note(&self, line: &str) {
+        let _ = match self.json {
+            true => writeln!(std::io::stderr(), "{}", json!({ "note": line })),
+            false => writeln!(std::io::stderr(), "{line}"),
+        };
     }
 
     pub(crate) fn error(&self, e: &Error) {
@@ -492,7 +512,9 @@ async fn local_jobs(
 /// it says how to create the first admin.
 pub(crate) async fn serve(env: &Local, out: &Output, ws: &WorkspaceId, port: u16) -> Result<(), Error> {
     let ws = ws.clone();
-    gates::resume(&env.env, &ws).await?;
+    if env.reading_only.is_none() {
+        gates::resume(&env.env, &ws).await?;
+    }
     let active = crate::operators::active_operators(&*env.env.store, &ws).await?;
     let hint = (active == 0).then(|| crate::operators::first_admin_hint(&ws));
     if let Some(hint) = &hint {
@@ -508,16 +530,25 @@ pub(crate) async fn serve(env: &Local, out: &Output, ws: &WorkspaceId, port: u16
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .map_err(|e| Error::new(Code::DependencyUnavailable, "the port is not available").with_cause(e))?;
-    out.say(&format!(
-        "Operator API on http://127.0.0.1:{port}; scheduled posts are dispatched every {} seconds (Ctrl-C to stop).",
-        crate::schedule::WATCH_EVERY.as_secs()
-    ));
+    out.say(&match env.reading_only {
+        None => format!(
+            "Operator API on http://127.0.0.1:{port}; scheduled posts are dispatched every {} seconds (Ctrl-C to stop).",
+            crate::schedule::WATCH_EVERY.as_secs()
+        ),
+        Some(_) => format!(
+            "Operator API on http://127.0.0.1:{port}, reading only: every change is refused and nothing is dispatched (Ctrl-C to stop)."
+        ),
+    });
     out.value(&json!({ "listening": format!("127.0.0.1:{port}"), "active_operators": active, "hint": hint }));
     // The dispatcher ticks beside the server, so a post approved through the API goes out in
-    // its window while `serve` runs.
+    // its window while `serve` runs (not on a data dir it only reads).
+    let reading_only = env.reading_only.is_some();
     let ticker = {
         let env = env.env.clone();
         tokio::spawn(async move {
+            if reading_only {
+                return;
+            }
             loop {
                 tokio::time::sleep(crate::schedule::WATCH_EVERY).await;
                 match harmonia_pipeline::gates::schedule::tick(&env).await {

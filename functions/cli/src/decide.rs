@@ -12,8 +12,8 @@ use harmonia_contracts::domain::{Approval, ApprovalSubject, Decision, Job};
 use harmonia_contracts::ids::{JobId, OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::detail::version_prefix as short;
-use harmonia_pipeline::gates;
 use harmonia_pipeline::gates::rounds::{self, ChangesRequest, EditRequest, MAX_EDIT_CHARS};
+use harmonia_pipeline::gates::{self, Recorded};
 use serde_json::json;
 
 use crate::app::{Backend, Output, follow};
@@ -33,23 +33,34 @@ fn attribution(backend: &Backend, decision: &Approval) -> String {
 }
 
 /// The version a decision names: the one given, or the one awaiting the decision (after
-/// checking the job waits for this decision, so a decision at the wrong gate says so).
+/// checking the job waits for this decision, so a decision at the wrong gate says so). An
+/// approval or rejection already stored is named again when `repeat` is that decision (the
+/// command run again after its answer was lost): the gate answers it as already recorded.
 async fn version(
     backend: &Backend,
     ws: &WorkspaceId,
     job: &JobId,
     subject: ApprovalSubject,
     given: Option<String>,
+    repeat: Option<&Decision>,
 ) -> Result<String, Error> {
     match backend {
         Backend::Local(l) => {
             let current = gates::job(&l.env, ws, job).await?;
-            gates::require_waiting(&current, subject)?;
+            if let Err(e) = gates::require_waiting(&current, subject) {
+                let earlier = match repeat {
+                    Some(d) => gates::decisions::earlier(&l.env, ws, &current, subject, d, given.as_deref()).await?,
+                    None => None,
+                };
+                return earlier.map(|a| a.subject_hash).ok_or(e);
+            }
             match given {
                 Some(v) => Ok(v),
                 None => gates::current_version(&l.env, ws, &current, subject).await,
             }
         }
+        // The deployment answers a repeated decision on the version it names.
+        Backend::Cloud(_) if repeat.is_some() && given.is_some() => Ok(given.unwrap_or_default()),
         Backend::Cloud(client) => {
             let current = client.job(job).await?;
             gates::require_waiting(&current.job, subject)?;
@@ -60,44 +71,72 @@ async fn version(
     }
 }
 
+/// A deployment's answer to a decision, as the gates answer it on the embedded default.
+pub(crate) fn answered<T>(value: T, unfinished: Option<harmonia_contracts::ErrorBody>) -> Recorded<T> {
+    Recorded { value, unfinished: unfinished.map(|b| Error::new(b.code, b.message)), earlier: false }
+}
+
+/// Tell the operator that a recorded decision left `what` undone, and the command that carries
+/// it on. The decision stands, so this is a warning, on standard error; the command still
+/// succeeds.
+pub(crate) fn warn(out: &Output, what: &str, e: &Error, next: &str) {
+    out.warn(&format!(
+        "Recorded, but {what}: {} Run `{next}` to carry it on.",
+        e.message.trim_end_matches('.').to_owned() + "."
+    ));
+}
+
 /// After a decision: follow the job locally until it needs the operator again (printing only
-/// what happened since), or report where a deployed job stands now.
+/// what happened since), or report where a deployed job stands now. The decision is stored:
+/// whatever goes wrong from here is a warning naming the next command, never a failure of
+/// this one.
 async fn after(
     backend: &Backend,
     out: &Output,
     ws: &WorkspaceId,
     job: &JobId,
-    decision: &Approval,
+    recorded: Recorded<Approval>,
     answered: Option<Job>,
+    again: &str,
 ) -> Result<(), Error> {
-    let since = Some(decision.decided_at);
+    let decision = &recorded.value;
+    // A repeat reports what happens from now on; what the decision led to before was reported
+    // then (and is in `harmonia show`).
+    let since = if recorded.earlier { chrono::Utc::now() } else { decision.decided_at };
+    let unfinished = recorded.unfinished.as_ref().map(Error::body);
+    if let Some(e) = &recorded.unfinished {
+        let next = match backend {
+            Backend::Local(_) => format!("harmonia status {job}"),
+            Backend::Cloud(_) => again.to_owned(),
+        };
+        warn(out, "what it releases did not start", e, &next);
+    }
     let now = match backend {
-        Backend::Local(l) => match follow(l, out, ws, job, false, since).await {
+        // Nothing moves until the next command: where the job stands is as it was stored.
+        Backend::Local(l) if recorded.unfinished.is_some() => gates::job(&l.env, ws, job).await.ok(),
+        Backend::Local(l) => match follow(l, out, ws, job, false, Some(since)).await {
             Ok(now) => Some(now),
-            // The decision is recorded; a step after it failed the job, which the command
-            // reports as its failure.
-            Err(e) if gates::job(&l.env, ws, job).await.is_ok_and(|j| j.failure.is_some()) => {
-                return Err(Error::new(
-                    e.code,
-                    format!("The {} was {}. {}", decision.subject.as_str(), decision.decision.describe(), e.message),
-                ));
-            }
-            // The decision is recorded: whatever else stopped the following, the command
-            // succeeded, and the job carries on with the next command.
             Err(e) => {
-                out.say(&format!(
-                    "Recorded; the job continues: the {} was {}. Following it here stopped ({}); the next `harmonia` command carries it on (see `harmonia status {job}`).",
-                    decision.subject.as_str(),
-                    decision.decision.describe(),
-                    e.message.trim_end_matches('.')
-                ));
-                gates::job(&l.env, ws, job).await.ok()
+                let failed = gates::job(&l.env, ws, job).await.ok().filter(|j| j.failure.is_some());
+                match &failed {
+                    // A step after the decision failed the job.
+                    Some(_) => warn(
+                        out,
+                        "a step after it failed the job",
+                        &e,
+                        &format!("harmonia show {job}` to see why, or `harmonia retry {job}"),
+                    ),
+                    // Following stopped (interrupted, a dependency down): the job carries on
+                    // with the next command.
+                    None => warn(out, "following the job here stopped", &e, &format!("harmonia status {job}")),
+                }
+                failed.or(gates::job(&l.env, ws, job).await.ok())
             }
         },
         // The deployment's functions carry the job on; the API answered with where it stands.
         Backend::Cloud(_) => answered,
     };
-    out.value(&json!({ "decision": decision, "job": now }));
+    out.value(&json!({ "decision": decision, "job": now, "earlier": recorded.earlier, "unfinished": unfinished }));
     Ok(())
 }
 
@@ -113,14 +152,20 @@ pub(crate) async fn decide(
 ) -> Result<(), Error> {
     backend.resume(ws).await?;
     let id: JobId = job.parse()?;
-    let version = version(backend, ws, &id, subject, given).await?;
-    let (approval, answered) = match backend {
+    let decision = match &reject {
+        // The reason's limits are checked by `gates::decide`, for the CLI and the API alike.
+        Some(reason) => Decision::Rejected { reason: reason.clone() },
+        None => Decision::Approved,
+    };
+    let version = version(backend, ws, &id, subject, given, Some(&decision)).await?;
+    // What carries a deployed decision's released work on: the same approval again (a
+    // rejection releases nothing).
+    let again = match reject {
+        None => format!("harmonia --cloud approve {job} {} --version {version}", subject.as_str()),
+        Some(_) => format!("harmonia --cloud status {job}"),
+    };
+    let (recorded, answered) = match backend {
         Backend::Local(l) => {
-            let decision = match reject {
-                // The reason's limits are checked by `gates::decide`, for the CLI and the API alike.
-                Some(reason) => Decision::Rejected { reason },
-                None => Decision::Approved,
-            };
             let request = gates::DecisionRequest {
                 job: id.clone(),
                 operator: cli_operator()?,
@@ -135,20 +180,30 @@ pub(crate) async fn decide(
             let kind = if reject.is_some() { DecisionKind::Reject } else { DecisionKind::Approve };
             let body = DecisionBody { subject, decision: kind, version, reason: reject, feedback: None };
             let reply = client.decide(&id, &body).await?;
-            (reply.approval, Some(reply.job))
+            (answered(reply.approval, reply.unfinished), Some(reply.job))
         }
     };
-    let what = match &approval.decision {
-        Decision::Rejected { .. } => "Rejected",
-        _ => "Approved",
+    let approval = &recorded.value;
+    let (what, was) = match &approval.decision {
+        Decision::Rejected { .. } => ("Rejected", "rejected"),
+        _ => ("Approved", "approved"),
     };
-    out.say(&format!(
-        "{what} the {} version {}{}.",
-        subject.as_str(),
-        short(&approval.subject_hash),
-        attribution(backend, &approval)
-    ));
-    after(backend, out, ws, &id, &approval, answered).await
+    out.say(&match recorded.earlier {
+        false => format!(
+            "{what} the {} version {}{}.",
+            subject.as_str(),
+            short(&approval.subject_hash),
+            attribution(backend, approval)
+        ),
+        true => format!(
+            "The {} version {} was already {was} at {} by operator {}; nothing new was stored.",
+            subject.as_str(),
+            short(&approval.subject_hash),
+            approval.decided_at.format("%Y-%m-%d %H:%M:%S UTC"),
+            approval.operator
+        ),
+    });
+    after(backend, out, ws, &id, recorded, answered, &again).await
 }
 
 /// `harmonia request-changes JOB strategy|draft --feedback TEXT`.
@@ -163,8 +218,9 @@ pub(crate) async fn request_changes(
 ) -> Result<(), Error> {
     backend.resume(ws).await?;
     let id: JobId = job.parse()?;
-    let version = version(backend, ws, &id, subject, given).await?;
-    let (decision, answered) = match backend {
+    let version = version(backend, ws, &id, subject, given, None).await?;
+    let again = format!("harmonia --cloud status {job}");
+    let (recorded, answered) = match backend {
         Backend::Local(l) => {
             let request = ChangesRequest {
                 job: id.clone(),
@@ -185,9 +241,10 @@ pub(crate) async fn request_changes(
                 feedback: Some(feedback),
             };
             let reply = client.decide(&id, &body).await?;
-            (reply.approval, Some(reply.job))
+            (answered(reply.approval, reply.unfinished), Some(reply.job))
         }
     };
+    let decision = &recorded.value;
     let round = decision.round.next().map_or(0, |r| r.get());
     let maker = if subject == ApprovalSubject::Strategy {
         "Ryan writes the next strategy"
@@ -198,9 +255,9 @@ pub(crate) async fn request_changes(
         "Asked for changes to the {} version {}{} (operator round {round} of 3). {maker}; your feedback is context for the role, not an instruction it must follow.",
         subject.as_str(),
         short(&decision.subject_hash),
-        attribution(backend, &decision),
+        attribution(backend, decision),
     ));
-    after(backend, out, ws, &id, &decision, answered).await
+    after(backend, out, ws, &id, recorded, answered, &again).await
 }
 
 /// `harmonia edit JOB --file TEXT_FILE`: the file's text, byte for byte, becomes the next
@@ -223,7 +280,7 @@ pub(crate) async fn edit(
     }
     let body = String::from_utf8(bytes)
         .map_err(|e| Error::new(Code::InvalidRequest, "The draft file is not UTF-8 text.").with_cause(e))?;
-    let version = version(backend, ws, &id, ApprovalSubject::Draft, given).await?;
+    let version = version(backend, ws, &id, ApprovalSubject::Draft, given, None).await?;
     let edited = match backend {
         Backend::Local(l) => {
             let request = EditRequest { job: id.clone(), operator: cli_operator()?, subject_hash: version, body };

@@ -211,7 +211,7 @@ async fn to_draft_gate(env: &Local, ws: &WorkspaceId, job: &JobId) -> Result<Job
             subject_hash: version,
             trace: None,
         };
-        gates::decide(&env.env, ws, request).await?;
+        gates::decide(&env.env, ws, request).await?.finished()?;
     }
 }
 

@@ -369,13 +369,15 @@ async fn main() -> ExitCode {
             let rpm = harmonia_host::config::model_rpm_from_env().map_err(Error::from)?;
             let model = harmonia_host::model(&backend, project.as_deref(), rpm)?;
             let repairs = harmonia_host::config::model_repairs_from_env().map_err(Error::from)?;
-            let wrap = harmonia_local::Wrap {
-                answering: Some(model),
-                clock: rehearsal_clock()?,
-                repairs: Some(repairs),
-                ..Default::default()
+            let wrap = || -> Result<harmonia_local::Wrap, Error> {
+                Ok(harmonia_local::Wrap {
+                    answering: Some(model.clone()),
+                    clock: rehearsal_clock()?,
+                    repairs: Some(repairs),
+                    ..Default::default()
+                })
             };
-            let local = match harmonia_local::Local::open_with(&data_dir, harmonia_pipeline::registry::Timing::LOCAL, wrap)
+            let local = match harmonia_local::Local::open_with(&data_dir, harmonia_pipeline::registry::Timing::LOCAL, wrap()?)
                 .await
             {
                 Ok(local) => local,
@@ -387,12 +389,22 @@ async fn main() -> ExitCode {
                         _ => Err(refused),
                     };
                 }
+                // A data dir that cannot be written (a read-only mount, a backup, a full disk)
+                // still answers the commands that only read it.
+                Err(fault) if matches!(fault.code, Code::StorageReadOnly | Code::StorageFull) && cli.command.only_reads() => {
+                    let local = harmonia_local::Local::open_reading(&data_dir, wrap()?, fault).await?;
+                    if let Some(why) = &local.reading_only {
+                        out.note(&format!("note [{}]: this command only reads here. {}", why.code, why.message));
+                    }
+                    local
+                }
                 Err(e) => return Err(e),
             };
             // Every command first hands what is due to publishing (the maintenance commands
-            // on the data file aside, and `dispatch`, which does nothing else).
-            if !matches!(cli.command, Command::Doctor | Command::Backup { .. } | Command::Restore { .. } | Command::Dispatch { .. })
-            {
+            // on the data file aside, and `dispatch`, which does nothing else), where it can.
+            let maintenance =
+                matches!(cli.command, Command::Doctor | Command::Backup { .. } | Command::Restore { .. } | Command::Dispatch { .. });
+            if !maintenance && local.reading_only.is_none() {
                 schedule::tick(&local, &out, &ws).await?;
             }
             app::Backend::Local(local)
@@ -511,6 +523,23 @@ pub(crate) async fn interrupted() -> &'static str {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => "SIGINT",
         _ = term.recv() => "SIGTERM",
+    }
+}
+
+impl Command {
+    /// Whether the command only reads the data dir, and so still answers from one that cannot
+    /// be written (`serve` then refuses every change with the disk's fault).
+    fn only_reads(&self) -> bool {
+        matches!(
+            self,
+            Command::Status { .. }
+                | Command::Show { .. }
+                | Command::Activity { .. }
+                | Command::Schedule
+                | Command::Doctor
+                | Command::Ask { .. }
+                | Command::Serve { .. }
+        )
     }
 }
 

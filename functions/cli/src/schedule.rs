@@ -123,7 +123,7 @@ pub(crate) async fn change(
 ) -> Result<(), Error> {
     backend.resume(ws).await?;
     let id: JobId = job.parse()?;
-    let (acted, answered) = match backend {
+    let (recorded, answered) = match backend {
         Backend::Local(l) => (schedule::act(&l.env, ws, &id, cli_operator()?, action).await?, None),
         Backend::Cloud(client) => {
             let (reply, acted): (_, fn(Schedule) -> Acted) = match action {
@@ -133,10 +133,11 @@ pub(crate) async fn change(
                 ScheduleAction::PublishNow => (client.publish_now(&id).await?, Acted::Released),
                 ScheduleAction::Cancel => (client.cancel(&id).await?, Acted::Cancelled),
             };
-            (acted(reply.schedule), Some(reply.job))
+            (crate::decide::answered(acted(reply.schedule), reply.unfinished), Some(reply.job))
         }
     };
-    let (Acted::Rescheduled(s) | Acted::Released(s) | Acted::Cancelled(s)) = &acted;
+    let acted = &recorded.value;
+    let (Acted::Rescheduled(s) | Acted::Released(s) | Acted::Cancelled(s)) = acted;
     // The job as it stands after the change: as the API answered it, or read here.
     let job = match answered {
         Some(job) => job,
@@ -153,11 +154,28 @@ pub(crate) async fn change(
         }
     };
     out.say(&said);
-    let job_now = match (backend, &acted) {
-        (Backend::Local(l), Acted::Released(_)) => follow(l, out, ws, &id, false, s.dispatched_at).await?,
+    // The change is stored: what fails from here is a warning naming the next command.
+    let next = match backend {
+        Backend::Local(_) => format!("harmonia status {id}"),
+        Backend::Cloud(_) => format!("harmonia --cloud status {id}"),
+    };
+    if let Some(e) = &recorded.unfinished {
+        crate::decide::warn(out, "what it set going did not start", e, &next);
+    }
+    let job_now = match (backend, acted) {
+        (Backend::Local(l), Acted::Released(_)) if recorded.unfinished.is_none() => {
+            match follow(l, out, ws, &id, false, s.dispatched_at).await {
+                Ok(now) => now,
+                Err(e) => {
+                    crate::decide::warn(out, "following the job here stopped", &e, &next);
+                    job
+                }
+            }
+        }
         _ => job,
     };
-    out.value(&json!({ "schedule": as_json(s, &job_now.title), "job": job_now }));
+    let unfinished = recorded.unfinished.as_ref().map(Error::body);
+    out.value(&json!({ "schedule": as_json(s, &job_now.title), "job": job_now, "unfinished": unfinished }));
     Ok(())
 }
 

@@ -141,9 +141,10 @@ async fn decide(
                 feedback,
                 trace: Some(trace),
             };
-            let approval = rounds::request_changes(&state.env, &who.workspace, request).await?;
+            let recorded = rounds::request_changes(&state.env, &who.workspace, request).await?;
             let job = gates::job(&state.env, &who.workspace, &id).await?;
-            return Ok(Json(DecisionReply { approval, job }));
+            let unfinished = unfinished(&recorded);
+            return Ok(Json(DecisionReply { approval: recorded.value, job, unfinished }));
         }
         (DecisionKind::Approve, _, _) => {
             return Err(Error::new(Code::InvalidRequest, "An approval takes no reason and no feedback.").into());
@@ -163,7 +164,7 @@ async fn decide(
             .into());
         }
     };
-    let approval = gates::decide(
+    let recorded = gates::decide(
         &state.env,
         &who.workspace,
         DecisionRequest {
@@ -177,7 +178,16 @@ async fn decide(
     )
     .await?;
     let job = gates::job(&state.env, &who.workspace, &id).await?;
-    Ok(Json(DecisionReply { approval, job }))
+    let unfinished = unfinished(&recorded);
+    Ok(Json(DecisionReply { approval: recorded.value, job, unfinished }))
+}
+
+/// What a stored decision left undone, logged here and told to the caller: the decision
+/// stands either way, so the answer is a success that says what is left.
+pub(crate) fn unfinished<T>(recorded: &gates::Recorded<T>) -> Option<harmonia_contracts::ErrorBody> {
+    let e = recorded.unfinished.as_ref()?;
+    tracing::warn!(code = e.code.as_str(), error = %e.cause_chain(), "a decision is recorded; what it released did not all start");
+    Some(e.body())
 }
 
 /// `POST /v1/jobs/{job}/edits`: the operator writes the next draft version. 201 with the

@@ -59,7 +59,8 @@ async fn act(
     action: ScheduleAction,
 ) -> Answer<ScheduleReply> {
     let acted = schedule::act(&state.env, &who.workspace, id, who.operator.clone(), action).await?;
-    let (Acted::Rescheduled(schedule) | Acted::Released(schedule) | Acted::Cancelled(schedule)) = acted;
+    let unfinished = crate::routes::unfinished(&acted);
+    let (Acted::Rescheduled(schedule) | Acted::Released(schedule) | Acted::Cancelled(schedule)) = acted.value;
     let job = harmonia_pipeline::gates::job(&state.env, &who.workspace, id).await?;
-    Ok(Json(ScheduleReply { schedule, job }))
+    Ok(Json(ScheduleReply { schedule, job, unfinished }))
 }

@@ -145,8 +145,14 @@ async fn decisions_and_views_through_the_api() {
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["approval"]["operator"], "ana");
     assert_eq!(v["approval"]["subject_hash"], version, "the approval records the whole hash");
-    let (s, _) = api.post(&path, json!({"subject": "strategy", "decision": "approve", "version": version})).await;
-    assert_eq!(s, 409, "a second decision is refused");
+    let decided_at = v["approval"]["decided_at"].clone();
+    // Sent again (its answer lost): the decision stored before, nothing new.
+    let (s, again) = api.post(&path, json!({"subject": "strategy", "decision": "approve", "version": version})).await;
+    assert_eq!(s, 200, "{again}");
+    assert_eq!((&again["approval"]["decided_at"], &again["approval"]["operator"]), (&decided_at, &json!("ana")));
+    let (s, v) =
+        api.post(&path, json!({"subject": "strategy", "decision": "reject", "version": version, "reason": "no"})).await;
+    assert_eq!((s, error_code(&v)), (409, "invalid_transition"), "another decision is refused");
 
     let waiting = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
     assert_eq!(waiting.status, JobStatus::AwaitingDraftApproval);

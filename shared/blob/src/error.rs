@@ -12,6 +12,9 @@ pub enum Error {
     /// The blob is larger than [`MAX_BLOB_BYTES`](crate::MAX_BLOB_BYTES) or the read's limit.
     #[error("the blob is larger than allowed")]
     TooLarge,
+    /// The disk under the blob folder is full or cannot be written.
+    #[error(transparent)]
+    Storage(#[from] harmonia_contracts::storage::Fault),
     /// The backend failed or could not be reached; `kind` is a short, safe status name.
     #[error("blob storage unavailable ({kind})")]
     Unavailable {
@@ -27,6 +30,7 @@ impl Error {
             Error::Missing | Error::Corrupt => Code::BlobCorrupt,
             Error::TooLarge => Code::PayloadTooLarge,
             Error::Unavailable { .. } => Code::BlobUnavailable,
+            Error::Storage(fault) => fault.code(),
         }
     }
 
@@ -43,6 +47,7 @@ impl From<Error> for harmonia_contracts::Error {
                 Code::BlobCorrupt,
                 "A stored blob is missing: blob storage has lost data it held; restore it from a backup",
             ),
+            Error::Storage(fault) => fault.into(),
             other => harmonia_contracts::Error::from_code(other.code()).with_cause(other),
         }
     }

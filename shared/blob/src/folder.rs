@@ -49,14 +49,19 @@ fn unavailable(e: &std::io::Error) -> Error {
     Error::Unavailable { kind: format!("io:{:?}", e.kind()) }
 }
 
+/// A write under `dir` failed: a full or unwritable disk says so, naming the folder.
+fn failed_write(e: &std::io::Error, dir: &Path) -> Error {
+    harmonia_contracts::storage::Fault::of_io(e, dir).map_or_else(|| unavailable(e), Error::Storage)
+}
+
 fn write_new(root: &Path, target: &Path, bytes: &[u8]) -> Result<(), Error> {
     if target.exists() {
         return Ok(());
     }
     let dir = target.parent().ok_or(Error::Unavailable { kind: "io:InvalidInput".into() })?;
     let tmp_dir = root.join("tmp");
-    std::fs::create_dir_all(dir).map_err(|e| unavailable(&e))?;
-    std::fs::create_dir_all(&tmp_dir).map_err(|e| unavailable(&e))?;
+    std::fs::create_dir_all(dir).map_err(|e| failed_write(&e, dir))?;
+    std::fs::create_dir_all(&tmp_dir).map_err(|e| failed_write(&e, &tmp_dir))?;
     let tmp = tmp_dir.join(uuid::Uuid::new_v4().to_string());
     let written = (|| {
         let mut file = std::fs::File::create_new(&tmp)?;
@@ -69,7 +74,7 @@ fn write_new(root: &Path, target: &Path, bytes: &[u8]) -> Result<(), Error> {
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    written.map_err(|e| unavailable(&e))
+    written.map_err(|e| failed_write(&e, dir))
 }
 
 fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Error> {

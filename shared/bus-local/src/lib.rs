@@ -102,6 +102,22 @@ fn unavailable(e: rusqlite::Error) -> Error {
     Error::Unavailable { kind: harmonia_store_sqlite::error_kind(&e) }
 }
 
+/// The error of a call whose connection was lost (a panic in another call).
+fn lost(kind: &'static str) -> Error {
+    Error::Unavailable { kind: kind.into() }
+}
+
+/// `result`, with a failure to write the file that is a full or unwritable disk named as that.
+fn named<T>(conn: &Blocking, result: Result<T, Error>) -> Result<T, Error> {
+    fn kind(e: &Error) -> Option<&str> {
+        match e {
+            Error::Unavailable { kind } => Some(kind.as_str()),
+            _ => None,
+        }
+    }
+    conn.named(result, kind, Error::Storage)
+}
+
 fn now_ms() -> i64 {
     Utc::now().timestamp_millis()
 }
@@ -116,6 +132,8 @@ pub struct LocalBus {
     conn: Blocking,
     wakes: Arc<Wakes>,
     holder: Arc<Holder>,
+    /// The last disk fault a call met, and when ([`LocalBus::fault_since`]).
+    fault: Arc<std::sync::Mutex<Option<(std::time::Instant, harmonia_contracts::storage::Fault)>>>,
 }
 
 /// Who to wake in this process when something changes on the queue: the subscribers of a
@@ -204,6 +222,8 @@ struct Holder {
     heartbeat: std::sync::Mutex<Option<JoinHandle<()>>>,
     /// When this holder's heartbeat was last committed (ms since the epoch; 0: never).
     beaten_ms: std::sync::atomic::AtomicI64,
+    /// On a file it cannot write: it never leased anything, so it has nothing to give back.
+    reading: bool,
 }
 
 impl Holder {
@@ -226,9 +246,12 @@ impl Drop for Holder {
         {
             task.abort();
         }
+        if self.reading {
+            return;
+        }
         // A process that ends without `release` still gives its leases back here.
         let id = &self.id;
-        let released = self.conn.run_now(|c| release_rows(c, id), |kind| Error::Unavailable { kind: kind.into() });
+        let released = named(&self.conn, self.conn.run_now(|c| release_rows(c, id), lost));
         if let Err(e) = released {
             tracing::warn!(error = %e, "leases could not be released on exit; other processes reclaim them once this one's heartbeat is stale");
         }
@@ -260,14 +283,35 @@ impl LocalBus {
     /// the two share one page cache (a connection's cache is dropped whenever another
     /// connection has written the file) and never wait for each other's locks.
     pub fn on(conn: Blocking) -> Result<Self, Error> {
-        conn.run_now(migrate, |kind| Error::Unavailable { kind: kind.into() })?;
+        named(&conn, conn.run_now(migrate, lost))?;
+        Ok(Self::holding(conn, false))
+    }
+
+    /// The queue on `conn`, a connection to a file that cannot be written (see
+    /// `SqliteStore::open_read_only`): its tables are not brought up to date, and whatever
+    /// would change them (a publish, a lease, a subscription) fails as that file's disk fault.
+    /// For the commands that only read a data directory.
+    pub fn reading(conn: Blocking) -> Self {
+        Self::holding(conn, true)
+    }
+
+    fn holding(conn: Blocking, reading: bool) -> Self {
         let holder = Holder {
             id: uuid::Uuid::new_v4().simple().to_string(),
             conn: conn.clone(),
             heartbeat: std::sync::Mutex::new(None),
             beaten_ms: std::sync::atomic::AtomicI64::new(0),
+            reading,
         };
-        Ok(Self { conn, wakes: Arc::default(), holder: Arc::new(holder) })
+        Self { conn, wakes: Arc::default(), holder: Arc::new(holder), fault: Arc::default() }
+    }
+
+    /// The last full or unwritable disk a call on the queue met at or after `at` (a lease, an
+    /// acknowledgement, a publish): a subscriber that cannot lease never reaches its handler,
+    /// so a command following a job reads it here to stop and say so.
+    pub fn fault_since(&self, at: std::time::Instant) -> Option<harmonia_contracts::storage::Fault> {
+        let (when, fault) = self.fault.lock().ok()?.clone()?;
+        (when >= at).then_some(fault)
     }
 
     /// This bus's holder id (what its leases name).
@@ -324,7 +368,13 @@ impl LocalBus {
         &self,
         f: impl FnMut(&mut Connection) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
-        self.conn.run(f, |kind| Error::Unavailable { kind: kind.into() }).await
+        let result = named(&self.conn, self.conn.run(f, lost).await);
+        if let Err(Error::Storage(fault)) = &result
+            && let Ok(mut last) = self.fault.lock()
+        {
+            *last = Some((std::time::Instant::now(), fault.clone()));
+        }
+        result
     }
 
     /// Create a topic (idempotent).

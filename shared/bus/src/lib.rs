@@ -182,6 +182,9 @@ pub enum Error {
         /// Short, safe status name.
         kind: String,
     },
+    /// The disk under the local queue is full or cannot be written (the embedded default).
+    #[error(transparent)]
+    Storage(#[from] harmonia_contracts::storage::Fault),
 }
 
 impl Error {
@@ -192,6 +195,17 @@ impl Error {
             Error::UnknownTopic => Code::UnknownTopic,
             Error::Unavailable { .. } => Code::BusUnavailable,
             Error::Unencodable => Code::Internal,
+            Error::Storage(fault) => fault.code(),
+        }
+    }
+}
+
+impl From<Error> for harmonia_contracts::Error {
+    /// The code's sentence with the failure kept as its cause; a disk fault's own sentence.
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Storage(fault) => fault.into(),
+            other => harmonia_contracts::Error::from_code(other.code()).with_cause(other),
         }
     }
 }

@@ -113,6 +113,10 @@ pub struct DecisionReply {
     pub approval: Approval,
     /// The job now.
     pub job: Job,
+    /// Why the work the decision released did not all start, when it did not: the decision
+    /// stands; sending the same decision again carries the work on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unfinished: Option<harmonia_contracts::ErrorBody>,
 }
 
 /// The body of `POST /v1/jobs/{job}/edits`.
@@ -182,6 +186,10 @@ pub struct ScheduleReply {
     pub schedule: Schedule,
     /// The job now.
     pub job: Job,
+    /// What the change set going that did not start, when something did not: the change
+    /// stands, and the dispatcher carries the post on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unfinished: Option<harmonia_contracts::ErrorBody>,
 }
 
 /// `GET /v1/workspace`: the current configuration version, and the same configuration as a

@@ -133,6 +133,14 @@ codes! {
     /// Blob storage (a bucket, or the data directory's blob folder) could not be reached or
     /// failed.
     BlobUnavailable = "blob_unavailable", Unavailable, true, "Blob storage is unavailable.";
+    /// The disk (or the quota) holding the data directory has no space left: ENOSPC or EDQUOT
+    /// from the data file, the local queue or the blob folder. The message names the folder and
+    /// the space left. Not retryable: the same command fails until space is freed.
+    StorageFull = "storage_full", Unavailable, false, "The disk holding the data directory is full; free space there, then run the command again.";
+    /// The data file or its folder cannot be written (a read-only mount or no permission): the
+    /// commands that only read still answer from it; a change is refused. The message names
+    /// the path.
+    StorageReadOnly = "storage_read_only", Precondition, false, "The data directory cannot be written; commands that only read still work.";
     /// A stored blob is missing, or is not the bytes its reference names.
     BlobCorrupt = "blob_corrupt", Internal, false, "A stored blob is missing or damaged.";
     // --- events
@@ -319,6 +327,8 @@ impl Code {
         match (self, self.category()) {
             (Code::PayloadTooLarge | Code::ImportTooLarge, _) => 413,
             (Code::MethodNotAllowed, _) => 405,
+            // WebDAV's "Insufficient Storage": not the 503 of an outage that passes by itself.
+            (Code::StorageFull, _) => 507,
             (
                 Code::Unauthenticated
                 | Code::TokenExpired
@@ -584,6 +594,8 @@ mod tests {
         assert_eq!(Code::TokenExpired.http_status(), 401, "a refused token asks for a new one");
         assert_eq!(Code::UnknownRoute.http_status(), 404);
         assert_eq!(Code::MethodNotAllowed.http_status(), 405);
+        assert_eq!(Code::StorageFull.http_status(), 507);
+        assert_eq!(Code::StorageReadOnly.http_status(), 409);
         assert_eq!(Code::InvalidQuery.http_status(), 400);
         assert_eq!(Code::NotFound.http_status(), 404);
         assert_eq!(Code::StaleVersion.http_status(), 409);

@@ -37,6 +37,7 @@ pub mod event;
 pub mod ids;
 pub mod roles;
 pub mod schema;
+pub mod storage;
 pub mod time;
 pub mod tool;
 pub mod trace;

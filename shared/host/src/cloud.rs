@@ -122,6 +122,7 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         step_lease: config.step_lease,
         claims: Default::default(),
         liveness: None,
+        faults: Default::default(),
     }))
 }
 
@@ -198,7 +199,7 @@ pub async fn provision(
     timing: Timing,
     endpoint: impl Fn(&str) -> Option<String>,
 ) -> Result<usize, Error> {
-    let bus_error = |e: harmonia_bus::Error| Error::from_code(e.code());
+    let bus_error = Error::from;
     for topic in harmonia_pipeline::registry::topics(prefix) {
         bus.create_topic(&topic).await.map_err(bus_error)?;
     }

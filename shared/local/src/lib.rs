@@ -30,6 +30,8 @@ use harmonia_store::{MAX_QUERY_LIMIT, Query, decode_each, scan};
 use harmonia_store_sqlite::SqliteStore;
 use tokio::task::JoinHandle;
 
+mod reading;
+
 /// The folder of the data directory that holds blobs.
 pub const BLOBS_DIR: &str = "blobs";
 
@@ -47,7 +49,7 @@ const LOOK_AGAIN: Duration = Duration::from_millis(50);
 pub const DEMO_CONFIG: &str = include_str!("../../../examples/workspace.toml");
 
 fn bus_error(e: harmonia_bus::Error) -> Error {
-    Error::from_code(e.code())
+    Error::from(e)
 }
 
 /// A wrapper around one backend.
@@ -88,6 +90,9 @@ pub struct Local {
     pub model: Arc<dyn harmonia_agents::model::Model>,
     /// Corrective turns per invocation, for runtimes built beside the stages' (Nova's).
     pub repairs: harmonia_agents::runtime::Repairs,
+    /// Why the data directory was opened for reading only ([`Local::open_reading`]): its disk
+    /// fault (`storage_read_only` or `storage_full`). `None` when it was opened to work.
+    pub reading_only: Option<Error>,
     workers: Vec<JoinHandle<()>>,
 }
 
@@ -114,14 +119,49 @@ impl Local {
     /// Like [`open`](Self::open), with other subscription timing and the store and publisher
     /// wrapped (tests duplicate every event; benchmarks count operations).
     pub async fn open_with(data_dir: &Path, timing: Timing, wrap: Wrap) -> Result<Self, Error> {
-        let file = data_dir.join(DATA_FILE);
-        let data = SqliteStore::open(&file).map_err(Error::from)?;
-        let store: Arc<dyn harmonia_store::Store> = Arc::new(data.clone());
+        let data = SqliteStore::open(data_dir.join(DATA_FILE)).map_err(Error::from)?;
+        let bus = LocalBus::on(data.connection()).map_err(bus_error)?;
+        let mut local = Self::assemble(data_dir, data, bus, timing, wrap, Ok)?;
+        for topic in topics("") {
+            local.bus.create_topic(&topic).await.map_err(bus_error)?;
+        }
+        for subscriber in handlers(&local.env, timing) {
+            local.bus.create_subscription(&subscriber.spec).await.map_err(bus_error)?;
+            local.workers.push(local.bus.spawn_subscriber(subscriber.spec.name.clone(), subscriber.handler, 2));
+        }
+        Ok(local)
+    }
+
+    /// Open the embedded system under `data_dir` for reading only, because `why` (its disk
+    /// fault: the data file or its folder cannot be written, or the disk is full). No stage
+    /// runs and nothing is resumed or dispatched; every read answers from the data file as it
+    /// is, and a change is refused with the disk's fault. What a read leaves behind (a
+    /// specialist's session, a console sign-in) is kept apart, for this process only.
+    pub async fn open_reading(data_dir: &Path, wrap: Wrap, why: Error) -> Result<Self, Error> {
+        let data = SqliteStore::open_read_only(data_dir.join(DATA_FILE)).map_err(Error::from)?;
+        let bus = LocalBus::reading(data.connection());
+        let mut local = Self::assemble(data_dir, data, bus, Timing::LOCAL, wrap, |store| {
+            Ok(Arc::new(reading::Scratched::over(store)?) as Arc<dyn harmonia_store::Store>)
+        })?;
+        local.reading_only = Some(why);
+        Ok(local)
+    }
+
+    /// The system over `data` and `bus`, its store wrapped by `over` and then by `wrap`, its
+    /// steps leased for `timing`; no stage is started.
+    fn assemble(
+        data_dir: &Path,
+        data: SqliteStore,
+        bus: LocalBus,
+        timing: Timing,
+        wrap: Wrap,
+        over: impl FnOnce(Arc<dyn harmonia_store::Store>) -> Result<Arc<dyn harmonia_store::Store>, Error>,
+    ) -> Result<Self, Error> {
+        let store = over(Arc::new(data.clone()))?;
         let store = match wrap.store {
             Some(w) => w(store),
             None => store,
         };
-        let bus = LocalBus::on(data.connection()).map_err(bus_error)?;
         let skills = SkillLibrary::configured().map_err(|e| Error::new(Code::InvalidConfig, e.for_configured()))?;
         let model = wrap.answering.unwrap_or_else(|| Arc::new(OfflineModel));
         let model = match wrap.model {
@@ -157,16 +197,9 @@ impl Local {
             step_lease: timing.model_ack_deadline,
             claims: Default::default(),
             liveness: Some(Arc::new(Heartbeats(bus.clone()))),
+            faults: Default::default(),
         });
-        for topic in topics("") {
-            bus.create_topic(&topic).await.map_err(bus_error)?;
-        }
-        let mut workers = Vec::new();
-        for subscriber in handlers(&env, timing) {
-            bus.create_subscription(&subscriber.spec).await.map_err(bus_error)?;
-            workers.push(bus.spawn_subscriber(subscriber.spec.name.clone(), subscriber.handler, 2));
-        }
-        Ok(Self { env, bus, sandbox, data, model, repairs, workers })
+        Ok(Self { env, bus, sandbox, data, model, repairs, reading_only: None, workers: Vec::new() })
     }
 
     /// The demo workspace (`demo`), configured from `examples/workspace.toml` when it has no
@@ -206,8 +239,13 @@ impl Local {
     /// the jobs still moving then are left to continue. Other jobs on the queue are not
     /// waited for.
     pub async fn rest(&self, workspace: &WorkspaceId, jobs: &[JobId], limit: Duration) -> Result<(), Error> {
+        if self.reading_only.is_some() {
+            // Nothing moves a job here.
+            return Ok(());
+        }
         let deadline = tokio::time::Instant::now() + limit;
         let began = Utc::now();
+        let began_here = std::time::Instant::now();
         let mut moving: Vec<&JobId> = jobs.iter().collect();
         let follow = self.bus.follow(JOB_ATTRIBUTE, jobs.iter().map(JobId::as_str));
         loop {
@@ -223,7 +261,9 @@ impl Local {
                 }
             }
             moving = still;
-            if moving.is_empty() || tokio::time::Instant::now() > deadline {
+            // A full or unwritable disk holds every job where it is.
+            let stuck = self.fault_since(began_here).is_some();
+            if moving.is_empty() || stuck || tokio::time::Instant::now() > deadline {
                 return Ok(());
             }
             self.until_changed(changed).await;
@@ -243,6 +283,12 @@ impl Local {
             }
             self.until_changed(changed).await;
         }
+    }
+
+    /// The last full or unwritable disk this process met at or after `at`, in a step or on the
+    /// queue: every job here waits until it is dealt with.
+    pub fn fault_since(&self, at: std::time::Instant) -> Option<Error> {
+        self.env.faults.since(at).or_else(|| self.bus.fault_since(at).map(Error::from))
     }
 
     /// Wait for `changed` (this process changed the queue), or at most [`LOOK_AGAIN`]: the
@@ -312,6 +358,7 @@ impl Local {
     ) -> Result<Job, Error> {
         let deadline = tokio::time::Instant::now() + timeout;
         let began = Utc::now();
+        let began_here = std::time::Instant::now();
         let mut seen = std::collections::HashSet::new();
         let mut read_at = None;
         let follow = self.bus.follow(JOB_ATTRIBUTE, [job.as_str()]);
@@ -360,15 +407,16 @@ impl Local {
                         subject_hash: version.clone(),
                         trace: None,
                     };
-                    gates::decide(&self.env, workspace, request).await?;
+                    gates::decide(&self.env, workspace, request).await?.finished()?;
                     report(Progress::Approved(subject, version));
                     continue;
                 }
                 Some(_) => return Ok(current),
                 None if current.status == JobStatus::Scheduled && approve => {
                     // The operator at every gate also says when: now.
-                    let acted =
-                        schedule::act(&self.env, workspace, job, "cli".parse()?, ScheduleAction::PublishNow).await?;
+                    let acted = schedule::act(&self.env, workspace, job, "cli".parse()?, ScheduleAction::PublishNow)
+                        .await?
+                        .finished()?;
                     if let schedule::Acted::Released(s) = acted {
                         report(Progress::PublishedNow(s));
                     }
@@ -377,6 +425,11 @@ impl Local {
                 // Waiting for its time (or for a person) is a resting place.
                 None if current.status.is_terminal() || current.status == JobStatus::Scheduled => return Ok(current),
                 None => {}
+            }
+            // A full or unwritable disk met while following: the job cannot move until it is
+            // dealt with, so say so now; the next command carries the job on.
+            if let Some(fault) = self.fault_since(began_here) {
+                return Err(fault);
             }
             // A model failure met while following: say so now rather than wait it out; the
             // job keeps its status and the next command carries it on.

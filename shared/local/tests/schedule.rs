@@ -1,6 +1,7 @@
 //! Scheduled publishing on the embedded default, with a clock the tests move: an approved
 //! draft waits for its window, dispatchers racing or dying still make one post, and the
-//! operator's reschedule, publish-now and cancel do what they say.
+//! operator's reschedule, publish-now and cancel do what they say; a decision stands when the
+//! bus fails after it is stored.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,7 +75,89 @@ async fn status(local: &Local, ws: &WorkspaceId, job: &JobId) -> JobStatus {
 }
 
 async fn act(local: &Local, ws: &WorkspaceId, job: &JobId, action: ScheduleAction) -> Result<Acted, Error> {
-    schedule::act(&local.env, ws, job, "ana".parse().expect("operator"), action).await
+    schedule::act(&local.env, ws, job, "ana".parse().expect("operator"), action)
+        .await
+        .and_then(harmonia_pipeline::gates::Recorded::finished)
+}
+
+/// A bus that fails every publish while `down` is set.
+struct Flaky {
+    inner: Arc<dyn harmonia_bus::Bus>,
+    down: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[async_trait]
+impl harmonia_bus::Bus for Flaky {
+    async fn publish(&self, message: harmonia_bus::OutboundMessage) -> Result<String, harmonia_bus::Error> {
+        match self.down.load(std::sync::atomic::Ordering::SeqCst) {
+            true => Err(harmonia_bus::Error::Unavailable { kind: "down".into() }),
+            false => self.inner.publish(message).await,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_decision_stands_when_the_bus_fails_after_it_and_its_work_carries_on_later() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = Arc::new(ManualClock::new(monday_dawn()));
+    let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flaky = down.clone();
+    let wrap = Wrap {
+        clock: Some(clock.clone() as Arc<dyn Clock>),
+        bus: Some(Box::new(move |inner| Arc::new(Flaky { inner, down: flaky }))),
+        ..Wrap::default()
+    };
+    let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let job = ingest(&local.env, &ws, sample(), None, None).await.expect("ingest").id;
+    local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("to the strategy gate");
+    let current = gates::job(&local.env, &ws, &job).await.expect("job");
+    let version = gates::current_version(&local.env, &ws, &current, ApprovalSubject::Strategy).await.expect("version");
+    let request = |decision| gates::DecisionRequest {
+        job: job.clone(),
+        operator: "ana".parse().expect("operator"),
+        subject: ApprovalSubject::Strategy,
+        decision,
+        subject_hash: version[..12].to_owned(),
+        trace: None,
+    };
+
+    // The bus fails after the commit: the approval is stored and answered, with what is left.
+    down.store(true, std::sync::atomic::Ordering::SeqCst);
+    let recorded = gates::decide(&local.env, &ws, request(Decision::Approved)).await.expect("stored");
+    assert_eq!(recorded.unfinished.as_ref().map(|e| e.code), Some(Code::BusUnavailable));
+    assert!(!recorded.earlier);
+    assert_eq!(status(&local, &ws, &job).await, JobStatus::StrategyApproved);
+    // Sent again while the bus is still down: the same stored decision, still unfinished; a
+    // different decision is refused.
+    let again = gates::decide(&local.env, &ws, request(Decision::Approved)).await.expect("again");
+    assert!(again.earlier && again.unfinished.is_some());
+    assert_eq!((again.value.decided_at, &again.value.operator), (recorded.value.decided_at, &recorded.value.operator));
+    let other = gates::decide(&local.env, &ws, request(Decision::Rejected { reason: "No.".into() })).await;
+    assert_eq!(other.expect_err("another decision").code, Code::InvalidTransition);
+
+    // Back up: the repeat sends what the decision released, and the job goes on to its draft.
+    down.store(false, std::sync::atomic::Ordering::SeqCst);
+    let resent = gates::decide(&local.env, &ws, request(Decision::Approved)).await.expect("again");
+    assert!(resent.earlier && resent.unfinished.is_none(), "{:?}", resent.unfinished);
+    let waiting = local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("to the draft gate");
+    assert_eq!(waiting.status, JobStatus::AwaitingDraftApproval);
+
+    // Publish-now with the bus down: the post is handed over on record, and goes out once the
+    // next command resumes what was recorded.
+    approve(&local, &ws, &job, ApprovalSubject::Draft).await;
+    down.store(true, std::sync::atomic::Ordering::SeqCst);
+    let acted = schedule::act(&local.env, &ws, &job, "ana".parse().expect("operator"), ScheduleAction::PublishNow)
+        .await
+        .expect("stored");
+    assert_eq!(acted.unfinished.as_ref().map(|e| e.code), Some(Code::BusUnavailable));
+    let Acted::Released(released) = &acted.value else { panic!("released: {:?}", acted.value) };
+    assert_eq!(released.state, ScheduleState::Dispatched);
+    assert_eq!(status(&local, &ws, &job).await, JobStatus::DraftApproved);
+    down.store(false, std::sync::atomic::Ordering::SeqCst);
+    gates::resume(&local.env, &ws).await.expect("resume");
+    assert_eq!(local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("drive").status, JobStatus::Verified);
+    assert_eq!(local.sandbox.posts(&ws).await.expect("posts"), 1, "one post");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

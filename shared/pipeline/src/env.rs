@@ -46,6 +46,8 @@ pub struct Env {
     /// Whether another process holding a claim is alive, where that can be told (the
     /// embedded default); `None` leaves a crashed holder's claim to lapse with its lease.
     pub liveness: Option<Arc<dyn crate::step::claim::Liveness>>,
+    /// The disk faults this process's steps met, for a command following a job to stop on.
+    pub faults: crate::step::Faults,
 }
 
 impl std::fmt::Debug for Env {
@@ -74,10 +76,7 @@ impl Env {
     /// Publish messages in order.
     pub async fn publish(&self, messages: &[OutboundMessage]) -> Result<(), step::Error> {
         for m in messages {
-            self.bus
-                .publish(m.clone())
-                .await
-                .map_err(|e| step::Error::Retry(harmonia_contracts::Error::from_code(e.code()).with_cause(e)))?;
+            self.bus.publish(m.clone()).await.map_err(|e| step::Error::from(harmonia_contracts::Error::from(e)))?;
         }
         Ok(())
     }

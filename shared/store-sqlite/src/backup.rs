@@ -158,9 +158,9 @@ pub fn replace_unusable(path: &Path, from: &Path, kept: &Path) -> Result<(), Err
     });
     match moved.and_then(|()| std::fs::rename(&tmp, path)) {
         Ok(()) => Ok(()),
-        Err(_) => {
+        Err(e) => {
             let _ = std::fs::remove_file(&tmp);
-            Err(Error::Unavailable { kind: "data_dir".into() })
+            Err(crate::format::io_failure(path, &e))
         }
     }
 }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use chrono::Utc;
+use harmonia_contracts::storage::{Fault, Unwritable};
 use harmonia_store::Error;
 use rusqlite::{Connection, TransactionBehavior};
 
@@ -160,6 +161,33 @@ pub(crate) fn unavailable(e: rusqlite::Error) -> Error {
     Error::Unavailable { kind: error_kind(&e) }
 }
 
+/// The disk fault behind a SQLite failure (named by [`error_kind`]) on the data file at
+/// `path`, if that is what it was: SQLite says "full" for ENOSPC, "read-only" for a file it
+/// cannot write, and only "disk I/O error" or "cannot open" for EDQUOT, EROFS or a folder it may
+/// not write, so those are looked into on the disk itself ([`Fault::probe`]).
+pub fn fault(kind: &str, path: &Path) -> Option<Fault> {
+    match kind {
+        "sqlite_diskfull" => Some(Fault::full(path)),
+        "sqlite_readonly" => {
+            Some(Fault::probe(path).unwrap_or(Fault::ReadOnly { path: path.to_owned(), why: Unwritable::Permission }))
+        }
+        "sqlite_systemiofailure" | "sqlite_cannotopen" => Fault::probe(path),
+        _ => None,
+    }
+}
+
+/// An I/O error on `path` (the data file, its folder or a file beside it): a disk fault if it
+/// is one, else `store_unavailable`, logged with its cause.
+pub(crate) fn io_failure(path: &Path, e: &std::io::Error) -> Error {
+    match Fault::of_io(e, path) {
+        Some(fault) => Error::Storage(fault),
+        None => {
+            tracing::error!(path = %path.display(), error = %e, "the data directory could not be used");
+            Error::Unavailable { kind: "data_dir".into() }
+        }
+    }
+}
+
 /// Whether SQLite says the file itself is damaged or not a database.
 pub(crate) fn damaged(e: &rusqlite::Error) -> bool {
     matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase))
@@ -170,10 +198,16 @@ pub(crate) fn not_a_store(path: &Path, reason: &'static str) -> Error {
     Error::NotAStore { path: path.display().to_string(), reason }
 }
 
-/// A SQLite error on `path`: damage is `store_corrupt` naming the file, anything else
-/// `store_unavailable`.
+/// A SQLite error on `path`: damage is `store_corrupt` naming the file, a full or unwritable
+/// disk its [`Fault`], anything else `store_unavailable`.
 pub(crate) fn on_file(path: &Path, e: rusqlite::Error) -> Error {
-    if damaged(&e) { not_a_store(path, "SQLite reports the file damaged or not a database") } else { unavailable(e) }
+    if damaged(&e) {
+        return not_a_store(path, "SQLite reports the file damaged or not a database");
+    }
+    match fault(&error_kind(&e), path) {
+        Some(fault) => Error::Storage(fault),
+        None => unavailable(e),
+    }
 }
 
 /// A name beside `path` for a file being built there (`.{name}.{pid}-{nanos}.{purpose}`):
@@ -207,10 +241,10 @@ pub(crate) fn create_stamped(path: &Path) -> Result<(), Error> {
         conn.pragma_update(None, "user_version", LAYOUT_VERSION)?;
         conn.close().map_err(|(_, e)| e)
     })();
-    let linked = made.map_err(unavailable).and_then(|()| match std::fs::hard_link(&tmp, path) {
+    let linked = made.map_err(|e| on_file(path, e)).and_then(|()| match std::fs::hard_link(&tmp, path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(_) => Err(Error::Unavailable { kind: "data_dir".into() }),
+        Err(e) => Err(io_failure(path, &e)),
     });
     let _ = std::fs::remove_file(&tmp);
     linked

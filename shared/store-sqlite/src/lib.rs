@@ -25,7 +25,9 @@ mod pool;
 mod store;
 
 pub use backup::{Check, replace_unusable};
-pub use format::{APPLICATION_ID, LAYOUT_VERSION, PAGE_SIZE, error_kind, exec_cached, open_connection, row_cached};
+pub use format::{
+    APPLICATION_ID, LAYOUT_VERSION, PAGE_SIZE, error_kind, exec_cached, fault, open_connection, row_cached,
+};
 pub use pool::{Blocking, Call, Lost};
 pub use store::{READERS, SqliteStore};
 

@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     pub(crate) calls: std::sync::atomic::AtomicU64,
     /// Calls handed to whoever holds the connection, to run before letting it go ([`release`]).
     pub(crate) handed: Mutex<std::collections::VecDeque<Handed>>,
+    /// The file the connection is on (none in memory), for naming a fault of its disk.
+    pub(crate) path: Option<PathBuf>,
 }
 
 /// A call handed to the holder of the connection: it runs the call and sends the outcome back.
@@ -176,12 +178,36 @@ impl Blocking {
 
     /// Wrap a connection that only reads: nothing to checkpoint.
     pub(crate) fn reader(conn: Connection) -> Self {
+        let path = conn.path().filter(|p| !p.is_empty()).map(PathBuf::from);
         Self(Arc::new(Shared {
+            path,
             conn: Mutex::new(conn),
             off: std::sync::atomic::AtomicUsize::new(0),
             calls: std::sync::atomic::AtomicU64::new(0),
             handed: Mutex::default(),
         }))
+    }
+
+    /// The file the connection is on; `None` in memory.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        self.0.path.as_deref()
+    }
+
+    /// A disk fault behind `result`'s failure to reach the file ([`crate::fault`]), as
+    /// `storage` makes it an error, when there is one; the error as it was otherwise.
+    pub fn named<T, E>(
+        &self,
+        result: Result<T, E>,
+        kind: impl for<'e> FnOnce(&'e E) -> Option<&'e str>,
+        storage: impl FnOnce(harmonia_contracts::storage::Fault) -> E,
+    ) -> Result<T, E> {
+        match result {
+            Err(e) => {
+                let found = kind(&e).zip(self.path()).and_then(|(kind, path)| crate::fault(kind, path));
+                Err(found.map_or(e, storage))
+            }
+            ok => ok,
+        }
     }
 
     /// Whether no call holds the connection now (a hint: another may take it next).

@@ -11,8 +11,8 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params_from_i
 use serde_json::{Map, Value};
 
 use crate::format::{
-    APPLICATION_ID, JOB_FIELD, SCHEMA, check_stamp, create_stamped, exec_cached, migrate, not_a_store, on_file,
-    open_connection, row_cached, unavailable,
+    APPLICATION_ID, JOB_FIELD, SCHEMA, check_stamp, create_stamped, exec_cached, fault, io_failure, migrate,
+    not_a_store, on_file, open_connection, row_cached, unavailable,
 };
 use crate::pool::Blocking;
 
@@ -74,16 +74,13 @@ impl SqliteStore {
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref().to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                tracing::error!(dir = %dir.display(), error = %e, "the data directory could not be made");
-                Error::Unavailable { kind: "data_dir".into() }
-            })?;
+            std::fs::create_dir_all(dir).map_err(|e| io_failure(dir, &e))?;
         }
         match std::fs::metadata(&path) {
             Ok(meta) if meta.len() == 0 => return Err(not_a_store(&path, "the file is empty (0 bytes)")),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_stamped(&path)?,
-            Err(_) => return Err(Error::Unavailable { kind: "data_dir".into() }),
+            Err(e) => return Err(io_failure(&path, &e)),
         }
         // Checked before anything writes to the file (setting WAL would change a foreign one).
         let unstamped = check_stamp(&path)?;
@@ -96,6 +93,48 @@ impl SqliteStore {
         migrate(&mut conn).map_err(|e| on_file(&path, e))?;
         let readers = Arc::new(Readers::open(&path)?);
         Ok(Self { conn: Blocking::new(conn), readers, path })
+    }
+
+    /// Open the data file at `path` for reading only, for a data directory that cannot be
+    /// written (a read-only mount, a full disk, a copy without write permission). Nothing is
+    /// created, migrated or checkpointed; a write through it fails as `storage_read_only` (or
+    /// `storage_full`, when that is why). A file of an older layout is refused: it is brought up
+    /// to date only where it can be written.
+    ///
+    /// SQLite reads a file in WAL mode through a shared-memory index beside it (`-shm`), which
+    /// it must be able to create. Where it cannot, and no log (`-wal`) holds commits the file
+    /// lacks, the file is opened as immutable: nothing can be writing it then, since a writer
+    /// would have made the log, and none can start on a disk that cannot be written.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self, Error> {
+        let path = path.as_ref().to_path_buf();
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.len() == 0 => return Err(not_a_store(&path, "the file is empty (0 bytes)")),
+            Ok(_) => {}
+            Err(e) => return Err(io_failure(&path, &e)),
+        }
+        let open = |how| open_reading(&path, how);
+        let first = open(Reading::Shared).and_then(|conn| {
+            let version = layout_version(&conn, &path)?;
+            Ok((conn, version))
+        });
+        let (how, version) = match first {
+            Ok((_, version)) => (Reading::Shared, version),
+            Err(Error::Storage(_) | Error::Unavailable { .. }) if !holds_commits(&path) => {
+                let conn = open(Reading::Immutable)?;
+                (Reading::Immutable, layout_version(&conn, &path)?)
+            }
+            Err(e) => return Err(e),
+        };
+        if version < crate::LAYOUT_VERSION {
+            return Err(not_a_store(
+                &path,
+                "it was written by an older version of Harmonia and is brought up to date only where it can be written",
+            ));
+        }
+        let conn = Blocking::reader(open(how)?);
+        let conns = (0..READERS).map(|_| open(how).map(Blocking::reader)).collect::<Result<_, Error>>()?;
+        let readers = Arc::new(Readers { conns, turn: std::sync::atomic::AtomicUsize::new(0) });
+        Ok(Self { conn, readers, path })
     }
 
     /// The database file.
@@ -135,15 +174,79 @@ impl SqliteStore {
         self.named(self.conn.run_off(f, |kind| Error::Unavailable { kind: kind.into() }).await)
     }
 
-    /// SQLite found the file damaged mid-operation: say which file, and that it is damaged.
+    /// SQLite found the file damaged mid-operation: say which file, and that it is damaged; or
+    /// the disk under it full or unwritable: say so, and where.
     pub(crate) fn named<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
         match result {
             Err(Error::Unavailable { kind }) if kind == "sqlite_databasecorrupt" || kind == "sqlite_notadatabase" => {
                 Err(not_a_store(&self.path, "SQLite reports the file damaged"))
             }
+            Err(Error::Unavailable { kind }) => {
+                Err(fault(&kind, &self.path).map_or(Error::Unavailable { kind }, Error::Storage))
+            }
             other => other,
         }
     }
+}
+
+/// How a connection that only reads opens the file.
+#[derive(Clone, Copy)]
+enum Reading {
+    /// Beside any writer, through the shared-memory index.
+    Shared,
+    /// As a file nothing writes (`immutable=1`): no index, no locks.
+    Immutable,
+}
+
+/// A connection to `path` that can only read, with the store's cache and statement settings.
+fn open_reading(path: &Path, how: Reading) -> Result<Connection, Error> {
+    use rusqlite::OpenFlags;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = match how {
+        Reading::Shared => Connection::open_with_flags(path, flags),
+        Reading::Immutable => Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI),
+    }
+    .map_err(|e| on_file(path, e))?;
+    let set = |conn: &Connection| -> rusqlite::Result<()> {
+        conn.busy_timeout(crate::pool::BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "cache_size", -16 * 1024)?;
+        conn.pragma_update(None, "query_only", true)?;
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+        conn.set_prepared_statement_cache_capacity(64);
+        Ok(())
+    };
+    set(&conn).map_err(|e| on_file(path, e))?;
+    Ok(conn)
+}
+
+/// The file's layout version, read (which is when SQLite first needs its index).
+fn layout_version(conn: &Connection, path: &Path) -> Result<i32, Error> {
+    if conn.pragma_query_value(None, "application_id", |r| r.get::<_, i32>(0)).map_err(|e| on_file(path, e))?
+        != APPLICATION_ID
+    {
+        return Err(not_a_store(path, "it is not a Harmonia data file, or one from before the stamp"));
+    }
+    conn.pragma_query_value(None, "user_version", |r| r.get::<_, i32>(0)).map_err(|e| on_file(path, e))
+}
+
+/// Whether a write-ahead log beside `path` may hold commits the file itself lacks.
+fn holds_commits(path: &Path) -> bool {
+    std::fs::metadata(crate::format::with_suffix(path, "-wal")).is_ok_and(|m| m.len() > 0)
+}
+
+/// `path` as an SQLite URI opening it immutable: every byte outside the unreserved set and `/`
+/// percent-encoded (a `?`, `#` or `%` in a folder's name would otherwise end the path).
+pub(crate) fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => uri.push(char::from(b)),
+            _ => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 pub(crate) fn now_text() -> String {

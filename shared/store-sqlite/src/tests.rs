@@ -140,6 +140,59 @@ async fn documents_survive_reopening_the_file() {
     assert_eq!(doc.data.get("kept"), Some(&Value::Bool(true)));
 }
 
+/// A data file opened for reading only answers every read and refuses every write as a disk
+/// that cannot be written, changing nothing; opened as immutable (no shared-memory index, as on
+/// a read-only mount) from a folder whose name SQLite's URIs would misread, it reads the same.
+#[tokio::test]
+async fn a_file_opened_for_reading_only_reads_everything_and_writes_nothing() {
+    let dir = harmonia_testkit::temp_dir();
+    let folder = dir.path().join("backup ?#%é");
+    std::fs::create_dir(&folder).expect("folder");
+    let path = folder.join("harmonia.sqlite");
+    let ws: WorkspaceId = "ws-1".parse().expect("ws");
+    let things = Collection::new("things");
+    let data = |n: i64| serde_json::json!({ "n": n }).as_object().cloned().unwrap_or_default();
+    {
+        let s = SqliteStore::open(&path).expect("open");
+        for n in 0..3 {
+            let id: DocId = format!("d{n}").parse().expect("id");
+            harmonia_store::create_if_absent(&s, &ws, things, &id, data(n)).await.expect("create");
+        }
+    }
+    let before = std::fs::read(&path).expect("bytes");
+    let reading = SqliteStore::open_read_only(&path).expect("open read-only");
+    let all = reading.query(&ws, things, &Query::all(10)).await.expect("query");
+    assert_eq!(all.len(), 3);
+    let id: DocId = "d9".parse().expect("id");
+    let refused = harmonia_store::create_if_absent(&reading, &ws, things, &id, data(9)).await.expect_err("write");
+    assert_eq!(refused.code(), Code::StorageReadOnly, "{refused}");
+    drop(reading);
+    assert_eq!(std::fs::read(&path).expect("bytes"), before, "nothing changed");
+
+    // What a read-only mount leaves: the file alone, no log or index beside it.
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(with_suffix(&path, suffix));
+    }
+    let conn = Connection::open_with_flags(
+        immutable_uri(&path),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+    )
+    .expect("immutable");
+    let n: i64 = conn.query_row("SELECT count(*) FROM documents", [], |r| r.get(0)).expect("count");
+    assert_eq!(n, 3);
+    assert!(!with_suffix(&path, "-shm").exists(), "no shared-memory index was made");
+
+    // A file of an older layout is brought up to date only where it can be written.
+    let old = folder.join("v3.sqlite");
+    let conn = Connection::open(&old).expect("a v3 file");
+    conn.execute_batch(SCHEMA).expect("layout");
+    conn.pragma_update(None, "application_id", APPLICATION_ID).expect("stamp");
+    conn.pragma_update(None, "user_version", 3).expect("v3");
+    drop(conn);
+    let e = SqliteStore::open_read_only(&old).map(|_| ()).expect_err("older layout");
+    assert!(e.to_string().contains("older version"), "{e}");
+}
+
 /// A call runs inline while nothing is in its way; one that meets another process's
 /// write lock does not fail and does not block the runtime's thread: it waits for the lock
 /// in a blocking task and then goes through, leaving the other writer's work intact.

@@ -24,6 +24,9 @@ pub enum Error {
         /// A short, safe status name (e.g. `UNAVAILABLE`, `sqlite_busy`).
         kind: String,
     },
+    /// The disk under the data file is full or cannot be written (the embedded default).
+    #[error(transparent)]
+    Storage(#[from] harmonia_contracts::storage::Fault),
     /// Stored data could not be decoded.
     #[error("stored data is corrupt")]
     Corrupt,
@@ -57,6 +60,7 @@ impl Error {
             Error::Conflict => Code::TransactionConflict,
             Error::Invalid(_) => Code::InvalidRequest,
             Error::Unavailable { .. } => Code::StoreUnavailable,
+            Error::Storage(fault) => fault.code(),
             Error::Corrupt | Error::NotAStore { .. } => Code::StoreCorrupt,
             Error::Aborted(code) => *code,
             Error::ImmutableConflict => Code::ImmutableConflict,
@@ -79,6 +83,7 @@ impl From<Error> for harmonia_contracts::Error {
                     "{path} is not a usable Harmonia data file: {reason}. Nothing was changed; check --data-dir, or put a backup in its place with `harmonia restore FILE` (this file is then kept beside it)"
                 ),
             ),
+            Error::Storage(fault) => fault.into(),
             other => harmonia_contracts::Error::from_code(other.code()).with_cause(other),
         }
     }

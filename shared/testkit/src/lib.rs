@@ -32,6 +32,24 @@ pub fn temp_dir() -> TempDir {
     tempfile::Builder::new().prefix("harmonia-test-").tempdir().expect("create a temporary directory")
 }
 
+/// Say that `test` did not run here, and `why` (a tmpfs it cannot mount, say): on standard
+/// error, and as a line `test: why` in the file `HARMONIA_SKIPS_FILE` names, which
+/// `infra/test.sh` counts and lists in its summary. A test that calls this returns at once.
+pub fn skipped(test: &str, why: &str) {
+    eprintln!("skipped {test}: {why}");
+    if let Some(file) = std::env::var_os("HARMONIA_SKIPS_FILE") {
+        let line = format!("{test}: {}\n", why.replace('\n', " "));
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+        if let Err(e) = appended {
+            eprintln!("the skip could not be recorded: {e}");
+        }
+    }
+}
+
 /// A name unique to this call, safe as a Pub/Sub, Firestore or SQLite name: `prefix-<hex>`.
 pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", &uuid::Uuid::new_v4().simple().to_string()[..16])

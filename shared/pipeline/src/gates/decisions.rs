@@ -12,7 +12,8 @@ use harmonia_contracts::trace::TraceParent;
 use harmonia_contracts::{Code, Error};
 use harmonia_store::{MAX_QUERY_LIMIT, Query, Tx, decode_each, encode, run_transaction, scan, scan_all};
 
-use super::waiting::{checked_version, decision_trace, job, moved_meanwhile, waiting_status};
+use super::Recorded;
+use super::waiting::{checked_version, decision_trace, job, moved_meanwhile, require_waiting, waiting_status};
 use crate::Env;
 use crate::records::{
     APPROVALS, ApprovalRecord, JOBS, MARKERS, Marker, PendingMessage, SCHEDULES, approval_id, doc_id,
@@ -45,9 +46,20 @@ pub const MAX_REASON_CHARS: usize = 500;
 /// the whole hash. Refuses a malformed version or reason (`invalid_request`), a job not waiting
 /// for this decision (`invalid_transition`, naming its status), a version that is not the
 /// current one (`stale_version`), and a second decision.
-pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest) -> Result<Approval, Error> {
+///
+/// The same decision on the same version again (a request sent again after its answer was
+/// lost, or a command run again after it was killed) is not refused: it answers with the
+/// decision stored before ([`Recorded::earlier`]) and sends again what that decision released.
+pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest) -> Result<Recorded<Approval>, Error> {
     check_reason(&request.decision)?;
     let job = job(env, workspace, &request.job).await?;
+    if require_waiting(&job, request.subject).is_err()
+        && let Some(approval) =
+            earlier(env, workspace, &job, request.subject, &request.decision, Some(&request.subject_hash)).await?
+    {
+        let followed = resume_job(env, workspace, &job).await.map(|_| ());
+        return Ok(Recorded { earlier: true, ..Recorded::after(approval, followed) });
+    }
     let current = checked_version(env, workspace, &job, request.subject, &request.subject_hash).await?;
     let approval = Approval {
         job: job.id.clone(),
@@ -98,12 +110,42 @@ pub async fn decide(env: &Env, workspace: &WorkspaceId, request: DecisionRequest
     }
     let record = ApprovalRecord { approval: approval.clone(), next: next.iter().map(PendingMessage::from).collect() };
     record_decision(env, workspace, &job.id, &record, schedule.as_ref()).await?;
-    env.publish(&next).await.map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))?;
-    if scheduled.is_some_and(|s| s.due_at <= env.clock.now()) {
-        // Approved inside its window: due now, so it goes out without waiting for a tick.
-        crate::gates::schedule::release_if_due(env, workspace, &job.id).await?;
+    // Stored: from here on the decision stands, and a failure is what is left to do.
+    let followed = async {
+        env.publish(&next).await.map_err(crate::step::Error::into_error)?;
+        if scheduled.is_some_and(|s| s.due_at <= env.clock.now()) {
+            // Approved inside its window: due now, so it goes out without waiting for a tick.
+            crate::gates::schedule::release_if_due(env, workspace, &job.id).await?;
+        }
+        Ok(())
     }
-    Ok(approval)
+    .await;
+    Ok(Recorded::after(approval, followed))
+}
+
+/// The approval or rejection of `job`'s `subject` already stored, when it is the decision
+/// `decision` asks for (the same verdict) on the version `given` names (the whole hash or a
+/// prefix of it; any version when `None`).
+pub async fn earlier(
+    env: &Env,
+    workspace: &WorkspaceId,
+    job: &Job,
+    subject: ApprovalSubject,
+    decision: &Decision,
+    given: Option<&str>,
+) -> Result<Option<Approval>, Error> {
+    let Some(doc) = env.store.get(workspace, APPROVALS, &approval_id(&job.id, subject)).await.map_err(Error::from)?
+    else {
+        return Ok(None);
+    };
+    let record: ApprovalRecord = doc.decode().map_err(Error::from)?;
+    let stored = &record.approval;
+    let same_verdict = std::mem::discriminant(&stored.decision) == std::mem::discriminant(decision);
+    let same_version = given.is_none_or(|v| {
+        let v = v.to_ascii_lowercase();
+        v.len() >= super::MIN_VERSION_PREFIX && stored.subject_hash.starts_with(&v)
+    });
+    Ok((same_verdict && same_version).then_some(record.approval))
 }
 
 /// A rejection's reason must say something, within [`MAX_REASON_CHARS`].
@@ -224,7 +266,7 @@ pub async fn resume_job(env: &Env, workspace: &WorkspaceId, job: &Job) -> Result
 
 /// Re-publish what `marker` recorded; the number of its messages.
 async fn resend(env: &Env, marker: &Marker) -> Result<usize, Error> {
-    republish(env, marker).await.map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))?;
+    republish(env, marker).await.map_err(crate::step::Error::into_error)?;
     Ok(marker.next.len())
 }
 

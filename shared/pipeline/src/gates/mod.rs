@@ -18,5 +18,48 @@ pub mod rounds;
 pub mod schedule;
 pub mod waiting;
 
+use harmonia_contracts::Error;
+
+/// A decision that is stored, and what became of the work it set going. Once the record is
+/// committed the decision stands, whatever fails after it: publishing the event it released,
+/// handing a post to publishing, indexing a moved post. That part is `unfinished`; it carries on
+/// with the next command on the embedded default (which resumes what decisions recorded), or
+/// with the same decision sent again.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recorded<T> {
+    /// What was decided, as stored.
+    pub value: T,
+    /// Why the work the decision released did not all start, if it did not.
+    pub unfinished: Option<Error>,
+    /// The same decision was already stored (a repeat of a request whose answer was lost):
+    /// nothing new was stored, and what it released was sent again.
+    pub earlier: bool,
+}
+
+impl<T> Recorded<T> {
+    /// `value`, stored just now, and how what followed the commit went.
+    pub fn after(value: T, followed: Result<(), Error>) -> Self {
+        Self { value, unfinished: followed.err(), earlier: false }
+    }
+
+    /// The stored value when everything after the commit went through, else why not (for a
+    /// caller that goes on to wait for the job to move, which it would not).
+    pub fn finished(self) -> Result<T, Error> {
+        match self.unfinished {
+            None => Ok(self.value),
+            Some(e) => Err(e),
+        }
+    }
+
+    /// The stored value, the unfinished part logged (for callers that answer with the record
+    /// alone, like the operator API: the decision stands either way).
+    pub fn logged(self) -> T {
+        if let Some(e) = &self.unfinished {
+            tracing::warn!(code = e.code.as_str(), error = %e.cause_chain(), "a decision is recorded; what it released carries on later");
+        }
+        self.value
+    }
+}
+
 pub use decisions::{DecisionRequest, MAX_REASON_CHARS, decide, resume, resume_job};
 pub use waiting::{MIN_VERSION_PREFIX, awaited, awaiting, current_version, job, jobs, require_waiting};

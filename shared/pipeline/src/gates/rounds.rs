@@ -73,7 +73,11 @@ pub struct EditRequest {
 /// job not waiting for this decision (`invalid_transition`), a version that is not the current
 /// one (`stale_version`); a request beyond the gate's last round parks the job as
 /// `needs_human` and answers `rounds_exhausted`.
-pub async fn request_changes(env: &Env, workspace: &WorkspaceId, request: ChangesRequest) -> Result<Approval, Error> {
+pub async fn request_changes(
+    env: &Env,
+    workspace: &WorkspaceId,
+    request: ChangesRequest,
+) -> Result<super::Recorded<Approval>, Error> {
     let feedback = request.feedback.trim();
     if feedback.is_empty() || feedback.chars().count() > MAX_FEEDBACK_CHARS {
         return Err(Error::new(Code::InvalidRequest, "Feedback is 1 to 2,000 characters."));
@@ -114,8 +118,8 @@ pub async fn request_changes(env: &Env, workspace: &WorkspaceId, request: Change
         ApprovalSubject::Draft => JobStatus::DraftChangesRequested,
     };
     record_round(env, workspace, &job, round, &record, moved, Vec::new()).await?;
-    env.publish(&[next]).await.map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))?;
-    Ok(approval)
+    let followed = env.publish(&[next]).await.map_err(crate::step::Error::into_error);
+    Ok(super::Recorded::after(approval, followed))
 }
 
 /// What an edit made: the decision record and the operator's draft now awaiting approval.

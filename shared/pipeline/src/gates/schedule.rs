@@ -231,17 +231,25 @@ async fn change_failed(env: &Env, workspace: &WorkspaceId, job: &JobId, e: harmo
     }
 }
 
+/// Publish the event that hands `job`'s released post to publishing.
+async fn hand_over(env: &Env, workspace: &WorkspaceId, job: &JobId, message: OutboundMessage) -> Result<(), Error> {
+    env.publish(&[message]).await.map_err(crate::step::Error::into_error)?;
+    tracing::info!(workspace = %workspace, job = %job, "scheduled post handed to publishing");
+    Ok(())
+}
+
 /// Hand `job`'s post to publishing if its schedule is in one of `from` (and due, with
-/// `when_due`), recording `decision`. Returns whether this call released it; the event is
-/// published after the transaction.
-async fn release(
+/// `when_due`), recording `decision`: when this call released the post, the event to publish
+/// after the transaction (recorded, with the decision, in the draft's approval record, so
+/// resuming sends it too) and the schedule as it now stands.
+async fn record_release(
     env: &Env,
     workspace: &WorkspaceId,
     job: &JobId,
     from: &[ScheduleState],
     when_due: bool,
     decision: Option<ScheduleDecision>,
-) -> Result<bool, Error> {
+) -> Result<Option<(OutboundMessage, Schedule)>, Error> {
     let Some(before) = of_job(env, workspace, job).await? else {
         return Err(Error::new(Code::InvalidTransition, "The job has no scheduled post."));
     };
@@ -254,7 +262,7 @@ async fn release(
         let id = doc_id(job);
         let mut schedule = changeable(&mut tx, job, from).await?;
         if when_due && schedule.due_at > now {
-            return Ok(false);
+            return Ok(None);
         }
         // Another version of the post than the one this message names: it was not built from
         // this schedule, so nothing is released.
@@ -277,26 +285,23 @@ async fn release(
         tx.put(JOBS, &id, encode(&current)?);
         tx.put(APPROVALS, &approval, encode(&record)?);
         tx.put(SCHEDULES, &id, encode(&schedule)?);
-        tx.commit().await.map(|()| true)
+        tx.commit().await.map(|()| Some(schedule))
     })
     .await;
     match released {
-        Ok(true) => {
-            env.publish(&[message]).await.map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))?;
-            tracing::info!(workspace = %workspace, job = %job, "scheduled post handed to publishing");
-            Ok(true)
-        }
-        Ok(false) => Ok(false),
+        Ok(released) => Ok(released.map(|schedule| (message, schedule))),
         Err(e) => Err(change_failed(env, workspace, job, e).await),
     }
 }
 
 /// Hand `job`'s post to publishing if it is scheduled and due (an approval inside its window).
 pub(crate) async fn release_if_due(env: &Env, workspace: &WorkspaceId, job: &JobId) -> Result<bool, Error> {
-    match release(env, workspace, job, &[ScheduleState::Scheduled], true, None).await {
-        // A dispatcher got there first.
+    match record_release(env, workspace, job, &[ScheduleState::Scheduled], true, None).await {
+        Ok(Some((message, _))) => hand_over(env, workspace, job, message).await.map(|()| true),
+        Ok(None) => Ok(false),
+        // A dispatcher (or the operator) got there first.
         Err(e) if e.code == Code::InvalidTransition => Ok(false),
-        other => other,
+        Err(e) => Err(e),
     }
 }
 
@@ -329,7 +334,7 @@ pub async fn act(
     job: &JobId,
     operator: OperatorId,
     action: Action,
-) -> Result<Acted, Error> {
+) -> Result<super::Recorded<Acted>, Error> {
     let decision = ScheduleDecision { action: action.clone(), operator, decided_at: env.clock.now() };
     let Some(schedule) = of_job(env, workspace, job).await? else {
         let current = super::waiting::job(env, workspace, job).await?;
@@ -344,8 +349,11 @@ pub async fn act(
     let waiting = [ScheduleState::Scheduled, ScheduleState::WindowPassed];
     match action {
         ScheduleAction::PublishNow => {
-            release(env, workspace, job, &waiting, false, Some(decision)).await?;
-            Ok(Acted::Released(expect_schedule(env, workspace, job).await?))
+            let (message, released) = record_release(env, workspace, job, &waiting, false, Some(decision))
+                .await?
+                .ok_or_else(|| Error::new(Code::InvalidTransition, "The post is no longer waiting for its time."))?;
+            let followed = hand_over(env, workspace, job, message).await;
+            Ok(super::Recorded::after(Acted::Released(released), followed))
         }
         ScheduleAction::Reschedule { at } => {
             let current = super::waiting::job(env, workspace, job).await?;
@@ -353,19 +361,22 @@ pub async fn act(
             check_time(env, workspace, &config, at).await?;
             // Never later than either time while the move is in flight (see the module's notes).
             index(env, workspace, job, at.min(schedule.due_at)).await?;
-            change(env, workspace, job, &waiting, decision, move |s| {
+            let moved = change(env, workspace, job, &waiting, decision, move |s| {
                 s.due_at = at;
                 s.state = ScheduleState::Scheduled;
             })
             .await?;
-            index(env, workspace, job, at).await?;
-            Ok(Acted::Rescheduled(expect_schedule(env, workspace, job).await?))
+            // The index still holds the earlier of the two times: the dispatcher looks then,
+            // finds the post not due, and leaves it; a failure here costs a look, not the move.
+            let followed = index(env, workspace, job, at).await;
+            Ok(super::Recorded::after(Acted::Rescheduled(moved), followed))
         }
         ScheduleAction::Cancel => {
             let from = [ScheduleState::Scheduled, ScheduleState::WindowPassed, ScheduleState::Dispatched];
-            change(env, workspace, job, &from, decision, |s| s.state = ScheduleState::Cancelled).await?;
-            unindex(env, workspace, job, None).await?;
-            Ok(Acted::Cancelled(expect_schedule(env, workspace, job).await?))
+            let cancelled =
+                change(env, workspace, job, &from, decision, |s| s.state = ScheduleState::Cancelled).await?;
+            let followed = unindex(env, workspace, job, None).await;
+            Ok(super::Recorded::after(Acted::Cancelled(cancelled), followed))
         }
     }
 }
@@ -414,7 +425,7 @@ async fn change(
     from: &[ScheduleState],
     decision: ScheduleDecision,
     edit: impl Fn(&mut Schedule) + Send + Sync,
-) -> Result<(), Error> {
+) -> Result<Schedule, Error> {
     let now = env.clock.now();
     let (store, decision, edit) = (&*env.store, &decision, &edit);
     let result = run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
@@ -430,11 +441,11 @@ async fn change(
             tx.put(JOBS, &id, encode(&current)?);
         }
         tx.put(SCHEDULES, &id, encode(&schedule)?);
-        tx.commit().await
+        tx.commit().await.map(|()| schedule)
     })
     .await;
     match result {
-        Ok(()) => Ok(()),
+        Ok(schedule) => Ok(schedule),
         Err(e) => Err(change_failed(env, workspace, job, e).await),
     }
 }
@@ -490,13 +501,8 @@ async fn handle(env: &Env, entry: &DueEntry, version: u64, now: Timestamp, done:
             done.repaired += 1;
         }
         Some(s) if s.state == ScheduleState::Scheduled => {
-            match release(env, ws, job, &[ScheduleState::Scheduled], true, None).await {
-                Ok(true) => done.released.push((ws.clone(), job.clone())),
-                Ok(false) => {}
-                // Another dispatcher, or the operator, got there first.
-                Err(e) if e.code == Code::InvalidTransition => {}
-                Err(e) => return Err(e),
-            }
+            let released = release_if_due(env, ws, job).await?;
+            done.released.extend(released.then(|| (ws.clone(), job.clone())));
         }
         Some(s) if s.state == ScheduleState::Dispatched => {
             let current = super::waiting::job(env, ws, job).await?;
@@ -531,7 +537,7 @@ async fn redispatch(env: &Env, workspace: &WorkspaceId, job: &JobId) -> Result<(
         .map(PendingMessage::outbound)
         .collect::<Option<_>>()
         .ok_or_else(|| Error::from_code(Code::StoreCorrupt))?;
-    env.publish(&messages).await.map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))
+    env.publish(&messages).await.map_err(crate::step::Error::into_error)
 }
 
 #[cfg(test)]

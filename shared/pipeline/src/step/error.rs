@@ -40,6 +40,22 @@ impl Error {
     pub fn fail(code: Code) -> Self {
         Error::Fail { role: None, code, schema_path: None }
     }
+
+    /// The typed error a caller outside the step machinery reports (a gate that published
+    /// what a decision released, say): the transient error itself, or the code's sentence.
+    pub fn into_error(self) -> harmonia_contracts::Error {
+        match self {
+            Error::Retry(e) => e,
+            Error::Fail { code, .. } | Error::Stalled { code, .. } => harmonia_contracts::Error::from_code(code),
+            Error::Stale => harmonia_contracts::Error::from_code(Code::InvalidTransition),
+        }
+    }
+}
+
+/// Whether a code is a fault of the local disk: the step waits for space (or a writable
+/// mount) and is tried again, as with an outage, instead of failing the job for it.
+fn disk_fault(code: Code) -> bool {
+    matches!(code, Code::StorageFull | Code::StorageReadOnly)
 }
 
 impl From<harmonia_store::Error> for Error {
@@ -47,7 +63,7 @@ impl From<harmonia_store::Error> for Error {
         match e {
             // The job moved on (rejected, failed) in a way this step cannot follow.
             harmonia_store::Error::Aborted(Code::InvalidTransition) => Error::Stale,
-            e if e.retryable() => Error::Retry(e.into()),
+            e if e.retryable() || disk_fault(e.code()) => Error::Retry(e.into()),
             e => Error::fail(e.code()),
         }
     }
@@ -57,7 +73,7 @@ impl From<harmonia_store::Error> for Error {
 /// fail the job with their code.
 impl From<harmonia_contracts::Error> for Error {
     fn from(e: harmonia_contracts::Error) -> Self {
-        if e.code.default_retryable() { Error::Retry(e) } else { Error::fail(e.code) }
+        if e.code.default_retryable() || disk_fault(e.code) { Error::Retry(e) } else { Error::fail(e.code) }
     }
 }
 
@@ -94,5 +110,27 @@ mod tests {
             matches!(Error::from(harmonia_store::Error::Conflict), Error::Retry(e) if e.code == Code::TransactionConflict)
         );
         assert!(matches!(Error::from(harmonia_store::Error::NotFound), Error::Fail { code: Code::NotFound, .. }));
+    }
+
+    #[test]
+    fn only_disk_faults_are_kept_and_only_those_met_since_are_read() {
+        let faults = crate::step::Faults::default();
+        let before = std::time::Instant::now();
+        faults.note(&harmonia_contracts::Error::from_code(Code::StoreUnavailable));
+        assert_eq!(faults.since(before), None, "an outage is not a disk fault");
+        faults.note(&harmonia_contracts::Error::from_code(Code::StorageFull));
+        assert_eq!(faults.since(before).map(|e| e.code), Some(Code::StorageFull));
+        assert_eq!(faults.since(std::time::Instant::now()), None, "met before the follower began");
+    }
+
+    #[test]
+    fn a_full_or_read_only_disk_is_waited_out_and_never_fails_the_job() {
+        use harmonia_contracts::storage::{Fault, Unwritable};
+        let full = harmonia_store::Error::Storage(Fault::Full { dir: "/data".into(), free: Some(0) });
+        assert!(matches!(Error::from(full), Error::Retry(e) if e.code == Code::StorageFull));
+        let ro = Fault::ReadOnly { path: "/data".into(), why: Unwritable::ReadOnlyMount };
+        assert!(
+            matches!(Error::from(harmonia_contracts::Error::from(ro)), Error::Retry(e) if e.code == Code::StorageReadOnly)
+        );
     }
 }

@@ -93,6 +93,9 @@ impl<P: Step> StageHandler<P> {
             Ok(None) => return Outcome::Nack,
             Err(e) => {
                 tracing::warn!(workspace = %at.workspace, job = %at.job, stage = %at.stage, error = %e, "the step's claim could not be taken; the delivery is retried");
+                if let Error::Retry(e) = &e {
+                    env.faults.note(e);
+                }
                 return Outcome::Nack;
             }
         };
@@ -110,6 +113,7 @@ impl<P: Step> StageHandler<P> {
             Err(Error::Stale) => Outcome::Ack,
             Err(Error::Retry(e)) => {
                 tracing::warn!(workspace = %at.workspace, job = %at.job, stage = %at.stage, pass = at.pass.get(), code = %e.code, cause = %e.cause_chain(), "stage met a transient failure; it will be retried");
+                env.faults.note(&e);
                 Outcome::Nack
             }
             Err(Error::Stalled { role, code }) => {

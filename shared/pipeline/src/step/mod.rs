@@ -9,11 +9,13 @@
 pub mod claim;
 pub mod complete;
 mod error;
+pub mod faults;
 pub mod handler;
 mod next;
 
 pub use claim::acquire;
 pub use complete::{Completion, StageRef, complete, fail_job, marker, record_stall, republish};
 pub use error::Error;
+pub use faults::Faults;
 pub use handler::{StageHandler, Step, stage_of};
 pub use next::{next_event, next_event_in};

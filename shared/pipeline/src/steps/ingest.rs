@@ -60,7 +60,7 @@ pub async fn ingest(
             Ok(first)
         }
         None => {
-            env.bus.publish(message).await.map_err(|e| Error::from_code(e.code()).with_cause(e))?;
+            env.bus.publish(message).await.map_err(Error::from)?;
             Ok(job)
         }
     }
@@ -135,7 +135,7 @@ async fn republish_first(env: &Env, first: &Job) -> Result<(), Error> {
         .await
         .map_err(|e| Error::from_code(Code::StoreUnavailable).with_cause(e))?;
     if let Some(m) = marker {
-        crate::step::republish(env, &m).await.map_err(|e| Error::from_code(Code::BusUnavailable).with_cause(e))?;
+        crate::step::republish(env, &m).await.map_err(crate::step::Error::into_error)?;
     }
     Ok(())
 }
