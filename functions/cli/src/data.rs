@@ -87,7 +87,23 @@ pub(crate) async fn doctor(local: &Local, out: &Output, ws: &WorkspaceId) -> Res
             }
         }
     }
-    out.value(&json!({ "file": file, "integrity": check.integrity, "unreadable": bad }));
+    // What dead processes left behind goes, once its lease has lapsed (counted only where the
+    // data dir cannot be written).
+    let remove = local.reading_only.is_none();
+    let swept = harmonia_pipeline::step::sweep::sweep(&local.env, ws, chrono::Utc::now(), remove).await?;
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let found = format!(
+        "{} and {} of processes that died",
+        plural(swept.sessions, "agent session", "agent sessions"),
+        plural(swept.claims, "step claim", "step claims")
+    );
+    out.say(&match (swept.sessions + swept.claims, remove) {
+        (0, _) => "left behind: nothing (no agent session or step claim of a process that died)".to_owned(),
+        (_, true) => format!("left behind: removed {found}"),
+        (_, false) => format!("left behind: {found}, not removed: the data dir cannot be written"),
+    });
+    let swept = json!({ "sessions": swept.sessions, "claims": swept.claims, "removed": remove });
+    out.value(&json!({ "file": file, "integrity": check.integrity, "unreadable": bad, "swept": swept }));
     if sound && bad.is_empty() {
         return Ok(());
     }

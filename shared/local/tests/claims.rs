@@ -164,3 +164,41 @@ async fn a_claim_of_a_process_whose_heartbeat_stopped_is_taken_over_at_once_and_
         StageRef { workspace: &ws, job: &busy, stage: Stage::Review, round: Default::default(), pass: Pass::FIRST };
     assert!(claim::acquire(&local.env, &at).await.expect("acquire").is_none(), "a live holder keeps it");
 }
+
+/// A session of an invocation that never ended and a claim whose lease lapsed are removed by
+/// the sweep once their lease has lapsed, and only then; counting only removes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_dead_processs_session_and_claim_are_swept_once_their_lease_has_lapsed() {
+    use chrono::{TimeDelta, Utc};
+    use harmonia_pipeline::records::{Running, running_id};
+    use harmonia_pipeline::step::sweep::{Swept, session_lapse, sweep};
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let local = Local::open_with(dir.path(), Timing::LOCAL, Wrap::default()).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let store = &*local.env.store;
+    let job = ingest(&local.env, &ws, sample(), None, None).await.expect("ingest").id;
+    local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("to the strategy gate");
+    // What a process killed mid-step leaves: its session, and its claim (one lapsed, one not).
+    let user = "pipeline".parse().expect("user");
+    harmonia_agents::session::open(store, &ws, &user, &job, Role::Noni, "0123456789abcdef").await.expect("session");
+    let now = Utc::now();
+    for (pass, until) in [(Pass::FIRST, now - TimeDelta::seconds(1)), (Pass::REVISION, now + TimeDelta::hours(1))] {
+        let claim = Running { owner: "dead".into(), until, holder: Some("gone".into()) };
+        let id = running_id(&job, Stage::Draft, harmonia_contracts::event::Round::ORIGINAL, pass);
+        let data = harmonia_store::encode(&claim).expect("encode");
+        harmonia_store::create(store, &ws, RUNNING, &id, data).await.expect("claim");
+    }
+    let sessions = harmonia_agents::session::SESSIONS;
+
+    assert_eq!(sweep(&local.env, &ws, now, false).await.expect("count"), Swept { sessions: 0, claims: 1 });
+    assert_eq!(scan_all(store, &ws, RUNNING).await.expect("claims").len(), 2, "counting removes nothing");
+    assert_eq!(sweep(&local.env, &ws, now, true).await.expect("sweep"), Swept { sessions: 0, claims: 1 });
+    assert_eq!(scan_all(store, &ws, RUNNING).await.expect("claims").len(), 1, "the live claim stays");
+    assert_eq!(scan_all(store, &ws, sessions).await.expect("sessions").len(), 1, "a session still in its lease stays");
+    let later = now + session_lapse(&local.env) + TimeDelta::hours(2);
+    assert_eq!(sweep(&local.env, &ws, later, true).await.expect("sweep"), Swept { sessions: 1, claims: 1 });
+    assert!(scan_all(store, &ws, sessions).await.expect("sessions").is_empty());
+    assert!(scan_all(store, &ws, RUNNING).await.expect("claims").is_empty());
+    assert_eq!(sweep(&local.env, &ws, later, true).await.expect("again"), Swept::default(), "nothing twice");
+}

@@ -348,6 +348,11 @@ async fn reschedule_publish_now_and_cancel_do_what_they_say_until_the_claim() {
         panic!("released")
     };
     assert_eq!(released.decisions.last().map(|d| d.action.name()), Some("publish_now"));
+    // Handed over, it is no longer in the index of what is due.
+    let system = harmonia_pipeline::steps::system_workspace();
+    let due = harmonia_store::scan_all(&*local.env.store, &system, schedule::DUE).await.expect("index");
+    let indexed: Vec<schedule::DueEntry> = harmonia_store::decode_each(schedule::DUE, &due);
+    assert!(!indexed.iter().any(|e| e.job == now_job), "a post published now keeps no entry due at its old time");
     assert_eq!(local.drive(&ws, &now_job, false, WAIT, |_| {}).await.expect("drive").status, JobStatus::Verified);
     assert!(clock.now() < planned.window.start, "published before its window");
 

@@ -408,6 +408,28 @@ pub async fn immutable_documents_accept_identical_content_and_refuse_other(store
     assert_eq!(store.query(&w, THINGS, &Query::all(10)).await.expect("query").len(), 1);
 }
 
+/// A sweep removes the documents it picks and nothing else; counting only removes nothing; a
+/// second sweep finds nothing more.
+pub async fn a_sweep_removes_only_what_it_picks_as_it_was_read(store: Arc<dyn Store>) {
+    let w = ws();
+    let writes = (0..4).map(|n| Write {
+        collection: BRIEF,
+        id: id(&format!("b{n}")),
+        op: WriteOp::Create(obj(json!({"n": n}))),
+    });
+    let mut writes: Vec<Write> = writes.collect();
+    writes.push(Write { collection: THINGS, id: id("b0"), op: WriteOp::Create(obj(json!({"n": 0}))) });
+    store.commit(&w, writes).await.expect("commit");
+    let old = |d: &crate::Document| d.data.get("n").and_then(Value::as_i64).is_some_and(|n| n < 2);
+    assert_eq!(crate::sweep(&*store, &w, BRIEF, false, old).await.expect("count"), 2);
+    assert_eq!(crate::scan_all(&*store, &w, BRIEF).await.expect("scan").len(), 4, "counting removes nothing");
+    assert_eq!(crate::sweep(&*store, &w, BRIEF, true, old).await.expect("sweep"), 2);
+    let left = crate::scan_all(&*store, &w, BRIEF).await.expect("scan");
+    assert_eq!(left.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(), ["b2", "b3"]);
+    assert!(store.get(&w, THINGS, &id("b0")).await.expect("get").is_some(), "another collection is left alone");
+    assert_eq!(crate::sweep(&*store, &w, BRIEF, true, old).await.expect("again"), 0, "nothing twice");
+}
+
 /// Short-lived documents behave as any other: read back, found by a query (by job too),
 /// refused on a stale precondition, committed all or nothing beside lasting ones, deleted.
 pub async fn short_lived_documents_behave_as_any_other(store: Arc<dyn Store>) {
@@ -503,6 +525,7 @@ macro_rules! store_conformance {
             the_workspace_record_is_read_by_id_and_never_queried,
             immutable_documents_accept_identical_content_and_refuse_other,
             short_lived_documents_behave_as_any_other,
+            a_sweep_removes_only_what_it_picks_as_it_was_read,
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

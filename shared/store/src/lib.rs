@@ -27,7 +27,7 @@ pub use document::{
     encode,
 };
 pub use error::Error;
-pub use scan::{decode_each, scan, scan_all, skipped_undecodable, undecodable_documents};
+pub use scan::{decode_each, scan, scan_all, skipped_undecodable, sweep, undecodable_documents};
 pub use tx::{DEFAULT_ATTEMPTS, Tx, run_transaction};
 
 /// What [`create_if_absent`] found.

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use harmonia_contracts::ids::WorkspaceId;
 use serde::de::DeserializeOwned;
 
-use crate::{Collection, Document, Error, MAX_QUERY_LIMIT, Query, Store};
+use crate::{Collection, Document, Error, MAX_QUERY_LIMIT, Query, Store, Write, WriteOp};
 
 static UNDECODABLE: AtomicU64 = AtomicU64::new(0);
 
@@ -72,6 +72,35 @@ pub fn decode_each<T: DeserializeOwned>(collection: Collection, docs: &[Document
         }
     }
     out
+}
+
+/// Remove every document of `collection` that `lapsed` picks (a session or claim whose process
+/// died, say), each only as it was read: one changed since (taken over, renewed) is left for the
+/// next sweep. With `remove` false it only counts them (a store it cannot write). Returns how
+/// many were removed (or would be).
+pub async fn sweep(
+    store: &dyn Store,
+    workspace: &WorkspaceId,
+    collection: Collection,
+    remove: bool,
+    lapsed: impl Fn(&Document) -> bool,
+) -> Result<usize, Error> {
+    let mut swept = 0;
+    for doc in scan_all(store, workspace, collection).await?.iter().filter(|d| lapsed(d)) {
+        if !remove {
+            swept += 1;
+            continue;
+        }
+        let delete =
+            Write { collection, id: doc.id.clone(), op: WriteOp::Delete { expected_version: Some(doc.version) } };
+        match store.commit(workspace, vec![delete]).await {
+            Ok(()) => swept += 1,
+            // Renewed, taken over or removed meanwhile: no longer left behind.
+            Err(Error::PreconditionFailed | Error::NotFound) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(swept)
 }
 
 #[cfg(test)]

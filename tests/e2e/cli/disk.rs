@@ -240,6 +240,7 @@ async fn a_read_only_data_dir_answers_what_only_reads_and_refuses_a_decision() {
     assert!(out.contains("Awaiting a decision on the strategy"), "{out}");
     let (_, out, _) = harmonia(&data, &["doctor"]).await;
     assert!(out.contains("integrity: ok") && out.contains("every stored document can be read"), "{out}");
+    assert!(out.contains("left behind: nothing"), "{out}");
     let (code, _, err) = harmonia(&data, &["--json", "approve", &job, "strategy"]).await;
     assert_eq!(code, 1, "{err}");
     let e: Value = serde_json::from_str(err.trim()).expect("json error");

@@ -352,7 +352,15 @@ pub async fn act(
             let (message, released) = record_release(env, workspace, job, &waiting, false, Some(decision))
                 .await?
                 .ok_or_else(|| Error::new(Code::InvalidTransition, "The post is no longer waiting for its time."))?;
-            let followed = hand_over(env, workspace, job, message).await;
+            // Handed over, it is no longer due at its old time: its index entry goes at once
+            // (kept while the hand-over has not happened, so the dispatcher sends it again).
+            // The entry is in the `system` workspace and a transaction spans one workspace, so
+            // this is its own write; a failure leaves an entry the next tick removes.
+            let followed = async {
+                hand_over(env, workspace, job, message).await?;
+                unindex(env, workspace, job, None).await
+            }
+            .await;
             Ok(super::Recorded::after(Acted::Released(released), followed))
         }
         ScheduleAction::Reschedule { at } => {

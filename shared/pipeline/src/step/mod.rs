@@ -12,6 +12,7 @@ mod error;
 pub mod faults;
 pub mod handler;
 mod next;
+pub mod sweep;
 
 pub use claim::acquire;
 pub use complete::{Completion, StageRef, complete, fail_job, marker, record_stall, republish};
