@@ -38,7 +38,7 @@ pub fn temp_dir() -> TempDir {
 pub fn skipped(test: &str, why: &str) {
     eprintln!("skipped {test}: {why}");
     if let Some(file) = std::env::var_os("HARMONIA_SKIPS_FILE") {
-        let line = format!("{test}: {}\n", why.replace('\n', " "));
+        let line = format!("{test}: {}\n", why.split_whitespace().collect::<Vec<_>>().join(" "));
         let appended = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
