@@ -123,6 +123,7 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         claims: Default::default(),
         liveness: None,
         faults: Default::default(),
+        sweeps: Default::default(),
     }))
 }
 

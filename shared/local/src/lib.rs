@@ -198,6 +198,7 @@ impl Local {
             claims: Default::default(),
             liveness: Some(Arc::new(Heartbeats(bus.clone()))),
             faults: Default::default(),
+            sweeps: Default::default(),
         });
         Ok(Self { env, bus, sandbox, data, model, repairs, reading_only: None, workers: Vec::new() })
     }

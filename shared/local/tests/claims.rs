@@ -175,10 +175,10 @@ async fn a_dead_processs_session_and_claim_are_swept_once_their_lease_has_lapsed
 
     let dir = tempfile::tempdir().expect("temp dir");
     let local = Local::open_with(dir.path(), Timing::LOCAL, Wrap::default()).await.expect("open");
-    let ws = local.workspace().await.expect("workspace");
+    // A workspace no step runs in, so no background sweep removes anything before this one.
+    let ws: harmonia_contracts::ids::WorkspaceId = "left-behind".parse().expect("ws");
     let store = &*local.env.store;
-    let job = ingest(&local.env, &ws, sample(), None, None).await.expect("ingest").id;
-    local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("to the strategy gate");
+    let job: harmonia_contracts::ids::JobId = "job-0123456789abcdef0123456789abcdef".parse().expect("job");
     // What a process killed mid-step leaves: its session, and its claim (one lapsed, one not).
     let user = "pipeline".parse().expect("user");
     harmonia_agents::session::open(store, &ws, &user, &job, Role::Noni, "0123456789abcdef").await.expect("session");
@@ -201,4 +201,29 @@ async fn a_dead_processs_session_and_claim_are_swept_once_their_lease_has_lapsed
     assert!(scan_all(store, &ws, sessions).await.expect("sessions").is_empty());
     assert!(scan_all(store, &ws, RUNNING).await.expect("claims").is_empty());
     assert_eq!(sweep(&local.env, &ws, later, true).await.expect("again"), Swept::default(), "nothing twice");
+}
+
+/// The steps of a workspace sweep it in the background: a claim left lapsed there by a dead
+/// process is gone once the workspace's next job has run a step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_workspaces_steps_sweep_what_dead_processes_left_there() {
+    use harmonia_pipeline::records::{Running, running_id};
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let local = Local::open_with(dir.path(), Timing::LOCAL, Wrap::default()).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let store = &*local.env.store;
+    let dead: harmonia_contracts::ids::JobId = "job-0123456789abcdef0123456789abcdef".parse().expect("job");
+    let claim = Running { owner: "dead".into(), until: chrono::Utc::now(), holder: Some("gone".into()) };
+    let id = running_id(&dead, Stage::Review, harmonia_contracts::event::Round::ORIGINAL, Pass::FIRST);
+    harmonia_store::create(store, &ws, RUNNING, &id, harmonia_store::encode(&claim).expect("encode"))
+        .await
+        .expect("claim");
+    let job = ingest(&local.env, &ws, sample(), None, None).await.expect("ingest").id;
+    local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("to the strategy gate");
+    harmonia_testkit::eventually("the dead process's claim is swept", || async {
+        let left = store.get(&ws, RUNNING, &id).await.expect("read");
+        left.is_none().then_some(())
+    })
+    .await;
 }

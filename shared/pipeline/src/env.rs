@@ -48,6 +48,8 @@ pub struct Env {
     pub liveness: Option<Arc<dyn crate::step::claim::Liveness>>,
     /// The disk faults this process's steps met, for a command following a job to stop on.
     pub faults: crate::step::Faults,
+    /// When this process last swept each workspace ([`crate::step::sweep::in_background`]).
+    pub sweeps: crate::step::sweep::Sweeps,
 }
 
 impl std::fmt::Debug for Env {

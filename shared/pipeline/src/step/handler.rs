@@ -85,6 +85,7 @@ impl<P: Step> StageHandler<P> {
     async fn handle_event(&self, event: StageEvent<P>) -> Outcome {
         let env = &*self.env;
         let at = StageRef::of(&event);
+        super::sweep::in_background(&self.env, at.workspace);
         if let Some(settled) = settled(env, &at).await {
             return settled;
         }

@@ -2,7 +2,14 @@
 //! ended, and the claim of a step that never settled. Neither is authority (a session is
 //! context; a lapsed claim is taken over by the step's next delivery), but neither would ever
 //! go either. [`sweep`] removes them once their lease has lapsed, through the storage interface,
-//! so on either backend; `harmonia doctor` runs it and says how many it removed.
+//! so on either backend. The steps of a workspace run it in the background
+//! ([`in_background`]), each process at most once every [`EVERY`] per workspace, on the embedded
+//! default and in the deployed functions alike; `harmonia doctor` runs it too and says how many
+//! it removed.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
 use harmonia_contracts::Error;
@@ -18,6 +25,42 @@ pub struct Swept {
     pub sessions: usize,
     /// Step claims whose lease lapsed without the step settling.
     pub claims: usize,
+}
+
+/// How often a process sweeps a workspace its steps run in, at the most.
+pub const EVERY: Duration = Duration::from_secs(600);
+
+/// When this process last swept each workspace.
+#[derive(Debug, Default)]
+pub struct Sweeps(Mutex<HashMap<WorkspaceId, Instant>>);
+
+impl Sweeps {
+    /// Whether `workspace` is due a sweep now (noting that it is being swept).
+    fn due(&self, workspace: &WorkspaceId) -> bool {
+        let Ok(mut last) = self.0.lock() else { return false };
+        let now = Instant::now();
+        match last.get(workspace) {
+            Some(at) if now.duration_since(*at) < EVERY => false,
+            _ => {
+                last.insert(workspace.clone(), now);
+                true
+            }
+        }
+    }
+}
+
+/// Sweep `workspace` in a task of its own when this process has not within [`EVERY`]: called
+/// by every step, off its path.
+pub fn in_background(env: &Arc<Env>, workspace: &WorkspaceId) {
+    if !env.sweeps.due(workspace) {
+        return;
+    }
+    let (env, workspace) = (env.clone(), workspace.clone());
+    tokio::spawn(async move {
+        if let Err(e) = sweep(&env, &workspace, Utc::now(), true).await {
+            tracing::warn!(workspace = %workspace, code = e.code.as_str(), "what dead processes left behind could not be swept; the next sweep tries again");
+        }
+    });
 }
 
 /// How long after it was opened an agent session is taken for a dead invocation's: twice the
