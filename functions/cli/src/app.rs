@@ -87,18 +87,20 @@ impl Output {
     /// Warn the operator (on standard error; in JSON mode as `{"warning": TEXT}`): the command
     /// did what it was asked, and something after it needs their attention.
     pub(crate) fn warn(&self, line: &str) {
-        let _ = match self.json {
-            true => writeln!(std::io::stderr(), "{}", json!({ "warning": line })),
-            false => writeln!(std::io::stderr(), "warning: {line}"),
-        };
+        self.aside("warning", &format!("warning: {line}"), line);
     }
 
     /// Tell the operator something about how the command ran, apart from its output (on
     /// standard error; in JSON mode as `{"note": TEXT}`).
     pub(crate) fn note(&self, line: &str) {
+        self.aside("note", line, line);
+    }
+
+    /// Write apart from the output, on standard error: `text`, or in JSON mode `{key: line}`.
+    fn aside(&self, key: &str, text: &str, line: &str) {
         let _ = match self.json {
-            true => writeln!(std::io::stderr(), "{}", json!({ "note": line })),
-            false => writeln!(std::io::stderr(), "{line}"),
+            true => writeln!(std::io::stderr(), "{}", json!({ key: line })),
+            false => writeln!(std::io::stderr(), "{text}"),
         };
     }
 

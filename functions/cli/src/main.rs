@@ -392,10 +392,9 @@ async fn main() -> ExitCode {
                 // A data dir that cannot be written (a read-only mount, a backup, a full disk)
                 // still answers the commands that only read it.
                 Err(fault) if matches!(fault.code, Code::StorageReadOnly | Code::StorageFull) && cli.command.only_reads() => {
+                    let note = format!("note [{}]: this command only reads here. {}", fault.code, fault.message);
                     let local = harmonia_local::Local::open_reading(&data_dir, wrap()?, fault).await?;
-                    if let Some(why) = &local.reading_only {
-                        out.note(&format!("note [{}]: this command only reads here. {}", why.code, why.message));
-                    }
+                    out.note(&note);
                     local
                 }
                 Err(e) => return Err(e),

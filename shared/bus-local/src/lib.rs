@@ -133,7 +133,7 @@ pub struct LocalBus {
     wakes: Arc<Wakes>,
     holder: Arc<Holder>,
     /// The last disk fault a call met, and when ([`LocalBus::fault_since`]).
-    fault: Arc<std::sync::Mutex<Option<(std::time::Instant, harmonia_contracts::storage::Fault)>>>,
+    fault: Arc<harmonia_contracts::storage::Last<harmonia_contracts::storage::Fault>>,
 }
 
 /// Who to wake in this process when something changes on the queue: the subscribers of a
@@ -310,8 +310,7 @@ impl LocalBus {
     /// acknowledgement, a publish): a subscriber that cannot lease never reaches its handler,
     /// so a command following a job reads it here to stop and say so.
     pub fn fault_since(&self, at: std::time::Instant) -> Option<harmonia_contracts::storage::Fault> {
-        let (when, fault) = self.fault.lock().ok()?.clone()?;
-        (when >= at).then_some(fault)
+        self.fault.since(at)
     }
 
     /// This bus's holder id (what its leases name).
@@ -369,10 +368,8 @@ impl LocalBus {
         f: impl FnMut(&mut Connection) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
         let result = named(&self.conn, self.conn.run(f, lost).await);
-        if let Err(Error::Storage(fault)) = &result
-            && let Ok(mut last) = self.fault.lock()
-        {
-            *last = Some((std::time::Instant::now(), fault.clone()));
+        if let Err(Error::Storage(fault)) = &result {
+            self.fault.note(fault.clone());
         }
         result
     }

@@ -5,6 +5,8 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
 
 use crate::{Code, Error};
 
@@ -118,6 +120,32 @@ impl From<Fault> for Error {
             ),
         };
         Error::new(fault.code(), message)
+    }
+}
+
+/// The last of something a process met, and when: the disk fault a step or the local queue met,
+/// which a command following a job reads to stop and say so.
+#[derive(Debug)]
+pub struct Last<T>(Mutex<Option<(Instant, T)>>);
+
+impl<T> Default for Last<T> {
+    fn default() -> Self {
+        Self(Mutex::new(None))
+    }
+}
+
+impl<T: Clone> Last<T> {
+    /// Note `value`, met now.
+    pub fn note(&self, value: T) {
+        if let Ok(mut last) = self.0.lock() {
+            *last = Some((Instant::now(), value));
+        }
+    }
+
+    /// The last value noted at or after `at`.
+    pub fn since(&self, at: Instant) -> Option<T> {
+        let (when, value) = self.0.lock().ok()?.clone()?;
+        (when >= at).then_some(value)
     }
 }
 

@@ -115,11 +115,18 @@ pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
 /// timeout, foreign keys on, `synchronous=NORMAL` (durable across process crashes).
 pub fn open_connection(path: &Path) -> Result<Connection, rusqlite::Error> {
     let conn = Connection::open(path)?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
+    tune(&conn)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "journal_size_limit", LOG_SIZE_LIMIT)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(conn)
+}
+
+/// What every connection of a data file is set to, writing or only reading: the busy timeout,
+/// the page cache and the statement cache.
+pub(crate) fn tune(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     // A larger page cache than the default 2 MiB: most reads are then answered without a read
     // call. (A memory map was tried and cost more: the file grows, and each remap is felt by
     // every core.)
@@ -130,7 +137,7 @@ pub fn open_connection(path: &Path) -> Result<Connection, rusqlite::Error> {
     // clears its bindings: about a tenth of the pipeline's time went to that.
     conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     conn.set_prepared_statement_cache_capacity(64);
-    Ok(conn)
+    Ok(())
 }
 
 /// Run `sql` once with `params` on `conn`, its statement prepared once per connection.

@@ -113,17 +113,16 @@ impl SqliteStore {
             Err(e) => return Err(io_failure(&path, &e)),
         }
         let open = |how| open_reading(&path, how);
-        let first = open(Reading::Shared).and_then(|conn| {
+        let versioned = |how| {
+            let conn = open(how)?;
             let version = layout_version(&conn, &path)?;
-            Ok((conn, version))
-        });
-        let (how, version) = match first {
-            Ok((_, version)) => (Reading::Shared, version),
+            Ok::<_, Error>((how, conn, version))
+        };
+        let (how, conn, version) = match versioned(Reading::Shared) {
             Err(Error::Storage(_) | Error::Unavailable { .. }) if !holds_commits(&path) => {
-                let conn = open(Reading::Immutable)?;
-                (Reading::Immutable, layout_version(&conn, &path)?)
+                versioned(Reading::Immutable)?
             }
-            Err(e) => return Err(e),
+            other => other?,
         };
         if version < crate::LAYOUT_VERSION {
             return Err(not_a_store(
@@ -131,7 +130,7 @@ impl SqliteStore {
                 "it was written by an older version of Harmonia and is brought up to date only where it can be written",
             ));
         }
-        let conn = Blocking::reader(open(how)?);
+        let conn = Blocking::reader(conn);
         let conns = (0..READERS).map(|_| open(how).map(Blocking::reader)).collect::<Result<_, Error>>()?;
         let readers = Arc::new(Readers { conns, turn: std::sync::atomic::AtomicUsize::new(0) });
         Ok(Self { conn, readers, path })
@@ -207,13 +206,9 @@ fn open_reading(path: &Path, how: Reading) -> Result<Connection, Error> {
         Reading::Immutable => Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI),
     }
     .map_err(|e| on_file(path, e))?;
-    let set = |conn: &Connection| -> rusqlite::Result<()> {
-        conn.busy_timeout(crate::pool::BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "cache_size", -16 * 1024)?;
-        conn.pragma_update(None, "query_only", true)?;
-        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
-        conn.set_prepared_statement_cache_capacity(64);
-        Ok(())
+    let set = |conn: &Connection| {
+        crate::format::tune(conn)?;
+        conn.pragma_update(None, "query_only", true)
     };
     set(&conn).map_err(|e| on_file(path, e))?;
     Ok(conn)

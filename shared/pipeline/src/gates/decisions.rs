@@ -13,7 +13,9 @@ use harmonia_contracts::{Code, Error};
 use harmonia_store::{MAX_QUERY_LIMIT, Query, Tx, decode_each, encode, run_transaction, scan, scan_all};
 
 use super::Recorded;
-use super::waiting::{checked_version, decision_trace, job, moved_meanwhile, require_waiting, waiting_status};
+use super::waiting::{
+    checked_version, decision_trace, job, moved_meanwhile, names_version, require_waiting, waiting_status,
+};
 use crate::Env;
 use crate::records::{
     APPROVALS, ApprovalRecord, JOBS, MARKERS, Marker, PendingMessage, SCHEDULES, approval_id, doc_id,
@@ -141,10 +143,8 @@ pub async fn earlier(
     let record: ApprovalRecord = doc.decode().map_err(Error::from)?;
     let stored = &record.approval;
     let same_verdict = std::mem::discriminant(&stored.decision) == std::mem::discriminant(decision);
-    let same_version = given.is_none_or(|v| {
-        let v = v.to_ascii_lowercase();
-        v.len() >= super::MIN_VERSION_PREFIX && stored.subject_hash.starts_with(&v)
-    });
+    // A malformed version names no decision: the caller's own checks say what is wrong with it.
+    let same_version = given.is_none_or(|v| names_version(&stored.subject_hash, v).unwrap_or(false));
     Ok((same_verdict && same_version).then_some(record.approval))
 }
 

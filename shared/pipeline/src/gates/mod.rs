@@ -50,15 +50,6 @@ impl<T> Recorded<T> {
             Some(e) => Err(e),
         }
     }
-
-    /// The stored value, the unfinished part logged (for callers that answer with the record
-    /// alone, like the operator API: the decision stands either way).
-    pub fn logged(self) -> T {
-        if let Some(e) = &self.unfinished {
-            tracing::warn!(code = e.code.as_str(), error = %e.cause_chain(), "a decision is recorded; what it released carries on later");
-        }
-        self.value
-    }
 }
 
 pub use decisions::{DecisionRequest, MAX_REASON_CHARS, decide, resume, resume_job};

@@ -68,7 +68,7 @@ pub(crate) async fn checked_version(
 
 /// Whether `given` names the version `current`: the whole hash or a prefix of at least
 /// [`MIN_VERSION_PREFIX`] hexadecimal characters (either case). Anything else is not a version.
-fn names_version(current: &str, given: &str) -> Result<bool, Error> {
+pub(super) fn names_version(current: &str, given: &str) -> Result<bool, Error> {
     let given = given.trim();
     if given.len() < MIN_VERSION_PREFIX || given.len() > 64 || !given.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::new(
