@@ -568,7 +568,7 @@ resource "google_pubsub_subscription" "push" {
 
   dead_letter_policy {
     dead_letter_topic     = google_pubsub_topic.dead_letter[each.value.topic].id
-    max_delivery_attempts = 5
+    max_delivery_attempts = 10
   }
 
   retry_policy {

@@ -27,12 +27,15 @@ use serde_json::{Value, json};
 
 use harmonia_testkit::samples::LAUNCH_TALK as SAMPLE;
 
+mod load;
+
 /// Quick retries for the emulator run.
 const EMULATOR: Timing = Timing {
     min_backoff: Duration::from_secs(1),
     max_backoff: Duration::from_secs(5),
     model_ack_deadline: Duration::from_secs(60),
     ack_deadline: Duration::from_secs(30),
+    max_attempts: 10,
 };
 
 struct Cloud {

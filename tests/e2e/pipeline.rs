@@ -32,6 +32,7 @@ const FAST: Timing = Timing {
     max_backoff: Duration::from_millis(200),
     model_ack_deadline: Duration::from_secs(2),
     ack_deadline: Duration::from_secs(2),
+    max_attempts: 5,
 };
 
 fn sample() -> SourceInput {

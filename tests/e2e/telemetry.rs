@@ -47,6 +47,7 @@ const FAST: Timing = Timing {
     max_backoff: Duration::from_millis(200),
     model_ack_deadline: Duration::from_secs(5),
     ack_deadline: Duration::from_secs(5),
+    max_attempts: 5,
 };
 
 /// The offline model presented as a live backend, except that Noni's drafts carry the draft

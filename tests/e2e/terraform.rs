@@ -124,7 +124,8 @@ fn push_subscriptions_use_oidc_and_dead_letters_and_roles_are_least_privilege() 
     }
     let pipeline = &subs["push"];
     assert!(pipeline["dead_letter_policy"]["dead_letter_topic"].is_string(), "pipeline subscriptions dead-letter");
-    assert_eq!(pipeline["dead_letter_policy"]["max_delivery_attempts"], 5);
+    let attempts = harmonia_pipeline::registry::Timing::CLOUD.max_attempts;
+    assert_eq!(pipeline["dead_letter_policy"]["max_delivery_attempts"], attempts, "as the registry provisions them");
 
     let mut roles = Vec::new();
     for (kind, resources) in main["resource"].as_object().expect("resources") {

@@ -18,6 +18,7 @@ const FAST: Timing = Timing {
     max_backoff: Duration::from_millis(200),
     model_ack_deadline: Duration::from_secs(5),
     ack_deadline: Duration::from_secs(5),
+    max_attempts: 5,
 };
 
 pub(super) struct Api {

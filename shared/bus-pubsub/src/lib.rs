@@ -3,13 +3,16 @@
 //! [`PubSubBus`] publishes through the official client (gRPC) and provisions topics and push
 //! subscriptions through its admin client (REST). [`push`] is the receiving side, as Cloud Run
 //! gets it: an axum route that decodes the push body, calls a [`Handler`], and answers 204 to
-//! ack or 503 to have Pub/Sub redeliver (and eventually dead-letter) the message.
+//! ack or 503 to have Pub/Sub redeliver (and eventually dead-letter) the message. Both sides
+//! count the messages and their sizes on the process's meter (`harmonia.pubsub.messages`,
+//! `harmonia.pubsub.bytes`).
 //!
 //! The client ignores `PUBSUB_EMULATOR_HOST`, so [`PubSubConfig::from_env`] maps it to an
 //! `http://` endpoint with anonymous credentials; otherwise Application Default Credentials
 //! and the public endpoint are used.
 
 pub mod push;
+mod usage;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -76,6 +79,7 @@ pub struct PubSubBus {
     publishers: Mutex<HashMap<Name, Publisher>>,
     topics: TopicAdmin,
     subscriptions: SubscriptionAdmin,
+    usage: usage::Usage,
 }
 
 impl std::fmt::Debug for PubSubBus {
@@ -107,7 +111,14 @@ impl PubSubBus {
         let base = client!(BasePublisher::builder(), config);
         let topics = client!(TopicAdmin::builder(), config);
         let subscriptions = client!(SubscriptionAdmin::builder(), config);
-        Ok(Self { config, base, publishers: Mutex::new(HashMap::new()), topics, subscriptions })
+        Ok(Self {
+            config,
+            base,
+            publishers: Mutex::new(HashMap::new()),
+            topics,
+            subscriptions,
+            usage: usage::Usage::new(),
+        })
     }
 
     /// The configuration.
@@ -172,11 +183,14 @@ impl PubSubBus {
 impl Bus for PubSubBus {
     async fn publish(&self, message: OutboundMessage) -> Result<String, Error> {
         let publisher = self.publisher(&message.topic).await;
+        let (topic, size) = (message.topic.clone(), usage::size(&message.data, &message.attributes));
         let msg = Message::new().set_data(message.data).set_attributes(message.attributes);
-        publisher.publish(msg).await.map_err(|e| match e {
+        let id = publisher.publish(msg).await.map_err(|e| match e {
             google_cloud_pubsub::error::PublishError::Rpc(inner) => rpc_error(&inner),
             _ => Error::Unavailable { kind: "publisher_shutdown".into() },
-        })
+        })?;
+        self.usage.published(topic.as_str(), size);
+        Ok(id)
     }
 }
 

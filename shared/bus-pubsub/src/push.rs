@@ -22,6 +22,8 @@ use harmonia_bus::{Delivery, Handler, Name, Outcome};
 use harmonia_contracts::{Code, ErrorBody};
 use serde_json::{Value, json};
 
+use crate::usage::Usage;
+
 /// Largest accepted push body: a 10 MB message, base64-encoded, plus its envelope.
 pub const MAX_PUSH_BODY_BYTES: usize = 16 * 1024 * 1024;
 
@@ -79,12 +81,15 @@ pub fn decode(body: &[u8]) -> Result<Delivery, Error> {
     Ok(Delivery { message_id, subscription, data, attributes, attempt, published_at })
 }
 
-async fn receive(State(handler): State<Arc<dyn Handler>>, body: Bytes) -> Response {
+async fn receive(State((handler, usage)): State<(Arc<dyn Handler>, Usage)>, body: Bytes) -> Response {
     match decode(&body) {
-        Ok(delivery) => match handler.handle(delivery).await {
-            Outcome::Ack => StatusCode::NO_CONTENT.into_response(),
-            Outcome::Nack => StatusCode::SERVICE_UNAVAILABLE.into_response(),
-        },
+        Ok(delivery) => {
+            usage.delivered(delivery.subscription.as_str(), crate::usage::size(&delivery.data, &delivery.attributes));
+            match handler.handle(delivery).await {
+                Outcome::Ack => StatusCode::NO_CONTENT.into_response(),
+                Outcome::Nack => StatusCode::SERVICE_UNAVAILABLE.into_response(),
+            }
+        }
         Err(e) => {
             tracing::warn!(error = %e, "refused a malformed push request");
             // The same JSON error shape as every other Harmonia endpoint.
@@ -94,9 +99,13 @@ async fn receive(State(handler): State<Arc<dyn Handler>>, body: Bytes) -> Respon
     }
 }
 
-/// A router answering push requests on `POST path` with `handler`.
+/// A router answering push requests on `POST path` with `handler`, counting each delivery on
+/// the process's meter (`harmonia.pubsub.messages`, see the crate's usage counters).
 pub fn router(path: &str, handler: Arc<dyn Handler>) -> Router {
-    Router::new().route(path, post(receive)).layer(DefaultBodyLimit::max(MAX_PUSH_BODY_BYTES)).with_state(handler)
+    Router::new()
+        .route(path, post(receive))
+        .layer(DefaultBodyLimit::max(MAX_PUSH_BODY_BYTES))
+        .with_state((handler, Usage::new()))
 }
 
 #[cfg(test)]

@@ -267,6 +267,7 @@ pub async fn run(
             // killed with the work done and the answer lost.
             app = drill::hold_responses(app, drill::Drill::new(hold, config.fault_ready_file.clone()));
         }
+        let app = crate::busy::counted(app);
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(config.bind, config.port))
             .await
             .map_err(|e| Error::new(Code::DependencyUnavailable, "the port is not available").with_cause(e))?;

@@ -23,7 +23,7 @@ pub const GOOGLE_JWKS_URL: &str = "https://www.googleapis.com/oauth2/v3/certs";
 pub const RETIRED_CREDENTIALS_VAR: &str = "HARMONIA_OPERATOR_CREDENTIALS";
 
 /// Longest accepted `HARMONIA_STEP_LEASE_SECS`: Pub/Sub's longest ack deadline.
-const MAX_STEP_LEASE_SECS: u64 = 600;
+const MAX_STEP_LEASE_SECS: u64 = harmonia_pipeline::registry::MAX_STEP_LEASE.as_secs();
 
 /// Longest accepted topic prefix, so every prefixed topic and subscription name stays within
 /// Pub/Sub's 255 characters.

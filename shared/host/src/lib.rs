@@ -51,8 +51,12 @@
 //!
 //! Stage functions serve `POST /push/<topic>` for each subscription the registry gives them
 //! (the push endpoint of that subscription) and `GET /healthz`; the operator, ingest and Nova
-//! functions pass their own routers to [`run`].
+//! functions pass their own routers to [`run`]. Every function's router counts its requests and
+//! the time the instance was busy (`harmonia.http.requests`, `harmonia.instance.busy`, as Cloud
+//! Run bills request-based instances) on the process's meter.
 
+#[cfg(feature = "cloud")]
+mod busy;
 #[cfg(feature = "cloud")]
 mod cloud;
 pub mod config;

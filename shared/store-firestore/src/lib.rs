@@ -11,9 +11,12 @@
 //! refuse it if anything changed in between; such a race is re-evaluated from fresh reads a
 //! bounded number of times. (Read-write transactions would take pessimistic locks, which
 //! the emulator resolves only by 30-second lock timeouts.) The client is the
-//! `firestore` crate's gRPC connection (it honours `FIRESTORE_EMULATOR_HOST`).
+//! `firestore` crate's gRPC connection (it honours `FIRESTORE_EMULATOR_HOST`). Every document
+//! read, written or deleted and every query is counted on the process's meter as Firestore
+//! bills it (`harmonia.firestore.documents`, `harmonia.firestore.queries`).
 
 mod convert;
+mod usage;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -30,6 +33,7 @@ use harmonia_contracts::ids::{DocId, WorkspaceId};
 use harmonia_store::{Collection, Direction, Document, Error, Query, Store, Write, WriteOp};
 
 use crate::convert::{from_firestore_map, to_firestore_map};
+use crate::usage::{Operation, Usage};
 
 /// Optimistic commit attempts before reporting [`Error::Conflict`].
 const COMMIT_ATTEMPTS: usize = 12;
@@ -50,6 +54,7 @@ fn status_error(status: &Status) -> Error {
 pub struct FirestoreStore {
     db: FirestoreDb,
     database: String,
+    usage: Usage,
 }
 
 impl std::fmt::Debug for FirestoreStore {
@@ -65,7 +70,7 @@ impl FirestoreStore {
         let db = FirestoreDb::with_options(options)
             .await
             .map_err(|_| Error::Unavailable { kind: "firestore_connect".into() })?;
-        Ok(Self { db, database: format!("projects/{project}/databases/{database}") })
+        Ok(Self { db, database: format!("projects/{project}/databases/{database}"), usage: Usage::new() })
     }
 
     fn parent(&self, workspace: &WorkspaceId) -> String {
@@ -123,8 +128,12 @@ impl FirestoreStore {
         use fs::precondition::ConditionType;
         let names: Vec<String> = writes.iter().map(|w| self.name(workspace, w.collection, &w.id)).collect();
         let current = self.read_many(names.clone()).await?;
+        for write in writes {
+            self.usage.documents(Operation::Read, write.collection, 1);
+        }
         let now = Utc::now();
         let mut fs_writes = Vec::with_capacity(writes.len());
+        let mut billed = Vec::with_capacity(writes.len());
         for ((write, name), current) in writes.iter().zip(names).zip(current) {
             let next = write.apply_to(current.as_ref().map(|(v, _)| *v))?;
             let precondition = Some(fs::Precondition {
@@ -150,6 +159,10 @@ impl FirestoreStore {
                     (fs::write::Operation::Update(fs::Document { name, fields, ..Default::default() }), None)
                 }
             };
+            billed.push(match &operation {
+                fs::write::Operation::Delete(_) => Operation::Delete,
+                _ => Operation::Write,
+            });
             fs_writes.push(fs::Write {
                 operation: Some(operation),
                 update_mask,
@@ -159,7 +172,12 @@ impl FirestoreStore {
         }
         let commit = fs::CommitRequest { database: self.database.clone(), writes: fs_writes, ..Default::default() };
         match self.db.client().get().commit(Request::new(commit)).await {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                for (write, sent) in writes.iter().zip(&billed) {
+                    self.usage.documents(*sent, write.collection, 1);
+                }
+                Ok(())
+            }
             // The document changed between the read and the commit.
             Err(s) if matches!(s.code(), GrpcCode::FailedPrecondition | GrpcCode::Aborted) => Err(Error::Conflict),
             Err(s) => Err(status_error(&s)),
@@ -206,7 +224,9 @@ impl Store for FirestoreStore {
         collection: Collection,
         id: &DocId,
     ) -> Result<Option<Document>, Error> {
-        self.read(&self.name(workspace, collection, id)).await?.map(to_document).transpose()
+        let found = self.read(&self.name(workspace, collection, id)).await?;
+        self.usage.documents(Operation::Read, collection, 1);
+        found.map(to_document).transpose()
     }
 
     #[tracing::instrument(name = "store.query", level = "debug", skip_all, fields(db = "firestore", collection = %collection))]
@@ -283,6 +303,7 @@ impl Store for FirestoreStore {
                 out.push(to_document(doc)?);
             }
         }
+        self.usage.query(collection, out.len());
         Ok(out)
     }
 
@@ -356,5 +377,62 @@ mod tests {
         let empty = serde_json::Map::new();
         harmonia_store::create_if_absent(&store, &ws, jobs, &job, empty).await.expect("create");
         assert!(store.read(&format!("{root}/jobs/job-1")).await.expect("read").is_some());
+    }
+
+    /// What a process asks of Firestore is counted as Firestore bills it: a get reads one
+    /// document, found or not; a query reads what it returns (at least one) and counts as a
+    /// query; a commit reads each document it addresses, then writes or deletes each once it
+    /// is taken, and a refused commit writes nothing.
+    #[tokio::test]
+    async fn each_operation_is_counted_as_firestore_bills_it() {
+        use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+        use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
+
+        let exporter = InMemoryMetricExporter::default();
+        let provider = SdkMeterProvider::builder().with_periodic_exporter(exporter.clone()).build();
+        opentelemetry::global::set_meter_provider(provider.clone());
+        harmonia_testkit::firestore_emulator();
+        let store = FirestoreStore::connect(&harmonia_testkit::unique("usage"), "(default)").await.expect("connect");
+        // A collection no other test uses: the counts are this test's alone.
+        let probe = Collection::new("usage_probe");
+        let ws = WorkspaceId::generate();
+        let id = |n: &str| -> DocId { n.parse().expect("id") };
+        let data = || serde_json::json!({"n": 1}).as_object().cloned().expect("object");
+
+        assert!(store.get(&ws, probe, &id("a")).await.expect("get").is_none());
+        assert!(store.query(&ws, probe, &Query::all(10)).await.expect("query").is_empty());
+        let create = |n: &str| Write { collection: probe, id: id(n), op: WriteOp::Create(data()) };
+        store.commit(&ws, vec![create("a"), create("b"), create("c")]).await.expect("commit");
+        assert_eq!(store.query(&ws, probe, &Query::all(10)).await.expect("query").len(), 3);
+        let refused = store.commit(&ws, vec![create("a")]).await;
+        assert!(matches!(refused, Err(Error::AlreadyExists)), "{refused:?}");
+        let delete = Write { collection: probe, id: id("b"), op: WriteOp::Delete { expected_version: None } };
+        store.commit(&ws, vec![delete]).await.expect("delete");
+
+        provider.force_flush().expect("flush");
+        let mut counted: HashMap<(String, String), u64> = HashMap::new();
+        for resource in exporter.get_finished_metrics().expect("metrics") {
+            for metric in resource.scope_metrics().flat_map(|s| s.metrics()) {
+                let AggregatedMetrics::U64(MetricData::Sum(sum)) = metric.data() else { continue };
+                for point in sum.data_points() {
+                    let label =
+                        |key: &str| point.attributes().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string());
+                    if label("collection").as_deref() != Some("usage_probe") {
+                        continue;
+                    }
+                    let key = (metric.name().to_owned(), label("operation").unwrap_or_default());
+                    // Cumulative: the latest export holds the most.
+                    let entry = counted.entry(key).or_default();
+                    *entry = (*entry).max(point.value());
+                }
+            }
+        }
+        let of = |metric: &str, operation: &str| counted.get(&(metric.to_owned(), operation.to_owned())).copied();
+        // Reads: the get (1), the empty query (1), the commit's three, the full query (3), the
+        // refused commit's one, the delete's one.
+        assert_eq!(of("harmonia.firestore.documents", "read"), Some(10), "{counted:?}");
+        assert_eq!(of("harmonia.firestore.documents", "write"), Some(3), "{counted:?}");
+        assert_eq!(of("harmonia.firestore.documents", "delete"), Some(1), "{counted:?}");
+        assert_eq!(of("harmonia.firestore.queries", ""), Some(2), "{counted:?}");
     }
 }

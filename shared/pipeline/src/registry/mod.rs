@@ -132,6 +132,6 @@ mod subscriptions;
 pub use function::Function;
 pub use routes::{Emitted, ROUTES, Route, StageKind, Subscribed, consumers, stage};
 pub use subscriptions::{
-    MAX_ATTEMPTS, SOURCE_UPLOADS, Subscriber, Timing, dead_letter_subscriptions, dead_letter_topic, handlers,
+    MAX_STEP_LEASE, SOURCE_UPLOADS, Subscriber, Timing, dead_letter_subscriptions, dead_letter_topic, handlers,
     subscriptions, topic, topics, upload_subscription,
 };

@@ -10,8 +10,9 @@ use super::{Function, ROUTES};
 use crate::Env;
 use crate::steps::{DeadLetterRecorder, UploadIngest};
 
-/// Delivery attempts before a message is dead-lettered.
-pub const MAX_ATTEMPTS: u32 = 5;
+/// The longest step lease a deployment may set (`HARMONIA_STEP_LEASE_SECS`): Pub/Sub's
+/// longest ack deadline.
+pub const MAX_STEP_LEASE: Duration = Duration::from_secs(600);
 
 /// The topic the sources bucket's notification publishes to: Cloud Storage's own messages (an
 /// object's JSON API resource), not a stage event. The ingest function consumes it
@@ -34,24 +35,44 @@ pub struct Timing {
     pub model_ack_deadline: Duration,
     /// The same for the other stages.
     pub ack_deadline: Duration,
+    /// Delivery attempts before a message is dead-lettered. A step whose process died holds
+    /// its claim until the lease lapses, and every redelivery until then is refused: where no
+    /// one can tell that the holder died (the deployment), the retries must outlast the
+    /// longest lease, or the job's message is dead-lettered while nothing is wrong with it.
+    pub max_attempts: u32,
 }
 
 impl Timing {
-    /// Pub/Sub in production: 10 s to 10 min backoff; 5 min for model stages, 1 min otherwise.
+    /// Pub/Sub in production: 10 s to 10 min backoff; 5 min for model stages, 1 min otherwise;
+    /// 10 attempts, whose retries span about 40 minutes (past [`MAX_STEP_LEASE`]).
     pub const CLOUD: Timing = Timing {
         min_backoff: Duration::from_secs(10),
         max_backoff: Duration::from_secs(600),
         model_ack_deadline: Duration::from_secs(300),
         ack_deadline: Duration::from_secs(60),
+        max_attempts: 10,
     };
     /// The embedded runner (offline model): quick retries, and a message held by a crashed
-    /// process comes back within 30 s.
+    /// process comes back within 30 s; 5 attempts (the local queue knows which processes are
+    /// alive, so a dead one's claim is taken over at once).
     pub const LOCAL: Timing = Timing {
         min_backoff: Duration::from_millis(200),
         max_backoff: Duration::from_secs(5),
         model_ack_deadline: Duration::from_secs(30),
         ack_deadline: Duration::from_secs(15),
+        max_attempts: 5,
     };
+
+    /// How long after the first delivery the last attempt comes, at the longest (each
+    /// redelivery after its backoff).
+    pub fn retry_span(&self) -> Duration {
+        (1..self.max_attempts)
+            .map(|attempt| {
+                let factor = 2u32.saturating_pow(attempt.saturating_sub(1).min(16));
+                self.min_backoff.saturating_mul(factor).min(self.max_backoff)
+            })
+            .sum()
+    }
 }
 
 fn name(text: String) -> Name {
@@ -80,7 +101,7 @@ pub fn upload_subscription(prefix: &str, timing: Timing) -> SubscriptionSpec {
     SubscriptionSpec {
         name: name(format!("{prefix}{SOURCE_UPLOADS}.{}", Function::Ingest)),
         topic: topic(prefix, SOURCE_UPLOADS),
-        max_attempts: MAX_ATTEMPTS,
+        max_attempts: timing.max_attempts,
         dead_letter_topic: Some(dead_letter_topic(prefix, SOURCE_UPLOADS)),
         ack_deadline: timing.ack_deadline,
         min_backoff: timing.min_backoff,
@@ -97,7 +118,7 @@ pub fn subscriptions(prefix: &str, timing: Timing) -> Vec<(Function, Subscriptio
             let spec = SubscriptionSpec {
                 name: name(format!("{prefix}{}.{}", r.topic(), r.function())),
                 topic: topic(prefix, r.topic()),
-                max_attempts: MAX_ATTEMPTS,
+                max_attempts: timing.max_attempts,
                 dead_letter_topic: Some(dead_letter_topic(prefix, r.topic())),
                 ack_deadline: if r.calls_model() { timing.model_ack_deadline } else { timing.ack_deadline },
                 min_backoff: timing.min_backoff,
@@ -162,6 +183,18 @@ pub fn handlers(env: &Arc<Env>, timing: Timing) -> Vec<Subscriber> {
 mod tests {
     use super::*;
     use crate::registry::consumers;
+
+    #[test]
+    fn a_deployed_message_is_retried_past_the_longest_step_lease() {
+        // The first redelivery that can take a crashed holder's claim over comes after the
+        // lease; it must come before the message is dead-lettered.
+        assert!(Timing::CLOUD.retry_span() > MAX_STEP_LEASE, "{:?}", Timing::CLOUD.retry_span());
+        assert_eq!(Timing::CLOUD.retry_span(), Duration::from_secs(10 + 20 + 40 + 80 + 160 + 320 + 600 * 3));
+        for (_, spec) in subscriptions("", Timing::CLOUD) {
+            assert_eq!(spec.max_attempts, Timing::CLOUD.max_attempts, "{}", spec.name);
+            assert!((5..=100).contains(&spec.max_attempts), "Pub/Sub takes 5 to 100 attempts: {}", spec.name);
+        }
+    }
 
     #[test]
     fn registry_names_are_valid_and_every_route_is_a_known_topic() {
