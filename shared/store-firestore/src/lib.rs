@@ -4,13 +4,14 @@
 //! version), `u` (last write time) and `d` (the data, as a Firestore map), so a workspace's
 //! documents are a subtree no query of another workspace can reach. The workspace's own record
 //! ([`Collection::WORKSPACES`] under the workspace's id) is the root document
-//! `workspaces/{workspace}` itself, with the same three fields. Commits are optimistic
-//! and lock-free: every addressed document is read, the preconditions are checked against
-//! what was read, and all writes commit atomically in one Firestore commit whose per-write
-//! preconditions (`update_time` equal to what was read, or "does not exist") make Firestore
-//! refuse it if anything changed in between; such a race is re-evaluated from fresh reads a
-//! bounded number of times. (Read-write transactions would take pessimistic locks, which
-//! the emulator resolves only by 30-second lock timeouts.) The client is the
+//! `workspaces/{workspace}` itself, with the same three fields. Commits are optimistic and
+//! lock-free: every addressed document is read (on a first try, all but those created or
+//! deleted unconditionally, for which Firestore's own preconditions stand), the preconditions
+//! are checked against what was read, and all writes commit atomically in one Firestore commit
+//! whose per-write preconditions (`update_time` equal to what was read, or "does not exist")
+//! make Firestore refuse it if anything changed in between; such a race is re-evaluated from
+//! fresh reads a bounded number of times. (Read-write transactions would take pessimistic
+//! locks, which the emulator resolves only by 30-second lock timeouts.) The client is the
 //! `firestore` crate's gRPC connection (it honours `FIRESTORE_EMULATOR_HOST`). Every document
 //! read, written or deleted and every query is counted on the process's meter as Firestore
 //! bills it (`harmonia.firestore.documents`, `harmonia.firestore.queries`).
@@ -124,24 +125,42 @@ impl FirestoreStore {
     /// One optimistic attempt: read every addressed document, check the preconditions,
     /// then commit all writes atomically on the condition (enforced by Firestore) that each
     /// document is still exactly as read. `Conflict` means something changed in between.
-    async fn try_commit(&self, workspace: &WorkspaceId, writes: &[Write]) -> Result<(), Error> {
+    ///
+    /// A `blind` attempt reads nothing for a create (Firestore's own "does not exist"
+    /// precondition stands for the read) or an unconditional delete (which needs none): most
+    /// commits create, and a read costs as much as the write. Should it fail for any reason a
+    /// precondition could explain, it is a `Conflict`, and the next attempt reads everything,
+    /// so the error reported is exactly the one a read would have found.
+    async fn try_commit(&self, workspace: &WorkspaceId, writes: &[Write], blind: bool) -> Result<(), Error> {
         use fs::precondition::ConditionType;
+        let unread =
+            |w: &Write| blind && matches!(w.op, WriteOp::Create(_) | WriteOp::Delete { expected_version: None });
         let names: Vec<String> = writes.iter().map(|w| self.name(workspace, w.collection, &w.id)).collect();
-        let current = self.read_many(names.clone()).await?;
+        let wanted: Vec<String> =
+            writes.iter().zip(&names).filter(|(w, _)| !unread(w)).map(|(_, n)| n.clone()).collect();
+        let mut found = if wanted.is_empty() { Vec::new() } else { self.read_many(wanted).await? }.into_iter();
+        let mut current = Vec::with_capacity(writes.len());
         for write in writes {
-            self.usage.documents(Operation::Read, write.collection, 1);
+            if unread(write) {
+                current.push(None);
+            } else {
+                self.usage.documents(Operation::Read, write.collection, 1);
+                current.push(found.next().flatten());
+            }
         }
         let now = Utc::now();
         let mut fs_writes = Vec::with_capacity(writes.len());
         let mut billed = Vec::with_capacity(writes.len());
         for ((write, name), current) in writes.iter().zip(names).zip(current) {
             let next = write.apply_to(current.as_ref().map(|(v, _)| *v))?;
-            let precondition = Some(fs::Precondition {
-                condition_type: Some(match &current {
-                    Some((_, update_time)) => ConditionType::UpdateTime(*update_time),
-                    None => ConditionType::Exists(false),
-                }),
-            });
+            let precondition = match (&current, unread(write), &write.op) {
+                // Deleted whatever it holds: no condition.
+                (_, true, WriteOp::Delete { .. }) => None,
+                (Some((_, update_time)), _, _) => {
+                    Some(fs::Precondition { condition_type: Some(ConditionType::UpdateTime(*update_time)) })
+                }
+                (None, _, _) => Some(fs::Precondition { condition_type: Some(ConditionType::Exists(false)) }),
+            };
             let (operation, update_mask) = match (&write.op, next, &current) {
                 // A write that changes nothing keeps the document's update time, so this
                 // verifies the version without disturbing concurrent readers.
@@ -180,6 +199,8 @@ impl FirestoreStore {
             }
             // The document changed between the read and the commit.
             Err(s) if matches!(s.code(), GrpcCode::FailedPrecondition | GrpcCode::Aborted) => Err(Error::Conflict),
+            // A blind create found its document there.
+            Err(s) if blind && matches!(s.code(), GrpcCode::AlreadyExists | GrpcCode::NotFound) => Err(Error::Conflict),
             Err(s) => Err(status_error(&s)),
         }
     }
@@ -310,8 +331,13 @@ impl Store for FirestoreStore {
     #[tracing::instrument(name = "store.commit", level = "debug", skip_all, fields(db = "firestore", writes = writes.len()))]
     async fn commit(&self, workspace: &WorkspaceId, writes: Vec<Write>) -> Result<(), Error> {
         Write::validate_batch(&writes)?;
-        // The try reads afresh each time, so a retry sees whatever change made the last one lose.
-        (|| self.try_commit(workspace, &writes)).retry(commit_backoff()).when(|e| matches!(e, Error::Conflict)).await
+        // The first try is blind; each later one reads afresh, so a retry sees whatever change
+        // made the last one lose.
+        let mut first = true;
+        (|| self.try_commit(workspace, &writes, std::mem::take(&mut first)))
+            .retry(commit_backoff())
+            .when(|e| matches!(e, Error::Conflict))
+            .await
     }
 }
 
@@ -381,8 +407,9 @@ mod tests {
 
     /// What a process asks of Firestore is counted as Firestore bills it: a get reads one
     /// document, found or not; a query reads what it returns (at least one) and counts as a
-    /// query; a commit reads each document it addresses, then writes or deletes each once it
-    /// is taken, and a refused commit writes nothing.
+    /// query; a commit reads each document it addresses but those it creates or deletes
+    /// unconditionally, then writes or deletes each once it is taken, and a refused commit
+    /// writes nothing.
     #[tokio::test]
     async fn each_operation_is_counted_as_firestore_bills_it() {
         use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
@@ -428,9 +455,10 @@ mod tests {
             }
         }
         let of = |metric: &str, operation: &str| counted.get(&(metric.to_owned(), operation.to_owned())).copied();
-        // Reads: the get (1), the empty query (1), the commit's three, the full query (3), the
-        // refused commit's one, the delete's one.
-        assert_eq!(of("harmonia.firestore.documents", "read"), Some(10), "{counted:?}");
+        // Reads: the get (1), the empty query (1), the full query (3), and the refused
+        // create's (1: its blind try failed, and the next one read to name the error). The
+        // creates and the unconditional delete read nothing.
+        assert_eq!(of("harmonia.firestore.documents", "read"), Some(6), "{counted:?}");
         assert_eq!(of("harmonia.firestore.documents", "write"), Some(3), "{counted:?}");
         assert_eq!(of("harmonia.firestore.documents", "delete"), Some(1), "{counted:?}");
         assert_eq!(of("harmonia.firestore.queries", ""), Some(2), "{counted:?}");

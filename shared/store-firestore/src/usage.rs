@@ -3,9 +3,10 @@
 //!
 //! - `harmonia.firestore.documents` (`operation` = `read`, `write` or `delete`; `collection`):
 //!   a get reads one document, found or not; a query reads what it returns and at least one;
-//!   a commit reads every document it addresses (its optimistic check), then, once Firestore
-//!   has taken it, writes or deletes each (a version check of an absent document is a delete
-//!   of nothing, and billed as one);
+//!   a commit reads the documents it addresses (its optimistic check; not those it creates or
+//!   deletes unconditionally, on its first try), then, once Firestore has taken it, writes or
+//!   deletes each (a version check of an absent document is a delete of nothing, and billed
+//!   as one);
 //! - `harmonia.firestore.queries` (`collection`): queries run.
 
 use harmonia_store::Collection;

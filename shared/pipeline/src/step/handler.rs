@@ -37,7 +37,7 @@ pub fn stage_of<P: Subscribed>() -> Stage {
     <P::Consumer as StageKind>::STAGE
 }
 
-/// Runs the [`Step`] of payload `P` for each delivery: decode, skip-if-completed, claim, run,
+/// Runs the [`Step`] of payload `P` for each delivery: decode, claim, skip-if-completed, run,
 /// settle.
 pub struct StageHandler<P> {
     env: Arc<Env>,
@@ -86,9 +86,6 @@ impl<P: Step> StageHandler<P> {
         let env = &*self.env;
         let at = StageRef::of(&event);
         super::sweep::in_background(&self.env, at.workspace);
-        if let Some(settled) = settled(env, &at).await {
-            return settled;
-        }
         let token = match claim::acquire(env, &at).await {
             Ok(Some(token)) => token,
             Ok(None) => return Outcome::Nack,
@@ -100,8 +97,10 @@ impl<P: Step> StageHandler<P> {
                 return Outcome::Nack;
             }
         };
-        // Completion deletes the claim with the marker's write, so a duplicate that looked
-        // before the step completed can claim it after: look again, now that the claim is ours.
+        // Whether the step completed already is asked once the claim is ours, and only then:
+        // completion deletes the claim with the marker's write, so a duplicate that looked
+        // before taking the claim could find no marker, then claim a step completed meanwhile.
+        // A duplicate of a completed step (rare) pays a claim; every first delivery saves a read.
         if let Some(settled) = settled(env, &at).await {
             release(env, &at, &token).await;
             return settled;
