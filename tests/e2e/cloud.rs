@@ -68,6 +68,13 @@ async fn cloud_with(extra: &[(&str, &str)], copies: usize) -> Cloud {
 /// [`cloud_with`] in the emulator project `project`. The blob bucket is made in the Cloud
 /// Storage emulator the functions use (`STORAGE_EMULATOR_HOST` in `extra`, else the shared one).
 async fn cloud_in(project: &str, extra: &[(&str, &str)], copies: usize) -> Cloud {
+    cloud_fronted(project, extra, copies, false).await
+}
+
+/// [`cloud_in`], with each function reached through a [`load::Front`] when `fronted`: its
+/// address then stays up while the process behind it is killed and started again, as a Cloud
+/// Run service's does.
+async fn cloud_fronted(project: &str, extra: &[(&str, &str)], copies: usize, fronted: bool) -> Cloud {
     harmonia_testkit::firestore_emulator();
     harmonia_testkit::pubsub_emulator();
     let project = project.to_owned();
@@ -95,6 +102,11 @@ async fn cloud_in(project: &str, extra: &[(&str, &str)], copies: usize) -> Cloud
     let mut functions = HashMap::new();
     for function in Function::ALL.iter().filter(|f| **f != Function::Nova) {
         functions.insert(function.as_str().to_owned(), FunctionProcess::start(function.as_str(), &env).await);
+    }
+    if fronted {
+        for process in functions.values_mut() {
+            process.url = load::Front::start(&process.url).await;
+        }
     }
     let bus = PubSubBus::connect(PubSubConfig::from_env(&project)).await.expect("pubsub");
     let urls: HashMap<String, String> = functions.iter().map(|(k, v)| (k.clone(), v.url.clone())).collect();

@@ -27,13 +27,7 @@ use harmonia_testkit::samples::LAUNCH_TALK as SAMPLE;
 const WAIT: Duration = Duration::from_secs(120);
 
 /// Fast retries and a 2 s ack deadline, so a crashed process's leases come back quickly.
-const FAST: Timing = Timing {
-    min_backoff: Duration::from_millis(20),
-    max_backoff: Duration::from_millis(200),
-    model_ack_deadline: Duration::from_secs(2),
-    ack_deadline: Duration::from_secs(2),
-    max_attempts: 5,
-};
+const FAST: Timing = Timing::quick(Duration::from_secs(2));
 
 fn sample() -> SourceInput {
     serde_json::from_str(SAMPLE).expect("sample parses")

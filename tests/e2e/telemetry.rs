@@ -42,13 +42,7 @@ const SECRET: &str = "CANARY-SECRET-55aa";
 const BAD_CREDENTIAL: &str = "hop_CANARY-BADCRED-6c2f";
 const FAIL_TRIGGER: &str = "CANARY-FAILJOB";
 
-const FAST: Timing = Timing {
-    min_backoff: Duration::from_millis(20),
-    max_backoff: Duration::from_millis(200),
-    model_ack_deadline: Duration::from_secs(5),
-    ack_deadline: Duration::from_secs(5),
-    max_attempts: 5,
-};
+const FAST: Timing = Timing::quick(Duration::from_secs(5));
 
 /// The offline model presented as a live backend, except that Noni's drafts carry the draft
 /// marker and Ryan answers a malformed, marker-laden response when the source is the failing

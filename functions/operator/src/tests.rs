@@ -13,13 +13,7 @@ use serde_json::{Value, json};
 use super::*;
 
 const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
-const FAST: Timing = Timing {
-    min_backoff: Duration::from_millis(20),
-    max_backoff: Duration::from_millis(200),
-    model_ack_deadline: Duration::from_secs(5),
-    ack_deadline: Duration::from_secs(5),
-    max_attempts: 5,
-};
+const FAST: Timing = Timing::quick(Duration::from_secs(5));
 
 pub(super) struct Api {
     /// The operator API, served until the test ends.

@@ -79,7 +79,6 @@ pub struct PubSubBus {
     publishers: Mutex<HashMap<Name, Publisher>>,
     topics: TopicAdmin,
     subscriptions: SubscriptionAdmin,
-    usage: usage::Usage,
 }
 
 impl std::fmt::Debug for PubSubBus {
@@ -111,14 +110,7 @@ impl PubSubBus {
         let base = client!(BasePublisher::builder(), config);
         let topics = client!(TopicAdmin::builder(), config);
         let subscriptions = client!(SubscriptionAdmin::builder(), config);
-        Ok(Self {
-            config,
-            base,
-            publishers: Mutex::new(HashMap::new()),
-            topics,
-            subscriptions,
-            usage: usage::Usage::new(),
-        })
+        Ok(Self { config, base, publishers: Mutex::new(HashMap::new()), topics, subscriptions })
     }
 
     /// The configuration.
@@ -189,7 +181,7 @@ impl Bus for PubSubBus {
             google_cloud_pubsub::error::PublishError::Rpc(inner) => rpc_error(&inner),
             _ => Error::Unavailable { kind: "publisher_shutdown".into() },
         })?;
-        self.usage.published(topic.as_str(), size);
+        usage::usage().published(topic.as_str(), size);
         Ok(id)
     }
 }

@@ -22,8 +22,6 @@ use harmonia_bus::{Delivery, Handler, Name, Outcome};
 use harmonia_contracts::{Code, ErrorBody};
 use serde_json::{Value, json};
 
-use crate::usage::Usage;
-
 /// Largest accepted push body: a 10 MB message, base64-encoded, plus its envelope.
 pub const MAX_PUSH_BODY_BYTES: usize = 16 * 1024 * 1024;
 
@@ -81,10 +79,11 @@ pub fn decode(body: &[u8]) -> Result<Delivery, Error> {
     Ok(Delivery { message_id, subscription, data, attributes, attempt, published_at })
 }
 
-async fn receive(State((handler, usage)): State<(Arc<dyn Handler>, Usage)>, body: Bytes) -> Response {
+async fn receive(State(handler): State<Arc<dyn Handler>>, body: Bytes) -> Response {
     match decode(&body) {
         Ok(delivery) => {
-            usage.delivered(delivery.subscription.as_str(), crate::usage::size(&delivery.data, &delivery.attributes));
+            let size = crate::usage::size(&delivery.data, &delivery.attributes);
+            crate::usage::usage().delivered(delivery.subscription.as_str(), size);
             match handler.handle(delivery).await {
                 Outcome::Ack => StatusCode::NO_CONTENT.into_response(),
                 Outcome::Nack => StatusCode::SERVICE_UNAVAILABLE.into_response(),
@@ -102,10 +101,7 @@ async fn receive(State((handler, usage)): State<(Arc<dyn Handler>, Usage)>, body
 /// A router answering push requests on `POST path` with `handler`, counting each delivery on
 /// the process's meter (`harmonia.pubsub.messages`, see the crate's usage counters).
 pub fn router(path: &str, handler: Arc<dyn Handler>) -> Router {
-    Router::new()
-        .route(path, post(receive))
-        .layer(DefaultBodyLimit::max(MAX_PUSH_BODY_BYTES))
-        .with_state((handler, Usage::new()))
+    Router::new().route(path, post(receive)).layer(DefaultBodyLimit::max(MAX_PUSH_BODY_BYTES)).with_state(handler)
 }
 
 #[cfg(test)]

@@ -12,15 +12,21 @@ use std::collections::BTreeMap;
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::Counter;
 
-/// The counters, built once the process's meter provider is installed.
-#[derive(Clone)]
+/// The counters, built on first use: after the process installed its meter provider, which it
+/// does before it publishes or serves anything.
+pub(crate) fn usage() -> &'static Usage {
+    static USAGE: std::sync::OnceLock<Usage> = std::sync::OnceLock::new();
+    USAGE.get_or_init(Usage::new)
+}
+
+/// The counters.
 pub(crate) struct Usage {
     messages: Counter<u64>,
     bytes: Counter<u64>,
 }
 
 impl Usage {
-    pub(crate) fn new() -> Self {
+    fn new() -> Self {
         let meter = opentelemetry::global::meter("harmonia");
         Self {
             messages: meter

@@ -11,7 +11,9 @@
 //! each instance had a request in flight (`harmonia.instance.busy`), which
 //! `infra/prices.toml` turns into a cost per 1,000 jobs. With `BENCH_CLOUD_CHAOS=1` a random
 //! function process is killed (SIGKILL) every `BENCH_CLOUD_CHAOS_SECS` seconds (default 3)
-//! and started again on its port, as Cloud Run starts a new instance.
+//! and started again on its port, as Cloud Run starts a new instance; each function is reached
+//! through a [`Front`] that, like a Cloud Run service's address, holds requests while its
+//! process starts and answers 503 for those a killed process took with it.
 //!
 //! A job's latency runs from its creation to its verification, both as stored, less the time
 //! it waited for the operator: from the moment it entered a gate (as stored) to the decision's
@@ -25,18 +27,24 @@ use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use chrono::{DateTime, Utc};
-use harmonia_contracts::domain::{ApprovalSubject, Job, JobStatus, Publication, VerificationOutcome};
+use harmonia_contracts::domain::{
+    ApprovalSubject, Job, JobStatus, Publication, Schedule, ScheduleAction, VerificationOutcome,
+};
 use harmonia_contracts::ids::JobId;
-use harmonia_pipeline::records::{DEAD_LETTERS, JOBS, PUBLICATIONS};
+use harmonia_pipeline::records::{DEAD_LETTERS, JOBS, PUBLICATIONS, SCHEDULES, doc_id};
+use harmonia_store::Store as _;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point};
 use prost::Message as _;
 use serde::Deserialize;
 
-use super::{Cloud, cloud_in};
+use super::{Cloud, cloud_fronted};
 use harmonia_client::api::{NewSource, SourceFormat};
 use harmonia_contracts::Code;
+
+/// How long the run waits for any job to move before it stops and names the jobs that did not.
+const STILL: Duration = Duration::from_secs(180);
 
 /// What the run is asked to do.
 struct Plan {
@@ -60,6 +68,67 @@ impl Plan {
         };
         let seed = number("BENCH_CLOUD_SEED", u64::from(std::process::id()));
         Self { jobs, chaos, seed }
+    }
+}
+
+// ---- the front
+
+/// What stands before a function's processes, as a Cloud Run service's address does: it stays
+/// up while the process behind it is killed and started again, holds each request until a
+/// process answers (as Cloud Run holds requests through an instance's start, here for up to
+/// 60 s), and answers 503 for a request whose process died under it (Pub/Sub redelivers).
+/// Without it, Pub/Sub's pushes to a port no process holds are refused at once, again and
+/// again, and spend a message's delivery attempts in a second.
+pub(super) struct Front;
+
+impl Front {
+    /// Serve a front for the function at `backend` on a free local port; its base URL.
+    pub(super) async fn start(backend: &str) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port for the front");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        let backend = backend.to_owned();
+        let http = reqwest::Client::new();
+        let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+            let (backend, http) = (backend.clone(), http.clone());
+            async move { Self::pass(&http, &backend, request).await }
+        });
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        url
+    }
+
+    async fn pass(http: &reqwest::Client, backend: &str, request: axum::extract::Request) -> axum::response::Response {
+        use axum::response::IntoResponse as _;
+        let unavailable = || axum::http::StatusCode::SERVICE_UNAVAILABLE.into_response();
+        let (parts, body) = request.into_parts();
+        let Ok(body) = axum::body::to_bytes(body, 64 * 1024 * 1024).await else { return unavailable() };
+        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        let give_up = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut forward = http.request(parts.method.clone(), format!("{backend}{path}")).body(body.clone());
+            for (name, value) in &parts.headers {
+                if name != axum::http::header::HOST && name != axum::http::header::CONTENT_LENGTH {
+                    forward = forward.header(name, value);
+                }
+            }
+            match forward.send().await {
+                Ok(answer) => {
+                    let mut response = axum::http::Response::builder().status(answer.status());
+                    for (name, value) in answer.headers() {
+                        if name != axum::http::header::TRANSFER_ENCODING && name != axum::http::header::CONNECTION {
+                            response = response.header(name, value);
+                        }
+                    }
+                    let Ok(bytes) = answer.bytes().await else { return unavailable() };
+                    return response.body(axum::body::Body::from(bytes)).unwrap_or_else(|_| unavailable());
+                }
+                // No process yet: wait for the one starting, as Cloud Run does.
+                Err(e) if e.is_connect() && Instant::now() < give_up => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                // The process died with the request (or never came back).
+                Err(_) => return unavailable(),
+            }
+        }
     }
 }
 
@@ -157,25 +226,24 @@ impl Collector {
 
     fn totals(&self) -> Totals {
         let firestore = |op: &str| self.total("harmonia.firestore.documents", |l| l["operation"] == op);
-        let pubsub = |direction: &str| self.total("harmonia.pubsub.messages", |l| l["direction"] == direction);
-        let bytes = |direction: &str| self.total("harmonia.pubsub.bytes", |l| l["direction"] == direction);
+        let pubsub = |metric: &str, direction: &str| self.total(metric, |l| l["direction"] == direction);
         let tokens = |kind: &str| {
             self.total("gen_ai.client.token.usage", |l| l.get("gen_ai.token.type").is_some_and(|t| t == kind))
         };
-        Totals {
-            reads: firestore("read"),
-            writes: firestore("write"),
-            deletes: firestore("delete"),
-            queries: self.total("harmonia.firestore.queries", |_| true),
-            published: pubsub("published"),
-            delivered: pubsub("delivered"),
-            published_bytes: bytes("published"),
-            delivered_bytes: bytes("delivered"),
-            requests: self.total("harmonia.http.requests", |_| true),
-            busy: self.total("harmonia.instance.busy", |_| true),
-            input_tokens: tokens("input"),
-            output_tokens: tokens("output"),
-        }
+        Totals(BTreeMap::from([
+            ("reads", firestore("read")),
+            ("writes", firestore("write")),
+            ("deletes", firestore("delete")),
+            ("queries", self.total("harmonia.firestore.queries", |_| true)),
+            ("published", pubsub("harmonia.pubsub.messages", "published")),
+            ("delivered", pubsub("harmonia.pubsub.messages", "delivered")),
+            ("published_bytes", pubsub("harmonia.pubsub.bytes", "published")),
+            ("delivered_bytes", pubsub("harmonia.pubsub.bytes", "delivered")),
+            ("requests", self.total("harmonia.http.requests", |_| true)),
+            ("busy", self.total("harmonia.instance.busy", |_| true)),
+            ("input_tokens", tokens("input")),
+            ("output_tokens", tokens("output")),
+        ]))
     }
 
     /// Per job, `metric`'s totals by the label `by` (and `operation` first, where there is one),
@@ -213,40 +281,22 @@ impl Collector {
     }
 }
 
-/// What the functions counted, summed over every process.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Totals {
-    reads: f64,
-    writes: f64,
-    deletes: f64,
-    queries: f64,
-    published: f64,
-    delivered: f64,
-    published_bytes: f64,
-    delivered_bytes: f64,
-    requests: f64,
-    busy: f64,
-    input_tokens: f64,
-    output_tokens: f64,
+/// What the functions counted, summed over every process, by name: Firestore `reads`,
+/// `writes`, `deletes` and `queries`, Pub/Sub messages and bytes `published` and `delivered`,
+/// Cloud Run `requests` and `busy` seconds, the model's `input_tokens` and `output_tokens`.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Totals(BTreeMap<&'static str, f64>);
+
+impl Totals {
+    fn get(&self, name: &str) -> f64 {
+        self.0.get(name).copied().unwrap_or_default()
+    }
 }
 
 impl std::ops::Sub for Totals {
     type Output = Totals;
-    fn sub(self, o: Totals) -> Totals {
-        Totals {
-            reads: self.reads - o.reads,
-            writes: self.writes - o.writes,
-            deletes: self.deletes - o.deletes,
-            queries: self.queries - o.queries,
-            published: self.published - o.published,
-            delivered: self.delivered - o.delivered,
-            published_bytes: self.published_bytes - o.published_bytes,
-            delivered_bytes: self.delivered_bytes - o.delivered_bytes,
-            requests: self.requests - o.requests,
-            busy: self.busy - o.busy,
-            input_tokens: self.input_tokens - o.input_tokens,
-            output_tokens: self.output_tokens - o.output_tokens,
-        }
+    fn sub(self, earlier: Totals) -> Totals {
+        Totals(self.0.iter().map(|(k, v)| (*k, v - earlier.get(k))).collect())
     }
 }
 
@@ -295,17 +345,19 @@ struct ModelPrices {
 fn cost(prices: &Prices, t: &Totals) -> (f64, f64, f64, f64) {
     let f = &prices.firestore;
     let firestore =
-        (t.reads * f.read_per_100k + t.writes * f.write_per_100k + t.deletes * f.delete_per_100k) / 100_000.0;
+        (t.get("reads") * f.read_per_100k + t.get("writes") * f.write_per_100k + t.get("deletes") * f.delete_per_100k)
+            / 100_000.0;
     let p = &prices.pubsub;
     // Each message is its own request; each is billed at least the minimum.
     let billable = |bytes: f64, messages: f64| bytes.max(messages * p.minimum_request_bytes);
-    let volume = billable(t.published_bytes, t.published) + billable(t.delivered_bytes, t.delivered);
+    let volume =
+        billable(t.get("published_bytes"), t.get("published")) + billable(t.get("delivered_bytes"), t.get("delivered"));
     let pubsub = volume / 1024f64.powi(4) * p.per_tib;
     let c = &prices.cloud_run;
-    let cloud_run =
-        t.busy * (c.vcpu * c.vcpu_second + c.memory_gib * c.gib_second) + t.requests * c.per_million_requests / 1e6;
+    let cloud_run = t.get("busy") * (c.vcpu * c.vcpu_second + c.memory_gib * c.gib_second)
+        + t.get("requests") * c.per_million_requests / 1e6;
     let m = &prices.model;
-    let model = (t.input_tokens * m.input_per_million + t.output_tokens * m.output_per_million) / 1e6;
+    let model = (t.get("input_tokens") * m.input_per_million + t.get("output_tokens") * m.output_per_million) / 1e6;
     (firestore, pubsub, cloud_run, model)
 }
 
@@ -437,7 +489,7 @@ async fn load(plan: Plan) -> serde_json::Value {
         ("OTEL_METRIC_EXPORT_INTERVAL", "1000"),
         ("HARMONIA_STEP_LEASE_SECS", "20"),
     ];
-    let mut cloud: Cloud = cloud_in(&project, &extra, 0).await;
+    let mut cloud: Cloud = cloud_fronted(&project, &extra, 0, true).await;
     let before = collector.settled().await;
     let started = Instant::now();
     let said = |line: String| {
@@ -499,6 +551,7 @@ async fn load(plan: Plan) -> serde_json::Value {
     let mut acting: HashSet<(JobId, JobStatus, u8)> = HashSet::new();
     let mut tasks = tokio::task::JoinSet::new();
     let mut last_report = Instant::now();
+    let (mut last_seen, mut last_move): (Vec<(JobId, JobStatus)>, Instant) = (Vec::new(), Instant::now());
     let ended: Vec<Job> = loop {
         let jobs: Vec<Job> = harmonia_store::scan_all(&cloud.store, &cloud.ws, JOBS)
             .await
@@ -550,7 +603,24 @@ async fn load(plan: Plan) -> serde_json::Value {
             ));
             last_report = Instant::now();
         }
-        assert!(started.elapsed() < Duration::from_secs(3600), "the run did not end within an hour");
+        // Jobs that have stopped moving: a message the run lost. Say which, and where they stand.
+        let moved: Vec<(JobId, JobStatus)> = jobs.iter().map(|j| (j.id.clone(), j.status)).collect();
+        if moved != last_seen {
+            (last_seen, last_move) = (moved, Instant::now());
+        }
+        if last_move.elapsed() > STILL {
+            let stuck: Vec<String> = jobs
+                .iter()
+                .filter(|j| !j.status.is_terminal())
+                .map(|j| format!("{} {} since {}", j.id, j.status, j.updated_at.format("%H:%M:%S")))
+                .collect();
+            panic!(
+                "{} of {} jobs have not moved for {} s: {stuck:?} (the Pub/Sub emulator's log says what became of their events)",
+                stuck.len(),
+                plan.jobs,
+                STILL.as_secs()
+            );
+        }
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
     while tasks.join_next().await.is_some() {}
@@ -592,6 +662,25 @@ async fn load(plan: Plan) -> serde_json::Value {
         .collect();
     assert!(not_poison.is_empty(), "dead letters that were not poison, from: {not_poison:?}");
 
+    // A publish-now whose answer a kill lost answers `invalid_transition` when sent again: its
+    // decision's time is the one stored with the schedule.
+    for id in &ids {
+        let unknown = times.lock().expect("lock").get(id).is_some_and(|t| {
+            t.waited.iter().any(|((status, _), (_, decided))| *status == JobStatus::Scheduled && decided.is_none())
+        });
+        if unknown {
+            let stored = cloud.store.get(&cloud.ws, SCHEDULES, &doc_id(id)).await.expect("read the schedule");
+            let schedule: Schedule = stored.expect("a schedule").decode().expect("a schedule");
+            let decided = schedule.decisions.iter().rev().find(|d| d.action == ScheduleAction::PublishNow);
+            let mut all = times.lock().expect("lock");
+            for ((status, _), wait) in all.get_mut(id).expect("times").waited.iter_mut() {
+                if *status == JobStatus::Scheduled && wait.1.is_none() {
+                    wait.1 = decided.map(|d| d.decided_at);
+                }
+            }
+        }
+    }
+
     // The report.
     let mut latencies: Vec<Duration> = {
         let all = times.lock().expect("lock");
@@ -620,14 +709,14 @@ async fn load(plan: Plan) -> serde_json::Value {
         "verified_once": plan.jobs,
         "duplicate_posts": posts - plan.jobs,
         "dead_letters": letters.len(),
-        "pubsub_messages_per_job": per_job(counted.published),
-        "pubsub_deliveries_per_job": per_job(counted.delivered),
-        "firestore_reads_per_job": per_job(counted.reads),
-        "firestore_writes_per_job": per_job(counted.writes),
-        "firestore_deletes_per_job": per_job(counted.deletes),
-        "firestore_queries_per_job": per_job(counted.queries),
-        "cloud_run_requests_per_job": per_job(counted.requests),
-        "cloud_run_busy_s_per_job": (counted.busy / n * 1000.0).round() / 1000.0,
+        "pubsub_messages_per_job": per_job(counted.get("published")),
+        "pubsub_deliveries_per_job": per_job(counted.get("delivered")),
+        "firestore_reads_per_job": per_job(counted.get("reads")),
+        "firestore_writes_per_job": per_job(counted.get("writes")),
+        "firestore_deletes_per_job": per_job(counted.get("deletes")),
+        "firestore_queries_per_job": per_job(counted.get("queries")),
+        "cloud_run_requests_per_job": per_job(counted.get("requests")),
+        "cloud_run_busy_s_per_job": (counted.get("busy") / n * 1000.0).round() / 1000.0,
         "usd_per_1000_jobs": per_1000(firestore + pubsub + cloud_run),
         "usd_per_1000_jobs_firestore": per_1000(firestore),
         "usd_per_1000_jobs_pubsub": per_1000(pubsub),

@@ -286,6 +286,9 @@ async fn each_refusing_status_is_its_own_error_logged_with_its_status_and_provid
         "warn",
         logs.clone(),
     ));
+    // Another test's subscriber coming or going on another thread may have left this one's
+    // events filtered out of the process-wide interest cache: compute it again with this one.
+    tracing::callsite::rebuild_interest_cache();
     let cases = [
         (401, google_error(401, "UNAUTHENTICATED", None), model::Error::Auth, "UNAUTHENTICATED"),
         (

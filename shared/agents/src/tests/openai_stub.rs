@@ -211,6 +211,9 @@ async fn each_refusal_status_and_unreadable_answer_is_its_own_error_and_only_out
         "warn",
         logs.clone(),
     ));
+    // Another test's subscriber coming or going on another thread may have left this one's
+    // events filtered out of the process-wide interest cache: compute it again with this one.
+    tracing::callsite::rebuild_interest_cache();
     let cases: [(Reply, Code, usize); 10] = [
         ((401, "error-invalid-api-key.json", None), Code::ModelAuth, 1),
         ((429, "error-insufficient-quota.json", None), Code::ModelAuth, 1),

@@ -63,6 +63,18 @@ impl Timing {
         max_attempts: 5,
     };
 
+    /// Retries 20 ms to 200 ms apart with `ack_deadline` for every stage and 5 attempts: for
+    /// tests and drills, where a failure must come back at once.
+    pub const fn quick(ack_deadline: Duration) -> Timing {
+        Timing {
+            min_backoff: Duration::from_millis(20),
+            max_backoff: Duration::from_millis(200),
+            model_ack_deadline: ack_deadline,
+            ack_deadline,
+            max_attempts: 5,
+        }
+    }
+
     /// How long after the first delivery the last attempt comes, at the longest (each
     /// redelivery after its backoff).
     pub fn retry_span(&self) -> Duration {

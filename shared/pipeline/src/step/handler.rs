@@ -110,7 +110,10 @@ impl<P: Step> StageHandler<P> {
         claim::settled(env, &at, &token);
         let outcome = match result {
             Ok(()) => return Outcome::Ack,
-            Err(Error::Stale) => Outcome::Ack,
+            Err(Error::Stale) => {
+                tracing::info!(workspace = %at.workspace, job = %at.job, stage = %at.stage, pass = at.pass.get(), "the job has moved past this step; its event is acknowledged");
+                Outcome::Ack
+            }
             Err(Error::Retry(e)) => {
                 tracing::warn!(workspace = %at.workspace, job = %at.job, stage = %at.stage, pass = at.pass.get(), code = %e.code, cause = %e.cause_chain(), "stage met a transient failure; it will be retried");
                 env.faults.note(&e);
