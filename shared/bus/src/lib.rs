@@ -147,11 +147,17 @@ pub struct SubscriptionSpec {
 }
 
 impl SubscriptionSpec {
-    /// Retry delay after `attempt` failed deliveries.
+    /// Retry delay after `attempt` failed deliveries ([`backoff`] between its bounds).
     pub fn backoff(&self, attempt: u32) -> Duration {
-        let factor = 2u32.saturating_pow(attempt.saturating_sub(1).min(16));
-        self.min_backoff.saturating_mul(factor).min(self.max_backoff)
+        backoff(self.min_backoff, self.max_backoff, attempt)
     }
+}
+
+/// Retry delay after `attempt` failed deliveries, as Pub/Sub's retry policy computes it:
+/// `min` doubled for each failure after the first, at most `max`.
+pub fn backoff(min: Duration, max: Duration, attempt: u32) -> Duration {
+    let factor = 2u32.saturating_pow(attempt.saturating_sub(1).min(16));
+    min.saturating_mul(factor).min(max)
 }
 
 /// A publishing backend.

@@ -21,6 +21,7 @@ use harmonia_pipeline::gates::schedule::{self, Acted};
 use harmonia_pipeline::planning::windows;
 use harmonia_pipeline::records;
 use harmonia_pipeline::registry::Timing;
+use harmonia_pipeline::step::watch;
 use harmonia_pipeline::steps::ingest;
 
 const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
@@ -158,6 +159,73 @@ async fn a_decision_stands_when_the_bus_fails_after_it_and_its_work_carries_on_l
     gates::resume(&local.env, &ws).await.expect("resume");
     assert_eq!(local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("drive").status, JobStatus::Verified);
     assert_eq!(local.sandbox.posts(&ws).await.expect("posts"), 1, "one post");
+}
+
+/// The job watch (run by the deployed dispatcher): a job whose event was lost is found once it
+/// has not moved for three leases, re-driven once per re-drive time, and goes on; a job at a
+/// gate is never stuck, however long it waits; checks closer than a lease do nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_job_whose_event_was_lost_is_found_by_the_watch_and_goes_on() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = Arc::new(ManualClock::new(monday_dawn()));
+    let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flaky = down.clone();
+    let wrap = Wrap {
+        clock: Some(clock.clone() as Arc<dyn Clock>),
+        bus: Some(Box::new(move |inner| Arc::new(Flaky { inner, down: flaky }))),
+        ..Wrap::default()
+    };
+    let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let (env, after) = (&local.env, watch::stuck_after(&local.env));
+    let lease = TimeDelta::from_std(env.step_lease).expect("lease");
+    let job = ingest(env, &ws, sample(), None, None).await.expect("ingest").id;
+    local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("to the strategy gate");
+
+    // Waiting at a gate for days is not being stuck.
+    clock.advance(after * 100);
+    let at_gate = watch::check(env).await.expect("check");
+    assert_eq!((at_gate.ran, at_gate.stuck, at_gate.redriven), (true, 0, 0), "{at_gate:?}");
+
+    // Approved while the bus is down: stored, and nothing left to move the job on.
+    down.store(true, std::sync::atomic::Ordering::SeqCst);
+    approve_with_bus_down(&local, &ws, &job).await;
+    down.store(false, std::sync::atomic::Ordering::SeqCst);
+    local.settle(WAIT).await.expect("settle");
+    assert_eq!(status(&local, &ws, &job).await, JobStatus::StrategyApproved);
+
+    // Not yet stuck one lease later; a second check within the lease does not run.
+    clock.advance(lease);
+    let early = watch::check(env).await.expect("check");
+    assert_eq!((early.ran, early.stuck), (true, 0), "{early:?}");
+    assert!(!watch::check(env).await.expect("check").ran, "a check within a lease of the last does nothing");
+    assert_eq!(status(&local, &ws, &job).await, JobStatus::StrategyApproved);
+
+    // Three leases still: found, re-driven once, and on it goes to the draft gate.
+    clock.advance(after - lease);
+    let found = watch::check(env).await.expect("check");
+    assert_eq!((found.ran, found.stuck, found.redriven, found.failed), (true, 1, 1, 0), "{found:?}");
+    let waiting = local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("to the draft gate");
+    assert_eq!(waiting.status, JobStatus::AwaitingDraftApproval);
+    clock.advance(after * 4);
+    let later = watch::check(env).await.expect("check");
+    assert_eq!((later.stuck, later.redriven), (0, 0), "{later:?}");
+}
+
+/// Approve `job`'s strategy as `ana` while the bus is down: stored, its event unsent.
+async fn approve_with_bus_down(local: &Local, ws: &WorkspaceId, job: &JobId) {
+    let current = gates::job(&local.env, ws, job).await.expect("job");
+    let version = gates::current_version(&local.env, ws, &current, ApprovalSubject::Strategy).await.expect("version");
+    let request = gates::DecisionRequest {
+        job: job.clone(),
+        operator: "ana".parse().expect("operator"),
+        subject: ApprovalSubject::Strategy,
+        decision: Decision::Approved,
+        subject_hash: version,
+        trace: None,
+    };
+    let recorded = gates::decide(&local.env, ws, request).await.expect("stored");
+    assert_eq!(recorded.unfinished.as_ref().map(|e| e.code), Some(Code::BusUnavailable));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

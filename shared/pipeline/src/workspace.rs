@@ -71,6 +71,10 @@ pub async fn init(
             format!("The workspace `{workspace}` is already configured; use `harmonia workspace update FILE`."),
         ));
     }
+    // The job watch looks at it from now on; should this fail, its first step registers it.
+    if let Err(e) = crate::step::watch::register(store, workspace).await {
+        tracing::warn!(workspace = %workspace, code = e.code.as_str(), "the job watch could not register the workspace; its first step does");
+    }
     Ok(version)
 }
 

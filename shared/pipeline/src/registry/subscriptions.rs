@@ -78,12 +78,7 @@ impl Timing {
     /// How long after the first delivery the last attempt comes, at the longest (each
     /// redelivery after its backoff).
     pub fn retry_span(&self) -> Duration {
-        (1..self.max_attempts)
-            .map(|attempt| {
-                let factor = 2u32.saturating_pow(attempt.saturating_sub(1).min(16));
-                self.min_backoff.saturating_mul(factor).min(self.max_backoff)
-            })
-            .sum()
+        (1..self.max_attempts).map(|attempt| harmonia_bus::backoff(self.min_backoff, self.max_backoff, attempt)).sum()
     }
 }
 

@@ -13,6 +13,7 @@ pub mod faults;
 pub mod handler;
 mod next;
 pub mod sweep;
+pub mod watch;
 
 pub use claim::acquire;
 pub use complete::{Completion, StageRef, complete, fail_job, marker, record_stall, republish};

@@ -5,7 +5,8 @@
 //! so on either backend. The steps of a workspace run it in the background
 //! ([`in_background`]), each process at most once every [`EVERY`] per workspace, on the embedded
 //! default and in the deployed functions alike; `harmonia doctor` runs it too and says how many
-//! it removed.
+//! it removed. The background sweep also registers the workspace with the job watch
+//! ([`super::watch::register`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -57,6 +58,10 @@ pub fn in_background(env: &Arc<Env>, workspace: &WorkspaceId) {
     }
     let (env, workspace) = (env.clone(), workspace.clone());
     tokio::spawn(async move {
+        // A workspace configured before the job watch existed is registered with it here.
+        if let Err(e) = super::watch::register(&*env.store, &workspace).await {
+            tracing::warn!(workspace = %workspace, code = e.code.as_str(), "the job watch could not register the workspace; the next sweep tries again");
+        }
         if let Err(e) = sweep(&env, &workspace, Utc::now(), true).await {
             tracing::warn!(workspace = %workspace, code = e.code.as_str(), "what dead processes left behind could not be swept; the next sweep tries again");
         }
