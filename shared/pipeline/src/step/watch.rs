@@ -67,7 +67,8 @@ pub struct Checked {
     pub stuck: usize,
     /// Jobs it re-drove.
     pub redriven: usize,
-    /// Workspaces it could not look at this time (logged; the next check looks again).
+    /// Workspaces it could not look at and stuck jobs it could not re-drive this time (each
+    /// logged; the next check looks again, and a job's next re-drive time tries it again).
     pub failed: usize,
 }
 
@@ -161,7 +162,15 @@ async fn check_workspace(
         for job in jobs.iter().filter(|j| j.status == status && now - j.updated_at >= after) {
             done.stuck += 1;
             let Some(nth) = redrive_due(after, now - job.updated_at, since - job.updated_at) else { continue };
-            let messages = crate::gates::resume_job(env, workspace, job).await?;
+            let messages = match crate::gates::resume_job(env, workspace, job).await {
+                Ok(messages) => messages,
+                Err(e) => {
+                    // Its next re-drive time tries again.
+                    tracing::warn!(workspace = %workspace, job = %job.id, code = e.code.as_str(), "a job that had not moved could not be re-driven this time");
+                    done.failed += 1;
+                    continue;
+                }
+            };
             done.redriven += 1;
             let still = (now - job.updated_at).num_seconds();
             if nth == REDRIVES {
