@@ -43,8 +43,11 @@ trap cleanup EXIT
 # and links, the tests' waits on emulators, processes and a browser), and the fuzz step below
 # finds it built. The fuzz crate is a workspace of its own, built without clippy's wrapper.
 fuzz_build_log="$(mktemp)"
+# A session of its own is a scheduling group of its own where the kernel groups by session
+# (autogroup): a nice value counts only inside its group, so the group itself is niced too,
+# or it would take half the CPU from the build.
 setsid env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS nice -n 19 bash -c \
-  'while [ ! -s "$1" ]; do sleep 1; done; exec "$2/infra/fuzz.sh" --build' \
+  'echo 19 >/proc/self/autogroup 2>/dev/null; while [ ! -s "$1" ]; do sleep 1; done; exec "$2/infra/fuzz.sh" --build' \
   _ "$tools_done" "$root" >"$fuzz_build_log" 2>&1 < /dev/null &
 fuzz_build_pid=$!
 
@@ -65,7 +68,9 @@ step "building the function binaries, the tests and the benchmarks, with clippy'
 cargo build --workspace --bins --tests --benches --all-features --locked
 
 step "JSON Schemas match the types"
-cargo run --quiet --locked -p harmonia-contracts --bin harmonia-schemas -- --check
+# The binary the build above made: `cargo run -p` would resolve the features of one package
+# and compile part of the tree again.
+"${CARGO_TARGET_DIR:-$root/target}/debug/harmonia-schemas" --check
 
 step "waiting for the tools' installation"
 if ! wait "$tools_pid"; then
