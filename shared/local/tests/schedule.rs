@@ -57,7 +57,13 @@ async fn approved(local: &Local, ws: &WorkspaceId) -> (JobId, Schedule) {
     (job.id, schedule)
 }
 
-async fn approve(local: &Local, ws: &WorkspaceId, job: &JobId, subject: ApprovalSubject) {
+/// Approve `job`'s `subject` as `ana`: what was recorded (with what the bus left unfinished).
+async fn approve(
+    local: &Local,
+    ws: &WorkspaceId,
+    job: &JobId,
+    subject: ApprovalSubject,
+) -> gates::Recorded<harmonia_contracts::domain::Approval> {
     let current = gates::job(&local.env, ws, job).await.expect("job");
     let version = gates::current_version(&local.env, ws, &current, subject).await.expect("version");
     let request = gates::DecisionRequest {
@@ -68,7 +74,7 @@ async fn approve(local: &Local, ws: &WorkspaceId, job: &JobId, subject: Approval
         subject_hash: version,
         trace: None,
     };
-    gates::decide(&local.env, ws, request).await.expect("decide");
+    gates::decide(&local.env, ws, request).await.expect("decide")
 }
 
 async fn status(local: &Local, ws: &WorkspaceId, job: &JobId) -> JobStatus {
@@ -97,10 +103,12 @@ impl harmonia_bus::Bus for Flaky {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_decision_stands_when_the_bus_fails_after_it_and_its_work_carries_on_later() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let clock = Arc::new(ManualClock::new(monday_dawn()));
+/// The embedded default on `clock`, with a bus that fails every publish while the flag it
+/// returns is set.
+async fn open_with_flaky_bus(
+    dir: &std::path::Path,
+    clock: &Arc<ManualClock>,
+) -> (Local, Arc<std::sync::atomic::AtomicBool>) {
     let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flaky = down.clone();
     let wrap = Wrap {
@@ -108,7 +116,14 @@ async fn a_decision_stands_when_the_bus_fails_after_it_and_its_work_carries_on_l
         bus: Some(Box::new(move |inner| Arc::new(Flaky { inner, down: flaky }))),
         ..Wrap::default()
     };
-    let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
+    (Local::open_with(dir, Timing::LOCAL, wrap).await.expect("open"), down)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_decision_stands_when_the_bus_fails_after_it_and_its_work_carries_on_later() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = Arc::new(ManualClock::new(monday_dawn()));
+    let (local, down) = open_with_flaky_bus(dir.path(), &clock).await;
     let ws = local.workspace().await.expect("workspace");
     let job = ingest(&local.env, &ws, sample(), None, None).await.expect("ingest").id;
     local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("to the strategy gate");
@@ -168,14 +183,7 @@ async fn a_decision_stands_when_the_bus_fails_after_it_and_its_work_carries_on_l
 async fn a_job_whose_event_was_lost_is_found_by_the_watch_and_goes_on() {
     let dir = tempfile::tempdir().expect("temp dir");
     let clock = Arc::new(ManualClock::new(monday_dawn()));
-    let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flaky = down.clone();
-    let wrap = Wrap {
-        clock: Some(clock.clone() as Arc<dyn Clock>),
-        bus: Some(Box::new(move |inner| Arc::new(Flaky { inner, down: flaky }))),
-        ..Wrap::default()
-    };
-    let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
+    let (local, down) = open_with_flaky_bus(dir.path(), &clock).await;
     let ws = local.workspace().await.expect("workspace");
     let (env, after) = (&local.env, watch::stuck_after(&local.env));
     let lease = TimeDelta::from_std(env.step_lease).expect("lease");
@@ -189,7 +197,8 @@ async fn a_job_whose_event_was_lost_is_found_by_the_watch_and_goes_on() {
 
     // Approved while the bus is down: stored, and nothing left to move the job on.
     down.store(true, std::sync::atomic::Ordering::SeqCst);
-    approve_with_bus_down(&local, &ws, &job).await;
+    let recorded = approve(&local, &ws, &job, ApprovalSubject::Strategy).await;
+    assert_eq!(recorded.unfinished.as_ref().map(|e| e.code), Some(Code::BusUnavailable));
     down.store(false, std::sync::atomic::Ordering::SeqCst);
     local.settle(WAIT).await.expect("settle");
     assert_eq!(status(&local, &ws, &job).await, JobStatus::StrategyApproved);
@@ -210,22 +219,6 @@ async fn a_job_whose_event_was_lost_is_found_by_the_watch_and_goes_on() {
     clock.advance(after * 4);
     let later = watch::check(env).await.expect("check");
     assert_eq!((later.stuck, later.redriven), (0, 0), "{later:?}");
-}
-
-/// Approve `job`'s strategy as `ana` while the bus is down: stored, its event unsent.
-async fn approve_with_bus_down(local: &Local, ws: &WorkspaceId, job: &JobId) {
-    let current = gates::job(&local.env, ws, job).await.expect("job");
-    let version = gates::current_version(&local.env, ws, &current, ApprovalSubject::Strategy).await.expect("version");
-    let request = gates::DecisionRequest {
-        job: job.clone(),
-        operator: "ana".parse().expect("operator"),
-        subject: ApprovalSubject::Strategy,
-        decision: Decision::Approved,
-        subject_hash: version,
-        trace: None,
-    };
-    let recorded = gates::decide(&local.env, ws, request).await.expect("stored");
-    assert_eq!(recorded.unfinished.as_ref().map(|e| e.code), Some(Code::BusUnavailable));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
