@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use chrono::Utc;
 use harmonia_contracts::storage::{Fault, Unwritable};
 use harmonia_store::Error;
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 use crate::checkpoint::LOG_SIZE_LIMIT;
 use crate::pool::BUSY_TIMEOUT;
@@ -43,12 +43,25 @@ CREATE INDEX IF NOT EXISTS documents_job ON documents (workspace, collection, jo
 ";
 
 /// The table of short-lived documents ([`Collection::short_lived`]): the columns of
-/// `documents`, without the job index (nothing follows them by job, and a query that does reads
-/// the few rows there are). Kept apart, a document written and deleted within one invocation
-/// neither splits the page lasting documents are appended to nor, once deleted, leaves it to be
-/// freed and taken again: a specialist invocation wrote 11.3 log frames on average with its
-/// session among lasting documents and 9.1 with it here.
-pub(crate) const SHORT_LIVED: &str = concat!("CREATE TABLE IF NOT EXISTS short_lived ", document_columns!(), ";");
+/// `documents`, keyed by `(workspace, collection, id)` itself (`WITHOUT ROWID`), without the
+/// job index (nothing follows them by job, and a query that does reads the few rows there are).
+/// Kept apart, a document written and deleted within one invocation neither splits the page
+/// lasting documents are appended to nor, once deleted, leaves it to be freed and taken again:
+/// a specialist invocation wrote 11.3 log frames on average with its session among lasting
+/// documents and 9.1 with it here. Keyed by its own key, a write changes one page where a
+/// rowid table changes two (its row and its key's index): the documents here are small (a
+/// session is written when it opens, before any event), well within the quarter page a
+/// `WITHOUT ROWID` row keeps in place.
+pub(crate) const SHORT_LIVED: &str = "CREATE TABLE IF NOT EXISTS short_lived (
+            workspace  TEXT NOT NULL,
+            collection TEXT NOT NULL,
+            id         TEXT NOT NULL,
+            version    INTEGER NOT NULL,
+            updated_at TEXT NOT NULL,
+            data       TEXT NOT NULL,
+            job        TEXT,
+            PRIMARY KEY (workspace, collection, id)
+        ) WITHOUT ROWID;";
 
 /// `sql` (two string literals around a table name) for the table `collection`'s documents live
 /// in: `documents`, or [`SHORT_LIVED`]'s.
@@ -79,14 +92,16 @@ pub const APPLICATION_ID: i32 = 0x4852_4D4E;
 
 /// The layout version this build writes (`PRAGMA user_version`): 2 added the indexed `job`
 /// column, 3 made `documents` a rowid table ([`SCHEMA`]), 4 added the table of short-lived
-/// documents ([`SHORT_LIVED`]). An older file is brought to 4 when opened; a build that knows
-/// only an older layout refuses a newer file, as it would not keep the column nor see the table.
-pub const LAYOUT_VERSION: i32 = 4;
+/// documents ([`SHORT_LIVED`]), 5 keyed that table by its own key. An older file is brought to
+/// 5 when opened; a build that knows only an older layout refuses a newer file, as it would not
+/// keep the column nor see the table.
+pub const LAYOUT_VERSION: i32 = 5;
 
 /// Bring the file's layout to [`LAYOUT_VERSION`], in one transaction: a `documents` table of
 /// an older layout (`WITHOUT ROWID`, perhaps without the `job` column) is rebuilt as
 /// [`SCHEMA`] with every row copied and its `job` filled; then the indexes, the table of
-/// short-lived documents, and the version.
+/// short-lived documents (a rowid one of layout 4 rebuilt as [`SHORT_LIVED`], its rows kept),
+/// and the version.
 pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let sql: String =
@@ -104,7 +119,19 @@ pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
         ))?;
     }
     tx.execute_batch(INDEXES)?;
-    tx.execute_batch(SHORT_LIVED)?;
+    let short_lived: Option<String> = tx
+        .query_row("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'short_lived'", [], |r| r.get(0))
+        .optional()?;
+    match short_lived {
+        Some(sql) if !sql.to_ascii_uppercase().contains("WITHOUT ROWID") => tx.execute_batch(&format!(
+            "ALTER TABLE short_lived RENAME TO short_lived_before;
+             {SHORT_LIVED}
+             INSERT INTO short_lived SELECT workspace, collection, id, version, updated_at, data, job
+               FROM short_lived_before;
+             DROP TABLE short_lived_before;"
+        ))?,
+        _ => tx.execute_batch(SHORT_LIVED)?,
+    }
     if tx.pragma_query_value(None, "user_version", |r| r.get::<_, i32>(0))? < LAYOUT_VERSION {
         tx.pragma_update(None, "user_version", LAYOUT_VERSION)?;
     }

@@ -64,6 +64,48 @@ async fn short_lived_documents_are_kept_in_a_table_of_their_own() {
     assert_eq!(check.unreadable, [("ws-1".to_owned(), "brief".to_owned(), "d".to_owned())]);
 }
 
+/// A data file of layout 4 (short-lived documents in a rowid table with an index on their key)
+/// is brought to layout 5 when opened: the table is rebuilt keyed by its own key, its rows
+/// kept and readable, and the store writes and deletes in it as before.
+#[tokio::test]
+async fn a_layout_four_file_keys_its_short_lived_table_by_its_own_key() {
+    let dir = harmonia_testkit::temp_dir();
+    let path = dir.path().join("v4.sqlite");
+    let conn = Connection::open(&path).expect("a v4 file");
+    let v4_short_lived = "CREATE TABLE short_lived (workspace TEXT NOT NULL, collection TEXT NOT NULL,
+        id TEXT NOT NULL, version INTEGER NOT NULL, updated_at TEXT NOT NULL, data TEXT NOT NULL, job TEXT,
+        UNIQUE (workspace, collection, id));";
+    conn.execute_batch(SCHEMA)
+        .and_then(|()| conn.execute_batch(INDEXES))
+        .and_then(|()| conn.execute_batch(v4_short_lived))
+        .expect("the v4 layout");
+    conn.pragma_update(None, "application_id", APPLICATION_ID).expect("stamp");
+    conn.pragma_update(None, "user_version", 4).expect("v4");
+    conn.execute(
+        "INSERT INTO short_lived VALUES ('ws-1', 'brief', 'open', 3, '2026-01-01T00:00:00.000000Z', '{\"n\":1}', NULL)",
+        [],
+    )
+    .expect("a short-lived row");
+    drop(conn);
+
+    let store = SqliteStore::open(&path).expect("a v4 file opens");
+    let ws: WorkspaceId = "ws-1".parse().expect("ws");
+    let brief = Collection::short_lived("brief");
+    let kept = store.get(&ws, brief, &"open".parse().expect("id")).await.expect("get").expect("the row is kept");
+    assert_eq!((kept.version, kept.data.get("n")), (3, Some(&Value::from(1))));
+    let conn = Connection::open(&path).expect("read the file");
+    let (table, version): (String, i32) = conn
+        .query_row("SELECT sql FROM sqlite_master WHERE name = 'short_lived'", [], |r| r.get(0))
+        .and_then(|sql| Ok((sql, conn.pragma_query_value(None, "user_version", |r| r.get(0))?)))
+        .expect("the layout");
+    assert!(table.contains("WITHOUT ROWID"), "{table}");
+    assert_eq!(version, LAYOUT_VERSION);
+    let delete =
+        Write { collection: brief, id: "open".parse().expect("id"), op: WriteOp::Delete { expected_version: Some(3) } };
+    store.commit(&ws, vec![delete]).await.expect("deleted where it now lives");
+    assert!(store.get(&ws, brief, &"open".parse().expect("id")).await.expect("get").is_none());
+}
+
 /// A data file of layout version 1 (a `WITHOUT ROWID` table, no `job` column) is brought to
 /// the current layout when opened — and when restored from a backup — every row kept, and
 /// its documents are found by job.
