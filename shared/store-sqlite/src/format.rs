@@ -11,10 +11,12 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use crate::checkpoint::LOG_SIZE_LIMIT;
 use crate::pool::BUSY_TIMEOUT;
 
-/// The columns of a table of documents ([`SCHEMA`], [`SHORT_LIVED`]) and its unique key.
+/// The columns of a table of documents ([`SCHEMA`], [`SHORT_LIVED`]), with `$key`: how the
+/// table holds its unique key, `(workspace, collection, id)`.
 macro_rules! document_columns {
-    () => {
-        "(
+    ($key:literal) => {
+        concat!(
+            "(
             workspace  TEXT NOT NULL,
             collection TEXT NOT NULL,
             id         TEXT NOT NULL,
@@ -22,8 +24,11 @@ macro_rules! document_columns {
             updated_at TEXT NOT NULL,
             data       TEXT NOT NULL,
             job        TEXT,
-            UNIQUE (workspace, collection, id)
+            ",
+            $key,
+            " (workspace, collection, id)
         )"
+        )
     };
 }
 
@@ -32,7 +37,7 @@ macro_rules! document_columns {
 /// the rest on overflow pages that SQLite reads from the file past its page cache, a read
 /// call each, every time. Here a row keeps up to a page in place, and its key lives in the
 /// unique index.
-pub(crate) const SCHEMA: &str = concat!("CREATE TABLE IF NOT EXISTS documents ", document_columns!(), ";");
+pub(crate) const SCHEMA: &str = concat!("CREATE TABLE IF NOT EXISTS documents ", document_columns!("UNIQUE"), ";");
 
 /// What [`migrate`] brings every file to, beside [`SCHEMA`]: the index of the `job` column (a
 /// copy of the document's top-level `job` when that is a string, kept by every write), so the
@@ -52,16 +57,8 @@ CREATE INDEX IF NOT EXISTS documents_job ON documents (workspace, collection, jo
 /// rowid table changes two (its row and its key's index): the documents here are small (a
 /// session is written when it opens, before any event), well within the quarter page a
 /// `WITHOUT ROWID` row keeps in place.
-pub(crate) const SHORT_LIVED: &str = "CREATE TABLE IF NOT EXISTS short_lived (
-            workspace  TEXT NOT NULL,
-            collection TEXT NOT NULL,
-            id         TEXT NOT NULL,
-            version    INTEGER NOT NULL,
-            updated_at TEXT NOT NULL,
-            data       TEXT NOT NULL,
-            job        TEXT,
-            PRIMARY KEY (workspace, collection, id)
-        ) WITHOUT ROWID;";
+pub(crate) const SHORT_LIVED: &str =
+    concat!("CREATE TABLE IF NOT EXISTS short_lived ", document_columns!("PRIMARY KEY"), " WITHOUT ROWID;");
 
 /// `sql` (two string literals around a table name) for the table `collection`'s documents live
 /// in: `documents`, or [`SHORT_LIVED`]'s.
