@@ -2,8 +2,9 @@
 // end-to-end test `console::` against a `harmonia serve` it started. It signs in, submits a
 // source file through the upload page, reads the jobs list, opens the job page (Maya's A2UI
 // layout rendered by the official renderer), takes the job through the operator's loop
-// (approve the strategy, request changes to the draft, approve it, publish now, see the
-// verified post and the timeline), asks Nova about the job and reads its evidence and tool
+// (approve the strategy and wait on the page, without reloading, until the draft waits; request
+// changes to the draft, double-click to approve it and see one decision and no error, publish
+// now, see the verified post and the timeline), asks Nova about the job and reads its evidence and tool
 // envelopes, edits the workspace settings as an admin and finds them read-only as an
 // operator, and checks the refusals: a wrong credential, a state change without the CSRF
 // token, another workspace's job, and a session after sign-out. It saves a screenshot of each
@@ -55,7 +56,12 @@ async function operatorLoop(page, job) {
   check('the strategy shows its evidence quotes with their times', /\d+:\d\d–\d+:\d\d/.test(await page.locator('.quote footer').first().textContent()));
   await page.screenshot({ path: join(shots, 'strategy.png'), fullPage: true });
   await page.getByRole('button', { name: 'Approve the strategy' }).click();
-  await until(page, 'the draft gate', () => document.getElementById('decide-title')?.textContent.includes('draft'));
+  // The page follows the job by itself: no reload until the draft waits for a decision.
+  await page.waitForFunction(() => document.getElementById('decide-title')?.textContent.includes('draft'), null, { timeout: 120000 });
+  check('the approval\'s outcome stays on screen while the job moves', (await page.locator('#outcome span').textContent()) === 'The strategy is approved.',
+    await page.locator('#outcome').textContent());
+  const progress = await page.locator('#job-status').textContent();
+  check('the job\'s status is a sentence', /^[A-Z].*\.$/.test(progress) && !progress.includes('_'), progress);
   const first = await page.locator('.decide p.muted').textContent();
   check('the draft shows its count against the limit', /\d+ \/ \d+ characters/.test(await page.locator('#draft-title + p').textContent()));
   check("the draft shows Dara's seven assessments", (await page.locator('table.review tbody tr').count()) === 7);
@@ -67,8 +73,18 @@ async function operatorLoop(page, job) {
     return document.getElementById('decide-title')?.textContent.includes('draft') && now && now !== before;
   }, first);
   check('requesting changes leads to a new draft version', (await page.locator('.decide p.muted').textContent()) !== first);
-  await page.getByRole('button', { name: 'Approve the draft' }).click();
-  await until(page, 'the schedule', () => document.getElementById('job-status')?.textContent.startsWith('scheduled'));
+  // A double click is one decision, and no error.
+  const decisions = [];
+  const counting = (r) => { if (r.method() === 'POST' && r.url().endsWith('/decisions')) decisions.push(r.url()); };
+  page.on('request', counting);
+  await page.getByRole('button', { name: 'Approve the draft' }).dblclick();
+  await page.waitForFunction(() => document.getElementById('job-status')?.dataset.status === 'scheduled', null, { timeout: 120000 });
+  page.off('request', counting);
+  check('a double click sends one decision', decisions.length === 1, decisions.length);
+  check('a double click shows no error', (await page.locator('.error:not([hidden])').count()) === 0
+    && (await page.locator('#outcome span').textContent()) === 'The draft is approved.', await page.locator('#outcome').textContent());
+  await page.getByRole('button', { name: 'Dismiss this message' }).click();
+  check('an outcome can be dismissed', await page.locator('#outcome').isHidden());
   await page.getByRole('button', { name: 'Publish now' }).click();
   await until(page, 'the verified post', () => document.getElementById('publication-state')?.textContent.startsWith('Verified'));
   check('the approved draft becomes a verified post', (await page.locator('#publication-state').textContent()).startsWith('Verified'));
@@ -202,6 +218,8 @@ async function flagsShown(page, job, suffix, fits, wider) {
 }
 
 async function signIn(page, credential) {
+  await page.getByLabel('Operator credential').waitFor();
+  check('the navigation shows only when signed in', await page.locator('#nav').isHidden());
   await page.getByLabel('Operator credential').fill(credential);
   await page.keyboard.press('Enter');
   await page.getByRole('heading', { name: 'Jobs' }).waitFor();
@@ -240,8 +258,13 @@ try {
     if (width === 1440) {
       job = await upload(page);
       await page.getByRole('link', { name: 'Jobs', exact: true }).click();
-      await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+      // The jobs page opens on what waits for the operator: the new job, once at its gate.
+      await page.getByRole('heading', { name: 'Jobs waiting for you' }).waitFor();
+      await page.locator(`a[href="#/jobs/${job}"]`).waitFor({ timeout: 60000 });
+      const waiting = await page.locator('table.inbox tbody tr').first().textContent();
+      check('the jobs page opens on what waits for you, and says for what', waiting.includes('awaits the strategy'), waiting);
     }
+    await page.goto(`${base}/#/jobs?status=all`);
     await page.locator(`a[href="#/jobs/${job}"]`).waitFor();
     const row = page.locator(`a[href="#/jobs/${job}"]`);
     check(`the jobs list shows the job${suffix}`, (await row.count()) === 1);
@@ -263,7 +286,7 @@ try {
       return !main.hasAttribute('aria-busy') && /with status draft rejected|No job has this status/.test(main.textContent);
     });
     check(`the status filter leaves out other statuses${suffix}`, (await page.locator(`a[href="#/jobs/${job}"]`).count()) === 0);
-    await page.selectOption('#status-filter', '');
+    await page.selectOption('#status-filter', 'all');
     await page.locator(`a[href="#/jobs/${job}"]`).waitFor();
     // Once the page has settled (the renderer lays the surface out after its elements exist).
     // The page's scroll width is a whole number of pixels and layout is not: an edge that ends
@@ -273,10 +296,19 @@ try {
       .then(() => true, () => false);
     // What sticks out, when something does: the page's scroll width and the outermost elements
     // that end past the window.
-    const wider = () => page.evaluate(() => `scroll width ${document.documentElement.scrollWidth}px, window ${window.innerWidth}px; `
-      + [...document.querySelectorAll('body *')]
-        .filter((e) => e.getBoundingClientRect().right > window.innerWidth)
-        .slice(0, 3).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className} ${e.getBoundingClientRect().right.toFixed(1)}px`).join(', '));
+    // The elements ending past the window, shadow roots (the A2UI surface's) included.
+    const wider = () => page.evaluate(() => {
+      const all = [];
+      const walk = (root) => root.querySelectorAll('*').forEach((e) => { all.push(e); if (e.shadowRoot) walk(e.shadowRoot); });
+      walk(document.body);
+      return `scroll width ${document.documentElement.scrollWidth}px, window ${window.innerWidth}px; `
+        + all.filter((e) => e.getBoundingClientRect().right > window.innerWidth)
+          .slice(0, 3).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className} ${e.getBoundingClientRect().right.toFixed(1)}px`).join(', ')
+        // Text running out of its box widens the page without any box being wider.
+        + '; overflowing: ' + all.filter((e) => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === 'visible')
+          .slice(0, 3).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className} (${e.scrollWidth} in ${e.clientWidth}: ${e.textContent.slice(0, 60)})`).join(', ')
+        + `; main: ${document.getElementById('main').getAttribute('aria-busy')}, status ${document.getElementById('job-status')?.dataset.status}`;
+    });
     check(`the jobs list fits ${width} px without scrolling sideways`, await fits(), await wider());
     await page.screenshot({ path: join(shots, `jobs${suffix}.png`), fullPage: true });
 

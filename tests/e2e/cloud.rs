@@ -11,8 +11,9 @@ use harmonia_client::api::{DecisionBody, DecisionKind, JobReply, NewSource, Sour
 use harmonia_client::{Auth, Client};
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{
-    ApprovalSubject, Decision, Job, JobStatus, Publication, StoredSource, VerificationOutcome,
+    ApprovalSubject, Decision, Job, JobEvent, JobStatus, Publication, StoredSource, VerificationOutcome,
 };
+use harmonia_contracts::event::Stage;
 use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_e2e::{FunctionProcess, Signal};
 use harmonia_pipeline::records::{
@@ -377,6 +378,33 @@ async fn a_deployed_system_bootstraps_from_an_empty_firestore_and_takes_a_job_to
 
     let (status, v) = cloud.wait_for(&job, |s| s == JobStatus::Verified).await;
     assert_eq!(status, JobStatus::Verified, "{v:?}");
+    // The job's progress, streamed by the deployed operator function from Firestore: every
+    // stage's step once, the decisions by name, and the end (the stream closes by itself).
+    let mut streamed = Vec::new();
+    let followed = cloud.operator.follow(&job, |e| {
+        streamed.push(e.clone());
+        std::ops::ControlFlow::Continue(())
+    });
+    assert_eq!(followed.await.expect("followed"), harmonia_client::Followed::Stopped);
+    let stages: Vec<Stage> = streamed
+        .iter()
+        .filter_map(|e| if let JobEvent::Step { stage, .. } = e { Some(*stage) } else { None })
+        .collect();
+    for stage in
+        [Stage::Ingest, Stage::Analyze, Stage::Strategize, Stage::Plan, Stage::Draft, Stage::Review, Stage::Policy]
+    {
+        assert!(stages.contains(&stage), "{stage:?} in {stages:?}");
+    }
+    assert!(stages.ends_with(&[Stage::Publish, Stage::Verify]), "{stages:?}");
+    assert!(
+        streamed.iter().any(
+            |e| matches!(e, JobEvent::Decision { by, decision, .. } if by.as_str() == "ana" && decision == "approved")
+        ),
+        "{streamed:?}"
+    );
+    assert!(matches!(streamed.last(), Some(JobEvent::Status { status: JobStatus::Verified, terminal: true, .. })));
+    let (ok, out, err) = cloud_cli(&["status", job.as_str(), "--watch"], &logged_in).await;
+    assert!(ok && out.trim_end().ends_with("The post is published and verified."), "{out}{err}");
     let job = job.to_string();
 
     // Read the final state straight from the Firestore emulator.
@@ -882,6 +910,7 @@ async fn a_credential_revoked_through_the_api_stops_working_in_every_function() 
         http.post(url("operator", "/v1/ask"))
             .header("cookie", &cookie)
             .header("x-csrf-token", &csrf)
+            .header("origin", url("operator", "").trim_end_matches('/'))
             .json(&json!({"question": "What is pending in the feed?"}))
     };
     let (s, v) = send(ask()).await;

@@ -40,6 +40,7 @@ mod login;
 mod operators;
 mod schedule;
 mod show;
+mod watch;
 mod workspace;
 
 /// Harmonia: grounded, reviewed, platform-native posts from video sources.
@@ -109,6 +110,11 @@ enum Command {
     Status {
         /// Job id.
         job: Option<String>,
+        /// Follow the job as it moves, a line per step, decision and status, until it stops
+        /// for good or waits for a decision or its posting time (with --json, one
+        /// `{"event": …}` line each). Exits non-zero with the job's failure if it fails.
+        #[arg(long, requires = "job")]
+        watch: bool,
     },
     /// Everything about one job: source, moments, strategy, plan, drafts exactly as they would
     /// be posted, reviews, policy, the version awaiting a decision, decisions and publication.
@@ -452,7 +458,8 @@ async fn dispatch(
         Command::Run { source, title, language } => {
             app::run(backend.local()?, out, ws, &source, title, &language).await
         }
-        Command::Status { job } => app::status(backend, out, ws, job.as_deref()).await,
+        Command::Status { job: Some(job), watch: true } => watch::watch(backend, out, ws, &job).await,
+        Command::Status { job, .. } => app::status(backend, out, ws, job.as_deref()).await,
         Command::Show { job } => show::show(backend, out, ws, &job).await,
         Command::Approve { job, subject, version } => {
             decide::decide(backend, out, ws, &job, subject.into(), None, version).await

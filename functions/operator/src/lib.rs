@@ -12,6 +12,7 @@
 //! | `GET /v1/jobs` | the workspace's jobs, newest first, and `statuses`: every status a job can have |
 //! | `GET /v1/jobs/{job}` | one job and the version awaiting a decision, if any |
 //! | `GET /v1/jobs/{job}/detail` | everything stored about the job (`harmonia show --json`): `job`, `source`, `analysis`, `strategy`, `strategy_versions`, `plan`, `selected_item`, `drafts`, `reviews`, `policy`, `awaiting`, `decisions`, `publication`, `retries`, `model_use` |
+//! | `GET /v1/jobs/{job}/events` | the job's progress: with `Accept: text/event-stream`, Server-Sent Events (`step`, `decision`, `status`) from its history on, as it moves, until it stops for good ([`events`]); otherwise `{"job","events"}` to poll |
 //! | `GET /v1/jobs/{job}/view` | the job view: Maya's A2UI layout over typed references, hydrated from storage |
 //! | `GET /v1/activity?job=ID&limit=N&page=P` | the job's activity records (metadata only), paginated |
 //! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject"|"request_changes","version":HASH,"reason"?,"feedback"?}` |
@@ -39,6 +40,7 @@
 //! (`unknown_route`) and a wrong method a JSON 405 (`method_not_allowed`).
 
 mod detail;
+pub mod events;
 mod imports;
 #[cfg(feature = "cloud")]
 pub mod nova;
@@ -57,6 +59,8 @@ pub use harmonia_ingest::IngestState as OperatorState;
 pub use harmonia_ingest::MAX_BODY_BYTES;
 pub use routes::{app, app_with};
 
+#[cfg(test)]
+mod events_tests;
 #[cfg(test)]
 mod rounds_tests;
 #[cfg(test)]

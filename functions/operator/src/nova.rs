@@ -4,9 +4,9 @@
 //! Nova is its own function with its own URL, and the console may call only its own origin
 //! (CSP `connect-src 'self'`), so the operator function passes each question on. It checks the
 //! caller first (credential, or console session with its CSRF token), so nothing unauthenticated
-//! travels further, and hands Nova the caller's own `Authorization`, session cookie and CSRF
-//! token: Nova checks them again against the same store and answers in the caller's workspace
-//! only. On Cloud Run the Nova service admits only callers with an ID token for its URL, which
+//! travels further, and hands Nova the caller's own `Authorization`, session cookie, CSRF
+//! token and `Origin`, with the host the request was sent to (`X-Forwarded-Host`): Nova checks
+//! them again against the same store and answers in the caller's workspace only. On Cloud Run the Nova service admits only callers with an ID token for its URL, which
 //! the operator function's service account mints and sends in `X-Serverless-Authorization`
 //! (Cloud Run checks that header and passes `Authorization` through untouched). Nova's answer,
 //! or its typed error, comes back as it was.
@@ -23,7 +23,7 @@ use axum::routing::post;
 use google_cloud_auth::credentials::idtoken::{self, IDTokenCredentials};
 use harmonia_auth::Credentials;
 use harmonia_contracts::{Code, Error};
-use harmonia_http::caller::CSRF_HEADER;
+use harmonia_http::caller::{CSRF_HEADER, FORWARDED_HOST};
 use harmonia_http::{ApiError, Caller};
 
 /// How long Nova may take to answer: a model's tool loop, well inside a browser's patience.
@@ -31,10 +31,11 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
 /// Longest answer passed back (Nova's answers are a few kilobytes).
 const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 /// The request headers Nova needs to know the caller and the trace.
-const FORWARDED: [HeaderName; 4] = [
+const FORWARDED: [HeaderName; 5] = [
     header::AUTHORIZATION,
     header::COOKIE,
     HeaderName::from_static(CSRF_HEADER),
+    header::ORIGIN,
     HeaderName::from_static("traceparent"),
 ];
 
@@ -104,6 +105,10 @@ async fn ask(
         for value in headers.get_all(name) {
             request = request.header(name, value);
         }
+    }
+    // Nova checks a console request's Origin against the host it was sent to: this one's.
+    if let Some(host) = headers.get(FORWARDED_HOST).or_else(|| headers.get(header::HOST)) {
+        request = request.header(FORWARDED_HOST, host);
     }
     if let Some(tokens) = &link.id_tokens {
         let token = tokens.id_token().await.map_err(|e| {

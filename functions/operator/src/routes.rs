@@ -34,6 +34,7 @@ pub fn app_with(state: OperatorState, extra: Router) -> Router {
         .route("/v1/jobs/{job}", get(show))
         .route("/v1/jobs/{job}/view", get(job_view))
         .route("/v1/jobs/{job}/detail", get(detail::show))
+        .route("/v1/jobs/{job}/events", get(crate::events::events))
         .route("/v1/jobs/{job}/decisions", post(decide))
         .route("/v1/jobs/{job}/edits", post(edit))
         .route("/v1/jobs/{job}/retry", post(retry))

@@ -51,6 +51,11 @@ pub(super) async fn api() -> Api {
 }
 
 impl Api {
+    /// The API's address.
+    pub(super) fn base(&self) -> String {
+        self.server.to_string()
+    }
+
     /// Submit the sample through the API and wait for its strategy gate: the job id as text and
     /// parsed.
     pub(super) async fn submit_and_wait_for_the_strategy(&self) -> (String, JobId) {

@@ -14,6 +14,8 @@ use harmonia_pipeline::retry::Retry;
 use serde::{Deserialize, Serialize};
 
 pub use harmonia_auth::Identity as Me;
+/// A job's progress: `GET /v1/jobs/{job}/events`, streamed or polled.
+pub use harmonia_contracts::domain::{JobEvent, JobEvents};
 pub use harmonia_pipeline::detail::JobDetail;
 
 /// A source's wire format.

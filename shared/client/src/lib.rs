@@ -26,7 +26,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub mod api;
+mod follow;
 pub mod login;
+
+pub use follow::Followed;
 
 use api::*;
 
@@ -211,6 +214,11 @@ impl Client {
     /// `GET /v1/jobs/{job}`.
     pub async fn job(&self, job: &JobId) -> Result<JobReply, Error> {
         self.get(&format!("/v1/jobs/{job}")).await
+    }
+
+    /// `GET /v1/jobs/{job}/events`, polled: the job's progress so far, ending with its status.
+    pub async fn events(&self, job: &JobId) -> Result<JobEvents, Error> {
+        self.get(&format!("/v1/jobs/{job}/events")).await
     }
 
     /// `GET /v1/jobs/{job}/detail`.

@@ -140,7 +140,21 @@ async fn signing_in_opens_an_http_only_strict_session_that_state_changes_use_onl
     let forged = [("cookie", cookie.as_str()), ("x-csrf-token", "0123")];
     let forged = oneshot(f.router.clone(), request(Method::POST, "/v1/probe", &forged, None)).await;
     assert_eq!(forged.status, StatusCode::FORBIDDEN);
-    let with = [("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())];
+    // With the token, the request must still come from the console's own page: an Origin
+    // naming the host it was sent to.
+    let page = [("host", "console.test:8080"), ("origin", "http://console.test:8080")];
+    let no_origin = [("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str()), page[0]];
+    let foreign =
+        [("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str()), page[0], ("origin", "https://evil.test")];
+    for headers in [&no_origin[..], &foreign[..]] {
+        let refused = oneshot(f.router.clone(), request(Method::POST, "/v1/probe", headers, None)).await;
+        assert_eq!(
+            (refused.status, refused.json()["error"]["code"].as_str()),
+            (StatusCode::FORBIDDEN, Some("csrf_rejected"))
+        );
+        assert!(refused.json()["error"]["message"].as_str().is_some_and(|m| m.contains("Origin")));
+    }
+    let with = [("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str()), page[0], page[1]];
     let with = oneshot(f.router.clone(), request(Method::POST, "/v1/probe", &with, None)).await;
     assert_eq!((with.status, with.json()["operator"].as_str()), (StatusCode::OK, Some("ana")));
 
@@ -148,7 +162,7 @@ async fn signing_in_opens_an_http_only_strict_session_that_state_changes_use_onl
     let refused =
         oneshot(f.router.clone(), request(Method::DELETE, "/v1/console/session", &[("cookie", &cookie)], None)).await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN);
-    let out = [("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())];
+    let out = [("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str()), page[0], page[1]];
     let out = oneshot(f.router.clone(), request(Method::DELETE, "/v1/console/session", &out, None)).await;
     assert_eq!(out.status, StatusCode::OK);
     assert!(header(&out, "set-cookie").contains("Max-Age=0"));
@@ -157,7 +171,7 @@ async fn signing_in_opens_an_http_only_strict_session_that_state_changes_use_onl
         .query(&"brand".parse().expect("ws"), harmonia_auth::sessions::SESSIONS, &harmonia_store::Query::all(10))
         .await;
     assert_eq!(stored.expect("query").len(), 0, "the session is gone from the store");
-    let after = [("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())];
+    let after = [("cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str()), page[0], page[1]];
     let after = oneshot(f.router.clone(), request(Method::POST, "/v1/probe", &after, None)).await;
     assert_eq!(after.status, StatusCode::UNAUTHORIZED, "a closed session authenticates nothing");
 }

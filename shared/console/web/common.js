@@ -26,6 +26,33 @@ export function say(text, error = false) {
   if (error) main.removeAttribute('aria-busy');
 }
 
+/** What an action did, shown until the next action or until dismissed, whatever pages load
+ * meanwhile, and announced (the outcome line is a live region). */
+export function outcome(text, error = false) {
+  const line = document.getElementById('outcome');
+  const words = line.querySelector('span');
+  words.textContent = text;
+  line.classList.toggle('error', error);
+  line.hidden = !text;
+}
+
+/** Run `request` (an action's call to the server) with every button of `scope` disabled until
+ * it is answered, so a second click sends nothing; the last outcome goes as the action starts.
+ * A click while one is in flight is ignored. */
+export async function inFlight(scope, request) {
+  if (scope.dataset.busy) return;
+  scope.dataset.busy = 'true';
+  const buttons = [...scope.querySelectorAll('button')].filter((b) => !b.disabled);
+  buttons.forEach((b) => { b.disabled = true; });
+  outcome('');
+  try {
+    await request();
+  } finally {
+    delete scope.dataset.busy;
+    buttons.forEach((b) => { b.disabled = false; });
+  }
+}
+
 export function saidError() {
   return statusLine.classList.contains('error');
 }

@@ -4,7 +4,7 @@
 // to its own origin; the session's CSRF token lives in memory (common.js), never in storage.
 import { render as renderLayout } from '/assets/a2ui.js';
 import { entityView } from '/assets/entities.js';
-import { api, el, errorText, saidError, say, session, show, visit } from '/assets/common.js';
+import { api, el, errorText, inFlight, outcome, saidError, say, session, show, visit } from '/assets/common.js';
 import { novaPage } from '/assets/nova.js';
 import { settingsPage } from '/assets/settings.js';
 import { uploadPage } from '/assets/upload.js';
@@ -13,6 +13,8 @@ const AWAITING = { awaiting_strategy_approval: 'the strategy', awaiting_draft_ap
 
 function signedOut(message) {
   session.current = null;
+  live?.close();
+  clearTimeout(refresh);
   visit(); // Whatever a page was still waiting for stays off the sign-in form.
   document.getElementById('nav').hidden = true;
   document.getElementById('sign-out').hidden = true;
@@ -56,33 +58,78 @@ function age(iso) {
 /** The jobs list's caption: how many jobs it shows and, when filtered, which status. */
 function count(n, filter) {
   const jobs = n === 1 ? '1 job' : `${n} jobs`;
-  return filter ? `${jobs} with status ${filter.replaceAll('_', ' ')}` : jobs;
+  if (!filter) return `${n === 1 ? '1 job waits' : `${n} jobs wait`} for you, the longest waiting first`;
+  return filter === 'all' ? jobs : `${jobs} with status ${filter.replaceAll('_', ' ')}`;
+}
+
+/** The jobs a list shows: waiting for a person (no filter: the inbox), oldest first; every
+ * job (`all`), newest first; or those of one status. */
+function listed(jobs, filter) {
+  if (!filter) return jobs.filter((j) => AWAITING[j.status]).sort((a, b) => Date.parse(a.updated_at) - Date.parse(b.updated_at));
+  return jobs.filter((j) => filter === 'all' || j.status === filter);
+}
+
+/** The jobs list's next look at the server, while it is shown. */
+let refresh = null;
+
+/** How often the jobs list looks again. */
+const LIST_REFRESH_MS = 5000;
+
+function jobRows(jobs, filter) {
+  return jobs.map((j) => el('tr', {},
+    el('td', {}, el('a', { href: `#/jobs/${encodeURIComponent(j.id)}`, text: j.title || j.id })),
+    filter ? el('td', { text: j.status.replaceAll('_', ' ') }) : null,
+    el('td', { text: AWAITING[j.status] ? `awaits ${AWAITING[j.status]}` : '' }),
+    filter
+      ? el('td', { text: age(j.created_at), title: j.created_at })
+      : el('td', {}, el('time', { datetime: j.updated_at, title: j.updated_at, text: `${age(j.updated_at)}` }))));
 }
 
 async function jobsPage(filter, here) {
   const reply = await api('GET', '/v1/jobs');
   if (!here()) return;
   if (reply.status !== 200) { say(errorText(reply), true); return; }
-  // The server names every status; a filter that is not one of them shows every job.
+  // The server names every status; a filter that is not one of them (or `all`) is the inbox.
   const statuses = reply.body.statuses;
-  if (!statuses.includes(filter)) filter = null;
-  const jobs = reply.body.jobs.filter((j) => !filter || j.status === filter);
+  if (filter !== 'all' && !statuses.includes(filter)) filter = null;
+  const jobs = listed(reply.body.jobs, filter);
   const select = el('select', { id: 'status-filter', name: 'status' },
-    el('option', { value: '', text: 'every status' }),
+    el('option', { value: '', text: 'waiting for you', selected: !filter }),
+    el('option', { value: 'all', text: 'every status', selected: filter === 'all' }),
     ...statuses.map((s) => el('option', { value: s, text: s.replaceAll('_', ' '), selected: s === filter })));
   select.addEventListener('change', () => { location.hash = select.value ? `#/jobs?status=${select.value}` : '#/jobs'; });
-  const rows = jobs.map((j) => el('tr', {},
-    el('td', {}, el('a', { href: `#/jobs/${encodeURIComponent(j.id)}`, text: j.title || j.id })),
-    el('td', { text: j.status.replaceAll('_', ' ') }),
-    el('td', { text: AWAITING[j.status] ? `awaits ${AWAITING[j.status]}` : '' }),
-    el('td', { text: age(j.created_at), title: j.created_at })));
+  const caption = el('caption', { class: 'muted', text: count(jobs.length, filter) });
+  const body = el('tbody', {}, ...jobRows(jobs, filter));
+  const headings = filter ? ['Job', 'Status', 'Decision', 'Age'] : ['Job', 'Waits for', 'Waiting for'];
+  const empty = filter ? 'No job has this status.' : 'Nothing is waiting for you. Every job is moving, scheduled or done: see every status.';
   const table = jobs.length
-    ? el('table', {}, el('caption', { class: 'muted', text: count(jobs.length, filter) }),
-      el('thead', {}, el('tr', {}, ...['Job', 'Status', 'Decision', 'Age'].map((h) => el('th', { scope: 'col', text: h })))),
-      el('tbody', {}, ...rows))
-    : el('p', { class: 'muted', text: filter ? 'No job has this status.' : 'No jobs yet.' });
-  show(el('h1', { text: 'Jobs' }),
-    el('div', { class: 'filters' }, el('label', { for: 'status-filter', text: 'Status' }), select), table);
+    ? el('table', { class: filter ? 'jobs' : 'jobs inbox' }, caption,
+      el('thead', {}, el('tr', {}, ...headings.map((h) => el('th', { scope: 'col', text: h })))),
+      body)
+    : el('p', { class: 'muted', text: empty });
+  show(el('h1', { text: filter ? 'Jobs' : 'Jobs waiting for you' }),
+    el('div', { class: 'filters' }, el('label', { for: 'status-filter', text: 'Show' }), select), table);
+  // The list follows the jobs as they move: its rows are replaced when what they show changed.
+  let shown = JSON.stringify(jobs.map((j) => [j.id, j.status]));
+  const again = async () => {
+    if (!here()) return;
+    if (document.visibilityState === 'visible') {
+      const next = await api('GET', '/v1/jobs');
+      if (!here()) return;
+      if (next.status === 200) {
+        const now = listed(next.body.jobs, filter);
+        const key = JSON.stringify(now.map((j) => [j.id, j.status]));
+        if (key !== shown) {
+          if (!jobs.length || !now.length) { jobsPage(filter, here); return; }
+          shown = key;
+          body.replaceChildren(...jobRows(now, filter));
+          caption.textContent = count(now.length, filter);
+        }
+      }
+    }
+    refresh = setTimeout(again, LIST_REFRESH_MS);
+  };
+  refresh = setTimeout(again, LIST_REFRESH_MS);
 }
 
 function clock(ms) {
@@ -172,35 +219,54 @@ function draftPreview(detail) {
     policy && el('ul', { class: 'rules' }, ...policy.rules.map((r) => el('li', { class: r.passed ? 'pass' : 'fail', text: `${r.passed ? '✓' : '✗'} ${r.reason}` }))));
 }
 
+const PLATFORMS = { bluesky: 'Bluesky', mastodon: 'Mastodon', linkedin: 'LinkedIn', x: 'X', webhook: 'the webhook bridge' };
+
+/** The publication in words: verified or not, a link to the post on its platform (the
+ * receipt's URL, when the platform gave one), and its ids behind "Details". */
 function publicationPreview(detail) {
   const p = detail.publication;
   if (!p) return null;
   const verified = p.verification?.outcome;
+  const applied = p.receipt?.outcome?.outcome === 'applied' ? p.receipt.outcome : null;
+  const platform = PLATFORMS[p.platform] ?? p.platform;
+  const state = verified?.outcome === 'verified'
+    ? `Verified: the post is live on ${platform}.`
+    : verified?.outcome === 'mismatch' ? `Read back from ${platform}, the post differs from the approved draft.`
+      : verified?.outcome === 'missing' ? `No post was found on ${platform}.`
+        : p.receipt ? `Sent to ${platform}; it is being read back to verify it.` : `Being published to ${platform}.`;
+  const url = applied?.url && /^https?:\/\//.test(applied.url) ? applied.url : null;
+  const post = verified?.post ?? applied?.post;
   return el('section', { 'aria-labelledby': 'publication-title' },
     el('h2', { id: 'publication-title', text: 'Publication' }),
-    el('p', { id: 'publication-state', text: verified?.outcome === 'verified' ? `Verified: post ${verified.post} on ${p.platform}.` : `Claimed; ${p.receipt ? `receipt ${p.receipt.outcome.outcome ?? 'recorded'}` : 'no receipt yet'}.` }),
-    el('div', { class: 'post', text: p.body }));
+    el('p', { id: 'publication-state', text: state }),
+    url && el('p', {}, el('a', { href: url, rel: 'noopener noreferrer', target: '_blank', text: `Open the post on ${platform}` })),
+    el('div', { class: 'post', text: p.body }),
+    post && el('details', {}, el('summary', { text: 'Details' }),
+      el('dl', { class: 'facts' }, el('dt', { text: 'Post id' }), el('dd', { text: post }),
+        applied?.record && el('dt', { text: 'Record' }), applied?.record && el('dd', { text: applied.record.uri }))));
 }
 
 /** The decision the job awaits, naming the exact version shown; every button posts with it. */
 function decisionPanel(id, detail, here, reload) {
   const awaiting = detail.awaiting;
   const status = detail.job.status;
-  // The outcome of a decision is said wherever the operator is by then; the job page is
-  // reloaded only if they are still on it.
-  const act = async (path, body, done) => {
+  const panel = el('section', { class: 'decide', 'aria-labelledby': 'decide-title' });
+  // One request per click: the panel's buttons wait for the answer. Its outcome stays on screen
+  // wherever the operator is by then; the job page is shown again only if they are still on it.
+  const act = (path, body, done) => inFlight(panel, async () => {
     say('Recording your decision…');
     const reply = await api('POST', path, body);
-    if (reply.status >= 300) { say(errorText(reply), true); return; }
-    say(done);
+    say('');
+    if (reply.status >= 300) { outcome(errorText(reply), true); return; }
+    outcome(done);
     if (here()) await reload();
-  };
+  });
   if (status === 'scheduled') {
-    return el('section', { class: 'decide', 'aria-labelledby': 'decide-title' },
-      el('h2', { id: 'decide-title', text: 'Scheduled' }),
+    panel.append(el('h2', { id: 'decide-title', text: 'Scheduled' }),
       el('button', { class: 'primary', type: 'button', text: 'Publish now', onclick: () => act(`/v1/jobs/${id}/publish-now`, {}, 'Released for publishing.') }),
       ' ',
       el('button', { type: 'button', text: 'Cancel the post', onclick: () => act(`/v1/jobs/${id}/cancel`, {}, 'Cancelled: it will not be published.') }));
+    return panel;
   }
   if (!awaiting) return null;
   const subject = awaiting.subject;
@@ -208,40 +274,118 @@ function decisionPanel(id, detail, here, reload) {
   const path = `/v1/jobs/${id}/decisions`;
   const reason = el('input', { id: 'reason', name: 'reason', maxlength: 500 });
   const feedback = el('textarea', { id: 'feedback', name: 'feedback', rows: 3, maxlength: 2000 });
-  const parts = [
+  panel.append(
     el('h2', { id: 'decide-title', text: `Your decision on the ${subject}` }),
     el('p', { class: 'muted', text: `Version ${awaiting.prefix}: every decision below names exactly this version.` }),
     el('button', { class: 'primary', type: 'button', text: `Approve the ${subject}`, onclick: () => act(path, decision('approve'), `The ${subject} is approved.`) }),
     el('div', { class: 'field' }, el('label', { for: 'feedback', text: 'Changes to ask for' }), feedback,
       el('button', { type: 'button', text: 'Request changes', onclick: () => act(path, decision('request_changes', { feedback: feedback.value }), 'Changes requested: a new version is on its way.') })),
     el('div', { class: 'field' }, el('label', { for: 'reason', text: 'Reason for rejecting' }), reason,
-      el('button', { type: 'button', text: `Reject the ${subject}`, onclick: () => act(path, decision('reject', { reason: reason.value }), `The ${subject} is rejected.`) })),
-  ];
+      el('button', { type: 'button', text: `Reject the ${subject}`, onclick: () => act(path, decision('reject', { reason: reason.value }), `The ${subject} is rejected.`) })));
   if (subject === 'draft') {
     const body = el('textarea', { id: 'edit-body', name: 'body', rows: 6, maxlength: 5000 });
     body.value = detail.drafts?.at(-1)?.body ?? '';
-    parts.push(el('div', { class: 'field' }, el('label', { for: 'edit-body', text: 'Your own version of the post' }), body,
+    panel.append(el('div', { class: 'field' }, el('label', { for: 'edit-body', text: 'Your own version of the post' }), body,
       el('button', { type: 'button', text: 'Save my version', onclick: () => act(`/v1/jobs/${id}/edits`, { version: awaiting.version, body: body.value }, 'Your version is saved and passed policy.') })));
   }
-  return el('section', { class: 'decide', 'aria-labelledby': 'decide-title' }, ...parts);
+  return panel;
+}
+
+/** The open stream of the job page's progress, closed when the page goes. */
+let live = null;
+
+/** An event's identity: a step or decision is shown once, however often it is sent. */
+const eventKey = (e) => [e.kind, e.stage ?? e.subject, e.pass, e.round, e.at].join('|');
+
+/** Show `events` (the job's progress, ending with its status) in `progress`: the status
+ * sentence, and each step and decision not shown yet. */
+function showProgress(progress, events, seen) {
+  const steps = progress.querySelector('ol');
+  for (const e of events) {
+    if (e.kind === 'status') {
+      const now = progress.querySelector('#job-status');
+      now.textContent = e.text;
+      now.dataset.status = e.status;
+      continue;
+    }
+    if (seen.has(eventKey(e))) continue;
+    seen.add(eventKey(e));
+    steps.append(el('li', {}, el('time', { datetime: e.at, title: e.at, text: when(e.at) }), ` ${e.text}`));
+  }
+  progress.querySelector('summary').textContent = `What happened (${steps.children.length})`;
+}
+
+/** How often the job page asks again where the job is, without Server-Sent Events. */
+const POLL_MS = 3000;
+
+/** Follow the job's progress (`GET /v1/jobs/{job}/events`: Server-Sent Events, else the same
+ * events polled) in `progress`; when the job's status moves past the one the page was composed
+ * at, the page is composed again (unless a decision is on its way, which does so itself). */
+function follow(id, status, progress, seen, here, reload) {
+  live?.close();
+  const path = `/v1/jobs/${encodeURIComponent(id)}/events`;
+  const moved = (events) => {
+    const now = events.at(-1);
+    if (now?.kind !== 'status' || now.status === status || document.querySelector('.decide[data-busy]')) return false;
+    live?.close();
+    reload();
+    return true;
+  };
+  if (!window.EventSource) {
+    let timer = null;
+    const poll = async () => {
+      const reply = await api('GET', path);
+      if (!here()) return;
+      if (reply.status === 200) {
+        showProgress(progress, reply.body.events, seen);
+        if (moved(reply.body.events) || reply.body.events.at(-1)?.terminal) return;
+      }
+      timer = setTimeout(poll, POLL_MS);
+    };
+    live = { close: () => clearTimeout(timer) };
+    timer = setTimeout(poll, POLL_MS);
+    return;
+  }
+  const source = new EventSource(path);
+  live = source;
+  const each = (event) => {
+    if (!here()) { source.close(); return; }
+    const e = JSON.parse(event.data);
+    showProgress(progress, [e], seen);
+    if (e.kind === 'status' && e.terminal) source.close();
+    if (e.kind === 'status') moved([e]);
+  };
+  for (const kind of ['step', 'decision', 'status']) source.addEventListener(kind, each);
+}
+
+/** A time as the operator's clock shows it, with how long ago. */
+function when(iso) {
+  const t = new Date(iso);
+  return `${t.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })} (${age(iso)} ago)`;
 }
 
 async function jobPage(id, here) {
   say('Composing the job view…');
   const path = `/v1/jobs/${encodeURIComponent(id)}`;
-  const [view, detail] = await Promise.all([api('GET', `${path}/view`), api('GET', `${path}/detail`)]);
+  const [view, detail, events] = await Promise.all([api('GET', `${path}/view`), api('GET', `${path}/detail`), api('GET', `${path}/events`)]);
   if (!here()) return;
-  for (const reply of [view, detail]) if (reply.status !== 200) { say(errorText(reply), true); return; }
+  for (const reply of [view, detail, events]) if (reply.status !== 200) { say(errorText(reply), true); return; }
   const d = detail.body;
   const layout = el('section', { id: 'job-view', 'aria-label': 'Job view' });
   const reload = () => jobPage(id, here);
+  const progress = el('section', { class: 'progress', 'aria-label': 'Progress' },
+    el('p', { id: 'job-status', 'aria-live': 'polite' }),
+    el('details', {}, el('summary', { text: 'What happened' }), el('ol', {})));
+  const seen = new Set();
+  showProgress(progress, events.body.events, seen);
   show(el('p', {}, el('a', { href: '#/jobs', text: '← Jobs' })),
     el('h1', { text: d.job.title || `Job ${id}` }),
-    el('p', { class: 'muted', id: 'job-status', text: `${d.job.status.replaceAll('_', ' ')} · ${id}` }),
+    progress,
     el('p', {}, el('a', { href: `#/jobs/${encodeURIComponent(id)}/activity`, text: 'Activity timeline' })),
     decisionPanel(encodeURIComponent(id), d, here, reload),
     publicationPreview(d), draftPreview(d), flagsPreview(d), strategyPreview(d),
     el('h2', { text: 'Job view' }), layout);
+  follow(id, d.job.status, progress, seen, here, reload);
   try {
     const hydrate = (ref) => entityView(ref, view.body.entities[`${ref.kind}:${ref.id}`]);
     await renderLayout(layout, view.body.layout, hydrate, undefined, [await entitySheet()]);
@@ -321,6 +465,8 @@ const PAGES = { '#/nova': novaPage, '#/settings': settingsPage, '#/sources/new':
 
 function route() {
   if (!session.current) return;
+  live?.close();
+  clearTimeout(refresh);
   const here = visit();
   const hash = location.hash || '#/jobs';
   if (PAGES[hash]) return PAGES[hash](here);
@@ -339,6 +485,7 @@ document.getElementById('sign-out').addEventListener('click', async () => {
   signedOut(reply.status === 200 ? 'Signed out.' : errorText(reply));
 });
 session.ended = signedOut;
+document.getElementById('dismiss').addEventListener('click', () => outcome(''));
 window.addEventListener('hashchange', route);
 
 const current = await api('GET', '/v1/console/session');

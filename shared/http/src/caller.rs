@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use axum::extract::{FromRef, FromRequestParts};
 use axum::http::Method;
-use axum::http::header::AUTHORIZATION;
+use axum::http::header::{AUTHORIZATION, HOST, ORIGIN};
 use axum::http::request::Parts;
 use harmonia_auth::{Credentials, Identity, Role};
 use harmonia_contracts::{Code, Error};
@@ -42,7 +42,8 @@ pub fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
 
 /// The console session the request's [`SESSION_COOKIE`] holds, with its token; `None` without
 /// the cookie. A request that can change state (any method but GET, HEAD and OPTIONS) must
-/// carry the session's CSRF token in [`CSRF_HEADER`], or it is refused with `csrf_rejected`.
+/// carry the session's CSRF token in [`CSRF_HEADER`] and come from the console's own page (an
+/// `Origin` naming the host the request was sent to), or it is refused with `csrf_rejected`.
 pub async fn console_session<'a>(
     credentials: &Credentials,
     parts: &'a Parts,
@@ -54,8 +55,28 @@ pub async fn console_session<'a>(
     if !safe && !csrf.is_some_and(|given| session.csrf_matches(given)) {
         return Err(Error::from_code(Code::CsrfRejected));
     }
+    if !safe && !same_origin(parts) {
+        return Err(Error::new(
+            Code::CsrfRejected,
+            "The request does not come from the console's own page: its Origin is missing or another site's.",
+        ));
+    }
     Ok(Some((token, session)))
 }
+
+/// Whether the request's `Origin` names the host it was sent to: its `Host`, or, when the
+/// operator API forwards a console request to another function, the [`FORWARDED_HOST`] it
+/// names. A browser sets `Origin` on every state-changing request, and a page cannot forge it.
+fn same_origin(parts: &Parts) -> bool {
+    let text = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let authority = text(ORIGIN.as_str()).and_then(|o| o.split_once("://")).map(|(_, authority)| authority);
+    let host = text(FORWARDED_HOST).or_else(|| text(HOST.as_str()));
+    matches!((authority, host), (Some(a), Some(h)) if a.eq_ignore_ascii_case(h))
+}
+
+/// The header in which the operator API names the host a console request it forwards was sent
+/// to, so that the function it forwards to checks the request's `Origin` against that host.
+pub const FORWARDED_HOST: &str = "x-forwarded-host";
 
 impl<S> FromRequestParts<S> for Caller
 where

@@ -32,6 +32,7 @@ pub mod gates;
 pub mod imports;
 pub mod planning;
 pub mod policy;
+pub mod progress;
 pub mod records;
 pub mod registry;
 pub mod retry;

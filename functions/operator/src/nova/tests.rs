@@ -67,8 +67,16 @@ impl Fx {
 async fn a_console_session_asks_nova_through_the_operator_api_and_gets_its_answer_as_nova_gave_it() {
     let fx = fixture().await;
     let (cookie, csrf) = fx.sign_in().await;
-    let (s, v) =
-        send(fx.ask("What is pending in the feed?").header("cookie", &cookie).header(CSRF_HEADER, &csrf)).await;
+    // As the console's page sends it: the cookie, the CSRF token and its own Origin, which Nova
+    // checks against the host the operator API was asked at.
+    let page = fx.operator.to_string();
+    let (s, v) = send(
+        fx.ask("What is pending in the feed?")
+            .header("cookie", &cookie)
+            .header(CSRF_HEADER, &csrf)
+            .header("origin", &page),
+    )
+    .await;
     assert_eq!(s, 200, "{v}");
     assert!(!v["answer"]["answer"].as_str().expect("the answer").is_empty(), "{v}");
     assert_eq!(v["skill"], "signal-watch", "{v}");

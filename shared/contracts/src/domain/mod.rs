@@ -48,6 +48,7 @@ mod config_file;
 mod hash;
 mod job;
 mod planning;
+mod progress;
 mod publication;
 mod records;
 mod research;
@@ -68,6 +69,7 @@ pub use planning::{
     AssetReadiness, BlockedDependency, CalendarEntry, Capacity, Commitment, ContentFormat, Deferral, Plan, PlanItem,
     PlanningSnapshot, PostingWindowObservation, Priority, UtcWindow,
 };
+pub use progress::{JobEvent, JobEvents};
 pub use publication::{
     Approval, ApprovalSubject, ConnectorKind, Decision, Publication, PublicationClaim, PublicationReceipt,
     ReceiptOutcome, RecordRef, Verification, VerificationOutcome,
