@@ -6,19 +6,20 @@
 //! | `POST /v1/imports/metrics` | `text/csv`: measured post metrics |
 //! | `POST /v1/imports/signals` | `text/csv` or `application/json`: trend signals |
 //! | `POST /v1/imports/calendar` | `text/csv`: scheduled posts and blackout dates |
-//! | `GET /v1/calendar` | the workspace's imported calendar entries |
+//! | `GET /v1/calendar?from=&to=` | the approved posts going out in the range (dates or RFC 3339 times; by default a week back and five weeks ahead, at most 92 days), in UTC and the workspace's time zone, with its posting windows and imported entries |
 //!
 //! An import answers `{"import","workspace","stored","message"}`; a bad file is one typed
 //! error (`import_*`) naming the line and column, and nothing is stored.
 
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, header};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use harmonia_client::api::{CalendarList, ImportRoute, Imported};
 use harmonia_contracts::{Code, Error};
 use harmonia_http::Caller;
+use harmonia_pipeline::gates::calendar;
 use harmonia_pipeline::imports::{self, Format, MAX_IMPORT_BYTES};
 
 use crate::OperatorState;
@@ -35,7 +36,7 @@ pub(crate) fn routes() -> Router<OperatorState> {
         .route(ImportRoute::Metrics.path(), post(import(ImportRoute::Metrics)))
         .route(ImportRoute::Signals.path(), post(import(ImportRoute::Signals)))
         .route(ImportRoute::Calendar.path(), post(import(ImportRoute::Calendar)))
-        .route("/v1/calendar", get(calendar_entries))
+        .route("/v1/calendar", get(calendar))
 }
 
 /// One import file as `route` takes it: signals as CSV or JSON, the others as CSV.
@@ -62,8 +63,35 @@ async fn import(
     Ok(Json(summary.into()))
 }
 
-async fn calendar_entries(State(state): State<OperatorState>, Caller(who): Caller) -> Answer<CalendarList> {
-    Ok(Json(CalendarList { entries: imports::calendar::entries(&*state.env.store, &who.workspace).await? }))
+/// `GET /v1/calendar?from=&to=`: each a date (midnight in the workspace's time zone) or an RFC
+/// 3339 time; by default a week back and five weeks ahead.
+async fn calendar(
+    State(state): State<OperatorState>,
+    Caller(who): Caller,
+    RawQuery(query): RawQuery,
+) -> Answer<CalendarList> {
+    let (store, ws) = (&*state.env.store, &who.workspace);
+    let config = harmonia_pipeline::workspace::current(store, ws).await?.config;
+    let (mut from, mut to) = (None, None);
+    for (key, value) in url::form_urlencoded::parse(query.as_deref().unwrap_or_default().as_bytes()) {
+        match key.as_ref() {
+            "from" => from = Some(calendar::instant(&value, &config)?),
+            "to" => to = Some(calendar::instant(&value, &config)?),
+            _ => return Err(Error::new(Code::InvalidRequest, "query parameters are from and to").into()),
+        }
+    }
+    let (default_from, default_to) = calendar::default_range(state.env.clock.now());
+    let from = from.unwrap_or(default_from);
+    let to = to.unwrap_or_else(|| from.max(default_from) + (default_to - default_from));
+    let posts = calendar::posts(&state.env, ws, &config, from, to).await?;
+    Ok(Json(CalendarList {
+        time_zone: config.timezone.tz().name().to_owned(),
+        from,
+        to,
+        posts,
+        windows: config.posting_windows.clone(),
+        entries: imports::calendar::entries(store, ws).await?,
+    }))
 }
 
 /// The body's format (from `Content-Type`, one of `accepted`) and bytes, at most

@@ -171,6 +171,30 @@ async fn decisions_and_views_through_the_api() {
     assert_eq!((s, v["job"]["status"].as_str()), (200, Some("scheduled")), "{v}");
     let (s, v) = api.get("/v1/schedule").await;
     assert_eq!((s, v["schedule"][0]["job"].as_str()), (200, Some(job.as_str())), "{v}");
+    let due_at = v["schedule"][0]["due_at"].clone();
+    // The calendar: the post at its time in UTC and in the workspace's time zone.
+    let (s, v) = api.get("/v1/calendar").await;
+    assert_eq!((s, v["posts"][0]["job"].as_str()), (200, Some(job.as_str())), "{v}");
+    assert_eq!((&v["posts"][0]["at"], &v["posts"][0]["state"]), (&due_at, &json!("scheduled")), "{v}");
+    assert_eq!(v["time_zone"], "America/Denver", "{v}");
+    let at: chrono::DateTime<chrono::Utc> = due_at.as_str().expect("due_at").parse().expect("time");
+    let tz = harmonia_pipeline::workspace::current(&*api.local.env.store, &api.ws).await.expect("ws").config.timezone;
+    let local = at.with_timezone(&tz.tz()).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    assert_eq!(v["posts"][0]["at_local"], local.as_str(), "{v}");
+    assert!(!local.ends_with('Z') && local.contains("-0"), "Denver is behind UTC: {local}");
+    assert!(v["windows"].as_array().is_some_and(|w| !w.is_empty()), "{v}");
+    let day = |d: chrono::DateTime<chrono::Utc>| d.with_timezone(&tz.tz()).date_naive().to_string();
+    let one_day = chrono::Duration::days(1);
+    let (s, v) = api.get(&format!("/v1/calendar?from={}&to={}", day(at), day(at + one_day))).await;
+    assert_eq!((s, v["posts"].as_array().map(Vec::len)), (200, Some(1)), "the post's own day: {v}");
+    let (s, v) = api.get(&format!("/v1/calendar?from={}&to={}", day(at + one_day), day(at + one_day * 3))).await;
+    assert_eq!((s, v["posts"].as_array().map(Vec::len)), (200, Some(0)), "the days after it: {v}");
+    for bad in ["from=2026-12-09&to=2026-12-08", "from=2026-01-01&to=2026-06-01", "from=monday", "color=red"] {
+        let (s, v) = api.get(&format!("/v1/calendar?{bad}")).await;
+        assert_eq!((s, error_code(&v)), (400, "invalid_request"), "{bad}: {v}");
+    }
+    let (s, v) = api.call(get.clone(), "/v1/calendar", Some(&api.other), None).await;
+    assert_eq!((s, error_code(&v)), (409, "workspace_not_configured"), "another workspace's own calendar: {v}");
     // The demo brand posts on weekdays only: the coming Sunday is outside its windows.
     let today = chrono::Utc::now().date_naive();
     let sunday = today + chrono::Days::new(7 - u64::from(chrono::Datelike::weekday(&today).num_days_from_sunday()));
@@ -189,6 +213,11 @@ async fn decisions_and_views_through_the_api() {
     assert_eq!(v["schedule"]["decisions"][0]["operator"], "ana", "an attributed decision: {v}");
     let done = api.local.drive(&api.ws, &job_id, false, Duration::from_secs(60), |_| {}).await.expect("drive");
     assert_eq!(done.status, JobStatus::Verified);
+    let (_, v) = api.get("/v1/calendar").await;
+    assert_eq!(
+        (v["posts"][0]["job"].as_str(), v["posts"][0]["state"].as_str()),
+        (Some(job.as_str()), Some("verified"))
+    );
     let (s, v) = api.post(&format!("/v1/jobs/{job}/cancel"), json!({})).await;
     assert_eq!((s, error_code(&v)), (409, "invalid_transition"), "claimed: {v}");
 

@@ -270,11 +270,24 @@ impl From<harmonia_pipeline::imports::Summary> for Imported {
     }
 }
 
-/// `GET /v1/calendar`: the workspace's imported calendar entries.
+/// `GET /v1/calendar?from=&to=`: the workspace's approved posts going out in the range, in UTC
+/// and in its time zone, with its posting windows and its imported calendar entries.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CalendarList {
-    /// The entries.
+    /// The workspace's IANA time zone, which `at_local` and the windows are in.
+    pub time_zone: String,
+    /// The range's start (UTC).
+    #[serde(with = "harmonia_contracts::time::rfc3339")]
+    pub from: harmonia_contracts::domain::Timestamp,
+    /// The range's end, not included (UTC).
+    #[serde(with = "harmonia_contracts::time::rfc3339")]
+    pub to: harmonia_contracts::domain::Timestamp,
+    /// The approved posts going out in the range, soonest first.
+    pub posts: Vec<harmonia_contracts::domain::CalendarPost>,
+    /// When posts may go out, in `time_zone`.
+    pub windows: Vec<harmonia_contracts::domain::PostingWindow>,
+    /// The imported entries (posts scheduled elsewhere, blackout dates), whatever their time.
     pub entries: Vec<CalendarImport>,
 }
 

@@ -317,9 +317,19 @@ impl Client {
         self.call(Method::POST, route.path(), Body::Raw { content_type, bytes }).await
     }
 
-    /// `GET /v1/calendar`.
+    /// `GET /v1/calendar`: the default range (a week back, five weeks ahead).
     pub async fn calendar(&self) -> Result<CalendarList, Error> {
         self.get("/v1/calendar").await
+    }
+
+    /// `GET /v1/calendar?from=&to=`: the posts going out in `[from, to)`.
+    pub async fn calendar_between(
+        &self,
+        from: harmonia_contracts::domain::Timestamp,
+        to: harmonia_contracts::domain::Timestamp,
+    ) -> Result<CalendarList, Error> {
+        let at = |t: harmonia_contracts::domain::Timestamp| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+        self.get(&format!("/v1/calendar?from={}&to={}", at(from), at(to))).await
     }
 
     async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, Error> {

@@ -50,3 +50,30 @@ pub enum CalendarItem {
         reason: Option<String>,
     },
 }
+
+/// One approved post on the workspace's calendar (`GET /v1/calendar`), at the time it goes (or
+/// went) out, in UTC and in the workspace's time zone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CalendarPost {
+    /// The job.
+    pub job: crate::ids::JobId,
+    /// The job's title.
+    pub title: String,
+    /// The channel's platform.
+    pub platform: Platform,
+    /// The channel's handle.
+    pub handle: String,
+    /// Where it stands: `scheduled`, `window_passed`, `dispatched`, `cancelled`, or, once its
+    /// publication is claimed, the job's `publishing`, `publish_unknown`, `published`,
+    /// `verified` or `failed`.
+    pub state: String,
+    /// When it goes out (UTC).
+    #[serde(with = "crate::time::rfc3339")]
+    #[schemars(with = "crate::domain::Timestamp")]
+    pub at: Timestamp,
+    /// The same instant in the workspace's time zone, with its offset (RFC 3339).
+    pub at_local: String,
+    /// The plan item's posting window (UTC).
+    pub window: super::UtcWindow,
+}

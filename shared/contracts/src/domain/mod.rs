@@ -61,7 +61,7 @@ mod workspace;
 
 pub use analysis::{Analysis, Angle, AngleKind, Moment};
 pub use blob::{BlobRef, Sha256Hex};
-pub use calendar::{CalendarImport, CalendarItem};
+pub use calendar::{CalendarImport, CalendarItem, CalendarPost};
 pub use config::{Cadence, Channel, Day, LocalTime, ModelSettings, PostingWindow, TimeZoneName, WorkspaceConfig};
 pub use hash::content_hash;
 pub use job::{FailedStep, Job, JobFailure, JobStatus};

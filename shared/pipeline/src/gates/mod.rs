@@ -8,11 +8,13 @@
 //!   sent.
 //! - [`rounds`]: request changes and edit, the operator rounds of a gate.
 //! - [`schedule`]: an approved post waiting for its window, and the operator's changes to it.
+//! - [`calendar`]: the approved posts by the time they go out, for a range (a read view).
 //!
 //! Imports run one way: `decisions` uses `waiting` and `schedule`; `rounds` and `schedule` use
-//! `waiting`; `waiting` uses none of them. The steps never import the gates: what both read
+//! `waiting`; `calendar` uses `waiting`; `waiting` uses none of them. The steps never import the gates: what both read
 //! (decision records, their ids) is in `records`.
 
+pub mod calendar;
 pub mod decisions;
 pub mod rounds;
 pub mod schedule;
