@@ -4,11 +4,13 @@
 // layout rendered by the official renderer), takes the job through the operator's loop
 // (approve the strategy and wait on the page, without reloading, until the draft waits; request
 // changes to the draft, double-click to approve it and see one decision and no error, publish
-// now, see the verified post and the timeline), asks Nova about the job and reads its evidence and tool
+// now from the calendar after moving it to another slot there, see the verified post and the
+// timeline), asks Nova about the job and reads its evidence and tool
 // envelopes, edits the workspace settings as an admin and finds them read-only as an
 // operator, and checks the refusals: a wrong credential, a state change without the CSRF
 // token, another workspace's job, and a session after sign-out. It saves a screenshot of each
-// page and prints one JSON line per check; it exits non-zero on the first failure, saying which.
+// page, runs axe-core's WCAG A and AA rules on it, and prints one JSON line per check; it exits
+// non-zero on the first failure, saying which.
 //
 // It also opens a job whose source ingest flagged (FLAGGED_JOB: an order to the system, an
 // encoded payload and a script tag) and checks that the job page lists every flag with its
@@ -17,8 +19,8 @@
 //
 // Environment: BASE_URL, CREDENTIAL (an admin of workspace A), OPERATOR_CREDENTIAL (an operator
 // of A), OTHER_CREDENTIAL (workspace B), SOURCE (a transcript file to submit), FLAGGED_JOB (a job
-// of A), SCREENSHOTS (folder), HARMONIA_CONSOLE_MODULES (node_modules), HARMONIA_CHROMIUM.
-import { mkdirSync } from 'node:fs';
+// of A), LONG_JOB (a job of A titled with one 200-character word), SCREENSHOTS (folder), HARMONIA_CONSOLE_MODULES (node_modules), HARMONIA_CHROMIUM.
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const env = (name) => {
@@ -30,6 +32,20 @@ const base = env('BASE_URL');
 const shots = env('SCREENSHOTS');
 mkdirSync(shots, { recursive: true });
 const { chromium } = await import(join(env('HARMONIA_CONSOLE_MODULES'), 'playwright-core', 'index.mjs'));
+
+const axeSource = readFileSync(join(env('HARMONIA_CONSOLE_MODULES'), 'axe-core', 'axe.min.js'), 'utf8');
+
+/** A screenshot of the page as it is (`name`.png; of `part` alone when given), and axe's
+ * checks of the whole page (WCAG 2.x A and AA): no violation. */
+async function snap(page, name, part) {
+  await (part ?? page).screenshot({ path: join(shots, `${name}.png`), fullPage: !part });
+  // Evaluated through the browser's debugging protocol, which the page's CSP does not govern.
+  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => (await window.axe.run(document, {
+    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] }, resultTypes: ['violations'],
+  })).violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`));
+  check(`axe finds no violation on the ${name} page`, violations.length === 0, violations.join(' | '));
+}
 
 const check = (name, ok, detail = '') => {
   console.log(JSON.stringify({ check: name, ok: Boolean(ok), detail: String(detail) }));
@@ -54,7 +70,7 @@ async function until(page, what, ready, arg) {
 async function operatorLoop(page, job) {
   await page.locator('.quote').first().waitFor();
   check('the strategy shows its evidence quotes with their times', /\d+:\d\d–\d+:\d\d/.test(await page.locator('.quote footer').first().textContent()));
-  await page.screenshot({ path: join(shots, 'strategy.png'), fullPage: true });
+  await snap(page, 'strategy');
   await page.getByRole('button', { name: 'Approve the strategy' }).click();
   // The page follows the job by itself: no reload until the draft waits for a decision.
   await page.waitForFunction(() => document.getElementById('decide-title')?.textContent.includes('draft'), null, { timeout: 120000 });
@@ -65,7 +81,7 @@ async function operatorLoop(page, job) {
   const first = await page.locator('.decide p.muted').textContent();
   check('the draft shows its count against the limit', /\d+ \/ \d+ characters/.test(await page.locator('#draft-title + p').textContent()));
   check("the draft shows Dara's seven assessments", (await page.locator('table.review tbody tr').count()) === 7);
-  await page.screenshot({ path: join(shots, 'draft.png'), fullPage: true });
+  await snap(page, 'draft');
   await page.getByLabel('Changes to ask for').fill('Lead with the number, and keep it short.');
   await page.getByRole('button', { name: 'Request changes' }).click();
   await until(page, 'a new draft version', (before) => {
@@ -85,10 +101,13 @@ async function operatorLoop(page, job) {
     && (await page.locator('#outcome span').textContent()) === 'The draft is approved.', await page.locator('#outcome').textContent());
   await page.getByRole('button', { name: 'Dismiss this message' }).click();
   check('an outcome can be dismissed', await page.locator('#outcome').isHidden());
-  await page.getByRole('button', { name: 'Publish now' }).click();
+  // The job on screen (the loop decides on whichever job page it is given).
+  const onScreen = await page.evaluate(() => decodeURIComponent(location.hash.split('/')[2]));
+  await fromTheCalendar(page, onScreen);
+  await page.goto(`${base}/#/jobs/${onScreen}`);
   await until(page, 'the verified post', () => document.getElementById('publication-state')?.textContent.startsWith('Verified'));
   check('the approved draft becomes a verified post', (await page.locator('#publication-state').textContent()).startsWith('Verified'));
-  await page.screenshot({ path: join(shots, 'published.png'), fullPage: true });
+  await snap(page, 'published');
 
   // The job's activity: a bar per invocation, its numbers on keyboard focus.
   await page.getByRole('link', { name: 'Activity timeline' }).click();
@@ -98,8 +117,52 @@ async function operatorLoop(page, job) {
   await page.locator('rect.bar').first().focus();
   const shown = await page.locator('#timeline-detail').textContent();
   check('a focused bar shows its duration and tokens', /ms, \d+ input and \d+ output tokens/.test(shown), shown);
-  await page.screenshot({ path: join(shots, 'timeline.png'), fullPage: true });
+  await snap(page, 'timeline');
   await lateAnswerStaysOffTheNextPage(page, job);
+}
+
+/** The scheduled post on the calendar, in the workspace's time zone (America/Denver, which the
+ * browser's is not): moved to another posting-window slot with the keyboard alone, then
+ * published now from the calendar. */
+async function fromTheCalendar(page, job) {
+  await page.getByRole('link', { name: 'Calendar' }).click();
+  await page.locator('.calendar.week').waitFor();
+  // The week the post goes out in (this one, or a later one when no window is left this week).
+  const listed = await page.evaluate(async () => (await fetch('/v1/calendar', { credentials: 'same-origin' })).json());
+  const day = listed.posts.find((p) => p.job === job)?.at_local.slice(0, 10);
+  if (!day) throw new Error(`the calendar lists no post of the job ${job}: ${JSON.stringify(listed.posts)}`);
+  await page.goto(`${base}/#/calendar?view=week&day=${day}`);
+  const post = page.locator(`.cal-post[data-job="${job}"]`);
+  await post.waitFor();
+  const at = await post.locator('time').getAttribute('datetime');
+  const denver = (iso) => new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Denver', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(iso));
+  check("the calendar shows the scheduled post at its time in the workspace's time zone",
+    (await post.locator('time').textContent()) === denver(at) && (await page.locator('#calendar-summary').textContent()).includes('America/Denver'),
+    `${at} shown as ${await post.locator('time').textContent()}`);
+  check('the calendar shades the posting windows', (await page.locator('.cal-day.open .hours .window').count()) > 0);
+  await snap(page, 'calendar');
+  // With the keyboard: the slot list, the next slot but one, then the Move button.
+  await post.locator('select').focus();
+  const first = await post.locator('select').inputValue();
+  await page.keyboard.press('ArrowDown');
+  const chosen = await post.locator('select').inputValue();
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('#outcome span')?.textContent.startsWith('Moved:'), null, { timeout: 30000 });
+  const moved = page.locator(`.cal-post[data-job="${job}"]`);
+  await page.waitForFunction(([id, before]) => {
+    const time = document.querySelector(`.cal-post[data-job="${id}"] time`);
+    return time && time.getAttribute('datetime') !== before;
+  }, [job, at], { timeout: 30000 });
+  const after = await moved.locator('time').getAttribute('datetime');
+  const calendar = await page.evaluate(async () => (await fetch('/v1/calendar', { credentials: 'same-origin' })).json());
+  const stored = calendar.posts.filter((p) => p.job === job);
+  check('a post is rescheduled from the calendar with the keyboard', chosen !== first && stored.length === 1 && stored[0].at === after
+    && denver(after) === chosen.slice(11) && stored[0].at_local.startsWith(chosen.slice(0, 10)) && (await page.locator('.cal-post').count()) >= 1,
+    `${first} → ${chosen}: ${JSON.stringify(stored)}`);
+  await moved.getByRole('button', { name: 'Publish now' }).click();
+  await page.waitForFunction(() => document.querySelector('#outcome span')?.textContent.startsWith('Released for publishing'), null, { timeout: 30000 });
+  check('a post is published now from the calendar', (await page.locator('.error:not([hidden])').count()) === 0);
 }
 
 /** An operator who leaves the job page before the server answers it stays on the page they went
@@ -139,7 +202,7 @@ async function upload(page) {
   check('choosing another file clears the last refusal', (await page.locator('#status').textContent()) === '');
   check('choosing a .srt file picks its format', (await page.locator('#source-format').inputValue()) === 'srt');
   await page.getByLabel('Title').fill('Ranger briefing, spring patrols');
-  await page.screenshot({ path: join(shots, 'upload.png'), fullPage: true });
+  await snap(page, 'upload');
   await page.getByRole('button', { name: 'Submit the source' }).click();
   await page.waitForFunction(() => /^#\/jobs\/[^/]+$/.test(location.hash));
   await page.locator('#job-status').waitFor();
@@ -160,7 +223,7 @@ async function askNova(page, job) {
   const envelope = JSON.parse(await page.locator('.tool-call pre').first().textContent());
   check("Nova's tool call shows its exact envelope", envelope.status === 'success' && envelope.error === null
     && cited.every((id) => envelope.evidence.some((e) => e.evidenceId === id)), JSON.stringify(envelope.evidence));
-  await page.screenshot({ path: join(shots, 'nova.png'), fullPage: true });
+  await snap(page, 'nova');
 }
 
 /** An admin edits the configuration file: a bad value is refused naming its field, a good one
@@ -181,7 +244,7 @@ async function editSettings(page) {
   const version = await page.locator('#config-version').textContent();
   check('an admin saves the settings as the next version', version !== before && /version \d+/.test(version)
     && (await page.locator('.facts').textContent()).includes('Read the whole briefing.'), `${before} -> ${version}`);
-  await page.screenshot({ path: join(shots, 'settings.png'), fullPage: true });
+  await snap(page, 'settings');
 }
 
 /** An operator (not an admin) reads the settings and cannot change them. */
@@ -196,7 +259,7 @@ async function readOnlySettings(page) {
       headers: { 'content-type': 'application/toml', 'x-csrf-token': session.csrf }, body: 'name = "x"' })).status;
   });
   check("an operator's change to the settings is refused with 403", put === 403, put);
-  await page.screenshot({ path: join(shots, 'settings-operator.png'), fullPage: true });
+  await snap(page, 'settings-operator');
 }
 
 /** The job whose source ingest flagged: every flag in front of the operator, as text. */
@@ -214,7 +277,7 @@ async function flagsShown(page, job, suffix, fits, wider) {
   const near = await page.locator('.near-flag').allTextContents();
   check(`a quote said near a flag says so beside it${suffix}`, near.some((n) => /Within 10 seconds of an instruction flagged in the source \(cue 3, 0:10–0:15\)/.test(n)), near.join(' | '));
   check(`the flagged job page fits ${suffix ? 375 : 1440} px without scrolling sideways`, await fits(), await wider());
-  await page.locator('#flags').screenshot({ path: join(shots, `flags${suffix}.png`) });
+  await snap(page, `flags${suffix}`, page.locator('#flags'));
 }
 
 async function signIn(page, credential) {
@@ -247,7 +310,7 @@ try {
     await page.keyboard.press('Enter');
     await page.locator('#status.error').waitFor();
     check(`a wrong credential is refused${suffix}`, (await page.locator('#status').textContent()).includes('valid credential'));
-    await page.screenshot({ path: join(shots, `sign-in${suffix}.png`) });
+    await snap(page, `sign-in${suffix}`);
 
     // Signed in with the keyboard alone.
     await signIn(page, env('CREDENTIAL'));
@@ -310,7 +373,11 @@ try {
         + `; main: ${document.getElementById('main').getAttribute('aria-busy')}, status ${document.getElementById('job-status')?.dataset.status}`;
     });
     check(`the jobs list fits ${width} px without scrolling sideways`, await fits(), await wider());
-    await page.screenshot({ path: join(shots, `jobs${suffix}.png`), fullPage: true });
+    if (width < 600) {
+      const long = page.locator(`a[href="#/jobs/${env('LONG_JOB')}"]`);
+      check('the jobs list shows a 200-character word and fits 375 px', (await long.textContent()).length === 200 && await fits(), await wider());
+    }
+    await snap(page, `jobs${suffix}`);
 
     // The job page: Maya's layout through the official renderer, every entity hydrated.
     await page.locator(`a[href="#/jobs/${job}"]`).click();
@@ -328,17 +395,23 @@ try {
     });
     check(`the job page renders the layout's entities${suffix}`, kinds.includes('job') && kinds.includes('source') && !kinds.includes(undefined), kinds.join(','));
     check(`the job page fits ${width} px without scrolling sideways`, await fits(), await wider());
-    await page.screenshot({ path: join(shots, `job${suffix}.png`), fullPage: true });
+    await snap(page, `job${suffix}`);
 
     if (width < 600) {
       const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
       check('the page follows prefers-color-scheme: dark', background === 'rgb(21, 23, 27)', background);
-      for (const [name, hash, ready] of [['upload', '#/sources/new', '#source-file'], ['nova', '#/nova', '#question'], ['settings', '#/settings', '.facts']]) {
+      for (const [name, hash, ready] of [['upload', '#/sources/new', '#source-file'], ['nova', '#/nova', '#question'], ['settings', '#/settings', '.facts'],
+        ['calendar', '#/calendar', '.calendar.week'], ['calendar-month', '#/calendar?view=month', '.calendar.month']]) {
         await page.goto(`${base}/${hash}`);
         await page.locator(ready).waitFor();
         check(`the ${name} page fits ${width} px without scrolling sideways`, await fits(), await wider());
-        await page.screenshot({ path: join(shots, `${name}${suffix}.png`), fullPage: true });
+        await snap(page, `${name}${suffix}`);
       }
+    }
+    if (width < 600) {
+      await page.goto(`${base}/#/jobs/${env('LONG_JOB')}`);
+      await page.locator('harmonia-entity-view').first().waitFor({ timeout: 60000 });
+      check('the job page of a 200-character word fits 375 px', await fits(), await wider());
     }
     await flagsShown(page, env('FLAGGED_JOB'), suffix, fits, wider);
     if (width === 1440) {

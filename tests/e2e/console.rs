@@ -53,6 +53,12 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
     let ran = cli(dir, &["--workspace", "field-notes", "--json", "run", flagged.to_str().expect("path")]).await;
     let ran: Value = serde_json::from_str(&ran).expect("run prints JSON");
     let flagged_job = ran["job"]["id"].as_str().expect("the job").to_owned();
+    // A job whose title is one word of 200 characters: every page that shows it still fits.
+    let word: String = "Riverbank".chars().cycle().take(200).collect();
+    let source_path = source.to_str().expect("path");
+    let ran = cli(dir, &["--workspace", "field-notes", "--json", "run", source_path, "--title", &word]).await;
+    let ran: Value = serde_json::from_str(&ran).expect("run prints JSON");
+    let long_job = ran["job"]["id"].as_str().expect("the job").to_owned();
 
     let (mut serve, url) = FunctionProcess::serve_cli(dir, &["--workspace", "field-notes"], &[], &[]).await;
 
@@ -68,6 +74,7 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         .env("OTHER_CREDENTIAL", &bo)
         .env("SOURCE", &source)
         .env("FLAGGED_JOB", &flagged_job)
+        .env("LONG_JOB", &long_job)
         .env("SCREENSHOTS", &screenshots)
         .env("HARMONIA_CONSOLE_MODULES", &modules)
         .env("HARMONIA_CHROMIUM", &chromium)
@@ -123,6 +130,14 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "the flagged script is text, never an element",
         "a quote said near a flag says so beside it",
         "the flagged job page fits 375 px without scrolling sideways",
+        "the calendar shows the scheduled post at its time in the workspace's time zone",
+        "the calendar shades the posting windows",
+        "a post is rescheduled from the calendar with the keyboard",
+        "a post is published now from the calendar",
+        "the calendar page fits 375 px without scrolling sideways",
+        "the jobs list shows a 200-character word and fits 375 px",
+        "the job page of a 200-character word fits 375 px",
+        "the calendar-month page fits 375 px without scrolling sideways",
     ] {
         assert!(checks.iter().any(|c| c["check"] == expected), "{expected} was checked: {stdout}");
     }
@@ -145,7 +160,12 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "settings-375",
         "flags",
         "flags-375",
+        "calendar",
+        "calendar-375",
+        "calendar-month-375",
     ] {
         assert!(screenshots.join(format!("{page}.png")).is_file(), "a screenshot of {page}");
+        let axe = format!("axe finds no violation on the {page} page");
+        assert!(checks.iter().any(|c| c["check"] == axe.as_str()), "{axe} was checked: {stdout}");
     }
 }

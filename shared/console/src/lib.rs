@@ -59,6 +59,7 @@ macro_rules! web {
 const ASSETS: &[Asset] = &[
     web!("console.js", JS),
     web!("common.js", JS),
+    web!("calendar.js", JS),
     web!("nova.js", JS),
     web!("settings.js", JS),
     web!("upload.js", JS),
