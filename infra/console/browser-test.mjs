@@ -5,7 +5,7 @@
 // (approve the strategy and wait on the page, without reloading, until the draft waits; request
 // changes to the draft, double-click to approve it and see one decision and no error, publish
 // now from the calendar after moving it to another slot there, see the verified post and the
-// timeline), asks Nova about the job and reads its evidence and tool
+// timeline), asks Nova about the job and what waits for the operator, and reads its evidence and tool
 // envelopes, edits the workspace settings as an admin and finds them read-only as an
 // operator, and checks the refusals: a wrong credential, a state change without the CSRF
 // token, another workspace's job, and a session after sign-out. It saves a screenshot of each
@@ -223,6 +223,14 @@ async function askNova(page, job) {
   const envelope = JSON.parse(await page.locator('.tool-call pre').first().textContent());
   check("Nova's tool call shows its exact envelope", envelope.status === 'success' && envelope.error === null
     && cited.every((id) => envelope.evidence.some((e) => e.evidenceId === id)), JSON.stringify(envelope.evidence));
+  check("Nova's tool envelopes wait behind Details", !(await page.locator('.tool-call pre').first().isVisible()));
+  // The operator's own question: the jobs waiting for them, by name, each linked.
+  await page.getByLabel('Your question').fill('What is waiting for me?');
+  await page.getByRole('button', { name: 'Ask Nova' }).click();
+  await page.waitForFunction(() => document.querySelector('#nova-answer .post')?.textContent.includes('waiting for you'), null, { timeout: 60000 });
+  const answer = await page.locator('#nova-answer .post').textContent();
+  check('Nova answers "What is waiting for me?" with the waiting jobs by name', answer.includes('“Ranger briefing, spring patrols” waits for your decision')
+    && (await page.locator(`#nova-claims a[href="#/jobs/${job}"]`).count()) === 1, answer);
   await snap(page, 'nova');
 }
 

@@ -93,6 +93,8 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "the uploaded source becomes a job with its title",
         "Nova answers with the evidence it cites",
         "Nova's tool call shows its exact envelope",
+        "Nova's tool envelopes wait behind Details",
+        "Nova answers \"What is waiting for me?\" with the waiting jobs by name",
         "another workspace's Nova finds nothing of the job",
         "a bad setting is refused naming its field",
         "an admin saves the settings as the next version",

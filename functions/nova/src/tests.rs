@@ -461,6 +461,56 @@ async fn offline_answers_for_each_of_the_five_skills() {
     assert_eq!(asked.answer.errors.first().map(|e| e.code), Some(Code::InsufficientHistory));
 }
 
+/// The operator's everyday questions, asked of the offline model: each goes to the skill and
+/// tool that fit, and the answer names the jobs and posts it cites.
+#[tokio::test]
+async fn offline_nova_answers_the_operators_own_questions_by_name() {
+    let f = fixture(6).await;
+    let hour = chrono::Duration::hours(1);
+    for (title, status, ago) in [
+        ("Spring volunteer drive", JobStatus::AwaitingStrategyApproval, 5),
+        ("Library hours", JobStatus::NeedsHuman, 2),
+    ] {
+        let j = Job { title: title.into(), updated_at: Utc::now() - hour * ago, ..job(&f.ws, status) };
+        put(&*f.store, &f.ws, JOBS, doc_id(&j.id), &j).await;
+    }
+    let rt = runtime(f.store.clone(), Arc::new(OfflineModel));
+    let asked = |q: &'static str| {
+        let (rt, who) = (&rt, who(&f.ws));
+        async move { ask(rt, &who, q, TraceParent::new_root()).await.unwrap_or_else(|e| panic!("{q}: {e}")) }
+    };
+    let cited = |a: &crate::ask::Asked, prefix: &str| a.evidence_ids.iter().filter(|id| id.starts_with(prefix)).count();
+
+    let waiting = asked("What is waiting for me?").await;
+    let text = &waiting.answer.answer;
+    assert_eq!(waiting.skill.as_deref(), Some("signal-watch"), "{text}");
+    assert!(text.starts_with("3 jobs are waiting for you"), "{text}");
+    let (drive, hours) = (
+        text.find("“Spring volunteer drive” waits for your decision on the strategy"),
+        text.find("“Library hours” waits for a person"),
+    );
+    assert!(drive.zip(hours).is_some_and(|(d, h)| d < h), "by name, the longest waiting first: {text}");
+    assert_eq!((cited(&waiting, "job-"), cited(&waiting, "pub-")), (3, 0), "{:?}", waiting.evidence_ids);
+
+    let out = asked("What went out this week?").await;
+    assert_eq!(out.skill.as_deref(), Some("signal-watch"));
+    assert!(out.answer.answer.contains("went out on"), "{}", out.answer.answer);
+    assert_eq!(cited(&out, "job-"), 0, "{:?}", out.evidence_ids);
+    assert!(cited(&out, "pub-") >= 1, "{:?}", out.evidence_ids);
+
+    let both = asked("Which jobs are waiting for my approval, and what was published this week?").await;
+    assert!(both.answer.errors.is_empty(), "no job id asked for: {:?}", both.answer.errors);
+    assert!(cited(&both, "job-") == 3 && cited(&both, "pub-") >= 1, "{:?}", both.evidence_ids);
+
+    for (question, skill) in [
+        ("How did last week's posts do?", "engagement-insights"),
+        ("When should we post next?", "posting-schedule"),
+        ("How are jobs looking?", "signal-watch"),
+    ] {
+        assert_eq!(asked(question).await.skill.as_deref(), Some(skill), "{question}");
+    }
+}
+
 async fn rejected(store: Arc<dyn Store>, ws: &WorkspaceId, model: ScriptedModel) -> Code {
     let rt = runtime(store, Arc::new(model));
     let err = rt.invoke::<Nova>(&seed_for(ws)).await.expect_err("rejected");

@@ -161,7 +161,7 @@ tools! {
     FetchTrendSignals => names::FETCH_TREND_SIGNALS, TREND_TIMEOUT, "Public trend signals, strongest first.";
     SearchTrendSignals => names::SEARCH_TREND_SIGNALS, TREND_TIMEOUT, "Public trend signals matching a query.";
     GetEngagementInsights => names::GET_ENGAGEMENT_INSIGHTS, WORKSPACE_TIMEOUT, "Measured posts of this workspace and takeaways.";
-    GetOperatorFeed => names::GET_OPERATOR_FEED, WORKSPACE_TIMEOUT, "Pending items, job health, goals and recent posts of this workspace.";
+    GetOperatorFeed => names::GET_OPERATOR_FEED, WORKSPACE_TIMEOUT, "What waits for a person (each job by title, what it waits for and since when, longest waiting first), job health, goals and the latest verified posts (newest first) of this workspace.";
     GetJobStatus => names::GET_JOB_STATUS, WORKSPACE_TIMEOUT, "A redacted status summary of one job of this workspace.";
     SuggestPostingWindows => names::SUGGEST_POSTING_WINDOWS, WORKSPACE_TIMEOUT, "UTC posting windows computed from measured history, with the basis.";
 }

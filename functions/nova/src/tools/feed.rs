@@ -1,6 +1,8 @@
-//! `get_operator_feed`: what waits for the operator, job health, goals and recent posts.
+//! `get_operator_feed`: what waits for the operator (each job named by its title, with what it
+//! waits for and since when, the longest waiting first), job health, goals and the latest
+//! verified posts (newest first, with when and where).
 
-use harmonia_contracts::domain::{Job, JobStatus, Publication};
+use harmonia_contracts::domain::{Job, JobStatus, Publication, ReceiptOutcome};
 use harmonia_contracts::tool::Evidence;
 use harmonia_pipeline::records::{JOBS, PUBLICATIONS};
 use serde_json::{Value, json};
@@ -26,7 +28,7 @@ impl NovaTool for GetOperatorFeed {
         if !jobs.is_empty() {
             evidence.push(dataset("dataset-jobs", false)?);
         }
-        let (recent, posted) = recent_posts(&publications)?;
+        let (recent, posted) = recent_posts(&jobs, &publications)?;
         evidence.extend(posted);
         Ok(Found::new([
             ("pending", Value::Array(pending)),
@@ -39,18 +41,38 @@ impl NovaTool for GetOperatorFeed {
     }
 }
 
-/// Jobs waiting for an approval, each citable (with the provenance of its publications).
+/// How many of the latest verified posts the feed lists.
+const RECENT_POSTS: usize = 10;
+
+/// What a job waiting for a person waits for, in words.
+fn awaits(status: JobStatus) -> Option<&'static str> {
+    match status {
+        JobStatus::AwaitingStrategyApproval => Some("your decision on the strategy"),
+        JobStatus::AwaitingDraftApproval => Some("your decision on the draft"),
+        JobStatus::NeedsHuman => Some("a person: it stopped after its rounds of changes"),
+        _ => None,
+    }
+}
+
+/// A time as the feed's sentences write it: `2026-12-07 15:04 UTC`.
+fn minute(at: harmonia_contracts::domain::Timestamp) -> String {
+    at.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// Jobs waiting for a person (at a gate, or parked for one), the longest waiting first, each
+/// citable (with the provenance of its publications) and named by its title.
 fn pending(jobs: &[Job], publications: &[Publication]) -> Result<(Vec<Value>, Vec<Evidence>), Fail> {
-    let waiting = jobs
-        .iter()
-        .filter(|j| matches!(j.status, JobStatus::AwaitingStrategyApproval | JobStatus::AwaitingDraftApproval));
+    let mut waiting: Vec<(&Job, &str)> = jobs.iter().filter_map(|j| Some((j, awaits(j.status)?))).collect();
+    waiting.sort_by_key(|(j, _)| j.updated_at);
     let mut items = Vec::new();
     let mut evidence = Vec::new();
-    for j in waiting {
+    for (j, what) in waiting {
         let id = format!("job-{}", j.id);
         let provenance = job_provenance(publications.iter().filter(|p| p.job == j.id));
         evidence.push(record(&id, provenance)?);
-        items.push(json!({"evidence_id": id, "job": j.id, "status": j.status, "waiting_since": j.updated_at}));
+        let summary = format!("“{}” waits for {what}, since {}", j.title, minute(j.updated_at));
+        items.push(json!({"evidence_id": id, "job": j.id, "title": j.title, "status": j.status,
+                          "waiting_since": j.updated_at, "summary": summary}));
     }
     Ok((items, evidence))
 }
@@ -64,14 +86,28 @@ fn health(jobs: &[Job]) -> BTreeMap<&'static str, usize> {
     health
 }
 
-/// Verified posts, each citable.
-fn recent_posts(publications: &[Publication]) -> Result<(Vec<Value>, Vec<Evidence>), Fail> {
+/// The latest verified posts, newest first, each citable and named by its job's title, with
+/// the time it was verified and its address on the platform when the platform gave one.
+fn recent_posts(jobs: &[Job], publications: &[Publication]) -> Result<(Vec<Value>, Vec<Evidence>), Fail> {
+    let mut verified: Vec<_> = publications
+        .iter()
+        .filter_map(|p| Some((p, p.verified_post()?, p.verification.as_ref()?.checked_at)))
+        .collect();
+    verified.sort_by_key(|(_, _, at)| std::cmp::Reverse(*at));
     let mut items = Vec::new();
     let mut evidence = Vec::new();
-    for (p, post) in publications.iter().filter_map(|p| p.verified_post().map(|post| (p, post))) {
+    for (p, post, at) in verified.into_iter().take(RECENT_POSTS) {
         let id = format!("pub-{post}");
         evidence.push(record(&id, p.provenance())?);
-        items.push(json!({"evidence_id": id, "post": post, "platform": p.platform, "job": p.job}));
+        let title = jobs.iter().find(|j| j.id == p.job).map_or("an untitled job", |j| j.title.as_str());
+        let url = match p.receipt.as_ref().map(|r| &r.outcome) {
+            Some(ReceiptOutcome::Applied { url: Some(url), .. }) => Some(url.clone()),
+            _ => None,
+        };
+        let summary =
+            format!("“{title}” went out on {} and was verified live at {}", p.platform.display_name(), minute(at));
+        items.push(json!({"evidence_id": id, "post": post, "platform": p.platform, "job": p.job, "title": title,
+                          "verified_at": at, "url": url, "summary": summary}));
     }
     Ok((items, evidence))
 }

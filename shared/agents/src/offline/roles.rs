@@ -651,13 +651,20 @@ pub(super) fn nova(c: &Conversation<'_>) -> Result<Step, model::Error> {
         .collect();
     let job_id =
         words.iter().find(|w| w.starts_with("job_") || w.starts_with("job-")).map(|w| w.trim_end_matches(['.', '!']));
-    let (skill, reference, tool, args): (&str, &str, &'static str, Value) = if q.contains("job") {
-        ("job-status", "status-vocabulary.md", "get_job_status", json!({ "job_id": job_id.unwrap_or("") }))
-    } else if ["when", "schedule", "window", "time to post"].iter().any(|k| q.contains(k)) {
-        ("posting-schedule", "utc-windows.md", "suggest_posting_windows", json!({}))
-    } else if ["engagement", "perform", "best post", "measured"].iter().any(|k| q.contains(k)) {
+    let any = |keys: &[&str]| keys.iter().any(|k| q.contains(k));
+    // What the operator asks about the workspace's own jobs and posts: what waits for them,
+    // and what went out.
+    let asks_waiting = any(&["waiting", "wait for", "pending", "approv", "inbox", "for me", "attention", "decide"]);
+    let asks_posted = any(&["went out", "gone out", "published", "posted", "go out", "live"]);
+    let (skill, reference, tool, args): (&str, &str, &'static str, Value) = if let Some(id) = job_id {
+        ("job-status", "status-vocabulary.md", "get_job_status", json!({ "job_id": id }))
+    } else if any(&["engagement", "perform", "best post", "measured", "results"])
+        || (any(&["how did", "how are", "how do", "how well"]) && q.contains("post"))
+    {
         ("engagement-insights", "measured-performance.md", "get_engagement_insights", json!({}))
-    } else if ["feed", "pending", "waiting", "health", "goal"].iter().any(|k| q.contains(k)) {
+    } else if any(&["when", "schedule", "window", "time to post"]) && !asks_posted {
+        ("posting-schedule", "utc-windows.md", "suggest_posting_windows", json!({}))
+    } else if asks_waiting || asks_posted || any(&["job", "feed", "health", "goal"]) {
         ("signal-watch", "operator-feed-triage.md", "get_operator_feed", json!({}))
     } else {
         let topic = q.split_once(" about ").map(|(_, t)| t.trim_end_matches(['?', '.', '!']).trim().to_owned());
@@ -681,15 +688,33 @@ pub(super) fn nova(c: &Conversation<'_>) -> Result<Step, model::Error> {
     }
     if last["status"] == "error" {
         let e = &last["error"];
+        let what = match tool {
+            "get_job_status" => "That job's status cannot be read",
+            "get_operator_feed" => "The workspace's jobs and posts cannot be read",
+            "get_engagement_insights" => "No engagement can be summarised",
+            "suggest_posting_windows" => "No posting window can be suggested from measured posts yet",
+            _ => "No trend signal can be read",
+        };
+        let why = e["message"].as_str().unwrap_or("The tool gave no reason.");
+        let mut first = why.chars();
+        let why: String = first.next().map(|c| c.to_lowercase().chain(first).collect()).unwrap_or_default();
         return Ok(Step::Final(json!({
-            "answer": format!("The {tool} tool returned an error ({}): {}", e["code"].as_str().unwrap_or("?"), e["message"].as_str().unwrap_or("")),
+            "answer": format!("{what}: {why} (The error is listed below as the tool returned it.)"),
             "claims": [], "no_data": false, "errors": [e],
         })));
     }
     let evidence = last["evidence"].as_array().cloned().unwrap_or_default();
+    if tool == "get_operator_feed" {
+        let mock = evidence.iter().any(|e| e["provenance"] == "mock");
+        return Ok(Step::Final(feed_answer(&last["data"], mock, asks_waiting || q.contains("job"), asks_posted)));
+    }
     if evidence.is_empty() {
         return Ok(Step::Final(json!({
-            "answer": format!("No data: {tool} returned nothing for this question."),
+            "answer": match tool {
+                "get_engagement_insights" => "No data: this workspace has no measured post metrics yet.".to_owned(),
+                "fetch_trend_signals" | "search_trend_signals" => "No data: no trend signal matches the question.".to_owned(),
+                _ => format!("No data: {tool} returned nothing for this question."),
+            },
             "claims": [], "no_data": true, "errors": [],
         })));
     }
@@ -723,6 +748,67 @@ pub(super) fn nova(c: &Conversation<'_>) -> Result<Step, model::Error> {
         answer.push_str(" (Some of this data is mock data from the offline mode.)");
     }
     Ok(Step::Final(json!({ "answer": clip(&answer, 4000), "claims": claims, "no_data": false, "errors": [] })))
+}
+
+/// Nova's answer from the operator feed: what waits for the operator (when asked, or when
+/// nothing narrower is), what went out (when asked), each named and cited; the job health as an
+/// aggregate when neither is asked.
+fn feed_answer(data: &Value, mock: bool, waiting: bool, posted: bool) -> Value {
+    let (waiting, posted) = if waiting || posted { (waiting, posted) } else { (true, true) };
+    let items = |key: &str| data[key].as_array().cloned().unwrap_or_default();
+    let mut sentences = Vec::new();
+    let mut claims = Vec::new();
+    let mut cite = |item: &Value, sentences: &mut Vec<String>| {
+        let id = item["evidence_id"].as_str().unwrap_or_default();
+        let text = match harmonia_contracts::untrusted::flagged(&item.to_string()) {
+            Some(_) => "One item's title reads as an instruction to the system, so it is not repeated.".to_owned(),
+            None => format!("{}.", item["summary"].as_str().unwrap_or("An item").trim_end_matches('.')),
+        };
+        claims.push(json!({ "text": clip(&text, 500), "scope": "record", "kind": "status", "evidence": [id] }));
+        sentences.push(text);
+    };
+    if waiting {
+        let pending = items("pending");
+        sentences.push(match pending.len() {
+            0 => "Nothing is waiting for you: no job is at a gate.".to_owned(),
+            1 => "One job is waiting for you.".to_owned(),
+            n => format!("{n} jobs are waiting for you, the longest waiting first."),
+        });
+        for item in pending.iter().take(8) {
+            cite(item, &mut sentences);
+        }
+    }
+    if posted {
+        let recent = items("recent_posts");
+        sentences.push(match recent.len() {
+            0 => "No post has gone out and been verified yet.".to_owned(),
+            _ => "The latest verified posts, newest first:".to_owned(),
+        });
+        for item in recent.iter().take(5) {
+            cite(item, &mut sentences);
+        }
+    }
+    let jobs = data["count"].as_u64().unwrap_or(0);
+    if jobs > 0 && claims.is_empty() {
+        // Nothing to name: the count of jobs by status, from the dataset.
+        let health: Vec<String> = data["job_health"]
+            .as_object()
+            .map(|h| h.iter().map(|(status, n)| format!("{n} {}", status.replace('_', " "))).collect())
+            .unwrap_or_default();
+        let text = format!("The workspace has {jobs} job(s): {}.", health.join(", "));
+        claims.push(
+            json!({ "text": clip(&text, 500), "scope": "aggregate", "kind": "status", "evidence": ["dataset-jobs"] }),
+        );
+        sentences.push(text);
+    }
+    if claims.is_empty() {
+        return json!({ "answer": "No data: the workspace has no jobs yet.", "claims": [], "no_data": true, "errors": [] });
+    }
+    let mut answer = sentences.join(" ");
+    if mock {
+        answer.push_str(" (Some of this data is mock data from the offline mode.)");
+    }
+    json!({ "answer": clip(&answer, 4000), "claims": claims, "no_data": false, "errors": [] })
 }
 
 /// A sentence about one evidence entry, from the tool data that carries its id.

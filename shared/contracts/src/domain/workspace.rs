@@ -46,6 +46,20 @@ impl Platform {
     pub fn as_str(self) -> &'static str {
         self.into()
     }
+
+    /// The platform's own name, as its users write it (`LinkedIn`, `X`).
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Platform::X => "X",
+            Platform::Linkedin => "LinkedIn",
+            Platform::Instagram => "Instagram",
+            Platform::Threads => "Threads",
+            Platform::Bluesky => "Bluesky",
+            Platform::Youtube => "YouTube",
+            Platform::Tiktok => "TikTok",
+            Platform::Mastodon => "Mastodon",
+        }
+    }
 }
 
 /// Whether mock-provenance evidence may be published.
