@@ -5,9 +5,10 @@
 // (approve the strategy and wait on the page, without reloading, until the draft waits; request
 // changes to the draft, double-click to approve it and see one decision and no error, publish
 // now from the calendar after moving it to another slot there, see the verified post and the
-// timeline), asks Nova about the job and what waits for the operator, and reads its evidence and tool
-// envelopes, edits the workspace settings as an admin and finds them read-only as an
-// operator, and checks the refusals: a wrong credential, a state change without the CSRF
+// timeline), asks Nova about the job and what waits for the operator and reads its evidence
+// and tool envelopes, reads the workspace's activity (Nova's answers included, filtered by
+// agent), edits the workspace settings as an admin and finds them read-only as an operator,
+// and checks the refusals: a wrong credential, a state change without the CSRF
 // token, another workspace's job, and a session after sign-out. It saves a screenshot of each
 // page, runs axe-core's WCAG A and AA rules on it, and prints one JSON line per check; it exits
 // non-zero on the first failure, saying which.
@@ -163,6 +164,22 @@ async function fromTheCalendar(page, job) {
   await moved.getByRole('button', { name: 'Publish now' }).click();
   await page.waitForFunction(() => document.querySelector('#outcome span')?.textContent.startsWith('Released for publishing'), null, { timeout: 30000 });
   check('a post is published now from the calendar', (await page.locator('.error:not([hidden])').count()) === 0);
+}
+
+/** The workspace's activity: Nova's answers are there beside the jobs', a filter by agent keeps
+ * only that agent's, and each day has its figures. */
+async function workspaceActivity(page) {
+  await page.getByRole('link', { name: 'Activity', exact: true }).click();
+  await page.locator('#activity-records').waitFor();
+  const agents = await page.locator('#activity-records .record').allTextContents();
+  check("the workspace's activity shows Nova's answers beside the jobs' work", agents.some((t) => t.includes('Nova answered')) && agents.some((t) => t.includes('Noni answered')), agents.slice(0, 5).join(' | '));
+  const day = await page.locator('table.days tbody tr').first().textContent();
+  check('each day shows its records, p50 and p95 and tokens', /\d+.*(ms|s) \/ .*(ms|s).*\d+ \/ \d+/.test(day), day);
+  await page.selectOption('#activity-agent', 'nova');
+  await page.waitForFunction(() => location.hash.includes('agent=nova') && !document.querySelector('main').hasAttribute('aria-busy') && document.querySelector('#activity-records'));
+  const only = await page.locator('#activity-records .record').allTextContents();
+  check('a filter by agent keeps only that agent', only.length > 0 && only.every((t) => t.includes('Nova answered') || t.includes('Nova called a tool')), only.join(' | '));
+  await snap(page, 'activity');
 }
 
 /** An operator who leaves the job page before the server answers it stays on the page they went
@@ -409,12 +426,15 @@ try {
       const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
       check('the page follows prefers-color-scheme: dark', background === 'rgb(21, 23, 27)', background);
       for (const [name, hash, ready] of [['upload', '#/sources/new', '#source-file'], ['nova', '#/nova', '#question'], ['settings', '#/settings', '.facts'],
-        ['calendar', '#/calendar', '.calendar.week'], ['calendar-month', '#/calendar?view=month', '.calendar.month']]) {
+        ['calendar', '#/calendar', '.calendar.week'], ['calendar-month', '#/calendar?view=month', '.calendar.month'], ['activity', '#/activity', '#activity-records']]) {
         await page.goto(`${base}/${hash}`);
         await page.locator(ready).waitFor();
         check(`the ${name} page fits ${width} px without scrolling sideways`, await fits(), await wider());
         await snap(page, `${name}${suffix}`);
       }
+      // The last page of the loop: the activity, its figures whole on a phone.
+      const cells = await page.locator('table.days tbody tr').first().locator('td').evaluateAll((tds) => tds.map((td) => td.checkVisibility()));
+      check('the activity page shows each day\'s figures at 375 px', cells.length === 3 && cells.every(Boolean), JSON.stringify(cells));
     }
     if (width < 600) {
       await page.goto(`${base}/#/jobs/${env('LONG_JOB')}`);
@@ -425,6 +445,7 @@ try {
     if (width === 1440) {
       await operatorLoop(page, job);
       await askNova(page, job);
+      await workspaceActivity(page);
       await editSettings(page);
       await page.goto(`${base}/#/jobs/${job}`);
       await page.locator('#job-status').waitFor();

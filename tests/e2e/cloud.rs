@@ -916,6 +916,11 @@ async fn a_credential_revoked_through_the_api_stops_working_in_every_function() 
     let (s, v) = send(ask()).await;
     assert_eq!(s, 200, "Nova answered through the operator function: {v}");
     assert_eq!(v["tool_calls"][0]["name"], "get_operator_feed", "{v}");
+    // Nova's answer is in the workspace's activity, read from Firestore newest first.
+    let (s, v) = send(http.get(url("operator", "/v1/workspace/activity?agent=nova")).header("cookie", &cookie)).await;
+    assert_eq!(s, 200, "{v}");
+    assert!(v["total"].as_u64() >= Some(1) && v["activity"][0]["agent"] == "nova", "{v}");
+    assert!(v["days"][0]["invocations"].as_u64() >= Some(1), "{v}");
 
     let (s, v) = send(http.delete(url("operator", "/v1/operators/bo")).bearer_auth(&admin)).await;
     assert_eq!(s, 200, "{v}");
@@ -1004,6 +1009,13 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
     let (v, planned) = cloud.approve_draft(&job).await;
     assert_eq!(v.job.status, JobStatus::Scheduled, "{v:?}");
     assert_eq!((planned.state, planned.due_at), (ScheduleState::Scheduled, planned.window.start));
+    // The calendar, read from Firestore: the post at its time, in UTC and the workspace's zone.
+    let calendar = cloud.operator.calendar_between(planned.due_at, planned.due_at + chrono::TimeDelta::hours(1)).await;
+    let calendar = calendar.expect("the calendar");
+    assert_eq!(calendar.posts.iter().map(|p| (&p.job, p.at)).collect::<Vec<_>>(), [(&job, planned.due_at)]);
+    assert!(
+        calendar.posts[0].at_local.parse::<chrono::DateTime<chrono::FixedOffset>>().is_ok_and(|t| t == planned.due_at)
+    );
     let (s, v) = cloud.api("dispatch", post.clone(), "/dispatch", None).await;
     assert_eq!((s, v["released"].as_u64()), (200, Some(0)), "not due yet: {v}");
 

@@ -138,6 +138,11 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "a post is published now from the calendar",
         "the calendar page fits 375 px without scrolling sideways",
         "the jobs list shows a 200-character word and fits 375 px",
+        "the workspace's activity shows Nova's answers beside the jobs' work",
+        "each day shows its records, p50 and p95 and tokens",
+        "a filter by agent keeps only that agent",
+        "the activity page fits 375 px without scrolling sideways",
+        "the activity page shows each day's figures at 375 px",
         "the job page of a 200-character word fits 375 px",
         "the calendar-month page fits 375 px without scrolling sideways",
     ] {
@@ -165,6 +170,8 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "calendar",
         "calendar-375",
         "calendar-month-375",
+        "activity",
+        "activity-375",
     ] {
         assert!(screenshots.join(format!("{page}.png")).is_file(), "a screenshot of {page}");
         let axe = format!("axe finds no violation on the {page} page");

@@ -15,6 +15,7 @@
 //! | `GET /v1/jobs/{job}/events` | the job's progress: with `Accept: text/event-stream`, Server-Sent Events (`step`, `decision`, `status`) from its history on, as it moves, until it stops for good ([`events`]); otherwise `{"job","events"}` to poll |
 //! | `GET /v1/jobs/{job}/view` | the job view: Maya's A2UI layout over typed references, hydrated from storage |
 //! | `GET /v1/activity?job=ID&limit=N&page=P` | the job's activity records (metadata only), paginated |
+//! | `GET /v1/workspace/activity?agent=&stage=&outcome=&limit=&page=` | the workspace's latest records (every job's and Nova's), newest first, filtered, with each day's figures ([`harmonia_pipeline::activity`]) |
 //! | `POST /v1/jobs/{job}/decisions` | `{"subject":"strategy"|"draft","decision":"approve"|"reject"|"request_changes","version":HASH,"reason"?,"feedback"?}` |
 //! | `POST /v1/jobs/{job}/retry` | run the step that failed the job (a model or contract error) again, as the caller → `{"job","retry"}`; 409 `invalid_transition` with the reason otherwise |
 //! | `POST /v1/jobs/{job}/edits` | `{"version":HASH,"body":TEXT}`: the operator's next draft version, checked by policy at once |

@@ -4,6 +4,7 @@ use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use harmonia_client::api::{
     ActivityPage, DecisionBody, DecisionKind, DecisionReply, EditBody, EditReply, JobList, JobReply, Me, RetryReply,
+    WorkspaceActivity,
 };
 use harmonia_contracts::domain::Decision;
 use harmonia_contracts::ids::JobId;
@@ -39,6 +40,7 @@ pub fn app_with(state: OperatorState, extra: Router) -> Router {
         .route("/v1/jobs/{job}/edits", post(edit))
         .route("/v1/jobs/{job}/retry", post(retry))
         .route("/v1/activity", get(activity))
+        .route("/v1/workspace/activity", get(workspace_activity))
         .route("/v1/sources", post(harmonia_ingest::submit))
         .route("/v1/workspace", get(crate::workspace::show).put(crate::workspace::put))
         .route("/v1/operators", get(operators::list).post(operators::add))
@@ -119,6 +121,53 @@ async fn activity(
     let activity: Vec<_> = records.iter().skip(start).take(limit as usize).cloned().collect();
     let more = records.len() > start + activity.len();
     Ok(Json(ActivityPage { activity, next_page: more.then_some(page + 1) }))
+}
+
+/// `GET /v1/workspace/activity[?agent=ROLE][&stage=STAGE][&outcome=success|failure][&limit=1-200][&page=N]`:
+/// the workspace's latest records, newest first, a page at a time, with each day's figures.
+async fn workspace_activity(
+    State(state): State<OperatorState>,
+    Caller(who): Caller,
+    RawQuery(query): RawQuery,
+) -> Answer<WorkspaceActivity> {
+    let mut filter = harmonia_pipeline::activity::Filter::default();
+    let (mut limit, mut page) = (50u32, 0u32);
+    let bad = || {
+        Error::new(
+            Code::InvalidRequest,
+            "query parameters are agent (a role), stage, outcome (success or failure), limit (1-200) and page",
+        )
+    };
+    for (k, v) in url::form_urlencoded::parse(query.as_deref().unwrap_or_default().as_bytes()) {
+        let quoted = serde_json::Value::String(v.to_string());
+        match k.as_ref() {
+            "agent" => filter.agent = Some(serde_json::from_value(quoted).map_err(|_| bad())?),
+            "stage" => filter.stage = Some(serde_json::from_value(quoted).map_err(|_| bad())?),
+            "outcome" => {
+                filter.succeeded = Some(match v.as_ref() {
+                    "success" => true,
+                    "failure" => false,
+                    _ => return Err(bad().into()),
+                })
+            }
+            "limit" => limit = v.parse().ok().filter(|l| (1..=200).contains(l)).ok_or_else(bad)?,
+            "page" => page = v.parse().ok().filter(|p| *p < 1000).ok_or_else(bad)?,
+            _ => return Err(bad().into()),
+        }
+    }
+    let recent = harmonia_pipeline::activity::recent(&state.env, &who.workspace, filter).await?;
+    let start = usize::try_from(page * limit).unwrap_or(usize::MAX);
+    let activity: Vec<_> = recent.records.iter().skip(start).take(limit as usize).cloned().collect();
+    let more = recent.records.len() > start + activity.len();
+    Ok(Json(WorkspaceActivity {
+        activity,
+        next_page: more.then_some(page + 1),
+        total: recent.records.len(),
+        days: recent.days,
+        capped: recent.capped,
+        agents: <harmonia_contracts::Role as strum::IntoEnumIterator>::iter().collect(),
+        stages: harmonia_contracts::event::Stage::ALL.to_vec(),
+    }))
 }
 
 async fn decide(

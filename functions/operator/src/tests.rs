@@ -221,6 +221,30 @@ async fn decisions_and_views_through_the_api() {
     let (s, v) = api.post(&format!("/v1/jobs/{job}/cancel"), json!({})).await;
     assert_eq!((s, error_code(&v)), (409, "invalid_transition"), "claimed: {v}");
 
+    // The workspace's activity: every record, newest first, each day's figures, filters.
+    let (s, v) = api.get("/v1/workspace/activity?limit=3").await;
+    assert_eq!(s, 200, "{v}");
+    let records = v["activity"].as_array().expect("records");
+    assert_eq!((records.len(), v["next_page"].as_u64()), (3, Some(1)), "{v}");
+    let started: Vec<&str> = records.iter().filter_map(|r| r["started_at"].as_str()).collect();
+    assert!(started.windows(2).all(|w| w[0] >= w[1]), "newest first: {started:?}");
+    let day = &v["days"][0];
+    assert!(day["invocations"].as_u64() > Some(0) && day["p50_ms"].as_f64() <= day["p95_ms"].as_f64(), "{day}");
+    let counted: u64 = v["days"].as_array().expect("days").iter().filter_map(|d| d["records"].as_u64()).sum();
+    assert_eq!(Some(counted), v["total"].as_u64(), "the days count every record: {v}");
+    let (s, v) = api.get("/v1/workspace/activity?agent=noni&outcome=success&limit=200").await;
+    let agents: std::collections::BTreeSet<&str> =
+        v["activity"].as_array().expect("records").iter().filter_map(|r| r["agent"].as_str()).collect();
+    assert_eq!((s, agents.into_iter().collect::<Vec<_>>()), (200, vec!["noni"]), "{v}");
+    let (_, v) = api.get("/v1/workspace/activity?outcome=failure").await;
+    assert_eq!((v["total"].as_u64(), v["days"].as_array().map(Vec::len)), (Some(0), Some(0)), "{v}");
+    for bad in ["agent=bob", "stage=lunch", "outcome=maybe", "limit=0", "job=x"] {
+        let (s, v) = api.get(&format!("/v1/workspace/activity?{bad}")).await;
+        assert_eq!((s, error_code(&v)), (400, "invalid_request"), "{bad}: {v}");
+    }
+    let (s, v) = api.call(get.clone(), "/v1/workspace/activity", Some(&api.other), None).await;
+    assert_eq!((s, v["total"].as_u64()), (200, Some(0)), "another workspace sees none of it: {v}");
+
     // The Agent activity view: every invocation of the job, one trace, paginated.
     let (s, v) = api.get(&format!("/v1/activity?job={job}&limit=5")).await;
     assert_eq!(s, 200, "{v}");

@@ -163,6 +163,28 @@ pub struct ActivityPage {
     pub next_page: Option<u32>,
 }
 
+/// `GET /v1/workspace/activity?agent=&stage=&outcome=&limit=&page=`: the workspace's latest
+/// activity records (every job's and Nova's), newest first, a page at a time, with each day's
+/// figures over every kept record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceActivity {
+    /// This page's records, newest first.
+    pub activity: Vec<ActivityRecord>,
+    /// The next page's number, while more remain.
+    pub next_page: Option<u32>,
+    /// How many records the filter kept, over every page.
+    pub total: usize,
+    /// Each day with a kept record, newest first, in the workspace's time zone.
+    pub days: Vec<harmonia_pipeline::activity::Day>,
+    /// Whether only the latest 1,000 records were read (older ones are not counted).
+    pub capped: bool,
+    /// Every agent, for the filter.
+    pub agents: Vec<harmonia_contracts::Role>,
+    /// Every stage, for the filter.
+    pub stages: Vec<harmonia_contracts::event::Stage>,
+}
+
 /// `GET /v1/schedule`: the approved posts not yet out, soonest first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -60,6 +60,7 @@ const ASSETS: &[Asset] = &[
     web!("console.js", JS),
     web!("common.js", JS),
     web!("calendar.js", JS),
+    web!("activity.js", JS),
     web!("nova.js", JS),
     web!("settings.js", JS),
     web!("upload.js", JS),

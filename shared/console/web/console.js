@@ -4,6 +4,7 @@
 // to its own origin; the session's CSRF token lives in memory (common.js), never in storage.
 import { render as renderLayout } from '/assets/a2ui.js';
 import { entityView } from '/assets/entities.js';
+import { activityPage } from '/assets/activity.js';
 import { calendarPage } from '/assets/calendar.js';
 import { api, el, errorText, inFlight, outcome, saidError, say, session, show, visit } from '/assets/common.js';
 import { novaPage } from '/assets/nova.js';
@@ -472,6 +473,7 @@ function route() {
   const hash = location.hash || '#/jobs';
   if (PAGES[hash]) return PAGES[hash](here);
   if (/^#\/calendar(\?|$)/.test(hash)) return calendarPage(here, hash.split('?')[1]);
+  if (/^#\/activity(\?|$)/.test(hash)) return activityPage(here, hash.split('?')[1]);
   const timeline = hash.match(/^#\/jobs\/([^?/]+)\/activity$/);
   if (timeline) return timelinePage(decodeURIComponent(timeline[1]), here);
   const job = hash.match(/^#\/jobs\/([^?/]+)$/);

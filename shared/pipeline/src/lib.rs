@@ -23,6 +23,7 @@
 //! exported spans one tree (each event is created in an exported span the consuming stage
 //! continues).
 
+pub mod activity;
 pub mod clock;
 pub mod detail;
 pub mod env;
