@@ -82,6 +82,12 @@ async function operatorLoop(page, job) {
   const first = await page.locator('.decide p.muted').textContent();
   check('the draft shows its count against the limit', /\d+ \/ \d+ characters/.test(await page.locator('#draft-title + p').textContent()));
   check("the draft shows Dara's seven assessments", (await page.locator('table.review tbody tr').count()) === 7);
+  const order = await page.evaluate(() => {
+    const [draft, decide, claims] = ['#draft-title', '.decide', '#claims-title'].map((q) => document.querySelector(q));
+    const before = (a, b) => Boolean(a && b && (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING));
+    return { ok: before(draft, decide) && before(decide, claims), closed: !document.getElementById('review-details').open && !document.getElementById('job-view-details').open };
+  });
+  check('the job page shows the draft, then the decision, then the evidence; the tables on demand', order.ok && order.closed, JSON.stringify(order));
   await snap(page, 'draft');
   await page.getByLabel('Changes to ask for').fill('Lead with the number, and keep it short.');
   await page.getByRole('button', { name: 'Request changes' }).click();
@@ -406,7 +412,7 @@ try {
 
     // The job page: Maya's layout through the official renderer, every entity hydrated.
     await page.locator(`a[href="#/jobs/${job}"]`).click();
-    await page.locator('harmonia-entity-view').first().waitFor({ timeout: 60000 });
+    await page.locator('harmonia-entity-view').first().waitFor({ state: 'attached', timeout: 60000 });
     const kinds = await page.evaluate(() => {
       const found = [];
       const walk = (root) => {
@@ -438,7 +444,7 @@ try {
     }
     if (width < 600) {
       await page.goto(`${base}/#/jobs/${env('LONG_JOB')}`);
-      await page.locator('harmonia-entity-view').first().waitFor({ timeout: 60000 });
+      await page.locator('harmonia-entity-view').first().waitFor({ state: 'attached', timeout: 60000 });
       check('the job page of a 200-character word fits 375 px', await fits(), await wider());
     }
     await flagsShown(page, env('FLAGGED_JOB'), suffix, fits, wider);

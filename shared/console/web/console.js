@@ -198,18 +198,49 @@ const DIMENSIONS = {
   safety_inclusion: 'Safety and inclusion',
 };
 
-function draftPreview(detail) {
+/** The draft as it will be posted: its count against the platform's limit, its version (short,
+ * with a button that copies the whole one) and its text. */
+function draftPost(detail) {
   const draft = detail.drafts?.at(-1);
   if (!draft) return null;
   const over = draft.length.used > draft.length.limit;
+  return el('section', { class: 'draft', 'aria-labelledby': 'draft-title' },
+    el('h2', { id: 'draft-title', text: `Draft for ${PLATFORMS[draft.platform] ?? draft.platform}` }),
+    el('p', { class: over ? 'over' : 'muted' }, `${draft.length.used} / ${draft.length.limit} ${draft.length.unit}${over ? ': over the limit' : ''} · `,
+      version(draft.content_hash), ` · ${draft.provenance === 'mock' ? 'offline model (mock)' : 'live model'}`),
+    el('div', { class: 'post', id: 'draft-body', text: draft.body }));
+}
+
+/** A version as the operator reads it: its first twelve characters, and a button that copies
+ * the whole hash. */
+function version(hash) {
+  const button = el('button', { type: 'button', class: 'copy', 'aria-label': `Copy the whole version ${hash.slice(0, 12)}`, text: 'Copy' });
+  button.addEventListener('click', async () => {
+    try { await navigator.clipboard.writeText(hash); outcome(`Copied the version ${hash.slice(0, 12)}… to the clipboard.`); } catch { outcome(`The version is ${hash}.`); }
+  });
+  return el('span', { class: 'version' }, el('span', { text: `version ${hash.slice(0, 12)}`, title: hash }), ' ', button);
+}
+
+/** What the draft claims, each claim with the source moments it rests on. */
+function draftEvidence(detail) {
+  const draft = detail.drafts?.at(-1);
+  if (!draft?.claims.length) return null;
+  return el('section', { 'aria-labelledby': 'claims-title' },
+    el('h2', { id: 'claims-title', text: 'Claims and their evidence' }),
+    el('ol', {}, ...draft.claims.map((c) => el('li', {}, el('p', { text: c.text }), ...c.evidence.map(quote)))));
+}
+
+/** Dara's review and the policy rules of the draft: the verdicts in a line, the tables on demand. */
+function reviewDetails(detail) {
+  const draft = detail.drafts?.at(-1);
+  if (!draft) return null;
   const review = (detail.reviews ?? []).find((r) => r.draft === draft.id);
   const policy = (detail.policy ?? []).find((p) => p.draft === draft.id);
-  return el('section', { 'aria-labelledby': 'draft-title' },
-    el('h2', { id: 'draft-title', text: `Draft for ${draft.platform}` }),
-    el('p', { class: over ? 'over' : 'muted', text: `${draft.length.used} / ${draft.length.limit} ${draft.length.unit}${over ? ': over the limit' : ''} · version ${draft.content_hash.slice(0, 12)} · ${draft.provenance}` }),
-    el('div', { class: 'post', id: 'draft-body', text: draft.body }),
-    el('h3', { text: 'Claims and their evidence' }),
-    el('ol', {}, ...draft.claims.map((c) => el('li', {}, el('p', { text: c.text }), ...c.evidence.map(quote)))),
+  if (!review && !policy) return null;
+  const failed = policy ? policy.rules.filter((r) => !r.passed).length : 0;
+  const summary = [review && `Dara's review: ${review.verdict.replaceAll('_', ' ')}`,
+    policy && `policy: ${policy.outcome.replaceAll('_', ' ')}${failed ? ` (${failed} rule${failed === 1 ? '' : 's'} broken)` : ''}`].filter(Boolean).join(' · ');
+  return el('details', { class: 'more', id: 'review-details' }, el('summary', { text: summary }),
     review && el('h3', { text: `Dara's review: ${review.verdict}` }),
     review && el('table', { class: 'review' },
       el('thead', {}, el('tr', {}, ...['Dimension', 'Score', 'Why'].map((h) => el('th', { scope: 'col', text: h })))),
@@ -219,6 +250,11 @@ function draftPreview(detail) {
         el('td', { text: review.assessments[key].rationale }))))),
     policy && el('h3', { text: `Policy: ${policy.outcome}` }),
     policy && el('ul', { class: 'rules' }, ...policy.rules.map((r) => el('li', { class: r.passed ? 'pass' : 'fail', text: `${r.passed ? '✓' : '✗'} ${r.reason}` }))));
+}
+
+/** `section` behind a "details" toggle, closed until the operator opens it. */
+function onDemand(title, section) {
+  return section ? el('details', { class: 'more' }, el('summary', { text: title }), section) : null;
 }
 
 const PLATFORMS = { bluesky: 'Bluesky', mastodon: 'Mastodon', linkedin: 'LinkedIn', x: 'X', webhook: 'the webhook bridge' };
@@ -380,13 +416,19 @@ async function jobPage(id, here) {
     el('details', {}, el('summary', { text: 'What happened' }), el('ol', {})));
   const seen = new Set();
   showProgress(progress, events.body.events, seen);
+  // What the operator decides on comes first, then the decision, then what it rests on; the
+  // rest (the strategy once decided, the review's tables, the job view) opens on demand.
+  const strategyFirst = d.awaiting?.subject === 'strategy';
   show(el('p', {}, el('a', { href: '#/jobs', text: '← Jobs' })),
     el('h1', { text: d.job.title || `Job ${id}` }),
     progress,
-    el('p', {}, el('a', { href: `#/jobs/${encodeURIComponent(id)}/activity`, text: 'Activity timeline' })),
+    publicationPreview(d),
+    strategyFirst ? strategyPreview(d) : draftPost(d),
     decisionPanel(encodeURIComponent(id), d, here, reload),
-    publicationPreview(d), draftPreview(d), flagsPreview(d), strategyPreview(d),
-    el('h2', { text: 'Job view' }), layout);
+    draftEvidence(d), reviewDetails(d), flagsPreview(d),
+    strategyFirst ? null : onDemand('The strategy', strategyPreview(d)),
+    el('details', { class: 'more', id: 'job-view-details' }, el('summary', { text: "Maya's job view: every record of the job" }), layout),
+    el('p', {}, el('a', { href: `#/jobs/${encodeURIComponent(id)}/activity`, text: 'Activity timeline' })));
   follow(id, d.job.status, progress, seen, here, reload);
   try {
     const hydrate = (ref) => entityView(ref, view.body.entities[`${ref.kind}:${ref.id}`]);
