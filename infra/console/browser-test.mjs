@@ -82,6 +82,9 @@ async function operatorLoop(page, job) {
   const first = await page.locator('.decide p.muted').textContent();
   check('the draft shows its count against the limit', /\d+ \/ \d+ characters/.test(await page.locator('#draft-title + p').textContent()));
   check("the draft shows Dara's seven assessments", (await page.locator('table.review tbody tr').count()) === 7);
+  const card = await page.locator('article.preview footer').textContent();
+  check('the draft is a card for its platform, its length as the platform counts it', /\d+ of \d+ .* as (LinkedIn|X|Bluesky|Mastodon) counts them/.test(card)
+    && (await page.locator('article.preview header').textContent()).length > 0 && (await page.locator('p.cta').count()) === 1, card);
   const order = await page.evaluate(() => {
     const [draft, decide, claims] = ['#draft-title', '.decide', '#claims-title'].map((q) => document.querySelector(q));
     const before = (a, b) => Boolean(a && b && (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING));

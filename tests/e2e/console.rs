@@ -108,6 +108,7 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "the job page renders the layout's entities-375",
         "the strategy shows its evidence quotes with their times",
         "the draft shows Dara's seven assessments",
+        "the draft is a card for its platform, its length as the platform counts it",
         "the job page shows the draft, then the decision, then the evidence; the tables on demand",
         "the approval's outcome stays on screen while the job moves",
         "the job's status is a sentence",

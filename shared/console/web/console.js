@@ -198,17 +198,54 @@ const DIMENSIONS = {
   safety_inclusion: 'Safety and inclusion',
 };
 
-/** The draft as it will be posted: its count against the platform's limit, its version (short,
- * with a button that copies the whole one) and its text. */
-function draftPost(detail) {
+/** How each platform counts a post's length, in words. */
+const COUNTED = {
+  bluesky: 'graphemes, as Bluesky counts them', x: 'weighted characters, as X counts them (a link is 23)',
+  mastodon: 'characters, as Mastodon counts them (a link is 23)', linkedin: 'characters, as LinkedIn counts them',
+};
+
+/** `text` as nodes, its links, mentions and hashtags marked as the platform shows them (text
+ * only: nothing of the post becomes markup). */
+function marked(text) {
+  const pattern = /(https?:\/\/[^\s]+[^\s.,;:!?)”’"'])|(@[A-Za-z0-9_][A-Za-z0-9_.-]*(?:@[A-Za-z0-9.-]+[A-Za-z0-9])?)|(#[\p{L}\p{N}_]+)/gu;
+  const nodes = [];
+  let last = 0;
+  for (const m of text.matchAll(pattern)) {
+    if (m.index > last) nodes.push(document.createTextNode(text.slice(last, m.index)));
+    const kind = m[1] ? 'link' : m[2] ? 'mention' : 'tag';
+    nodes.push(el('span', { class: kind, title: kind === 'link' ? 'A link' : kind === 'mention' ? 'A mention' : 'A hashtag', text: m[0] }));
+    last = m.index + m[0].length;
+  }
+  nodes.push(document.createTextNode(text.slice(last)));
+  return nodes;
+}
+
+/** The draft as it will be posted: a card for its platform (the brand's name and handle, the
+ * text with its links, mentions and hashtags marked), its length against the limit as the
+ * platform counts it, the call to action, and its version (short, with a button that copies the
+ * whole one). */
+function draftPost(detail, config) {
   const draft = detail.drafts?.at(-1);
   if (!draft) return null;
   const over = draft.length.used > draft.length.limit;
+  const platform = PLATFORMS[draft.platform] ?? draft.platform;
+  const handle = config?.channels?.find((c) => c.platform === draft.platform)?.handle;
+  const brief = detail.strategy?.briefs?.find((b) => b.id === detail.selected_item?.brief);
+  const cta = brief?.call_to_action;
+  const links = (draft.body.match(/https?:\/\/\S+/g) ?? []).length;
   return el('section', { class: 'draft', 'aria-labelledby': 'draft-title' },
-    el('h2', { id: 'draft-title', text: `Draft for ${PLATFORMS[draft.platform] ?? draft.platform}` }),
+    el('h2', { id: 'draft-title', text: `Draft for ${platform}` }),
     el('p', { class: over ? 'over' : 'muted' }, `${draft.length.used} / ${draft.length.limit} ${draft.length.unit}${over ? ': over the limit' : ''} · `,
       version(draft.content_hash), ` · ${draft.provenance === 'mock' ? 'offline model (mock)' : 'live model'}`),
-    el('div', { class: 'post', id: 'draft-body', text: draft.body }));
+    el('article', { class: `preview preview-${draft.platform}`, 'aria-label': `The post as it will look on ${platform}` },
+      el('header', {}, el('strong', { text: config?.name ?? 'Your brand' }), handle ? el('span', { class: 'muted', text: ` ${handle}` }) : null,
+        el('span', { class: 'muted', text: ` · ${platform}` })),
+      el('div', { class: 'post', id: 'draft-body' }, ...marked(draft.body)),
+      el('footer', { class: 'muted' },
+        el('meter', { min: 0, max: draft.length.limit, value: Math.min(draft.length.used, draft.length.limit), high: draft.length.limit * 0.9, optimum: 0, 'aria-label': 'Length against the limit' }),
+        ` ${draft.length.used} of ${draft.length.limit} ${COUNTED[draft.platform] ?? draft.length.unit}${links ? ` · ${links} link${links === 1 ? '' : 's'}` : ''}`)),
+    cta ? el('p', { class: 'cta' }, el('strong', { text: 'Call to action: ' }), cta,
+      el('span', { class: 'muted', text: draft.body.includes(cta.replace(/[.!]$/, '')) ? ' (in the post)' : ' (not word for word in the post)' })) : null);
 }
 
 /** A version as the operator reads it: its first twelve characters, and a button that copies
@@ -396,19 +433,24 @@ function follow(id, status, progress, seen, here, reload) {
   for (const kind of ['step', 'decision', 'status']) source.addEventListener(kind, each);
 }
 
-/** A time as the operator's clock shows it, with how long ago. */
+/** The workspace's time zone, once a page has read its configuration (the browser's until then). */
+let zone;
+
+/** A time as the workspace's clock shows it, with how long ago. */
 function when(iso) {
   const t = new Date(iso);
-  return `${t.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })} (${age(iso)} ago)`;
+  const time = t.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', timeZone: zone, timeZoneName: 'short' });
+  return `${time} (${age(iso)} ago)`;
 }
 
 async function jobPage(id, here) {
   say('Composing the job view…');
   const path = `/v1/jobs/${encodeURIComponent(id)}`;
-  const [view, detail, events] = await Promise.all([api('GET', `${path}/view`), api('GET', `${path}/detail`), api('GET', `${path}/events`)]);
+  const [view, detail, events, workspace] = await Promise.all([api('GET', `${path}/view`), api('GET', `${path}/detail`), api('GET', `${path}/events`), api('GET', '/v1/workspace')]);
   if (!here()) return;
   for (const reply of [view, detail, events]) if (reply.status !== 200) { say(errorText(reply), true); return; }
   const d = detail.body;
+  zone = workspace.status === 200 ? workspace.body.workspace.config.timezone : undefined;
   const layout = el('section', { id: 'job-view', 'aria-label': 'Job view' });
   const reload = () => jobPage(id, here);
   const progress = el('section', { class: 'progress', 'aria-label': 'Progress' },
@@ -423,7 +465,7 @@ async function jobPage(id, here) {
     el('h1', { text: d.job.title || `Job ${id}` }),
     progress,
     publicationPreview(d),
-    strategyFirst ? strategyPreview(d) : draftPost(d),
+    strategyFirst ? strategyPreview(d) : draftPost(d, workspace.status === 200 ? workspace.body.workspace.config : null),
     decisionPanel(encodeURIComponent(id), d, here, reload),
     draftEvidence(d), reviewDetails(d), flagsPreview(d),
     strategyFirst ? null : onDemand('The strategy', strategyPreview(d)),
