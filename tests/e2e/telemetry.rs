@@ -468,6 +468,53 @@ async fn a_jobs_exported_spans_form_one_tree() {
     }
 }
 
+/// Nova's tool calls and their activity records: each record names the exported
+/// `execute_tool` span of its call, whose parent is the invocation the record names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn novas_tool_call_records_name_the_spans_that_were_exported() {
+    use opentelemetry::trace::SpanId;
+
+    let captured = capture().clone();
+    let dir = harmonia_testkit::temp_dir();
+    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let skills = harmonia_agents::skills::SkillLibrary::configured().expect("skills");
+    let runtime = harmonia_agents::Runtime::new(local.model.clone(), local.env.store.clone(), Arc::new(skills));
+    let runtime = harmonia_nova::with_tools(runtime);
+    let who = harmonia_auth::Identity {
+        operator: "ana".parse().expect("op"),
+        workspace: ws.clone(),
+        role: harmonia_auth::Role::Operator,
+    };
+    let root = harmonia_contracts::trace::TraceParent::new_root();
+    let asked = harmonia_nova::ask(&runtime, &who, "What is waiting for me?", root.clone()).await.expect("answer");
+    assert_eq!(asked.tool_calls.len(), 1, "{:?}", asked.tool_calls);
+    captured.tracer.force_flush().expect("flush spans");
+
+    let records: Vec<Value> = local
+        .env
+        .store
+        .query(&ws, ACTIVITY, &Query::all(1000))
+        .await
+        .expect("activity")
+        .into_iter()
+        .map(|d| Value::Object(d.data))
+        .filter(|a| a["trace_id"] == json!(root.trace_id()))
+        .collect();
+    let spans = captured.spans.get_finished_spans().expect("spans");
+    let id = |record: &Value, key: &str| record[key].as_str().and_then(|s| SpanId::from_hex(s).ok()).expect("span id");
+    let calls: Vec<&Value> = records.iter().filter(|r| r["operation"] == "tool_call").collect();
+    assert_eq!(calls.len(), 1, "{records:?}");
+    for call in calls {
+        let span = spans.iter().find(|s| s.span_context.span_id() == id(call, "span_id"));
+        let span = span.unwrap_or_else(|| panic!("the tool call's record names an exported span: {call}"));
+        assert_eq!(span.name, "execute_tool get_operator_feed");
+        assert_eq!(span.parent_span_id, id(call, "parent_span_id"), "{call}");
+        let invocation = records.iter().find(|r| r["operation"] == "invoke").expect("the invocation's record");
+        assert_eq!(id(call, "parent_span_id"), id(invocation, "span_id"), "under its invocation");
+    }
+}
+
 /// A function started with a trace-export selection it cannot honour exits non-zero before
 /// serving, and its log names the variable to fix. (Each case fails before any network call.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

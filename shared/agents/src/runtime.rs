@@ -194,12 +194,19 @@ pub struct Step {
     pub result: Option<Value>,
     /// A data tool's arguments (in memory only): retries are counted per tool and arguments.
     pub args: Option<Value>,
+    /// The ids of the exported span of a data tool's call, when OpenTelemetry exports spans.
+    pub span: Option<TraceParent>,
 }
 
 impl Step {
     fn new(event: LoadEvent, ok: bool) -> Self {
-        Self { event, ok, evidence: Vec::new(), result: None, args: None }
+        Self { event, ok, evidence: Vec::new(), result: None, args: None, span: None }
     }
+}
+
+/// The exported span's own trace context, when OpenTelemetry is on.
+fn exported(span: &tracing::Span) -> Option<TraceParent> {
+    harmonia_telemetry::traceparent(span).and_then(|t| t.parse::<TraceParent>().ok())
 }
 
 /// Whether a tool's answer is an envelope error the contract calls transient.
@@ -686,8 +693,7 @@ impl Runtime {
             trace_id = %seed.trace.trace_id(),
             span_id = tracing::field::Empty,
         );
-        let context =
-            |s: &tracing::Span| harmonia_telemetry::traceparent(s).and_then(|t| t.parse::<TraceParent>().ok());
+        let context = exported;
         // Under a stage's span the invocation is its child; otherwise (Nova, tests) it joins
         // the caller's trace directly.
         let parent = match context(&tracing::Span::current()) {
@@ -924,14 +930,10 @@ impl Runtime {
                             Some(code) => ActivityOutcome::Failure { code },
                             None => ActivityOutcome::Success,
                         };
-                        children.activity.push(self.activity(
-                            seed,
-                            Operation::ToolCall,
-                            began,
-                            &span.child(),
-                            span,
-                            outcome,
-                        ));
+                        // The record carries the exported `execute_tool` span's ids; without
+                        // OpenTelemetry, new ones under the invocation's.
+                        let own = attempt.span.clone().unwrap_or_else(|| span.child());
+                        children.activity.push(self.activity(seed, Operation::ToolCall, began, &own, span, outcome));
                     }
                 }
                 responses.push(Part::FunctionResponse { name, response });
@@ -1001,7 +1003,6 @@ impl Runtime {
             steps.push(step);
             return json!({"error": {"code": "invalid_request", "message": "There is no such field of this request to search for."}});
         };
-        let span = parent.child();
         let traced = tracing::info_span!(
             "invoke_agent",
             otel.name = "invoke_agent research",
@@ -1013,6 +1014,8 @@ impl Runtime {
             "error.type" = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
         );
+        // The record carries the exported search span's ids; without OpenTelemetry, new ones.
+        let span = exported(&traced).unwrap_or_else(|| parent.child());
         let began = Began::now();
         let request = research::request(role, &query);
         let result = generate(&*self.model, &request, Some(seed.stage)).instrument(traced.clone()).await;
@@ -1156,6 +1159,7 @@ impl Runtime {
         }
         let mut step = Step::new(LoadEvent::DataTool(tool.to_owned()), result.is_ok());
         step.args = Some(args.clone());
+        step.span = exported(&span);
         if let Ok(value) = &result {
             step.evidence = evidence_of(value);
             step.result = Some(value.clone());

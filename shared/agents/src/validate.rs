@@ -453,6 +453,7 @@ mod tests {
             evidence: Vec::new(),
             result: Some(result),
             args: None,
+            span: None,
         };
         let failed = json!({"status": "error", "data": null, "evidence": [], "error": {
             "code": "dependency_unavailable", "category": "unavailable", "message": "down", "retryable": false}});
