@@ -37,15 +37,21 @@ const { chromium } = await import(join(env('HARMONIA_CONSOLE_MODULES'), 'playwri
 const axeSource = readFileSync(join(env('HARMONIA_CONSOLE_MODULES'), 'axe-core', 'axe.min.js'), 'utf8');
 
 /** A screenshot of the page as it is (`name`.png; of `part` alone when given), and axe's
- * checks of the whole page (WCAG 2.x A and AA): no violation. */
+ * checks of the whole page (WCAG 2.x A and AA): no violation. Then the same in the other colour
+ * scheme (`name`-dark.png or `name`-light.png), and back. */
 async function snap(page, name, part) {
-  await (part ?? page).screenshot({ path: join(shots, `${name}.png`), fullPage: !part });
-  // Evaluated through the browser's debugging protocol, which the page's CSP does not govern.
-  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => (await window.axe.run(document, {
-    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] }, resultTypes: ['violations'],
-  })).violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`));
-  check(`axe finds no violation on the ${name} page`, violations.length === 0, violations.join(' | '));
+  const dark = await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches);
+  for (const [scheme, suffix] of [[dark ? 'dark' : 'light', ''], [dark ? 'light' : 'dark', dark ? '-light' : '-dark']]) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await (part ?? page).screenshot({ path: join(shots, `${name}${suffix}.png`), fullPage: !part });
+    // Evaluated through the browser's debugging protocol, which the page's CSP does not govern.
+    if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(axeSource);
+    const violations = await page.evaluate(async () => (await window.axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] }, resultTypes: ['violations'],
+    })).violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`));
+    check(`axe finds no violation on the ${name} page${suffix ? ` (${scheme})` : ''}`, violations.length === 0, violations.join(' | '));
+  }
+  await page.emulateMedia({ colorScheme: dark ? 'dark' : 'light' });
 }
 
 const check = (name, ok, detail = '') => {
@@ -117,6 +123,21 @@ async function operatorLoop(page, job) {
   await page.goto(`${base}/#/jobs/${onScreen}`);
   await until(page, 'the verified post', () => document.getElementById('publication-state')?.textContent.startsWith('Verified'));
   check('the approved draft becomes a verified post', (await page.locator('#publication-state').textContent()).startsWith('Verified'));
+  // Maya's job view, opened on demand: cards in words, their fields behind "All fields".
+  await page.locator('#job-view-details > summary').click();
+  const cards = await page.evaluate(() => {
+    const found = [];
+    const walk = (root) => root.querySelectorAll('*').forEach((n) => {
+      if (n.tagName === 'ARTICLE' && n.classList.contains('entity')) {
+        found.push({ label: n.querySelector('h4 .label')?.textContent, heading: n.querySelector('h4')?.textContent, fieldsOpen: n.querySelector('details')?.open });
+      }
+      if (n.shadowRoot) walk(n.shadowRoot);
+    });
+    walk(document);
+    return found;
+  });
+  check("Maya's job view reads as cards with labels, the fields on demand", cards.length >= 5
+    && cards.every((c) => c.label && c.fieldsOpen === false && !/job[-_][0-9a-f]{8}/.test(c.heading)), JSON.stringify(cards.slice(0, 4)));
   await snap(page, 'published');
 
   // The job's activity: a bar per invocation, its numbers on keyboard focus.
