@@ -40,6 +40,10 @@ const axeSource = readFileSync(join(env('HARMONIA_CONSOLE_MODULES'), 'axe-core',
  * checks of the whole page (WCAG 2.x A and AA): no violation. Then the same in the other colour
  * scheme (`name`-dark.png or `name`-light.png), and back. */
 async function snap(page, name, part) {
+  // No page scrolls sideways, at either width (a whole pixel of rounding allowed).
+  const fits = await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth + 1, null, { timeout: 5000 })
+    .then(() => true, () => false);
+  check(`the ${name} page does not scroll sideways`, fits, await page.evaluate(() => `${document.documentElement.scrollWidth} in ${window.innerWidth}`));
   const dark = await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches);
   for (const [scheme, suffix] of [[dark ? 'dark' : 'light', ''], [dark ? 'light' : 'dark', dark ? '-light' : '-dark']]) {
     await page.emulateMedia({ colorScheme: scheme });

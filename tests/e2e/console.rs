@@ -186,5 +186,7 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
             assert!(checks.iter().any(|c| c["check"] == axe.as_str()), "{axe} was checked: {stdout}");
         }
         assert!(screenshots.join(format!("{page}-{other}.png")).is_file(), "a screenshot of {page} in {other}");
+        let fits = format!("the {page} page does not scroll sideways");
+        assert!(checks.iter().any(|c| c["check"] == fits.as_str()), "{fits} was checked: {stdout}");
     }
 }

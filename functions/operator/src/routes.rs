@@ -165,6 +165,7 @@ async fn workspace_activity(
         total: recent.records.len(),
         days: recent.days,
         capped: recent.capped,
+        time_zone: recent.time_zone,
         agents: <harmonia_contracts::Role as strum::IntoEnumIterator>::iter().collect(),
         stages: harmonia_contracts::event::Stage::ALL.to_vec(),
     }))

@@ -179,6 +179,8 @@ pub struct WorkspaceActivity {
     pub days: Vec<harmonia_pipeline::activity::Day>,
     /// Whether only the latest 1,000 records were read (older ones are not counted).
     pub capped: bool,
+    /// The workspace's IANA time zone, which the days are in.
+    pub time_zone: String,
     /// Every agent, for the filter.
     pub agents: Vec<harmonia_contracts::Role>,
     /// Every stage, for the filter.

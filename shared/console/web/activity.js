@@ -17,10 +17,10 @@ function choose(id, label, values, current, words = (v) => capital(v.replaceAll(
       ...values.map((v) => el('option', { value: v, text: words(v), selected: v === current }))));
 }
 
-function daysTable(days) {
+function daysTable(days, zone) {
   if (!days.length) return el('p', { class: 'muted', text: 'No activity matches.' });
   return el('table', { class: 'days' },
-    el('caption', { class: 'muted', text: 'Each day, in the workspace\'s time zone: durations are of the answers (invocations); tokens of every record.' }),
+    el('caption', { class: 'muted', text: `Each day in ${zone}: durations are of the answers (invocations); tokens of every record.` }),
     el('thead', {}, el('tr', {}, ...['Day', 'Records', 'Answer time p50 / p95', 'Tokens in / out'].map((h) => el('th', { scope: 'col', text: h })))),
     el('tbody', {}, ...days.map((d) => el('tr', {},
       el('th', { scope: 'row', text: new Date(`${d.day}T12:00:00Z`).toLocaleDateString([], { weekday: 'short', day: 'numeric', month: 'short', timeZone: 'UTC' }) }),
@@ -29,14 +29,14 @@ function daysTable(days) {
       el('td', { text: `${number(d.input_tokens)} / ${number(d.output_tokens)}` })))));
 }
 
-function recordItem(r) {
+function recordItem(r, zone) {
   const failed = r.outcome.status !== 'success';
   const when = new Date(r.started_at);
   const about = r.agent === 'nova'
     ? el('span', { text: 'an operator\'s question' })
     : el('a', { href: `#/jobs/${encodeURIComponent(r.job)}/activity`, text: 'the job\'s timeline' });
   return el('li', { class: failed ? 'record failed' : 'record' },
-    el('p', {}, el('time', { datetime: r.started_at, title: r.started_at, text: when.toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' }) }),
+    el('p', {}, el('time', { datetime: r.started_at, title: r.started_at, text: when.toLocaleString([], { dateStyle: 'medium', timeStyle: 'short', timeZone: zone }) }),
       ` · ${capital(r.agent)} ${OPERATIONS[r.operation] ?? r.operation} at ${r.stage}`),
     el('p', { class: 'muted' }, `${ms(r.duration_us / 1000)} · ${number(r.usage.input_tokens)} input and ${number(r.usage.output_tokens)} output tokens · `,
       el('span', { class: failed ? 'error' : '', text: failed ? `failed (${r.outcome.code})` : 'succeeded' }), ' · ', about));
@@ -68,14 +68,14 @@ export async function activityPage(here, query) {
   };
   const shownFrom = page * PAGE + 1;
   show(el('h1', { text: 'Activity' }),
-    el('p', { class: 'muted', text: `Every agent's work in this workspace, Nova's answers included, newest first.${data.capped ? ' Only the latest 1,000 records are read.' : ''}` }),
+    el('p', { class: 'muted', text: `Every agent's work in this workspace, Nova's answers included, newest first; times in ${data.time_zone}.${data.capped ? ' Only the latest 1,000 records are read.' : ''}` }),
     form,
-    el('h2', { text: 'By day' }), daysTable(data.days),
+    el('h2', { text: 'By day' }), daysTable(data.days, data.time_zone),
     el('h2', { text: 'Records' }),
     data.activity.length
       ? el('p', { class: 'muted', id: 'activity-count', text: `${number(shownFrom)}–${number(shownFrom + data.activity.length - 1)} of ${number(data.total)}.` })
       : el('p', { class: 'muted', id: 'activity-count', text: 'No record matches.' }),
-    el('ol', { class: 'records', id: 'activity-records' }, ...data.activity.map(recordItem)),
+    el('ol', { class: 'records', id: 'activity-records' }, ...data.activity.map((r) => recordItem(r, data.time_zone))),
     el('p', { class: 'pages' }, page > 0 ? link(page - 1, '← Newer') : null, ' ', data.next_page ? link(data.next_page, 'Older →') : null));
   say('');
 }

@@ -66,6 +66,8 @@ pub struct Recent {
     pub days: Vec<Day>,
     /// Whether the read stopped at [`LATEST`] records, so older ones are not counted.
     pub capped: bool,
+    /// The IANA time zone the days are in (`UTC` for a workspace not configured yet).
+    pub time_zone: String,
 }
 
 /// How many of the workspace's latest records one look reads.
@@ -90,7 +92,8 @@ pub async fn recent(env: &Env, workspace: &WorkspaceId, filter: Filter) -> Resul
         by_day.entry(day).or_default().push(r);
     }
     let days = by_day.into_iter().rev().map(|(day, of_day)| summarise(day, &of_day)).collect();
-    Ok(Recent { records, days, capped })
+    let time_zone = tz.map_or("UTC", |tz| tz.name()).to_owned();
+    Ok(Recent { records, days, capped, time_zone })
 }
 
 fn summarise(day: NaiveDate, records: &[&ActivityRecord]) -> Day {
