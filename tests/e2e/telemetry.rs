@@ -359,16 +359,29 @@ fn attribute(span: &opentelemetry_sdk::trace::SpanData, key: &str) -> Option<Str
     span.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string())
 }
 
+/// The capture, and a new embedded default (its data directory held by the caller) with its
+/// workspace.
+async fn traced() -> (Captured, harmonia_testkit::TempDir, Local, WorkspaceId) {
+    let captured = capture().clone();
+    let dir = harmonia_testkit::temp_dir();
+    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    (captured, dir, local, ws)
+}
+
+/// The activity records of `ws` whose `key` is `value`, as stored.
+async fn activity_where(local: &Local, ws: &WorkspaceId, key: &str, value: &str) -> Vec<Value> {
+    let docs = local.env.store.query(ws, ACTIVITY, &Query::all(1000)).await.expect("activity");
+    docs.into_iter().map(|d| Value::Object(d.data)).filter(|a| a[key] == json!(value)).collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_jobs_exported_spans_form_one_tree() {
     use std::collections::{BTreeSet, HashMap};
 
     use opentelemetry::trace::{SpanId, SpanKind};
 
-    let captured = capture().clone();
-    let dir = harmonia_testkit::temp_dir();
-    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
-    let ws = local.workspace().await.expect("workspace");
+    let (captured, _dir, local, ws) = traced().await;
     let job = ingest(&local.env, &ws, source("(tree)"), None, None).await.expect("ingest");
     // Both human gates are approved through `operator::decide`, as the CLI does.
     let done = local.drive(&ws, &job.id, true, Duration::from_secs(60), |_| {}).await.expect("drive");
@@ -376,16 +389,7 @@ async fn a_jobs_exported_spans_form_one_tree() {
     local.settle(Duration::from_secs(30)).await.expect("settle");
     captured.tracer.force_flush().expect("flush spans");
 
-    let activity: Vec<Value> = local
-        .env
-        .store
-        .query(&ws, ACTIVITY, &Query::all(1000))
-        .await
-        .expect("activity")
-        .into_iter()
-        .map(|d| Value::Object(d.data))
-        .filter(|a| a["job"] == json!(job.id.to_string()))
-        .collect();
+    let activity = activity_where(&local, &ws, "job", job.id.as_ref()).await;
     let job_trace = activity.first().map(|a| a["trace_id"].as_str().unwrap_or_default().to_owned()).expect("activity");
     assert!(activity.iter().all(|a| a["trace_id"] == json!(job_trace)), "one trace id for the whole job");
 
@@ -474,10 +478,7 @@ async fn a_jobs_exported_spans_form_one_tree() {
 async fn novas_tool_call_records_name_the_spans_that_were_exported() {
     use opentelemetry::trace::SpanId;
 
-    let captured = capture().clone();
-    let dir = harmonia_testkit::temp_dir();
-    let local = Local::open_with(dir.path(), FAST, Wrap::default()).await.expect("open");
-    let ws = local.workspace().await.expect("workspace");
+    let (captured, _dir, local, ws) = traced().await;
     let skills = harmonia_agents::skills::SkillLibrary::configured().expect("skills");
     let runtime = harmonia_agents::Runtime::new(local.model.clone(), local.env.store.clone(), Arc::new(skills));
     let runtime = harmonia_nova::with_tools(runtime);
@@ -491,16 +492,7 @@ async fn novas_tool_call_records_name_the_spans_that_were_exported() {
     assert_eq!(asked.tool_calls.len(), 1, "{:?}", asked.tool_calls);
     captured.tracer.force_flush().expect("flush spans");
 
-    let records: Vec<Value> = local
-        .env
-        .store
-        .query(&ws, ACTIVITY, &Query::all(1000))
-        .await
-        .expect("activity")
-        .into_iter()
-        .map(|d| Value::Object(d.data))
-        .filter(|a| a["trace_id"] == json!(root.trace_id()))
-        .collect();
+    let records = activity_where(&local, &ws, "trace_id", &root.trace_id()).await;
     let spans = captured.spans.get_finished_spans().expect("spans");
     let id = |record: &Value, key: &str| record[key].as_str().and_then(|s| SpanId::from_hex(s).ok()).expect("span id");
     let calls: Vec<&Value> = records.iter().filter(|r| r["operation"] == "tool_call").collect();
