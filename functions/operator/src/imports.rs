@@ -77,7 +77,9 @@ async fn calendar(
         match key.as_ref() {
             "from" => from = Some(calendar::instant(&value, &config)?),
             "to" => to = Some(calendar::instant(&value, &config)?),
-            _ => return Err(Error::new(Code::InvalidRequest, "query parameters are from and to").into()),
+            _ => {
+                return Err(Error::new(Code::InvalidRequest, "The calendar's query parameters are from and to.").into());
+            }
         }
     }
     let (default_from, default_to) = calendar::default_range(state.env.clock.now());

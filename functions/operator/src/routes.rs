@@ -135,7 +135,7 @@ async fn workspace_activity(
     let bad = || {
         Error::new(
             Code::InvalidRequest,
-            "query parameters are agent (a role), stage, outcome (success or failure), limit (1-200) and page",
+            "The query parameters are agent (a role), stage, outcome (success or failure), limit (1-200) and page.",
         )
     };
     for (k, v) in url::form_urlencoded::parse(query.as_deref().unwrap_or_default().as_bytes()) {

@@ -29,7 +29,7 @@ pub fn instant(text: &str, config: &WorkspaceConfig) -> Result<Timestamp, Error>
     let day = NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| {
         Error::new(
             Code::InvalidRequest,
-            "from and to are dates (2026-12-07) or RFC 3339 times (2026-12-07T09:00:00Z; write + as %2B)",
+            "The range's from and to are dates (2026-12-07) or RFC 3339 times (2026-12-07T09:00:00Z, with + written %2B).",
         )
     })?;
     let midnight = day.and_hms_opt(0, 0, 0).unwrap_or_default();
@@ -50,7 +50,7 @@ pub async fn posts(
     if to <= from || to - from > Duration::days(MAX_DAYS) {
         return Err(Error::new(
             Code::InvalidRequest,
-            format!("to must come after from, at most {MAX_DAYS} days later"),
+            format!("The range's to must come after its from, at most {MAX_DAYS} days later."),
         ));
     }
     let query = Query::all(MAX_QUERY_LIMIT);
