@@ -23,6 +23,19 @@ async fn shared() -> (Arc<dyn Store>, harmonia_testkit::TempDir) {
 
 harmonia_store::store_conformance!(shared());
 
+/// A data file of an older layout `version` at `path`: the lasting documents' table and indexes,
+/// the tables `extra` creates, and the one row `row` inserts.
+fn older_file(path: &std::path::Path, version: i32, extra: &str, row: &str) {
+    let conn = Connection::open(path).expect("an older file");
+    conn.execute_batch(SCHEMA)
+        .and_then(|()| conn.execute_batch(INDEXES))
+        .and_then(|()| conn.execute_batch(extra))
+        .expect("the older layout");
+    conn.pragma_update(None, "application_id", APPLICATION_ID).expect("stamp");
+    conn.pragma_update(None, "user_version", version).expect("its version");
+    conn.execute(row, []).expect("its row");
+}
+
 /// Short-lived documents are rows of their own table, never of `documents`, and a data file
 /// of layout 3 (which has no such table) gains it when opened, every lasting row kept; the
 /// check reads both tables.
@@ -30,16 +43,12 @@ harmonia_store::store_conformance!(shared());
 async fn short_lived_documents_are_kept_in_a_table_of_their_own() {
     let dir = harmonia_testkit::temp_dir();
     let path = dir.path().join("v3.sqlite");
-    let conn = Connection::open(&path).expect("a v3 file");
-    conn.execute_batch(SCHEMA).and_then(|()| conn.execute_batch(INDEXES)).expect("the v3 layout");
-    conn.pragma_update(None, "application_id", APPLICATION_ID).expect("stamp");
-    conn.pragma_update(None, "user_version", 3).expect("v3");
-    conn.execute(
+    older_file(
+        &path,
+        3,
+        "",
         "INSERT INTO documents VALUES ('ws-1', 'notes', 'kept', 1, '2026-01-01T00:00:00.000000Z', '{}', NULL)",
-        [],
-    )
-    .expect("a lasting row");
-    drop(conn);
+    );
 
     let store = SqliteStore::open(&path).expect("a v3 file opens");
     let ws: WorkspaceId = "ws-1".parse().expect("ws");
@@ -71,22 +80,15 @@ async fn short_lived_documents_are_kept_in_a_table_of_their_own() {
 async fn a_layout_four_file_keys_its_short_lived_table_by_its_own_key() {
     let dir = harmonia_testkit::temp_dir();
     let path = dir.path().join("v4.sqlite");
-    let conn = Connection::open(&path).expect("a v4 file");
     let v4_short_lived = "CREATE TABLE short_lived (workspace TEXT NOT NULL, collection TEXT NOT NULL,
         id TEXT NOT NULL, version INTEGER NOT NULL, updated_at TEXT NOT NULL, data TEXT NOT NULL, job TEXT,
         UNIQUE (workspace, collection, id));";
-    conn.execute_batch(SCHEMA)
-        .and_then(|()| conn.execute_batch(INDEXES))
-        .and_then(|()| conn.execute_batch(v4_short_lived))
-        .expect("the v4 layout");
-    conn.pragma_update(None, "application_id", APPLICATION_ID).expect("stamp");
-    conn.pragma_update(None, "user_version", 4).expect("v4");
-    conn.execute(
+    older_file(
+        &path,
+        4,
+        v4_short_lived,
         "INSERT INTO short_lived VALUES ('ws-1', 'brief', 'open', 3, '2026-01-01T00:00:00.000000Z', '{\"n\":1}', NULL)",
-        [],
-    )
-    .expect("a short-lived row");
-    drop(conn);
+    );
 
     let store = SqliteStore::open(&path).expect("a v4 file opens");
     let ws: WorkspaceId = "ws-1".parse().expect("ws");
