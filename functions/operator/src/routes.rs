@@ -102,14 +102,13 @@ async fn activity(
     RawQuery(query): RawQuery,
 ) -> Answer<ActivityPage> {
     let mut job = None;
-    let (mut limit, mut page) = (50u32, 0u32);
+    let mut paging = Paging::DEFAULT;
     for pair in query.as_deref().unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         let bad = || Error::new(Code::InvalidRequest, "query parameters are job, limit (1-200) and page");
         match k {
             "job" => job = Some(v.parse::<JobId>()?),
-            "limit" => limit = v.parse().ok().filter(|l| (1..=200).contains(l)).ok_or_else(bad)?,
-            "page" => page = v.parse().ok().filter(|p| *p < 1000).ok_or_else(bad)?,
+            "limit" | "page" if paging.read(k, v) => {}
             _ => return Err(bad().into()),
         }
     }
@@ -117,10 +116,38 @@ async fn activity(
     gates::job(&state.env, &who.workspace, &job).await?;
     // Every record of the job, in the order the invocations started (as `harmonia activity`).
     let records = harmonia_pipeline::detail::activity(&state.env, &who.workspace, &job).await?;
-    let start = usize::try_from(page * limit).unwrap_or(usize::MAX);
-    let activity: Vec<_> = records.iter().skip(start).take(limit as usize).cloned().collect();
-    let more = records.len() > start + activity.len();
-    Ok(Json(ActivityPage { activity, next_page: more.then_some(page + 1) }))
+    let (activity, next_page) = paging.of(&records);
+    Ok(Json(ActivityPage { activity, next_page }))
+}
+
+/// One page of a listing: `limit` records (1-200, 50 unless asked) from page `page` (from 0,
+/// below 1000).
+#[derive(Clone, Copy)]
+struct Paging {
+    limit: u32,
+    page: u32,
+}
+
+impl Paging {
+    const DEFAULT: Self = Self { limit: 50, page: 0 };
+
+    /// Take `key=value` (`limit` or `page`); false for another key or a value out of range.
+    fn read(&mut self, key: &str, value: &str) -> bool {
+        let valid = match key {
+            "limit" => value.parse().ok().filter(|l| (1..=200).contains(l)).map(|l| self.limit = l),
+            "page" => value.parse().ok().filter(|p| *p < 1000).map(|p| self.page = p),
+            _ => None,
+        };
+        valid.is_some()
+    }
+
+    /// This page of `records`, and the next page's number while more remain.
+    fn of<T: Clone>(self, records: &[T]) -> (Vec<T>, Option<u32>) {
+        let start = usize::try_from(self.page * self.limit).unwrap_or(usize::MAX);
+        let shown: Vec<T> = records.iter().skip(start).take(self.limit as usize).cloned().collect();
+        let more = records.len() > start + shown.len();
+        (shown, more.then_some(self.page + 1))
+    }
 }
 
 /// `GET /v1/workspace/activity[?agent=ROLE][&stage=STAGE][&outcome=success|failure][&limit=1-200][&page=N]`:
@@ -131,7 +158,7 @@ async fn workspace_activity(
     RawQuery(query): RawQuery,
 ) -> Answer<WorkspaceActivity> {
     let mut filter = harmonia_pipeline::activity::Filter::default();
-    let (mut limit, mut page) = (50u32, 0u32);
+    let mut paging = Paging::DEFAULT;
     let bad = || {
         Error::new(
             Code::InvalidRequest,
@@ -150,18 +177,15 @@ async fn workspace_activity(
                     _ => return Err(bad().into()),
                 })
             }
-            "limit" => limit = v.parse().ok().filter(|l| (1..=200).contains(l)).ok_or_else(bad)?,
-            "page" => page = v.parse().ok().filter(|p| *p < 1000).ok_or_else(bad)?,
+            "limit" | "page" if paging.read(&k, &v) => {}
             _ => return Err(bad().into()),
         }
     }
     let recent = harmonia_pipeline::activity::recent(&state.env, &who.workspace, filter).await?;
-    let start = usize::try_from(page * limit).unwrap_or(usize::MAX);
-    let activity: Vec<_> = recent.records.iter().skip(start).take(limit as usize).cloned().collect();
-    let more = recent.records.len() > start + activity.len();
+    let (activity, next_page) = paging.of(&recent.records);
     Ok(Json(WorkspaceActivity {
         activity,
-        next_page: more.then_some(page + 1),
+        next_page,
         total: recent.records.len(),
         days: recent.days,
         capped: recent.capped,
