@@ -3,10 +3,9 @@
 // the imported entries (posts scheduled elsewhere, blackout days). A scheduled post can be
 // moved to another slot of a posting window, published now or cancelled, from the keyboard too.
 // Everything comes from `GET /v1/calendar?from=&to=`; the changes are the job's own routes.
-import { api, el, errorText, inFlight, outcome, say, show } from '/assets/common.js';
+import { api, el, errorText, inFlight, outcome, platformName, say, show } from '/assets/common.js';
 
 const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
-const PLATFORMS = { bluesky: 'Bluesky', mastodon: 'Mastodon', linkedin: 'LinkedIn', x: 'X', webhook: 'Webhook' };
 const STATES = {
   scheduled: 'scheduled', window_passed: 'its window passed: publish it now or move it', dispatched: 'being sent',
   cancelled: 'cancelled', publishing: 'being published', publish_unknown: 'sent, its outcome being checked',
@@ -30,6 +29,9 @@ const monday = (day) => addDays(day, -weekday(day));
 const label = (day, opts = { weekday: 'short', day: 'numeric', month: 'short' }) =>
   new Date(parse(day)).toLocaleDateString([], { ...opts, timeZone: 'UTC' });
 
+/** The minutes since midnight of a wall-clock `HH:MM`. */
+const minutes = (hhmm) => +hhmm.slice(0, 2) * 60 + +hhmm.slice(3, 5);
+
 /** The wall clock of `ms` in `tz`: `{day, time}` (`YYYY-MM-DD`, `HH:MM`). */
 function wall(ms, tz) {
   const parts = Object.fromEntries(new Intl.DateTimeFormat('en-CA', {
@@ -40,8 +42,8 @@ function wall(ms, tz) {
 
 /** The instant (ms) whose wall clock in `tz` reads `day` `time`. */
 function instant(day, time, tz) {
-  const wanted = parse(day) + (+time.slice(0, 2) * 60 + +time.slice(3, 5)) * 60000;
-  const offset = (ms) => { const w = wall(ms, tz); return parse(w.day) + (+w.time.slice(0, 2) * 60 + +w.time.slice(3, 5)) * 60000 + w.seconds * 1000 - ms; };
+  const wanted = parse(day) + minutes(time) * 60000;
+  const offset = (ms) => { const w = wall(ms, tz); return parse(w.day) + minutes(w.time) * 60000 + w.seconds * 1000 - ms; };
   const guess = wanted - offset(wanted);
   return wanted - offset(guess);
 }
@@ -69,7 +71,7 @@ function slots(data, today, post) {
     if (blackout.has(day)) continue;
     const times = [];
     for (const w of windowsOn(data.windows, day)) {
-      const [start, end] = [+w.start.slice(0, 2) * 60 + +w.start.slice(3, 5), +w.end.slice(0, 2) * 60 + +w.end.slice(3, 5)];
+      const [start, end] = [minutes(w.start), minutes(w.end)];
       for (let m = start; m < end; m += 60) {
         const time = `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
         const at = instant(day, time, data.time_zone);
@@ -119,7 +121,7 @@ function postItem(post, data, today, reload, full) {
   const time = post.at_local.slice(11, 16);
   const item = el('li', { class: 'cal-post', 'data-state': post.state, 'data-job': post.job },
     el('p', {}, el('time', { datetime: post.at, title: `${post.at} (UTC)`, text: time }), ' ',
-      el('span', { text: `${PLATFORMS[post.platform] ?? post.platform} · ${post.handle}` })),
+      el('span', { text: `${platformName(post.platform)} · ${post.handle}` })),
     el('p', {}, el('a', { href: `#/jobs/${encodeURIComponent(post.job)}`, text: post.title || 'Untitled job' })),
     el('p', { class: 'muted', text: STATES[post.state] ?? post.state.replaceAll('_', ' ') }));
   if (full && CHANGEABLE.has(post.state)) item.append(actions(post, data, today, reload));
@@ -131,7 +133,7 @@ function importedOn(data, day) {
   return data.entries.flatMap((e) => {
     if (e.item.kind === 'blackout') return e.item.date === day ? [`No posting: ${e.item.reason ?? 'a blackout day'} (${e.source})`] : [];
     const local = wall(Date.parse(e.item.at), data.time_zone);
-    return local.day === day ? [`${local.time} ${PLATFORMS[e.item.channel] ?? e.item.channel}: ${e.item.title} (scheduled in ${e.source})`] : [];
+    return local.day === day ? [`${local.time} ${platformName(e.item.channel)}: ${e.item.title} (scheduled in ${e.source})`] : [];
   });
 }
 
@@ -140,9 +142,9 @@ function dayCell(day, data, today, reload, { full, outside }) {
   const open = windowsOn(data.windows, day);
   const posts = data.posts.filter((p) => p.at_local.slice(0, 10) === day);
   const hours = el('div', { class: 'hours', 'aria-hidden': 'true' }, ...open.map((w) => {
-    const [a, b] = [w.start, w.end].map((t) => (+t.slice(0, 2) * 60 + +t.slice(3, 5)) / 14.4);
+    const [a, b] = [w.start, w.end].map((t) => minutes(t) / 14.4);
     return el('span', { class: 'window', 'data-from': a, 'data-to': b });
-  }), ...posts.map((p) => el('span', { class: 'tick', 'data-at': (+p.at_local.slice(11, 13) * 60 + +p.at_local.slice(14, 16)) / 14.4 })));
+  }), ...posts.map((p) => el('span', { class: 'tick', 'data-at': minutes(p.at_local.slice(11, 16)) / 14.4 })));
   const imported = importedOn(data, day);
   const id = `day-${day}`;
   const classes = ['cal-day', open.length && 'open', day === today && 'today', outside && 'outside', (posts.length || imported.length) && 'has-items'];

@@ -8,6 +8,16 @@ const statusLine = document.getElementById('status');
 /** Who is signed in (`{operator, workspace, role, csrf}`), or null. */
 export const session = { current: null, ended: () => {} };
 
+const PLATFORMS = {
+  bluesky: 'Bluesky', mastodon: 'Mastodon', linkedin: 'LinkedIn', x: 'X', threads: 'Threads', instagram: 'Instagram',
+  youtube: 'YouTube', tiktok: 'TikTok',
+};
+
+/** A platform as its users write it (`LinkedIn`, `X`), from its name on the wire. */
+export function platformName(platform) {
+  return PLATFORMS[platform] ?? String(platform ?? '').replaceAll('_', ' ');
+}
+
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {

@@ -6,7 +6,7 @@ import { render as renderLayout } from '/assets/a2ui.js';
 import { entityView } from '/assets/entities.js';
 import { activityPage } from '/assets/activity.js';
 import { calendarPage } from '/assets/calendar.js';
-import { api, el, errorText, inFlight, outcome, saidError, say, session, show, visit } from '/assets/common.js';
+import { api, el, errorText, inFlight, outcome, platformName, saidError, say, session, show, visit } from '/assets/common.js';
 import { novaPage } from '/assets/nova.js';
 import { settingsPage } from '/assets/settings.js';
 import { uploadPage } from '/assets/upload.js';
@@ -228,7 +228,7 @@ function draftPost(detail, config) {
   const draft = detail.drafts?.at(-1);
   if (!draft) return null;
   const over = draft.length.used > draft.length.limit;
-  const platform = PLATFORMS[draft.platform] ?? draft.platform;
+  const platform = platformName(draft.platform);
   const handle = config?.channels?.find((c) => c.platform === draft.platform)?.handle;
   const brief = detail.strategy?.briefs?.find((b) => b.id === detail.selected_item?.brief);
   const cta = brief?.call_to_action;
@@ -294,7 +294,6 @@ function onDemand(title, section) {
   return section ? el('details', { class: 'more' }, el('summary', { text: title }), section) : null;
 }
 
-const PLATFORMS = { bluesky: 'Bluesky', mastodon: 'Mastodon', linkedin: 'LinkedIn', x: 'X', webhook: 'the webhook bridge' };
 
 /** The publication in words: verified or not, a link to the post on its platform (the
  * receipt's URL, when the platform gave one), and its ids behind "Details". */
@@ -303,7 +302,7 @@ function publicationPreview(detail) {
   if (!p) return null;
   const verified = p.verification?.outcome;
   const applied = p.receipt?.outcome?.outcome === 'applied' ? p.receipt.outcome : null;
-  const platform = PLATFORMS[p.platform] ?? p.platform;
+  const platform = platformName(p.platform);
   const state = verified?.outcome === 'verified'
     ? `Verified: the post is live on ${platform}.`
     : verified?.outcome === 'mismatch' ? `Read back from ${platform}, the post differs from the approved draft.`

@@ -1,6 +1,8 @@
 // How the console shows one hydrated entity of a job view: a card in words (its label, title
 // and sentences), every value as text (never markup), the raw fields on demand with the ones an
 // operator decides on first.
+import { platformName as platform } from '/assets/common.js';
+
 const FIRST = {
   job: ['title', 'status', 'pass', 'round', 'created_at', 'updated_at'],
   source: ['title', 'format', 'segments', 'frames'],
@@ -49,8 +51,6 @@ function fields(data, keys, depth) {
 }
 
 const words = (v) => String(v ?? '').replaceAll('_', ' ');
-const PLATFORMS = { bluesky: 'Bluesky', mastodon: 'Mastodon', linkedin: 'LinkedIn', x: 'X', threads: 'Threads', instagram: 'Instagram', youtube: 'YouTube', tiktok: 'TikTok' };
-const platform = (p) => PLATFORMS[p] ?? words(p);
 const day = (iso) => (iso ? new Date(iso).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' }) : 'an unknown time');
 const count = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
