@@ -704,8 +704,8 @@ pub(super) fn nova(c: &Conversation<'_>) -> Result<Step, model::Error> {
         })));
     }
     let evidence = last["evidence"].as_array().cloned().unwrap_or_default();
+    let mock = evidence.iter().any(|e| e["provenance"] == "mock");
     if tool == "get_operator_feed" {
-        let mock = evidence.iter().any(|e| e["provenance"] == "mock");
         return Ok(Step::Final(feed_answer(&last["data"], mock, asks_waiting || q.contains("job"), asks_posted)));
     }
     if evidence.is_empty() {
@@ -718,7 +718,6 @@ pub(super) fn nova(c: &Conversation<'_>) -> Result<Step, model::Error> {
             "claims": [], "no_data": true, "errors": [],
         })));
     }
-    let mock = evidence.iter().any(|e| e["provenance"] == "mock");
     let kind = match tool {
         "get_job_status" | "get_operator_feed" => "status",
         "get_engagement_insights" => "measurement",
@@ -743,11 +742,16 @@ pub(super) fn nova(c: &Conversation<'_>) -> Result<Step, model::Error> {
             json!({ "text": clip(&text, 500), "scope": if record { "record" } else { "aggregate" }, "kind": kind, "evidence": [id] }),
         );
     }
-    let mut answer = lines.join(" ");
+    Ok(Step::Final(answered(&lines, claims, mock)))
+}
+
+/// Nova's final answer: its sentences (with a notice when any of the data is mock) and its claims.
+fn answered(sentences: &[String], claims: Vec<Value>, mock: bool) -> Value {
+    let mut answer = sentences.join(" ");
     if mock {
         answer.push_str(" (Some of this data is mock data from the offline mode.)");
     }
-    Ok(Step::Final(json!({ "answer": clip(&answer, 4000), "claims": claims, "no_data": false, "errors": [] })))
+    json!({ "answer": clip(&answer, 4000), "claims": claims, "no_data": false, "errors": [] })
 }
 
 /// Nova's answer from the operator feed: what waits for the operator (when asked, or when
@@ -804,11 +808,7 @@ fn feed_answer(data: &Value, mock: bool, waiting: bool, posted: bool) -> Value {
     if claims.is_empty() {
         return json!({ "answer": "No data: the workspace has no jobs yet.", "claims": [], "no_data": true, "errors": [] });
     }
-    let mut answer = sentences.join(" ");
-    if mock {
-        answer.push_str(" (Some of this data is mock data from the offline mode.)");
-    }
-    json!({ "answer": clip(&answer, 4000), "claims": claims, "no_data": false, "errors": [] })
+    answered(&sentences, claims, mock)
 }
 
 /// A sentence about one evidence entry, from the tool data that carries its id.
