@@ -170,10 +170,11 @@ export async function calendarPage(here, query) {
   clearTimeout(refresh);
   const params = new URLSearchParams(query ?? '');
   const view = params.get('view') === 'month' ? 'month' : 'week';
-  const first = await api('GET', '/v1/calendar');
+  // The workspace's time zone says which day is today, and so which days to ask for.
+  const first = await api('GET', '/v1/workspace');
   if (!here()) return;
   if (first.status !== 200) { say(errorText(first), true); return; }
-  const tz = first.body.time_zone;
+  const tz = first.body.workspace.config.timezone;
   const today = wall(Date.now(), tz).day;
   const asked = /^\d{4}-\d{2}-\d{2}$/.test(params.get('day') ?? '') ? params.get('day') : today;
   const { from, to } = range(view, asked);
