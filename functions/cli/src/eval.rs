@@ -20,6 +20,7 @@ use harmonia_contracts::domain::{
 use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::{Code, Error, Role};
 use harmonia_local::Local;
+use harmonia_pipeline::activity::percentile;
 use harmonia_pipeline::formats::{self, Format};
 use harmonia_pipeline::gates::{self, DecisionRequest};
 use harmonia_pipeline::steps::ingest;
@@ -138,15 +139,6 @@ struct RoleResult {
     output_tokens: u64,
     latency_ms_p50: Option<f64>,
     latency_ms_p95: Option<f64>,
-}
-
-/// The value at `q` (0-1) of sorted `values`, by nearest rank.
-fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    Some(sorted[rank - 1])
 }
 
 /// Each role's figures over `records` (every job's activity).

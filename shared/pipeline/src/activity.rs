@@ -97,43 +97,43 @@ pub async fn recent(env: &Env, workspace: &WorkspaceId, filter: Filter) -> Resul
 }
 
 fn summarise(day: NaiveDate, records: &[&ActivityRecord]) -> Day {
-    let mut durations: Vec<u64> =
-        records.iter().filter(|r| r.operation == Operation::Invoke).map(|r| r.duration_us).collect();
-    durations.sort_unstable();
+    // Durations are far below 2^52 microseconds: the conversion is exact.
+    #[allow(clippy::cast_precision_loss)]
+    let mut durations: Vec<f64> =
+        records.iter().filter(|r| r.operation == Operation::Invoke).map(|r| r.duration_us as f64 / 1000.0).collect();
+    durations.sort_unstable_by(f64::total_cmp);
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     Day {
         day,
         records: count(records.len()),
         invocations: count(durations.len()),
         failed: count(records.iter().filter(|r| !matches!(r.outcome, ActivityOutcome::Success)).count()),
-        p50_ms: percentile_ms(&durations, 50),
-        p95_ms: percentile_ms(&durations, 95),
+        p50_ms: percentile(&durations, 0.50).unwrap_or(0.0),
+        p95_ms: percentile(&durations, 0.95).unwrap_or(0.0),
         input_tokens: records.iter().map(|r| u64::from(r.usage.input_tokens)).sum(),
         output_tokens: records.iter().map(|r| u64::from(r.usage.output_tokens)).sum(),
     }
 }
 
-/// The `p`th percentile (nearest rank) of sorted microseconds, in milliseconds; 0 for none.
-fn percentile_ms(sorted_us: &[u64], p: usize) -> f64 {
-    if sorted_us.is_empty() {
-        return 0.0;
+/// The value at `q` (0-1) of sorted `values`, by nearest rank; `None` for none.
+#[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
     }
-    let rank = (p * sorted_us.len()).div_ceil(100).clamp(1, sorted_us.len());
-    // Durations are far below 2^52 microseconds: the conversion is exact.
-    #[allow(clippy::cast_precision_loss)]
-    let ms = sorted_us[rank - 1] as f64 / 1000.0;
-    ms
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(sorted[rank - 1])
 }
 
 #[cfg(test)]
 mod tests {
-    use super::percentile_ms;
+    use super::percentile;
 
     #[test]
     fn percentiles_are_nearest_rank() {
-        let us: Vec<u64> = (1..=20).map(|n| n * 1000).collect();
-        assert_eq!((percentile_ms(&us, 50), percentile_ms(&us, 95)), (10.0, 19.0));
-        assert_eq!((percentile_ms(&[7000], 50), percentile_ms(&[7000], 95)), (7.0, 7.0));
-        assert_eq!(percentile_ms(&[], 95), 0.0);
+        let ms: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!((percentile(&ms, 0.50), percentile(&ms, 0.95)), (Some(10.0), Some(19.0)));
+        assert_eq!((percentile(&[7.0], 0.50), percentile(&[7.0], 0.95)), (Some(7.0), Some(7.0)));
+        assert_eq!(percentile(&[], 0.95), None);
     }
 }
