@@ -2,12 +2,11 @@
 //! API's `GET /v1/jobs/{job}/events` (with `--cloud`, that stream itself; on the embedded
 //! default, the same events read from the data dir while this process carries the job on).
 
-use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
 use harmonia_client::api::JobEvent;
-use harmonia_contracts::domain::JobStatus;
+use harmonia_contracts::domain::{JobStatus, SeenEvents};
 use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_pipeline::progress;
@@ -37,10 +36,10 @@ pub(crate) async fn watch(backend: &Backend, out: &Output, ws: &WorkspaceId, job
         }
         Backend::Local(l) => {
             let reading = async {
-                let mut seen = HashSet::new();
+                let mut seen = SeenEvents::default();
                 loop {
                     for event in progress::events(&l.env, ws, &id).await?.events {
-                        if seen.insert(serde_json::to_string(&event).unwrap_or_default()) && show(&event).is_break() {
+                        if seen.first_time(&event) && show(&event).is_break() {
                             return Ok::<_, Error>(());
                         }
                     }

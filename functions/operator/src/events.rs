@@ -14,7 +14,6 @@
 //! Without it, the answer is the polling form: `{"job","events"}`, the same events as JSON,
 //! for a client to ask again.
 
-use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +23,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use harmonia_contracts::domain::{JobEvent, JobEvents};
+use harmonia_contracts::domain::{JobEvent, JobEvents, SeenEvents};
 use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_http::{ApiError, Caller, PathId};
 use harmonia_pipeline::{Env, progress};
@@ -74,11 +73,10 @@ struct Follow {
     job: JobId,
     /// Events to send before looking again.
     pending: std::collections::VecDeque<(JobEvent, u64)>,
-    /// The steps and decisions already sent (their JSON), so each is sent once.
-    sent: HashSet<String>,
+    /// What was sent: each step and decision once, and the status of each version.
+    sent: SeenEvents,
     /// The job's version when last looked at.
     version: u64,
-    stopped: bool,
     until: Instant,
 }
 
@@ -89,9 +87,8 @@ impl Follow {
             workspace,
             job: history.job.clone(),
             pending: Default::default(),
-            sent: HashSet::new(),
+            sent: SeenEvents::default(),
             version: 0,
-            stopped: false,
             until: Instant::now() + MAX_STREAM,
         };
         follow.take(history);
@@ -100,20 +97,13 @@ impl Follow {
 
     /// Queue what `events` holds that was not sent yet: new steps and decisions, and the status.
     fn take(&mut self, events: JobEvents) {
-        let version = match events.events.last() {
-            Some(JobEvent::Status { version, terminal, .. }) => {
-                self.stopped = *terminal;
-                *version
-            }
-            _ => self.version,
-        };
-        self.version = version;
+        if let Some(JobEvent::Status { version, .. }) = events.events.last() {
+            self.version = *version;
+        }
         for event in events.events {
-            let once = !matches!(event, JobEvent::Status { .. });
-            if once && !self.sent.insert(serde_json::to_string(&event).unwrap_or_default()) {
-                continue;
+            if self.sent.first_time(&event) {
+                self.pending.push_back((event, self.version));
             }
-            self.pending.push_back((event, version));
         }
     }
 
@@ -123,7 +113,7 @@ impl Follow {
             if let Some((event, version)) = self.pending.pop_front() {
                 return Some(sse(&event, version));
             }
-            if self.stopped || Instant::now() >= self.until {
+            if self.sent.stopped() || Instant::now() >= self.until {
                 return None;
             }
             tokio::time::sleep(POLL).await;

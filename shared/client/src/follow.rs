@@ -1,9 +1,9 @@
 //! Following a job's progress: `GET /v1/jobs/{job}/events` as Server-Sent Events.
 
-use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
+use harmonia_contracts::domain::SeenEvents;
 use harmonia_contracts::ids::JobId;
 use harmonia_contracts::{Code, Error};
 use reqwest::{StatusCode, header};
@@ -36,7 +36,7 @@ impl Client {
         job: &JobId,
         mut on: impl FnMut(&JobEvent) -> ControlFlow<()>,
     ) -> Result<Followed, Error> {
-        let mut seen = Seen::default();
+        let mut seen = SeenEvents::default();
         let mut failures = 0;
         loop {
             match self.stream(job, &mut seen, &mut on).await? {
@@ -64,7 +64,7 @@ impl Client {
     async fn stream(
         &self,
         job: &JobId,
-        seen: &mut Seen,
+        seen: &mut SeenEvents,
         on: &mut impl FnMut(&JobEvent) -> ControlFlow<()>,
     ) -> Result<Stream, Error> {
         let mut request = self
@@ -73,7 +73,7 @@ impl Client {
             .bearer_auth(self.auth.bearer())
             .header(header::ACCEPT, "text/event-stream")
             .timeout(STREAM_TIMEOUT);
-        if let Some(version) = seen.version {
+        if let Some(version) = seen.version() {
             request = request.header("last-event-id", version.to_string());
         }
         if let Some(invoker) = &self.invoker {
@@ -96,7 +96,7 @@ impl Client {
         loop {
             let chunk = match response.chunk().await {
                 Ok(Some(chunk)) => chunk,
-                Ok(None) if seen.stopped => return Ok(Stream::Ended(Followed::Stopped)),
+                Ok(None) if seen.stopped() => return Ok(Stream::Ended(Followed::Stopped)),
                 Ok(None) => return Ok(Stream::Again { opened: true }),
                 Err(_) => return Ok(Stream::Again { opened: false }),
             };
@@ -129,30 +129,6 @@ enum Stream {
     /// The stream ended before the job stopped, after the server had answered it (`opened`)
     /// or not: it is opened again.
     Again { opened: bool },
-}
-
-/// What a follower has shown: each step and decision, and the last status's version.
-#[derive(Default)]
-struct Seen {
-    events: HashSet<String>,
-    version: Option<u64>,
-    stopped: bool,
-}
-
-impl Seen {
-    /// Whether `event` is new: a step or decision not shown before, or a status of a later
-    /// version of the job.
-    fn first_time(&mut self, event: &JobEvent) -> bool {
-        match event {
-            JobEvent::Status { version, terminal, .. } => {
-                self.stopped = *terminal;
-                let new = self.version.is_none_or(|v| *version > v);
-                self.version = Some(self.version.map_or(*version, |v| v.max(*version)));
-                new
-            }
-            other => self.events.insert(serde_json::to_string(other).unwrap_or_default()),
-        }
-    }
 }
 
 /// The first whole event block of `buffer` (ended by a blank line) and what follows it.

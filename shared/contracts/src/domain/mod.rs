@@ -69,7 +69,7 @@ pub use planning::{
     AssetReadiness, BlockedDependency, CalendarEntry, Capacity, Commitment, ContentFormat, Deferral, Plan, PlanItem,
     PlanningSnapshot, PostingWindowObservation, Priority, UtcWindow,
 };
-pub use progress::{JobEvent, JobEvents};
+pub use progress::{JobEvent, JobEvents, SeenEvents};
 pub use publication::{
     Approval, ApprovalSubject, ConnectorKind, Decision, Publication, PublicationClaim, PublicationReceipt,
     ReceiptOutcome, RecordRef, Verification, VerificationOutcome,

@@ -76,6 +76,42 @@ pub struct JobEvents {
     pub events: Vec<JobEvent>,
 }
 
+/// What a follower of a job's events has had: each step and decision (once each, however
+/// often they are sent again), and the last status's version. The operator API's stream, the
+/// typed client's `follow` and `harmonia status --watch` each pass on only what is new.
+#[derive(Clone, Debug, Default)]
+pub struct SeenEvents {
+    events: std::collections::HashSet<String>,
+    version: Option<u64>,
+    stopped: bool,
+}
+
+impl SeenEvents {
+    /// Whether `event` is new: a step or decision not had before, or a status of a later
+    /// version of the job.
+    pub fn first_time(&mut self, event: &JobEvent) -> bool {
+        match event {
+            JobEvent::Status { version, terminal, .. } => {
+                self.stopped = *terminal;
+                let new = self.version.is_none_or(|v| *version > v);
+                self.version = Some(self.version.map_or(*version, |v| v.max(*version)));
+                new
+            }
+            other => self.events.insert(serde_json::to_string(other).unwrap_or_default()),
+        }
+    }
+
+    /// The version of the job's last status had, if any.
+    pub fn version(&self) -> Option<u64> {
+        self.version
+    }
+
+    /// Whether the last status had says the job stopped for good.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+}
+
 impl JobStatus {
     /// What is happening to a job in this status, or what it waits for, as a sentence; `pass`
     /// and `round` are the job's.
