@@ -79,7 +79,7 @@ setsid "$gcs_bin" -scheme http -host 127.0.0.1 -port "$gcs_port" -backend memory
   >"$run/storage.log" 2>&1 < /dev/null &
 echo $! > "$run/storage.pgid"
 
-setsid node "$pds_dir/launch.mjs" >"$run/pds.log" 2>&1 < /dev/null &
+HARMONIA_APPVIEW_RECORDINGS="$pds_src/recordings" setsid node "$pds_dir/launch.mjs" >"$run/pds.log" 2>&1 < /dev/null &
 echo $! > "$run/pds.pgid"
 
 wait_ready() { # name port log [path]
@@ -109,6 +109,7 @@ until grep -q '^READY ' "$run/pds.log" 2>/dev/null; do
   sleep 0.2
 done
 pds_url="$(sed -n 's/^READY {"pds":"\([^"]*\)".*/\1/p' "$run/pds.log")"
+appview_url="$(sed -n 's/^READY .*"appview":"\([^"]*\)".*/\1/p' "$run/pds.log")"
 
 # Record the Java processes themselves (members of each emulator's process group).
 for name in firestore pubsub; do
@@ -122,5 +123,6 @@ export PUBSUB_EMULATOR_HOST=127.0.0.1:$ps_port
 export STORAGE_EMULATOR_HOST=127.0.0.1:$gcs_port
 export HARMONIA_FAKE_GCS_SERVER=$gcs_bin
 export HARMONIA_TEST_PDS=$pds_url
+export HARMONIA_TEST_APPVIEW=$appview_url
 ENV
 echo "Firestore emulator on 127.0.0.1:$fs_port, Pub/Sub emulator on 127.0.0.1:$ps_port, Cloud Storage emulator on 127.0.0.1:$gcs_port, AT Protocol PDS at $pds_url"

@@ -19,9 +19,9 @@ use harmonia_e2e::recorded::{RecordedModel, Wire};
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, oneshot};
 
-const KEY: &str = "recorded-key-1234";
+pub(crate) const KEY: &str = "recorded-key-1234";
 
-fn pds() -> String {
+pub(crate) fn pds() -> String {
     std::env::var("HARMONIA_TEST_PDS").expect(
         "HARMONIA_TEST_PDS names the test PDS: run infra/emulators/start.sh and source infra/emulators/.run/env",
     )
@@ -49,7 +49,7 @@ async fn xrpc(
 }
 
 /// A new account on the PDS with an app password: (handle, did, app password).
-async fn account() -> (String, String, String) {
+pub(crate) async fn account() -> (String, String, String) {
     let handle = format!("{}.test", harmonia_testkit::unique("u").replace('-', ""));
     let (status, created) = xrpc(
         Method::POST,
@@ -148,7 +148,7 @@ impl Proxy {
 
 /// A data dir configured for `handle`'s Bluesky channel through `service`, with the
 /// credentials `app_password` (file mode 0600).
-async fn data_dir(service: &str, handle: &str, app_password: &str) -> harmonia_testkit::TempDir {
+pub(crate) async fn data_dir(service: &str, handle: &str, app_password: &str) -> harmonia_testkit::TempDir {
     let dir = harmonia_testkit::temp_dir();
     let recordings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/job");
     let workspace = std::fs::read_to_string(recordings.join("workspace.toml")).expect("workspace");
@@ -187,19 +187,19 @@ async fn data_dir(service: &str, handle: &str, app_password: &str) -> harmonia_t
 }
 
 /// `harmonia --model openai ARGS` against the recorded model at `model_url`.
-async fn cli(dir: &std::path::Path, model_url: &str, args: &[&str]) -> (i32, String, String) {
+pub(crate) async fn cli(dir: &std::path::Path, model_url: &str, args: &[&str]) -> (i32, String, String) {
     let mut all = vec!["--model", "openai"];
     all.extend_from_slice(args);
     FunctionProcess::run_cli(dir, &all, &model_env(model_url), &["HARMONIA_MODEL"]).await
 }
 
 /// The environment that points `--model openai` at the recorded model at `model_url`.
-fn model_env(model_url: &str) -> [(&'static str, &str); 3] {
+pub(crate) fn model_env(model_url: &str) -> [(&'static str, &str); 3] {
     [("OPENAI_BASE_URL", model_url), ("OPENAI_MODEL", "gpt-4.1-mini"), ("OPENAI_API_KEY", KEY)]
 }
 
 /// Run the bundled sample to the draft gate on `dir`; the job id.
-async fn to_the_draft_gate(dir: &std::path::Path, model: &str) -> String {
+pub(crate) async fn to_the_draft_gate(dir: &std::path::Path, model: &str) -> String {
     let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/launch-talk.json");
     let (code, out, err) = cli(dir, model, &["--json", "run", source.to_str().expect("path")]).await;
     assert_eq!(code, 0, "{out}{err}");
@@ -214,12 +214,12 @@ async fn to_the_draft_gate(dir: &std::path::Path, model: &str) -> String {
 }
 
 /// The recorded OpenAI answers of one whole job, served.
-async fn recorded_model() -> RecordedModel {
+pub(crate) async fn recorded_model() -> RecordedModel {
     let recordings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/job/openai");
     RecordedModel::start(Wire::OpenAi, &recordings, KEY).await
 }
 
-async fn show(dir: &std::path::Path, model: &str, job: &str) -> Value {
+pub(crate) async fn show(dir: &std::path::Path, model: &str, job: &str) -> Value {
     let (code, shown, err) = cli(dir, model, &["--json", "show", job]).await;
     assert_eq!(code, 0, "{err}");
     serde_json::from_str(&shown).expect("show json")

@@ -13,6 +13,8 @@ mod cloud;
 #[cfg(feature = "e2e")]
 mod console;
 #[cfg(feature = "e2e")]
+mod engagement;
+#[cfg(feature = "e2e")]
 mod events;
 #[cfg(feature = "e2e")]
 mod models;

@@ -560,6 +560,16 @@ pub(crate) async fn serve(env: &Local, out: &Output, ws: &WorkspaceId, port: u16
                     Ok(_) => {}
                     Err(e) => tracing::warn!(code = e.code.as_str(), "the dispatcher could not run; it tries again"),
                 }
+                match harmonia_pipeline::engagement::tick(&env).await {
+                    Ok(done) if !done.taken.is_empty() => {
+                        tracing::info!(taken = done.taken.len(), "engagement snapshots taken")
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(
+                        code = e.code.as_str(),
+                        "engagement snapshots could not be taken; the next tick tries again"
+                    ),
+                }
             }
         })
     };

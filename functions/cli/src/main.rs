@@ -34,6 +34,7 @@ mod ask_tests;
 mod channels;
 mod data;
 mod decide;
+mod engagement;
 mod eval;
 mod imports;
 mod login;
@@ -164,6 +165,15 @@ enum Command {
         /// Job id.
         job: String,
     },
+    /// The engagement of a job's post, read from its platform after it was verified (at the
+    /// workspace's snapshot offsets, by default 1 hour, 24 hours and 7 days).
+    Metrics {
+        /// Job id.
+        job: String,
+    },
+    /// The workspace's remembered facts, derived from verified engagement, with their evidence
+    /// and whether each is offered to Nimi and Ryan now.
+    Memory,
     /// Print a completion script for your shell (e.g. `harmonia completions bash >
     /// ~/.local/share/bash-completion/completions/harmonia`).
     Completions {
@@ -467,6 +477,8 @@ async fn dispatch(
         Command::Ask { question } => app::ask(backend.local()?, out, ws, &question).await,
         Command::Serve { port } => app::serve(backend.local()?, out, ws, port).await,
         Command::Activity { job } => app::activity(backend, out, ws, &job).await,
+        Command::Metrics { job } => engagement::metrics(backend, out, ws, &job).await,
+        Command::Memory => engagement::memory(backend, out, ws).await,
         Command::Doctor => data::doctor(backend.local()?, out, ws).await,
         Command::Backup { file } => data::backup(backend.local()?, out, &file).await,
         Command::Restore { file } => data::restore(backend.local()?, out, &file).await,
@@ -541,6 +553,8 @@ impl Command {
             Command::Status { .. }
                 | Command::Show { .. }
                 | Command::Activity { .. }
+                | Command::Metrics { .. }
+                | Command::Memory
                 | Command::Schedule
                 | Command::Doctor
                 | Command::Ask { .. }

@@ -202,7 +202,31 @@ pub(crate) async fn tick(local: &Local, out: &Output, ws: &WorkspaceId) -> Resul
     if !mine.is_empty() {
         local.rest(ws, &mine, Duration::from_secs(60)).await?;
     }
+    measure(local, out).await;
     Ok(done.released.len() + done.redispatched.len())
+}
+
+/// Take the engagement snapshots that are due, saying which beside the command's output (on
+/// standard error). A platform that cannot be read now is tried again by the next command (or
+/// tick): it never stops this one.
+async fn measure(local: &Local, out: &Output) {
+    match harmonia_pipeline::engagement::tick(&local.env).await {
+        Ok(measured) => {
+            for (workspace, job, offset) in &measured.taken {
+                out.note(&format!(
+                    "Read the {offset} engagement of job {job}'s post from its platform (workspace {workspace})."
+                ));
+            }
+            if measured.failed > 0 {
+                out.note(&format!(
+                    "{} engagement snapshot(s) could not be read from the platform; the next command tries again.",
+                    measured.failed
+                ));
+            }
+        }
+        Err(e) => out
+            .note(&format!("Engagement snapshots could not be taken now ({}); the next command tries again.", e.code)),
+    }
 }
 
 /// `harmonia dispatch [--watch]`.

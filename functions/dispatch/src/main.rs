@@ -3,7 +3,8 @@
 //! call is one tick of the dispatcher, [`harmonia_pipeline::gates::schedule::tick`]: every scheduled
 //! post that is due is handed to publishing by one `draft.approved` event. Ticks that overlap
 //! (a slow one, a retried one, two instances) are safe: each decision is a transaction on the
-//! post's own schedule, and publishing claims before it calls the connector. The same call runs
+//! post's own schedule, and publishing claims before it calls the connector. The same call takes
+//! the engagement snapshots that are due ([`harmonia_pipeline::engagement::tick`]) and runs
 //! the job watch, which re-drives jobs that stopped moving
 //! ([`harmonia_pipeline::step::watch`]).
 
@@ -31,16 +32,22 @@ fn app(env: Arc<Env>) -> Router {
 }
 
 /// One tick: what it released, published again, repaired, and could not handle (those are
-/// retried by the next tick, a minute later); then, at most once a step lease, the job watch
+/// retried by the next tick, a minute later); the engagement snapshots it took and could not
+/// take (retried likewise), and the remembered facts that changed; then, at most once a step
+/// lease, the job watch
 /// ([`harmonia_pipeline::step::watch::check`]): the jobs it found stuck and re-drove.
 async fn dispatch(State(env): State<Arc<Env>>) -> Result<Json<Value>, ApiError> {
     let done = harmonia_pipeline::gates::schedule::tick(&env).await?;
+    let measured = harmonia_pipeline::engagement::tick(&env).await?;
     let watched = harmonia_pipeline::step::watch::check(&env).await?;
     Ok(Json(json!({
         "released": done.released.len(),
         "redispatched": done.redispatched.len(),
         "repaired": done.repaired,
         "failed": done.failed,
+        "snapshots_taken": measured.taken.len(),
+        "snapshots_failed": measured.failed,
+        "facts_changed": measured.facts_changed,
         "watched": watched.ran,
         "stuck": watched.stuck,
         "redriven": watched.redriven,

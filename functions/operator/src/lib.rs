@@ -27,6 +27,8 @@
 //! | `PUT /v1/workspace` | the configuration file (`Content-Type: application/toml`, or its keys as JSON): version 1 (201), the next version (200), or `"changed": false` when equal to the current one |
 //! | `POST /v1/sources` | `{"format":"json"|"webvtt"|"srt","content":TEXT,"title"?,"language"?}` → the new job; with an `Idempotency-Key` header a retry returns the same job |
 //! | `POST /v1/imports/metrics`, `/v1/imports/signals`, `/v1/imports/calendar` | the file as the body (`text/csv`; signals also `application/json`), stored all-or-nothing |
+//! | `GET /v1/jobs/{job}/metrics` | the engagement snapshots of the job's post, read from its platform after verification ([`engagement`]) |
+//! | `GET /v1/workspace/memory` | the workspace's remembered facts, with their evidence and whether each is offered now |
 //! | `GET /v1/calendar?from=&to=` | the approved posts going out in the range, in UTC and the workspace's time zone (`at`, `at_local`), with the posting windows and the imported calendar entries ([`imports`]) |
 //! | `POST /v1/ask` | `{"question"}`: asked of Nova, in the caller's workspace ([`nova`]: forwarded to the Nova function named by `HARMONIA_NOVA_URL`; in the same process under `harmonia serve`); absent when neither |
 //! | `POST /v1/operators` | *admin*: `{"name":NAME,"role"?:"operator"|"admin"}` → 201 `{"operator","role","workspace","credential","created_at"}`, the credential shown this once; an active name is 409 `already_exists` |
@@ -41,6 +43,7 @@
 //! (`unknown_route`) and a wrong method a JSON 405 (`method_not_allowed`).
 
 mod detail;
+mod engagement;
 pub mod events;
 mod imports;
 #[cfg(feature = "cloud")]

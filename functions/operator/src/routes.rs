@@ -47,6 +47,7 @@ pub fn app_with(state: OperatorState, extra: Router) -> Router {
         .route("/v1/operators/{name}", delete(operators::revoke))
         .merge(crate::schedule::routes())
         .merge(crate::imports::routes())
+        .merge(crate::engagement::routes())
         .merge(harmonia_console::routes())
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state);

@@ -7,9 +7,11 @@
 //! - A metric is verified performance when its post is a verified publication of the same
 //!   workspace (an applied receipt and a successful read-back verification), the job it names
 //!   (if any) is that publication's job, and — in a `production` workspace — it is live.
-//! - A memory fact is eligible when it was learnt from a verified publication of the same
-//!   workspace, it is live (in every mode: memory outlives the demo that produced it), and it
-//!   was recorded at most [`MAX_MEMORY_AGE_DAYS`] days before now (and not after now).
+//! - A memory fact is eligible when it was learnt from verified publications of the same
+//!   workspace (its post, or every post whose metric records it was derived from), it is live
+//!   (in every mode: memory outlives the demo that produced it), it was recorded at most
+//!   [`MAX_MEMORY_AGE_DAYS`] days before now (and not after now), and it has not expired (a
+//!   derived fact its latest recomputation no longer supports expires then).
 //!
 //! "The same workspace" holds by construction: [`VerifiedPosts::read`] reads one workspace's
 //! publications, and callers read that workspace's metrics and facts.
@@ -62,12 +64,18 @@ impl VerifiedPosts {
         same_job && provenance_ok
     }
 
-    /// Whether `fact` may reach a specialist at `now`.
+    /// Whether `fact` may reach a specialist at `now`: learnt from a verified post (`post`), or
+    /// derived from metric records whose posts are all verified (`posts`); live; recorded at
+    /// most [`MAX_MEMORY_AGE_DAYS`] days ago; and not past its own expiry.
     pub fn is_eligible_memory(&self, fact: &MemoryFact, now: Timestamp) -> bool {
-        let verified = fact.post.as_ref().is_some_and(|p| self.contains(p));
+        let verified = match &fact.post {
+            Some(p) => self.contains(p) && fact.posts.iter().all(|p| self.contains(p)),
+            None => !fact.posts.is_empty() && fact.posts.iter().all(|p| self.contains(p)),
+        };
         let age = now - fact.recorded_at;
         let recent = age >= Duration::zero() && age <= Duration::days(MAX_MEMORY_AGE_DAYS);
-        verified && fact.provenance == Provenance::Live && recent
+        let current = fact.expires_at.is_none_or(|at| now < at);
+        verified && fact.provenance == Provenance::Live && recent && current
     }
 
     /// The metrics among `metrics` that count as verified performance, in their order.
@@ -111,6 +119,18 @@ impl VerifiedPerformance {
     /// The metrics, by value.
     pub fn into_vec(self) -> Vec<PostMetrics> {
         self.0
+    }
+
+    /// Each post once, as last measured (its latest snapshot or imported row), in post order.
+    pub fn latest_per_post(&self) -> Vec<&PostMetrics> {
+        let mut latest: BTreeMap<&PostId, &PostMetrics> = BTreeMap::new();
+        for m in &self.0 {
+            let newer = latest.get(&m.post).is_none_or(|held| m.measured_at > held.measured_at);
+            if newer {
+                latest.insert(&m.post, m);
+            }
+        }
+        latest.into_values().collect()
     }
 }
 

@@ -187,6 +187,26 @@ pub struct WorkspaceActivity {
     pub stages: Vec<harmonia_contracts::event::Stage>,
 }
 
+/// `GET /v1/jobs/{job}/metrics`: the engagement snapshots of the job's post, read from its
+/// platform after it was verified, earliest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobMetrics {
+    /// The job.
+    pub job: harmonia_contracts::ids::JobId,
+    /// Its snapshots.
+    pub snapshots: Vec<harmonia_pipeline::engagement::Snapshot>,
+}
+
+/// `GET /v1/workspace/memory`: the workspace's remembered facts, newest first, with their
+/// evidence and whether each is offered to specialists now.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryList {
+    /// The facts.
+    pub facts: Vec<harmonia_pipeline::engagement::memory::FactView>,
+}
+
 /// `GET /v1/schedule`: the approved posts not yet out, soonest first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

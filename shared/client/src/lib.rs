@@ -317,6 +317,16 @@ impl Client {
         self.call(Method::POST, route.path(), Body::Raw { content_type, bytes }).await
     }
 
+    /// `GET /v1/jobs/{job}/metrics`: the engagement snapshots of `job`'s post.
+    pub async fn metrics(&self, job: &JobId) -> Result<JobMetrics, Error> {
+        self.get(&format!("/v1/jobs/{job}/metrics")).await
+    }
+
+    /// `GET /v1/workspace/memory`: the workspace's remembered facts.
+    pub async fn memory(&self) -> Result<MemoryList, Error> {
+        self.get("/v1/workspace/memory").await
+    }
+
     /// `GET /v1/calendar`: the default range (a week back, five weeks ahead).
     pub async fn calendar(&self) -> Result<CalendarList, Error> {
         self.get("/v1/calendar").await

@@ -24,6 +24,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
+use super::engagement::{MeasureFailed, Measured, bluesky_posts};
 use super::{Checked, Connector, Found, Outgoing, Posted, ReadBackFailed, Sent, admit};
 
 /// The collection posts are records of.
@@ -380,6 +381,27 @@ impl Connector for Bluesky {
             }
             Err(NoSession::Auth) => Err(Code::ConnectorAuth),
             Err(NoSession::Unreachable) => Err(Code::ConnectorFailed),
+        }
+    }
+
+    async fn engagement(
+        &self,
+        _workspace: &WorkspaceId,
+        _idempotency_key: &str,
+        posted: &Posted,
+        _age: chrono::Duration,
+    ) -> Result<Measured, MeasureFailed> {
+        // The record the receipt names: its `at://` URI is what the AppView knows it by.
+        let uri = posted.record.as_ref().map(|r| r.uri.as_str()).ok_or(MeasureFailed)?;
+        let (_, answer) = self
+            .authorised(|s| {
+                self.http.get(self.url("app.bsky.feed.getPosts")).bearer_auth(&s.access_jwt).query(&[("uris", uri)])
+            })
+            .await
+            .map_err(|_| MeasureFailed)?;
+        match answer {
+            Answer::Ok(v) => bluesky_posts(&v, uri).ok_or(MeasureFailed),
+            _ => Err(MeasureFailed),
         }
     }
 }

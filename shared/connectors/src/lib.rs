@@ -18,6 +18,7 @@
 
 pub mod accounts;
 pub mod bluesky;
+pub mod engagement;
 pub mod mastodon;
 pub mod reach;
 
@@ -136,6 +137,15 @@ pub trait Connector: Send + Sync {
     /// when the credentials are refused, `connector_failed` when the platform cannot be
     /// reached.
     async fn check(&self) -> Result<Checked, Code>;
+    /// Read the engagement of `posted`, a post this connector published under
+    /// `idempotency_key`, `age` after it went out ([`engagement`]). Nothing is posted.
+    async fn engagement(
+        &self,
+        workspace: &WorkspaceId,
+        idempotency_key: &str,
+        posted: &Posted,
+        age: chrono::Duration,
+    ) -> Result<engagement::Measured, engagement::MeasureFailed>;
 }
 
 /// What a connector's check found.
@@ -252,6 +262,20 @@ impl Connector for Sandbox {
 
     async fn check(&self) -> Result<Checked, Code> {
         Ok(Checked::NothingToCheck("the local sandbox has no credentials to check"))
+    }
+
+    async fn engagement(
+        &self,
+        workspace: &WorkspaceId,
+        idempotency_key: &str,
+        _posted: &Posted,
+        age: chrono::Duration,
+    ) -> Result<engagement::Measured, engagement::MeasureFailed> {
+        let id = key_id(idempotency_key).ok_or(engagement::MeasureFailed)?;
+        match self.store.get(workspace, SANDBOX_POSTS, &id).await.map_err(|_| engagement::MeasureFailed)? {
+            None => Ok(engagement::Measured::Gone),
+            Some(_) => Ok(engagement::Measured::Counts(engagement::sandbox_engagement(idempotency_key, age))),
+        }
     }
 }
 
@@ -450,6 +474,28 @@ impl Connector for Webhook {
 
     async fn check(&self) -> Result<Checked, Code> {
         Ok(Checked::NothingToCheck("the deployment's webhook cannot be checked without posting"))
+    }
+
+    async fn engagement(
+        &self,
+        _workspace: &WorkspaceId,
+        idempotency_key: &str,
+        _posted: &Posted,
+        _age: chrono::Duration,
+    ) -> Result<engagement::Measured, engagement::MeasureFailed> {
+        let url = format!("{}/{idempotency_key}/metrics", self.url);
+        let mut r = self.http.get(url).send().await.map_err(|_| engagement::MeasureFailed)?;
+        match r.status().as_u16() {
+            404 | 405 | 501 => return Ok(engagement::Measured::NotOffered),
+            410 => return Ok(engagement::Measured::Gone),
+            200..=299 => {}
+            _ => return Err(engagement::MeasureFailed),
+        }
+        let bytes = body::read(&mut r, engagement::MAX_ENGAGEMENT_RESPONSE_BYTES)
+            .await
+            .map_err(|_| engagement::MeasureFailed)?;
+        let counts = engagement::decode_webhook_engagement(&bytes).ok_or(engagement::MeasureFailed)?;
+        Ok(engagement::Measured::Counts(counts))
     }
 }
 

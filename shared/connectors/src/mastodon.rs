@@ -21,6 +21,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::engagement::{MeasureFailed, Measured, decode_mastodon_counts};
 use super::{Checked, Connector, Found, Outgoing, Posted, ReadBackFailed, Sent, admit};
 
 /// The longest answer read from an instance (256 KiB): a status or an account is a few
@@ -226,6 +227,24 @@ impl Connector for Mastodon {
             }
             Some((401 | 403, _)) => Err(Code::ConnectorAuth),
             _ => Err(Code::ConnectorFailed),
+        }
+    }
+
+    async fn engagement(
+        &self,
+        _workspace: &WorkspaceId,
+        _idempotency_key: &str,
+        posted: &Posted,
+        _age: chrono::Duration,
+    ) -> Result<Measured, MeasureFailed> {
+        let request = self
+            .http
+            .get(self.url(&format!("/api/v1/statuses/{}", posted.post)))
+            .bearer_auth(self.config.access_token.expose_secret());
+        match Self::answer(request).await {
+            Some((200, body)) => decode_mastodon_counts(&body).map(Measured::Counts).ok_or(MeasureFailed),
+            Some((404 | 410, _)) => Ok(Measured::Gone),
+            _ => Err(MeasureFailed),
         }
     }
 }

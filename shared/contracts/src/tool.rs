@@ -26,6 +26,17 @@ pub enum Provenance {
     Operator,
 }
 
+impl Provenance {
+    /// Its name (the same as its serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provenance::Live => "live",
+            Provenance::Mock => "mock",
+            Provenance::Operator => "operator",
+        }
+    }
+}
+
 /// Whether evidence backs one record (a story, a post) or only an aggregate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

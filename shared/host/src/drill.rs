@@ -196,6 +196,16 @@ impl Connector for HeldEffects {
     async fn check(&self) -> Result<Checked, Code> {
         self.inner.check().await
     }
+
+    async fn engagement(
+        &self,
+        workspace: &WorkspaceId,
+        idempotency_key: &str,
+        posted: &harmonia_connectors::Posted,
+        age: chrono::Duration,
+    ) -> Result<harmonia_connectors::engagement::Measured, harmonia_connectors::engagement::MeasureFailed> {
+        self.inner.engagement(workspace, idempotency_key, posted, age).await
+    }
 }
 
 #[cfg(test)]
@@ -314,6 +324,15 @@ mod tests {
         }
         async fn check(&self) -> Result<Checked, Code> {
             Ok(Checked::NothingToCheck("nothing"))
+        }
+        async fn engagement(
+            &self,
+            _: &WorkspaceId,
+            _: &str,
+            _: &harmonia_connectors::Posted,
+            _: chrono::Duration,
+        ) -> Result<harmonia_connectors::engagement::Measured, harmonia_connectors::engagement::MeasureFailed> {
+            Ok(harmonia_connectors::engagement::Measured::NotOffered)
         }
     }
 

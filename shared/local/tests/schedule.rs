@@ -24,6 +24,9 @@ use harmonia_pipeline::registry::Timing;
 use harmonia_pipeline::step::watch;
 use harmonia_pipeline::steps::ingest;
 
+#[path = "schedule/engagement.rs"]
+mod engagement;
+
 const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
 const WAIT: Duration = Duration::from_secs(120);
 
@@ -308,6 +311,16 @@ impl Connector for DiesAfterPosting {
 
     async fn check(&self) -> Result<Checked, Code> {
         self.inner.check().await
+    }
+
+    async fn engagement(
+        &self,
+        workspace: &WorkspaceId,
+        idempotency_key: &str,
+        posted: &harmonia_connectors::Posted,
+        age: chrono::Duration,
+    ) -> Result<harmonia_connectors::engagement::Measured, harmonia_connectors::engagement::MeasureFailed> {
+        self.inner.engagement(workspace, idempotency_key, posted, age).await
     }
 }
 

@@ -26,6 +26,7 @@
 pub mod activity;
 pub mod clock;
 pub mod detail;
+pub mod engagement;
 pub mod env;
 pub mod flags;
 pub mod formats;

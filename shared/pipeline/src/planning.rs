@@ -25,7 +25,7 @@ use chrono::{Datelike, Duration, LocalResult, NaiveDate, NaiveTime, TimeZone, Ti
 use harmonia_agents::eligibility::VerifiedPerformance;
 use harmonia_contracts::domain::{
     CalendarEntry, CalendarImport, CalendarItem, Capacity, Commitment, PlanningSnapshot, PostingWindowObservation,
-    Timestamp, UtcWindow, WorkspaceConfig, content_hash,
+    TimeZoneName, Timestamp, UtcWindow, WorkspaceConfig, content_hash,
 };
 use harmonia_contracts::ids::{SnapshotId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
@@ -70,9 +70,7 @@ pub fn build_snapshot(
         })
         .collect();
     let mut posting_windows = observations.to_vec();
-    posting_windows.sort_by(|a, b| {
-        (a.platform, a.weekday, a.hour_utc, a.sample_size).cmp(&(b.platform, b.weekday, b.hour_utc, b.sample_size))
-    });
+    posting_windows.sort_by_key(|a| (a.platform, a.hour_local, a.sample_size));
     let mut snapshot = PlanningSnapshot {
         id: placeholder_id(),
         workspace: workspace.clone(),
@@ -109,34 +107,50 @@ pub async fn freeze_snapshot(store: &dyn Store, snapshot: &PlanningSnapshot) -> 
     Ok(create_immutable(store, &snapshot.workspace, PLANNING_SNAPSHOTS, &doc_id(&snapshot.id), data).await?)
 }
 
-/// Posting-window observations from verified performance: per platform, UTC weekday and hour
-/// of publication, how many verified posts and their median engagement rate (interactions per
-/// impression, at most 1).
-pub fn observations(performance: &VerifiedPerformance) -> Vec<PostingWindowObservation> {
-    let mut slots: BTreeMap<_, Vec<f64>> = BTreeMap::new();
-    for m in performance.as_slice() {
+/// Posting-window observations from verified performance: per platform and local hour of
+/// publication (in `zone`), how many verified posts, their median interactions and, over those
+/// whose platform reports impressions, their median engagement rate. Each post counts once,
+/// as last measured.
+pub fn observations(performance: &VerifiedPerformance, zone: TimeZoneName) -> Vec<PostingWindowObservation> {
+    struct Slot {
+        interactions: Vec<f64>,
+        rates: Vec<f64>,
+        latest: Timestamp,
+    }
+    let mut slots: BTreeMap<_, Slot> = BTreeMap::new();
+    for m in performance.latest_per_post() {
         let t = m.published_at;
-        let weekday = u8::try_from(t.weekday().num_days_from_monday()).unwrap_or(0);
-        let hour = u8::try_from(t.hour()).unwrap_or(0);
-        let interactions = m.reactions + m.comments + m.shares + m.clicks;
-        let rate = if m.impressions == 0 { 0.0 } else { (interactions as f64 / m.impressions as f64).min(1.0) };
-        slots.entry((m.platform, weekday, hour)).or_default().push(rate);
+        let hour_local = u8::try_from(t.with_timezone(&zone.tz()).hour()).unwrap_or(0);
+        let slot = slots.entry((m.platform, hour_local)).or_insert_with(|| Slot {
+            interactions: Vec::new(),
+            rates: Vec::new(),
+            latest: t,
+        });
+        slot.interactions.push(m.interactions() as f64);
+        slot.rates.extend(m.engagement_rate());
+        slot.latest = slot.latest.max(t);
     }
     slots
         .into_iter()
-        .map(|((platform, weekday, hour_utc), mut rates)| {
-            rates.sort_by(f64::total_cmp);
-            let mid = rates.len() / 2;
-            let median = if rates.len() % 2 == 0 { (rates[mid - 1] + rates[mid]) / 2.0 } else { rates[mid] };
-            PostingWindowObservation {
-                platform,
-                weekday,
-                hour_utc,
-                sample_size: u32::try_from(rates.len()).unwrap_or(u32::MAX),
-                median_engagement_rate: median,
-            }
+        .map(|((platform, hour_local), mut slot)| PostingWindowObservation {
+            platform,
+            hour_local,
+            hour_utc: u8::try_from(slot.latest.hour()).unwrap_or(0),
+            sample_size: u32::try_from(slot.interactions.len()).unwrap_or(u32::MAX),
+            median_interactions: median(&mut slot.interactions).unwrap_or(0.0),
+            median_engagement_rate: median(&mut slot.rates),
         })
         .collect()
+}
+
+/// The median of `values` (the mean of the middle two for an even count); `None` for none.
+pub fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    Some(if values.len().is_multiple_of(2) { (values[mid - 1] + values[mid]) / 2.0 } else { values[mid] })
 }
 
 fn placeholder_id() -> SnapshotId {

@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | `platform_length` | the platform's limit as the platform counts it ([`LIMITS`], quoted by `docs/limits.md`): X 280 weighted characters; LinkedIn 3,000; Instagram 2,200; Threads 500; Bluesky 300 graphemes and 3,000 UTF-8 bytes; YouTube 5,000; TikTok 2,200; Mastodon 500, or the channel's `max_characters` |
 //! | `link_count` | Threads: at most 5 links |
-//! | `evidence_resolves` | every claim cites at least one evidence id, and every id resolves to a stored moment of the job, a span of the source an operator's edit quoted (`q-*`), an accepted grounded-search result of the job (`web-*`) or a verified publication of the workspace |
+//! | `evidence_resolves` | every claim cites at least one evidence id, and every id resolves to a stored moment of the job, a span of the source an operator's edit quoted (`q-*`), an accepted grounded-search result of the job (`web-*`) a verified publication of the workspace, or a remembered fact of the workspace (`fact-*`) while the eligibility rule offers it |
 //! | `no_mock_evidence_in_production` | in a production workspace, no cited evidence (and no draft) has `provenance: mock` |
 //! | `banned_phrase` | no workspace banned phrase, case-insensitively |
 //! | `link_allow_list` | every link (any scheme case, bare domains, bare IPv4 and IPv6 addresses, IDNA and full-width dots read as a browser does; [`links()`]) goes to an allow-listed host or a subdomain of one; user info, IP literals and hosts disguised by bidirectional controls or zero-width characters are refused |

@@ -6,7 +6,7 @@ use harmonia_contracts::domain::PostMetrics;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
-use super::engagement::{any_mock, metrics, rate, round};
+use super::engagement::{any_mock, metrics, round};
 use super::outcome::{Fail, Found, dataset};
 use super::read::Reads;
 use super::{MIN_HISTORY, NoArgs, NovaTool};
@@ -24,7 +24,7 @@ struct Slot {
     weekday: u32,
     hour: u32,
     posts: usize,
-    mean_rate: f64,
+    mean_interactions: f64,
 }
 
 impl NovaTool for SuggestPostingWindows {
@@ -39,36 +39,35 @@ impl NovaTool for SuggestPostingWindows {
             ));
         }
         let windows: Vec<Value> = ranked(&posts).iter().take(SUGGESTED).map(window).collect();
-        let basis =
-            json!({"measured_posts": posts.len(), "method": "mean engagement rate by platform, UTC weekday and hour"});
+        let basis = json!({"measured_posts": posts.len(), "method": "mean interactions per post (each post as last measured) by platform, UTC weekday and hour"});
         Ok(Found::new([("count", json!(windows.len())), ("windows", Value::Array(windows)), ("basis", basis)])
             .cite([dataset("dataset-engagement", any_mock(&posts))?]))
     }
 }
 
-/// Slots by mean engagement rate, then by how many posts back them.
+/// Slots by mean interactions per post, then by how many posts back them.
 fn ranked(posts: &[PostMetrics]) -> Vec<Slot> {
     let mut slots: BTreeMap<(String, u32, u32), Vec<f64>> = BTreeMap::new();
     for m in posts {
         let t = m.published_at;
         let key = (m.platform.as_str().to_owned(), t.weekday().num_days_from_monday(), t.hour());
-        slots.entry(key).or_default().push(rate(m));
+        slots.entry(key).or_default().push(m.interactions() as f64);
     }
     let mut ranked: Vec<Slot> = slots
         .into_iter()
-        .map(|((platform, weekday, hour), rates)| Slot {
+        .map(|((platform, weekday, hour), counts)| Slot {
             platform,
             weekday,
             hour,
-            posts: rates.len(),
-            mean_rate: rates.iter().sum::<f64>() / rates.len() as f64,
+            posts: counts.len(),
+            mean_interactions: counts.iter().sum::<f64>() / counts.len() as f64,
         })
         .collect();
-    ranked.sort_by(|a, b| b.mean_rate.total_cmp(&a.mean_rate).then(b.posts.cmp(&a.posts)));
+    ranked.sort_by(|a, b| b.mean_interactions.total_cmp(&a.mean_interactions).then(b.posts.cmp(&a.posts)));
     ranked
 }
 
 fn window(s: &Slot) -> Value {
     json!({"platform": s.platform, "weekday": s.weekday, "window": format!("{:02}:00-{:02}:00 UTC", s.hour, (s.hour + 1) % 24),
-           "basis": {"measured_posts": s.posts, "mean_engagement_rate": round(s.mean_rate)}})
+           "basis": {"measured_posts": s.posts, "mean_interactions": round(s.mean_interactions)}})
 }

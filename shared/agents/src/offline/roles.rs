@@ -177,13 +177,13 @@ pub(super) fn nimi(c: &Conversation<'_>) -> Result<Step, model::Error> {
                 facts: Vec::new(),
             });
         }
-        if let Some(best) = i.verified_performance.iter().max_by_key(|p| p.reactions + p.shares + p.comments) {
+        if let Some(best) = i.verified_performance.iter().max_by_key(|p| p.interactions()) {
             angles.push(Angle {
                 kind: AngleKind::Performance,
                 title: "What has worked before".into(),
                 rationale: format!(
                     "A verified {} post drew {} reactions and {} shares.",
-                    best.platform.as_str(),
+                    best.platform.display_name(),
                     best.reactions,
                     best.shares
                 ),
@@ -346,8 +346,8 @@ pub(super) fn temi(c: &Conversation<'_>) -> Result<Step, model::Error> {
                 .iter()
                 .filter(|w| w.get("platform").and_then(Value::as_str) == Some(channel.as_str()))
                 .max_by(|a, b| {
-                    let rate = |w: &Value| w.get("median_engagement_rate").and_then(Value::as_f64).unwrap_or(0.0);
-                    rate(a).total_cmp(&rate(b))
+                    let engaged = |w: &Value| w.get("median_interactions").and_then(Value::as_f64).unwrap_or(0.0);
+                    engaged(a).total_cmp(&engaged(b))
                 })
                 .and_then(|w| w.get("hour_utc").and_then(Value::as_u64))
                 .unwrap_or(15);
@@ -866,9 +866,9 @@ fn describe_evidence(data: &Value, id: &str, record: bool) -> String {
                     .iter()
                     .map(|t| {
                         format!(
-                            "{} averages {} over {} post(s)",
+                            "{} posts drew a median of {} interactions over {} post(s)",
                             t["platform"].as_str().unwrap_or("?"),
-                            t["mean_engagement_rate"],
+                            t["median_interactions"],
                             t["posts"]
                         )
                     })

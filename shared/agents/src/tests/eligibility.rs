@@ -31,8 +31,23 @@ fn fact(n: u32, p: Option<&str>, provenance: Provenance, age_days: i64) -> Memor
         text: format!("Fact {n}"),
         origin: "verified post".into(),
         post: p.map(post),
+        posts: Vec::new(),
+        evidence: Vec::new(),
+        sample_size: None,
         provenance,
         recorded_at: Utc::now() - Duration::days(age_days),
+        expires_at: None,
+        version: 1,
+    }
+}
+
+/// A fact derived from the metric records of `posts`.
+fn derived(posts: &[&str], age_days: i64) -> MemoryFact {
+    MemoryFact {
+        posts: posts.iter().map(|p| post(p)).collect(),
+        evidence: posts.iter().map(|p| format!("metric-{p}.24h").parse().expect("id")).collect(),
+        sample_size: Some(u32::try_from(posts.len()).expect("few")),
+        ..fact(10, None, Provenance::Live, age_days)
     }
 }
 
@@ -95,6 +110,16 @@ async fn memory_is_eligible_only_when_verified_live_and_recent() {
     assert!(!eligible(&fact(5, Some("post-1"), Provenance::Live, -2)), "recorded in the future");
     assert!(!eligible(&fact(6, Some("post-2"), Provenance::Live, 3)), "unverified post");
     assert!(!eligible(&fact(7, None, Provenance::Live, 3)), "not learnt from a post");
+
+    // Derived from metric records: every post behind them must be verified.
+    assert!(eligible(&derived(&["post-1"], 3)));
+    assert!(!eligible(&derived(&["post-1", "post-2"], 3)), "one of its posts is not verified");
+    assert!(!eligible(&derived(&["post-1"], MAX_MEMORY_AGE_DAYS + 1)), "too old");
+    let mut retired = derived(&["post-1"], 3);
+    retired.expires_at = Some(now - Duration::minutes(1));
+    assert!(!eligible(&retired), "past its own expiry");
+    retired.expires_at = Some(now + Duration::days(1));
+    assert!(eligible(&retired), "not yet expired");
 }
 
 #[tokio::test]

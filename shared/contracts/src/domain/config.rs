@@ -80,6 +80,139 @@ pub struct WorkspaceConfig {
     /// What a job may spend on the model (`[model]`). Default: no limit.
     #[serde(default, skip_serializing_if = "ModelSettings::is_unlimited")]
     pub model: ModelSettings,
+    /// When posts' engagement is read back and how long public trends are kept
+    /// (`[engagement]`). Default: snapshots 1 hour, 24 hours and 7 days after a post is
+    /// verified; trends kept 60 minutes.
+    #[serde(default, skip_serializing_if = "EngagementSettings::is_default")]
+    pub engagement: EngagementSettings,
+}
+
+/// When posts' engagement is read back from their platform, and how long public trends are
+/// kept (`[engagement]` in the file).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EngagementSettings {
+    /// How long after a post is verified each engagement snapshot is taken, earliest first
+    /// (`30m`, `1h`, `24h`, `7d`; at most 90 days). Default: `["1h", "24h", "7d"]`.
+    #[serde(default = "default_snapshots")]
+    #[schemars(length(min = 1, max = 6))]
+    pub snapshots: Vec<SnapshotOffset>,
+    /// How long a read of the channels' public trends is kept before it is read again, in
+    /// minutes. Default: 60.
+    #[serde(default = "default_trends_cache_minutes")]
+    #[schemars(range(min = 1, max = 1440))]
+    pub trends_cache_minutes: u32,
+}
+
+fn default_snapshots() -> Vec<SnapshotOffset> {
+    vec![SnapshotOffset::hours(1), SnapshotOffset::hours(24), SnapshotOffset::days(7)]
+}
+
+fn default_trends_cache_minutes() -> u32 {
+    60
+}
+
+impl Default for EngagementSettings {
+    fn default() -> Self {
+        Self { snapshots: default_snapshots(), trends_cache_minutes: default_trends_cache_minutes() }
+    }
+}
+
+impl EngagementSettings {
+    /// Whether these are the defaults (then the file need not say them).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// How long after a post is verified an engagement snapshot is taken: a count and a unit,
+/// written `30m`, `1h`, `24h` or `7d` (at most 90 days).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SnapshotOffset {
+    count: u16,
+    unit: OffsetUnit,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum OffsetUnit {
+    Minutes,
+    Hours,
+    Days,
+}
+
+written_as_text!(SnapshotOffset, {
+    "type": "string",
+    "pattern": "^[1-9][0-9]{0,4}[mhd]$",
+    "description": "A time after publication: minutes (30m), hours (24h) or days (7d)."
+});
+
+/// The longest a snapshot may wait after publication.
+const MAX_OFFSET_MINUTES: u32 = 90 * 24 * 60;
+
+impl SnapshotOffset {
+    /// `n` hours.
+    pub const fn hours(n: u16) -> Self {
+        Self { count: n, unit: OffsetUnit::Hours }
+    }
+
+    /// `n` days.
+    pub const fn days(n: u16) -> Self {
+        Self { count: n, unit: OffsetUnit::Days }
+    }
+
+    /// The offset in minutes.
+    pub fn minutes(self) -> u32 {
+        let per = match self.unit {
+            OffsetUnit::Minutes => 1,
+            OffsetUnit::Hours => 60,
+            OffsetUnit::Days => 24 * 60,
+        };
+        u32::from(self.count) * per
+    }
+
+    /// The offset as a duration.
+    pub fn duration(self) -> chrono::Duration {
+        chrono::Duration::minutes(i64::from(self.minutes()))
+    }
+}
+
+impl FromStr for SnapshotOffset {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let refused = || {
+            Error::new(
+                Code::InvalidConfig,
+                "a snapshot offset is a whole number of minutes, hours or days, written 30m, 24h or 7d, of at most 90 days",
+            )
+        };
+        let (digits, unit) = s.split_at(s.len().saturating_sub(1));
+        let unit = match unit {
+            "m" => OffsetUnit::Minutes,
+            "h" => OffsetUnit::Hours,
+            "d" => OffsetUnit::Days,
+            _ => return Err(refused()),
+        };
+        if digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(refused());
+        }
+        let count: u16 = digits.parse().map_err(|_| refused())?;
+        let offset = Self { count, unit };
+        if count == 0 || offset.minutes() > MAX_OFFSET_MINUTES {
+            return Err(refused());
+        }
+        Ok(offset)
+    }
+}
+
+impl fmt::Display for SnapshotOffset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unit = match self.unit {
+            OffsetUnit::Minutes => 'm',
+            OffsetUnit::Hours => 'h',
+            OffsetUnit::Days => 'd',
+        };
+        write!(f, "{}{unit}", self.count)
+    }
 }
 
 /// What a job may spend on the model (`[model]` in the file).

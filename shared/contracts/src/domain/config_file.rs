@@ -123,6 +123,10 @@ impl WorkspaceConfig {
                 return Err(invalid(&format!("posting_windows[{n}].days"), "must not repeat a day"));
             }
         }
+        let snapshots = &self.engagement.snapshots;
+        if snapshots.windows(2).any(|w| w[1].minutes() <= w[0].minutes()) {
+            return Err(invalid("engagement.snapshots", "must list each time once, earliest first"));
+        }
         if self.cadence.max_posts_per_day > self.cadence.posts_per_week {
             return Err(invalid("cadence.max_posts_per_day", "must not exceed cadence.posts_per_week"));
         }

@@ -62,7 +62,10 @@ mod workspace;
 pub use analysis::{Analysis, Angle, AngleKind, Moment};
 pub use blob::{BlobRef, Sha256Hex};
 pub use calendar::{CalendarImport, CalendarItem, CalendarPost};
-pub use config::{Cadence, Channel, Day, LocalTime, ModelSettings, PostingWindow, TimeZoneName, WorkspaceConfig};
+pub use config::{
+    Cadence, Channel, Day, EngagementSettings, LocalTime, ModelSettings, PostingWindow, SnapshotOffset, TimeZoneName,
+    WorkspaceConfig,
+};
 pub use hash::content_hash;
 pub use job::{FailedStep, Job, JobFailure, JobStatus};
 pub use planning::{

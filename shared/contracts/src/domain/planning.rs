@@ -56,19 +56,26 @@ pub struct AssetReadiness {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PostingWindowObservation {
-    /// Platform.
+    /// Platform (the channel).
     pub platform: Platform,
-    /// Day of week, 0 = Monday.
-    #[schemars(range(max = 6))]
-    pub weekday: u8,
-    /// Hour of day, UTC.
+    /// Hour of day the posts went out, in the workspace's time zone.
+    #[schemars(range(max = 23))]
+    pub hour_local: u8,
+    /// That hour in UTC, as it was for the latest of those posts.
     #[schemars(range(max = 23))]
     pub hour_utc: u8,
     /// How many verified posts the observation rests on.
+    #[schemars(range(min = 1))]
     pub sample_size: u32,
-    /// Median engagement rate of those posts (0–1).
+    /// Median interactions of those posts (reactions, comments, shares, and quotes and clicks
+    /// where reported), each post as last measured.
+    #[schemars(range(min = 0.0))]
+    pub median_interactions: f64,
+    /// Median engagement rate (interactions per impression, 0–1) of those of them whose
+    /// platform reports impressions; absent when none does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = 1.0))]
-    pub median_engagement_rate: f64,
+    pub median_engagement_rate: Option<f64>,
 }
 
 /// A slot already on the content calendar.

@@ -1,7 +1,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Platform, Timestamp};
+use super::{Platform, SnapshotOffset, Timestamp};
 use crate::error::Code;
 use crate::event::Stage;
 use crate::ids::{FactId, JobId, PostId, SignalId, WorkspaceId};
@@ -9,9 +9,12 @@ use crate::roles::Role;
 use crate::tool::Provenance;
 use crate::trace::{SpanId, TraceId};
 
-/// Measured metrics of one published post. Stored metrics are only a claim: they count as
-/// verified performance when `post` is a verified publication of the same workspace (the rule
-/// lives in `harmonia_agents::eligibility`), whatever the file they came from says.
+/// Measured metrics of one published post: a row an operator imported (history from before
+/// Harmonia), or an engagement snapshot the dispatcher read from the platform some time after
+/// the post was verified (`offset`). Stored metrics are only a claim: they count as verified
+/// performance when `post` is a verified publication of the same workspace (the rule lives in
+/// `harmonia_agents::eligibility`), whatever the file they came from says. A count the
+/// platform does not report is absent (`null`), never zero.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PostMetrics {
@@ -30,21 +33,56 @@ pub struct PostMetrics {
     #[serde(with = "crate::time::rfc3339")]
     #[schemars(with = "crate::domain::Timestamp")]
     pub measured_at: Timestamp,
-    /// Impressions.
-    pub impressions: u64,
-    /// Likes and other reactions.
+    /// For a snapshot read from the platform: how long after verification it was due.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<SnapshotOffset>,
+    /// Impressions, when the platform reports them.
+    pub impressions: Option<u64>,
+    /// Likes (favourites) and other reactions.
     pub reactions: u64,
-    /// Comments.
+    /// Comments (replies).
     pub comments: u64,
-    /// Shares and reposts.
+    /// Shares (reposts, reblogs).
     pub shares: u64,
-    /// Link clicks.
-    pub clicks: u64,
+    /// Quote posts, when the platform reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quotes: Option<u64>,
+    /// Link clicks, when the platform reports them.
+    pub clicks: Option<u64>,
     /// Where the numbers came from (an analytics export, a platform API, a sample file).
     #[schemars(length(min = 1, max = 200))]
     pub source: String,
     /// Live or mock.
     pub provenance: Provenance,
+}
+
+impl PostMetrics {
+    /// The record's id in its collection and as evidence (after `metric-`): the post's id, and
+    /// for a snapshot its offset (`3lxyz.24h`).
+    pub fn record_id(&self) -> String {
+        match self.offset {
+            Some(offset) => format!("{}.{offset}", self.post),
+            None => self.post.to_string(),
+        }
+    }
+
+    /// The id a specialist, Nova or a memory fact cites this record by: `metric-` and its
+    /// record id.
+    pub fn evidence_id(&self) -> crate::ids::EvidenceId {
+        crate::ids::EvidenceId::stable(&format!("metric-{}", self.record_id()))
+    }
+
+    /// Every interaction counted: reactions, comments, shares, and quotes and clicks where the
+    /// platform reports them.
+    pub fn interactions(&self) -> u64 {
+        self.reactions + self.comments + self.shares + self.quotes.unwrap_or(0) + self.clicks.unwrap_or(0)
+    }
+
+    /// Interactions per impression (at most 1), when impressions are known and not zero.
+    pub fn engagement_rate(&self) -> Option<f64> {
+        let seen = self.impressions.filter(|n| *n > 0)?;
+        Some((self.interactions() as f64 / seen as f64).min(1.0))
+    }
 }
 
 /// A public trend signal.
@@ -78,28 +116,55 @@ pub struct TrendSignal {
 }
 
 /// A memory-bank fact. Memory is context, never authority: a fact reaches Nimi and Ryan only
-/// when the eligibility rule (`harmonia_agents::eligibility`) admits it — learnt from a
-/// verified publication of the same workspace, live, and recent enough — never by a flag.
+/// when the eligibility rule (`harmonia_agents::eligibility`) admits it — learnt from verified
+/// publications of the same workspace, live, recent enough and not expired — never by a flag.
+/// Facts derived from verified performance name the metric records they rest on (`evidence`,
+/// the posts behind them in `posts`) and how many posts they summarise (`sample_size`); each
+/// recomputation that changes one is a new `version` of it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryFact {
     /// Id.
     pub id: FactId,
-    /// The fact.
+    /// The fact: a statement with its numbers.
     #[schemars(length(min = 1, max = 1000))]
     pub text: String,
-    /// Where it came from (e.g. a verified post or an operator note).
+    /// Where it came from (e.g. a verified post, verified performance, an operator note).
     #[schemars(length(min = 1, max = 200))]
     pub origin: String,
     /// The published post it was learnt from, when it was learnt from one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub post: Option<PostId>,
+    /// The posts whose metric records it rests on, when it was derived from them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 500))]
+    pub posts: Vec<PostId>,
+    /// The metric records it rests on (`metric-…` evidence ids).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 500))]
+    pub evidence: Vec<crate::ids::EvidenceId>,
+    /// How many posts it summarises.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_size: Option<u32>,
     /// Live or mock.
     pub provenance: Provenance,
-    /// When it was recorded.
+    /// When it was recorded (for a derived fact, when this version was computed).
     #[serde(with = "crate::time::rfc3339")]
     #[schemars(with = "crate::domain::Timestamp")]
     pub recorded_at: Timestamp,
+    /// When it stops being offered, when that is earlier than the eligibility rule's age limit
+    /// (a fact the latest recomputation no longer supports expires then).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::time::rfc3339_option")]
+    #[schemars(with = "Option<crate::domain::Timestamp>")]
+    pub expires_at: Option<Timestamp>,
+    /// Its version: 1, then one more at each recomputation that changed it.
+    #[serde(default = "first_version")]
+    #[schemars(range(min = 1))]
+    pub version: u32,
+}
+
+fn first_version() -> u32 {
+    1
 }
 
 /// What an activity record measures.

@@ -152,7 +152,7 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
     let mut claims: Vec<Claim> =
         previous.claims.into_iter().filter(|c| body.contains(c.text.trim_end_matches('…'))).collect();
     let kept: Vec<_> = claims.iter().flat_map(|c| &c.evidence).cloned().collect();
-    let mut evidence = crate::policy::evidence::load(&*env.store, workspace, &analysis, &kept).await?;
+    let mut evidence = crate::policy::evidence::load(&*env.store, workspace, &analysis, &kept, env.clock.now()).await?;
     let quoted = quoted_spans(&body, &source, &analysis, &evidence, &request.operator, &job.id);
     for q in &quoted {
         claims.push(q.claim.clone());
@@ -171,7 +171,7 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
     // The moments the new claims cite, read as policy reads them.
     let cites: Vec<_> =
         claims.iter().flat_map(|c| &c.evidence).filter(|e| !evidence.contains_key(*e)).cloned().collect();
-    evidence.extend(crate::policy::evidence::load(&*env.store, workspace, &analysis, &cites).await?);
+    evidence.extend(crate::policy::evidence::load(&*env.store, workspace, &analysis, &cites, env.clock.now()).await?);
     let id = draft_id_of(&job.id, round, Pass::FIRST);
     let draft = Draft {
         content_hash: Draft::compute_hash(previous.platform, &body, &claims),

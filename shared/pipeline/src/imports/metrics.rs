@@ -1,7 +1,7 @@
 //! `harmonia import metrics FILE.csv`: measured post metrics.
 //!
 //! Columns: `post`, `platform`, `published_at`, `measured_at`, `impressions`, `reactions`,
-//! `comments`, `shares`, `clicks`, `source`, `provenance` (required) and `job` (optional).
+//! `comments`, `shares`, `clicks`, `source`, `provenance` (required), `job` and `quotes` (optional).
 //! One row per post: a post's row replaces its earlier measurement. Stored metrics are never
 //! taken as verified on their own; `harmonia_agents::eligibility` decides what counts.
 
@@ -29,7 +29,7 @@ pub(super) const SPEC: Spec = Spec {
         "source",
         "provenance",
     ],
-    optional: &["job"],
+    optional: &["job", "quotes"],
 };
 
 /// Every row of a metrics CSV, validated; the first bad row is the error.
@@ -50,11 +50,13 @@ fn metric(row: &Row) -> Result<PostMetrics, Error> {
             .named("platform", "one of x, linkedin, instagram, threads, bluesky, youtube, tiktok is expected")?,
         published_at,
         measured_at,
-        impressions: row.count("impressions")?,
+        offset: None,
+        impressions: Some(row.count("impressions")?),
         reactions: row.count("reactions")?,
         comments: row.count("comments")?,
         shares: row.count("shares")?,
-        clicks: row.count("clicks")?,
+        quotes: row.get("quotes").map(|_| row.count("quotes")).transpose()?,
+        clicks: Some(row.count("clicks")?),
         source: row.text("source", 200)?,
         provenance: row.named("provenance", "live or mock is expected")?,
     })

@@ -43,7 +43,7 @@ fn columns_are_read_by_name_in_any_order_with_bom_crlf_and_quoted_line_breaks() 
     assert_eq!(metrics[0].source, "Analytics, export\r\nsecond line");
     assert_eq!(metrics[0].job.as_ref().map(|j| j.as_str()), Some("job-1"));
     assert_eq!(metrics[1].job, None, "an empty optional cell is no value");
-    assert_eq!(metrics[0].impressions, 100);
+    assert_eq!(metrics[0].impressions, Some(100));
 }
 
 #[test]

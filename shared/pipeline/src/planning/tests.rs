@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{CalendarImport, PlanningSnapshot, PostingWindowObservation, WorkspaceConfig};
+use harmonia_contracts::domain::{
+    CalendarImport, PlanningSnapshot, PostingWindowObservation, TimeZoneName, WorkspaceConfig,
+};
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_store::{Created, Store, create_if_absent, encode, scan_all};
 use harmonia_store_sqlite::SqliteStore;
@@ -114,10 +116,11 @@ fn the_id_is_the_content_hash_and_the_build_is_deterministic() {
     let ws = WorkspaceId::generate();
     let observed = PostingWindowObservation {
         platform: harmonia_contracts::domain::Platform::Bluesky,
-        weekday: 0,
+        hour_local: 14,
         hour_utc: 14,
         sample_size: 3,
-        median_engagement_rate: 0.04,
+        median_interactions: 12.0,
+        median_engagement_rate: Some(0.04),
     };
     let now = at("2026-11-02T00:00:00Z");
     let a = build_snapshot(&ws, &config("UTC", 3), &[], std::slice::from_ref(&observed), now);
@@ -187,7 +190,7 @@ fn measured(
 }
 
 #[test]
-fn observations_summarise_verified_posts_by_platform_weekday_and_hour() {
+fn observations_summarise_verified_posts_by_platform_and_local_hour() {
     let publications = [verified("post-a"), verified("post-b"), verified("post-c")];
     let posts = harmonia_agents::eligibility::VerifiedPosts::from_publications(&publications);
     let performance = posts.verified_performance(
@@ -199,10 +202,18 @@ fn observations_summarise_verified_posts_by_platform_weekday_and_hour() {
         ],
         harmonia_contracts::domain::WorkspaceMode::Production,
     );
-    let found = observations(&performance);
+    let lisbon: TimeZoneName = "Europe/Lisbon".parse().expect("zone");
+    let found = observations(&performance, lisbon);
     assert_eq!(found.len(), 2, "{found:?}");
-    let monday = &found[0];
-    assert_eq!((monday.weekday, monday.hour_utc, monday.sample_size), (0, 14, 2));
-    assert!((monday.median_engagement_rate - 0.2).abs() < 1e-9, "the unverified post's 0.9 is not in it");
-    assert_eq!((found[1].weekday, found[1].hour_utc, found[1].median_engagement_rate), (1, 9, 0.0));
+    // Lisbon is UTC+0 in November: 09:00 and 14:00 local.
+    assert_eq!((found[0].hour_local, found[0].hour_utc, found[0].sample_size), (9, 9, 1));
+    assert_eq!((found[0].median_interactions, found[0].median_engagement_rate), (0.0, None), "nobody saw it");
+    let afternoon = &found[1];
+    assert_eq!((afternoon.hour_local, afternoon.sample_size), (14, 2));
+    assert!((afternoon.median_interactions - 20.0).abs() < 1e-9, "the unverified post's 90 is not in it");
+    assert!((afternoon.median_engagement_rate.unwrap_or(0.0) - 0.2).abs() < 1e-9);
+    // In New York the same posts went out at 09:00 and 04:00 local.
+    let new_york: TimeZoneName = "America/New_York".parse().expect("zone");
+    let hours: Vec<u8> = observations(&performance, new_york).iter().map(|o| o.hour_local).collect();
+    assert_eq!(hours, [4, 9]);
 }

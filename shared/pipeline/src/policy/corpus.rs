@@ -334,7 +334,7 @@ async fn evidence_of(
         .decode()
         .expect("an analysis record");
     let cites = draft.claims.iter().flat_map(|c| &c.evidence);
-    let evidence = evidence::load(store, workspace, &analysis, cites).await.expect("load the evidence");
+    let evidence = evidence::load(store, workspace, &analysis, cites, Utc::now()).await.expect("load the evidence");
     (evidence, analysis.flagged)
 }
 

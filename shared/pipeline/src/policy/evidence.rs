@@ -3,22 +3,25 @@
 
 use std::collections::{HashMap, HashSet};
 
+use harmonia_agents::eligibility::VerifiedPosts;
 use harmonia_agents::research::{may_name_publication, publication_evidence_id};
-use harmonia_contracts::domain::{Publication, ResearchEvidence};
+use harmonia_contracts::domain::{MemoryFact, Publication, ResearchEvidence, Timestamp};
 use harmonia_contracts::ids::{EvidenceId, WorkspaceId};
 use harmonia_store::{Store, decode_each, scan_all};
 
 use super::Evidence;
 use crate::records::{
-    AnalysisRecord, PUBLICATIONS, SOURCE_QUOTES, SourceQuote, is_source_quote, research_of, source_quote_id,
+    AnalysisRecord, MEMORY, PUBLICATIONS, SOURCE_QUOTES, SourceQuote, doc_id, is_source_quote, research_of,
+    source_quote_id,
 };
 
 /// The evidence `cited` ids resolve to, with its provenance (from its own record), text and,
 /// for a moment, where it was said: the analysis's moments (their exact quotes), spans of the
 /// source an operator's edit quoted (`q-*`), the job's accepted grounded-search results (the
 /// answer spans each page supports, and its address), and the workspace's verified publications
-/// (their body; live only when they went to a real platform). An id that resolves to none of
-/// them is absent from the map. The workspace's publications are read, page by page so nothing
+/// (their body; live only when they went to a real platform), and the workspace's remembered
+/// facts (`fact-*`: their statement) while the eligibility rule offers them at `now`. An id
+/// that resolves to none of them is absent from the map. The workspace's publications are read, page by page so nothing
 /// is missed, only when an id can name one ([`may_name_publication`]): most posts cite only
 /// moments and search results, and a check then costs the same however many posts the workspace
 /// has made.
@@ -27,9 +30,10 @@ pub(crate) async fn load<'a>(
     workspace: &WorkspaceId,
     analysis: &AnalysisRecord,
     cited: impl IntoIterator<Item = &'a EvidenceId>,
+    now: Timestamp,
 ) -> Result<HashMap<EvidenceId, Evidence>, harmonia_store::Error> {
     let research = research_of(store, workspace, &analysis.job).await?;
-    load_with(store, workspace, analysis, &research, cited).await
+    load_with(store, workspace, analysis, &research, cited, now).await
 }
 
 /// [`load`], with the job's research results already read by the caller.
@@ -39,6 +43,7 @@ pub(crate) async fn load_with<'a>(
     analysis: &AnalysisRecord,
     research: &[ResearchEvidence],
     cited: impl IntoIterator<Item = &'a EvidenceId>,
+    now: Timestamp,
 ) -> Result<HashMap<EvidenceId, Evidence>, harmonia_store::Error> {
     let cited: Vec<&EvidenceId> = cited.into_iter().collect();
     let provenance = analysis.analysis.provenance;
@@ -77,17 +82,28 @@ pub(crate) async fn load_with<'a>(
     };
     let mut evidence = HashMap::new();
     let mut publication_ids = HashSet::new();
+    let mut facts = Vec::new();
     for id in cited {
         if may_name_publication(id) {
             publication_ids.insert(id);
         } else if let Some(found) = of_job(id) {
             evidence.insert(id.clone(), found);
+        } else if id.as_str().starts_with(FACT_PREFIX) {
+            let doc = store.get(workspace, MEMORY, &doc_id(id)).await?;
+            facts.extend(doc.and_then(|d| d.decode::<MemoryFact>().ok()).map(|f| (id, f)));
         }
     }
-    if publication_ids.is_empty() {
+    if publication_ids.is_empty() && facts.is_empty() {
         return Ok(evidence);
     }
     let publications: Vec<Publication> = decode_each(PUBLICATIONS, &scan_all(store, workspace, PUBLICATIONS).await?);
+    // A remembered fact resolves only while the eligibility rule offers it.
+    let verified = VerifiedPosts::from_publications(&publications);
+    for (id, fact) in facts {
+        if verified.is_eligible_memory(&fact, now) {
+            evidence.insert(id.clone(), Evidence::text(fact.provenance, fact.text));
+        }
+    }
     for publication in &publications {
         if let Some(post) = publication.verified_post() {
             let id = publication_evidence_id(post);
@@ -103,3 +119,6 @@ pub(crate) async fn load_with<'a>(
     }
     Ok(evidence)
 }
+
+/// How every remembered fact's id begins.
+const FACT_PREFIX: &str = "fact-";

@@ -9,7 +9,7 @@ mod ingest;
 mod plan;
 pub(crate) mod policy;
 mod publish;
-mod read;
+pub(crate) mod read;
 mod review;
 mod seed;
 pub use seed::budget_limit;

@@ -67,8 +67,13 @@ async fn job_snapshot(env: &Env, ws: &WorkspaceId, job: &JobId) -> Result<Planni
     let config = job_config(env, ws, job).await?;
     let (performance, _) = context(env, ws, config.mode).await?;
     let calendar = crate::imports::calendar::entries(&*env.store, ws).await?;
-    let snapshot =
-        planning::build_snapshot(ws, &config, &calendar, &planning::observations(&performance), env.clock.now());
+    let snapshot = planning::build_snapshot(
+        ws,
+        &config,
+        &calendar,
+        &planning::observations(&performance, config.timezone),
+        env.clock.now(),
+    );
     planning::freeze_snapshot(&*env.store, &snapshot).await?;
     let record = JobSnapshot { job: job.clone(), snapshot: snapshot.id.clone() };
     // First writer wins; a duplicate that lost plans from the winner's snapshot.

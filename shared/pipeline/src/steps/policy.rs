@@ -21,7 +21,7 @@ impl Step for ReviewPassed {
         let config = job_config(env, ws, &event.job).await?;
         let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(&event.job)).await?;
         let cites = draft.claims.iter().flat_map(|c| &c.evidence);
-        let evidence = crate::policy::evidence::load(&*env.store, ws, &analysis, cites).await?;
+        let evidence = crate::policy::evidence::load(&*env.store, ws, &analysis, cites, env.clock.now()).await?;
         let result = check(&PolicyInput {
             now: env.clock.now(),
             workspace: &config,

@@ -133,7 +133,7 @@ pub(super) async fn provenance(
     let draft: Draft = load(env, ws, DRAFTS, &doc_id(draft)).await?;
     let analysis: AnalysisRecord = load(env, ws, ANALYSES, &doc_id(job)).await?;
     let cites = draft.claims.iter().flat_map(|c| &c.evidence);
-    let evidence = crate::policy::evidence::load(&*env.store, ws, &analysis, cites).await?;
+    let evidence = crate::policy::evidence::load(&*env.store, ws, &analysis, cites, env.clock.now()).await?;
     let cites_mock = draft
         .claims
         .iter()
@@ -156,7 +156,7 @@ async fn record(
         draft: publication.draft.clone(),
         connector: publication.claim.connector,
         outcome: outcome.clone(),
-        recorded_at: Utc::now(),
+        recorded_at: env.clock.now(),
     };
     let recorded = Publication { receipt: Some(receipt), ..publication };
     let id = doc_id(&recorded.draft);

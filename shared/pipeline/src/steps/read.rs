@@ -1,6 +1,5 @@
 //! What steps read besides their own inputs.
 
-use chrono::Utc;
 use harmonia_agents::eligibility::{self, EligibleMemory, VerifiedPerformance};
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{ApprovalSubject, Decision, WorkspaceConfig};
@@ -36,7 +35,7 @@ pub(crate) async fn context(
     workspace: &WorkspaceId,
     mode: WorkspaceMode,
 ) -> Result<(VerifiedPerformance, EligibleMemory), step::Error> {
-    Ok(eligibility::context(&*env.store, workspace, mode, Utc::now(), MEMORY_FACTS).await?)
+    Ok(eligibility::context(&*env.store, workspace, mode, env.clock.now(), MEMORY_FACTS).await?)
 }
 
 /// The workspace configuration the job recorded when it was created (never the current one,

@@ -34,7 +34,8 @@ impl Step for DraftWritten {
         // it (moments, this job's search results, verified posts).
         let research = research_of(&*env.store, ws, &event.job).await?;
         let cites = draft.claims.iter().flat_map(|c| &c.evidence);
-        let resolved = crate::policy::evidence::load_with(&*env.store, ws, &analysis, &research, cites).await?;
+        let resolved =
+            crate::policy::evidence::load_with(&*env.store, ws, &analysis, &research, cites, env.clock.now()).await?;
         let findings =
             review_findings(&draft.body, &cited_evidence(&draft, &resolved), brief.call_to_action.as_deref());
         let cited: HashSet<&EvidenceId> = draft.claims.iter().flat_map(|c| &c.evidence).collect();

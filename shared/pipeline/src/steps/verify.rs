@@ -1,4 +1,3 @@
-use chrono::Utc;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{JobStatus, Publication, ReceiptOutcome, Verification, VerificationOutcome};
 use harmonia_contracts::event::{PostPublished, PostVerified, StageEvent};
@@ -64,7 +63,7 @@ impl Step for PostPublished {
             job: event.job.clone(),
             draft: publication.draft.clone(),
             outcome: outcome.clone(),
-            checked_at: Utc::now(),
+            checked_at: env.clock.now(),
         };
         let recorded = Publication { verification: Some(verification), ..publication };
         let VerificationOutcome::Verified { post } = outcome else {
@@ -74,6 +73,19 @@ impl Step for PostPublished {
             harmonia_store::update(&*env.store, ws, PUBLICATIONS, &id, encode(&recorded)?, stored.version).await?;
             return Err(step::Error::fail(Code::PublishOutcomeUnknown));
         };
+        // Indexed for its engagement snapshots before the verification is recorded (see
+        // `crate::engagement`): a crash between the two leaves an entry the tick lets go. A
+        // store that may answer later retries the step; measuring never fails a post otherwise.
+        match crate::engagement::on_verified(env, ws, &event.job, &recorded.draft, env.clock.now()).await {
+            Err(e) if e.code.default_retryable() => return Err(step::Error::Retry(e)),
+            Err(e) => {
+                tracing::warn!(
+                    code = e.code.as_str(),
+                    "the post's engagement will not be measured: its snapshots could not be scheduled"
+                )
+            }
+            Ok(()) => {}
+        }
         let verified = PostVerified { draft: recorded.draft.clone(), post };
         let completion = Completion::new(JobStatus::Verified, event.pass)
             .write(PUBLICATIONS, doc_id(&recorded.draft), &recorded)?
