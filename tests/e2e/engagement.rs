@@ -180,6 +180,14 @@ async fn a_bluesky_post_is_measured_at_each_offset_and_the_next_job_learns_from_
     assert!(cited.contains(&format!("metric-{rkey}.7d").as_str()), "{asked}");
     assert!(asked.to_string().contains("19 likes"), "{asked}");
 
+    // Bluesky's trending topics, through the account's PDS and its AppView.
+    let signals = trends(dir.path(), week + Duration::minutes(3)).await;
+    let topics: Vec<&str> = signals.iter().filter_map(|s| s["topic"].as_str()).collect();
+    assert_eq!(topics[..3], ["Climate week", "Open source funding", "Product launches"], "{signals:?}");
+    assert_eq!(signals[0]["source"], format!("Bluesky public trends, read for @{handle}"));
+    assert_eq!(signals[0]["url"], "https://bsky.app/profile/trending.bsky.app/feed/climate-week");
+    assert!(signals[0]["observed_at"].as_str().is_some(), "{}", signals[0]);
+
     // The next job: Nimi is given the records and the fact, and its memory angle passes.
     let recordings = with_memory_angles();
     let second_model = RecordedModel::start(Wire::OpenAi, recordings.path(), KEY).await;
@@ -202,4 +210,239 @@ async fn a_bluesky_post_is_measured_at_each_offset_and_the_next_job_learns_from_
     let memory = json_of(dir.path(), &model.url, aged, &["memory"]).await;
     let median = memory["facts"].as_array().and_then(|f| f.iter().find(|f| f["id"] == "fact-bluesky-median").cloned());
     assert_eq!(median.map(|m| m["offered"].clone()), Some(json!(false)), "{memory}");
+}
+
+/// A Mastodon instance answering from the connector's recordings (`Status`, `StatusSource`,
+/// `CredentialAccount`, `Instance` in the documented wire format), keeping what was posted so
+/// that the source reads back its text, and the counts a test sets on each status.
+mod instance {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+
+    use axum::Json;
+    use axum::extract::{Path, State};
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::response::{IntoResponse, Response};
+    use axum::routing::{get, post};
+    use serde_json::Value;
+
+    pub(super) const TOKEN: &str = "mastodon-token-for-e2e";
+
+    fn recording(name: &str) -> Value {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/connectors/src/mastodon/recordings")
+            .join(name);
+        serde_json::from_str(&std::fs::read_to_string(path).expect("recording")).expect("recording JSON")
+    }
+
+    /// The statuses created (by idempotency key: id and text) and the counts set on them.
+    #[derive(Clone, Default)]
+    pub(super) struct Instance {
+        pub(super) statuses: Arc<Mutex<HashMap<String, (String, String)>>>,
+        pub(super) counts: Arc<Mutex<HashMap<String, [u64; 3]>>>,
+    }
+
+    fn authorised(headers: &HeaderMap) -> bool {
+        headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {TOKEN}"))
+    }
+
+    fn refused() -> Response {
+        (StatusCode::UNAUTHORIZED, Json(recording("error-invalid-token.json"))).into_response()
+    }
+
+    fn not_found() -> Response {
+        (StatusCode::NOT_FOUND, Json(recording("error-not-found.json"))).into_response()
+    }
+
+    async fn create(State(i): State<Instance>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+        if !authorised(&headers) {
+            return refused();
+        }
+        let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+        let text = body["status"].as_str().unwrap_or_default().to_owned();
+        let mut statuses = i.statuses.lock().expect("lock");
+        let n = statuses.len();
+        let (id, _) = statuses.entry(key).or_insert_with(|| (format!("11357290427183{n:04}"), text)).clone();
+        let mut status = recording("status.json");
+        status["id"] = Value::String(id.clone());
+        status["url"] = Value::String(format!("https://mastodon.example/@fieldnotes/{id}"));
+        (StatusCode::OK, Json(status)).into_response()
+    }
+
+    fn text_of(i: &Instance, id: &str) -> Option<String> {
+        i.statuses.lock().expect("lock").values().find(|(s, _)| s == id).map(|(_, t)| t.clone())
+    }
+
+    async fn source(State(i): State<Instance>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+        if !authorised(&headers) {
+            return refused();
+        }
+        let Some(text) = text_of(&i, &id) else { return not_found() };
+        let mut source = recording("status-source.json");
+        source["id"] = Value::String(id);
+        source["text"] = Value::String(text);
+        (StatusCode::OK, Json(source)).into_response()
+    }
+
+    async fn status(State(i): State<Instance>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+        if !authorised(&headers) {
+            return refused();
+        }
+        if text_of(&i, &id).is_none() {
+            return not_found();
+        }
+        let [favourites, reblogs, replies] = i.counts.lock().expect("lock").get(&id).copied().unwrap_or_default();
+        let mut status = recording("status.json");
+        status["id"] = Value::String(id);
+        status["favourites_count"] = favourites.into();
+        status["reblogs_count"] = reblogs.into();
+        status["replies_count"] = replies.into();
+        (StatusCode::OK, Json(status)).into_response()
+    }
+
+    async fn credentials(headers: HeaderMap) -> Response {
+        if authorised(&headers) { Json(recording("verify-credentials.json")).into_response() } else { refused() }
+    }
+
+    /// Serve on a free local port: the instance and its base URL.
+    pub(super) async fn start() -> (Instance, String) {
+        let i = Instance::default();
+        let app = axum::Router::new()
+            .route("/api/v2/instance", get(|| async { Json(recording("instance.json")) }))
+            .route("/api/v1/statuses", post(create))
+            .route("/api/v1/statuses/{id}", get(status))
+            .route("/api/v1/statuses/{id}/source", get(source))
+            .route("/api/v1/accounts/verify_credentials", get(credentials))
+            .route("/api/v1/trends/tags", get(|| async { Json(recording("trends-tags.json")) }))
+            .route("/api/v1/trends/links", get(|| async { Json(recording("trends-links.json")) }))
+            .with_state(i.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        (i, url)
+    }
+}
+
+/// A data dir whose workspace posts first to the Mastodon channel `@fieldnotes@mastodon.example`
+/// on the instance at `url`, through the `mastodon` connector.
+async fn mastodon_data_dir(url: &str) -> harmonia_testkit::TempDir {
+    let dir = harmonia_testkit::temp_dir();
+    let recordings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/job");
+    let workspace = std::fs::read_to_string(recordings.join("workspace.toml")).expect("workspace");
+    let handle = "@fieldnotes@mastodon.example";
+    let workspace = workspace
+        .replace(
+            "[[channels]]\nplatform = \"linkedin\"\nhandle = \"field-notes\"\n",
+            "[[channels]]\nplatform = \"linkedin\"\nhandle = \"field-notes\"\nconnector = \"sandbox\"\n",
+        )
+        .replace("[[channels]]\nplatform = \"bluesky\"\nhandle = \"@fieldnotes.bsky.social\"\n", "")
+        .replacen(
+            "[[channels]]",
+            &format!(
+                "[[channels]]\nplatform = \"mastodon\"\nhandle = \"{handle}\"\nconnector = \"mastodon\"\n\n[[channels]]"
+            ),
+            1,
+        );
+    let file = dir.path().join("workspace.toml");
+    std::fs::write(&file, workspace).expect("write workspace");
+    let secrets = dir.path().join("channels.toml");
+    std::fs::write(
+        &secrets,
+        format!(
+            "[[channel]]\nplatform = \"mastodon\"\nhandle = \"{handle}\"\nconnector = \"mastodon\"\nservice = \"{url}\"\naccess_token = \"{}\"\n",
+            instance::TOKEN
+        ),
+    )
+    .expect("write secrets");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&secrets, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+    let (code, _, err) = cli_at(dir.path(), "", None, &["workspace", "init", file.to_str().expect("path")]).await;
+    assert_eq!(code, 0, "{err}");
+    dir
+}
+
+#[tokio::test]
+async fn a_mastodon_post_is_measured_at_each_offset_from_its_status() {
+    let model = recorded_model().await;
+    let (instance, url) = instance::start().await;
+    let dir = mastodon_data_dir(&url).await;
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/launch-talk.json");
+    let ran = json_of(dir.path(), &model.url, Utc::now(), &["run", source.to_str().expect("path")]).await;
+    let job = ran["job"]["id"].as_str().expect("job").to_owned();
+    for args in [["approve", job.as_str(), "strategy"].as_slice(), &["approve", &job, "draft"], &["publish-now", &job]]
+    {
+        let (code, out, err) = cli_at(dir.path(), &model.url, None, args).await;
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    let verified_at = Utc::now();
+    let shown = show(dir.path(), &model.url, &job).await;
+    assert_eq!(shown["job"]["status"], "verified", "{}", shown["publication"]);
+    let id = shown["publication"]["receipt"]["outcome"]["post"].as_str().expect("status id").to_owned();
+
+    let mut rows = Vec::new();
+    for (minutes, counts) in [(61, [3, 1, 0]), (24 * 60 + 1, [8, 2, 1]), (7 * 24 * 60 + 1, [13, 2, 4])] {
+        instance.counts.lock().expect("lock").insert(id.clone(), counts);
+        let at = verified_at + Duration::minutes(minutes);
+        let listed = json_of(dir.path(), &model.url, at, &["metrics", &job]).await;
+        let last = listed["snapshots"].as_array().and_then(|s| s.last()).cloned().expect("a snapshot");
+        rows.push(json!([
+            last["offset"],
+            last["likes"],
+            last["reposts"],
+            last["replies"],
+            last["quotes"],
+            last["provenance"]
+        ]));
+    }
+    assert_eq!(
+        rows,
+        [
+            json!(["1h", 3, 1, 0, null, "live"]),
+            json!(["24h", 8, 2, 1, null, "live"]),
+            json!(["7d", 13, 2, 4, null, "live"])
+        ],
+        "Mastodon counts no quotes: null, never zero"
+    );
+    assert_eq!(instance.statuses.lock().expect("lock").len(), 1, "one status, read back, never posted again");
+    assert!(model.misses().is_empty(), "{:?}", model.misses());
+
+    // The instance's public trends, read for the channel, with their source and time.
+    let at = verified_at + Duration::days(7) + Duration::minutes(2);
+    let signals = trends(dir.path(), at).await;
+    let topics: Vec<&str> = signals.iter().filter_map(|s| s["topic"].as_str()).collect();
+    assert!(topics.contains(&"#fieldwork"), "{signals:?}");
+    for s in &signals {
+        assert_eq!(s["source"], "Mastodon public trends, read for @fieldnotes@mastodon.example", "{s}");
+        assert_eq!(s["provenance"], "live");
+        assert!(s["evidence_id"].as_str().is_some_and(|id| id.starts_with("sig-pub-mastodon-")), "{s}");
+    }
+}
+
+/// What Nova's `fetch_trend_signals` returned when asked what is trending, at `at`: the
+/// signals of its envelope.
+async fn trends(dir: &std::path::Path, at: chrono::DateTime<Utc>) -> Vec<Value> {
+    let now = at.to_rfc3339();
+    let env = [("HARMONIA_NOW", now.as_str()), ("HARMONIA_MODEL", "offline")];
+    let (code, out, err) = FunctionProcess::run_cli(dir, &["--json", "ask", "What is trending?"], &env, &[]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let asked: Value = serde_json::from_str(&out).expect("ask json");
+    let found = asked.to_string();
+    let envelope = asked["tool_calls"]
+        .as_array()
+        .and_then(|calls| calls.iter().find(|c| c["name"] == "fetch_trend_signals"))
+        .unwrap_or_else(|| panic!("no fetch_trend_signals call: {found}"));
+    let signals = envelope["envelope"]["data"]["signals"].as_array().cloned().unwrap_or_default();
+    assert!(!signals.is_empty(), "{found}");
+    let cited: Vec<&str> = asked["answer"]["claims"]
+        .as_array()
+        .map(|c| {
+            c.iter().flat_map(|c| c["evidence"].as_array().into_iter().flatten()).filter_map(Value::as_str).collect()
+        })
+        .unwrap_or_default();
+    assert!(cited.iter().any(|id| id.starts_with("sig-pub-")), "Nova cites the public trends: {found}");
+    signals
 }

@@ -48,6 +48,7 @@ async fn dispatch(State(env): State<Arc<Env>>) -> Result<Json<Value>, ApiError> 
         "snapshots_taken": measured.taken.len(),
         "snapshots_failed": measured.failed,
         "facts_changed": measured.facts_changed,
+        "trends_read": measured.trends.signals,
         "watched": watched.ran,
         "stuck": watched.stuck,
         "redriven": watched.redriven,

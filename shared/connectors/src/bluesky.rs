@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use super::engagement::{MeasureFailed, Measured, bluesky_posts};
+use super::trends::{MAX_TRENDS, PublicTrend, decode_bluesky_trending};
 use super::{Checked, Connector, Found, Outgoing, Posted, ReadBackFailed, Sent, admit};
 
 /// The collection posts are records of.
@@ -401,6 +402,23 @@ impl Connector for Bluesky {
             .map_err(|_| MeasureFailed)?;
         match answer {
             Answer::Ok(v) => bluesky_posts(&v, uri).ok_or(MeasureFailed),
+            _ => Err(MeasureFailed),
+        }
+    }
+
+    async fn trends(&self) -> Result<Vec<PublicTrend>, MeasureFailed> {
+        let (_, answer) = self
+            .authorised(|s| {
+                let limit = MAX_TRENDS.to_string();
+                self.http
+                    .get(self.url("app.bsky.unspecced.getTrendingTopics"))
+                    .bearer_auth(&s.access_jwt)
+                    .query(&[("limit", limit.as_str())])
+            })
+            .await
+            .map_err(|_| MeasureFailed)?;
+        match answer {
+            Answer::Ok(v) => decode_bluesky_trending(v.to_string().as_bytes()).ok_or(MeasureFailed),
             _ => Err(MeasureFailed),
         }
     }

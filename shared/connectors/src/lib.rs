@@ -21,6 +21,7 @@ pub mod bluesky;
 pub mod engagement;
 pub mod mastodon;
 pub mod reach;
+pub mod trends;
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -146,6 +147,8 @@ pub trait Connector: Send + Sync {
         posted: &Posted,
         age: chrono::Duration,
     ) -> Result<engagement::Measured, engagement::MeasureFailed>;
+    /// The platform's public trends, most trending first ([`trends`]); none where it has none.
+    async fn trends(&self) -> Result<Vec<trends::PublicTrend>, engagement::MeasureFailed>;
 }
 
 /// What a connector's check found.
@@ -276,6 +279,10 @@ impl Connector for Sandbox {
             None => Ok(engagement::Measured::Gone),
             Some(_) => Ok(engagement::Measured::Counts(engagement::sandbox_engagement(idempotency_key, age))),
         }
+    }
+
+    async fn trends(&self) -> Result<Vec<trends::PublicTrend>, engagement::MeasureFailed> {
+        Ok(Vec::new())
     }
 }
 
@@ -496,6 +503,10 @@ impl Connector for Webhook {
             .map_err(|_| engagement::MeasureFailed)?;
         let counts = engagement::decode_webhook_engagement(&bytes).ok_or(engagement::MeasureFailed)?;
         Ok(engagement::Measured::Counts(counts))
+    }
+
+    async fn trends(&self) -> Result<Vec<trends::PublicTrend>, engagement::MeasureFailed> {
+        Ok(Vec::new())
     }
 }
 

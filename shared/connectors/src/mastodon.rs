@@ -22,6 +22,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::engagement::{MeasureFailed, Measured, decode_mastodon_counts};
+use super::trends::{MAX_TRENDS, PublicTrend, decode_mastodon_links, decode_mastodon_tags};
 use super::{Checked, Connector, Found, Outgoing, Posted, ReadBackFailed, Sent, admit};
 
 /// The longest answer read from an instance (256 KiB): a status or an account is a few
@@ -246,6 +247,23 @@ impl Connector for Mastodon {
             Some((404 | 410, _)) => Ok(Measured::Gone),
             _ => Err(MeasureFailed),
         }
+    }
+
+    async fn trends(&self) -> Result<Vec<PublicTrend>, MeasureFailed> {
+        let mut found = Vec::new();
+        for (path, decode) in [
+            ("/api/v1/trends/tags", decode_mastodon_tags as fn(&[u8]) -> Option<Vec<PublicTrend>>),
+            ("/api/v1/trends/links", decode_mastodon_links),
+        ] {
+            let request = self.http.get(self.url(path)).query(&[("limit", MAX_TRENDS)]);
+            match Self::answer(request).await {
+                Some((200, body)) => found.extend(decode(&body).ok_or(MeasureFailed)?),
+                // An instance with trends turned off, or not showing them to the public.
+                Some((401 | 403 | 404, _)) => {}
+                _ => return Err(MeasureFailed),
+            }
+        }
+        Ok(found)
     }
 }
 

@@ -206,6 +206,12 @@ impl Connector for HeldEffects {
     ) -> Result<harmonia_connectors::engagement::Measured, harmonia_connectors::engagement::MeasureFailed> {
         self.inner.engagement(workspace, idempotency_key, posted, age).await
     }
+
+    async fn trends(
+        &self,
+    ) -> Result<Vec<harmonia_connectors::trends::PublicTrend>, harmonia_connectors::engagement::MeasureFailed> {
+        self.inner.trends().await
+    }
 }
 
 #[cfg(test)]
@@ -333,6 +339,12 @@ mod tests {
             _: chrono::Duration,
         ) -> Result<harmonia_connectors::engagement::Measured, harmonia_connectors::engagement::MeasureFailed> {
             Ok(harmonia_connectors::engagement::Measured::NotOffered)
+        }
+        async fn trends(
+            &self,
+        ) -> Result<Vec<harmonia_connectors::trends::PublicTrend>, harmonia_connectors::engagement::MeasureFailed>
+        {
+            Ok(Vec::new())
         }
     }
 

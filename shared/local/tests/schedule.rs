@@ -322,6 +322,12 @@ impl Connector for DiesAfterPosting {
     ) -> Result<harmonia_connectors::engagement::Measured, harmonia_connectors::engagement::MeasureFailed> {
         self.inner.engagement(workspace, idempotency_key, posted, age).await
     }
+
+    async fn trends(
+        &self,
+    ) -> Result<Vec<harmonia_connectors::trends::PublicTrend>, harmonia_connectors::engagement::MeasureFailed> {
+        self.inner.trends().await
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -104,6 +104,8 @@ async fn instance() -> (Instance, String) {
         .route("/api/v1/statuses", axum::routing::post(create))
         .route("/api/v1/statuses/{id}/source", get(source))
         .route("/api/v1/accounts/verify_credentials", get(credentials))
+        .route("/api/v1/trends/tags", get(|| async { Json(recording("trends-tags.json")) }))
+        .route("/api/v1/trends/links", get(|| async { Json(recording("trends-links.json")) }))
         .with_state(i.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let url = format!("http://{}/", listener.local_addr().expect("addr"));
@@ -236,4 +238,27 @@ fn answers_decode_to_ids_and_text_and_anything_else_is_not_believed() {
     ] {
         assert_eq!(decode_max_characters(bad), None, "{}", String::from_utf8_lossy(bad));
     }
+}
+
+#[tokio::test]
+async fn trends_are_the_instances_tags_then_its_links_with_what_it_counted() {
+    let (_, url) = instance().await;
+    let found = mastodon(&url, TOKEN).trends().await.expect("trends");
+    let topics: Vec<&str> = found.iter().map(|t| t.topic.as_str()).collect();
+    assert_eq!(topics, ["#fieldwork", "#offlinefirst", "How park rangers kept working through a nine-day outage"]);
+    assert_eq!(found[0].summary, "Used 58 times by 31 accounts on its latest day.");
+    assert_eq!(found[0].url.as_deref(), Some("https://mastodon.example/tags/fieldwork"));
+    assert_eq!(found[2].summary, "A field team's notes app kept every entry during a storm.");
+}
+
+#[tokio::test]
+async fn a_status_the_instance_no_longer_has_is_gone_for_engagement() {
+    let (_, url) = instance().await;
+    let m = mastodon(&url, TOKEN);
+    let outgoing = post("ws:draft-9:abc", Provenance::Live);
+    let Sent::Applied(posted) = m.send(&ws(), &outgoing).await else { panic!("applied") };
+    let age = chrono::Duration::hours(1);
+    // This recorded instance keeps no status under its id (404): it is gone, not a failure.
+    let found = m.engagement(&ws(), &outgoing.idempotency_key, &posted, age).await.expect("read");
+    assert_eq!(found, crate::engagement::Measured::Gone);
 }

@@ -18,6 +18,7 @@
 //! - A snapshot is written once (`create_if_absent`): two dispatchers racing keep the first.
 
 pub mod memory;
+pub mod trends;
 
 use std::collections::BTreeSet;
 
@@ -125,10 +126,13 @@ pub struct Tick {
     pub failed: usize,
     /// Remembered facts that changed when they were derived again.
     pub facts_changed: usize,
+    /// The public trends read from the workspaces' channels ([`trends`]).
+    pub trends: trends::Refreshed,
 }
 
-/// Take every engagement snapshot that is due. Safe to run anywhere, any number of times at
-/// once: a snapshot is created once, and the index is a hint.
+/// Take every engagement snapshot that is due, then read again the public trends that are
+/// stale ([`trends::tick`]). Safe to run anywhere, any number of times at once: a snapshot is
+/// created once, and the index is a hint.
 pub async fn tick(env: &Env) -> Result<Tick, Error> {
     let now = env.clock.now();
     let query = Query::all(TICK_LIMIT).order_by("due_at", Direction::Ascending).map_err(Error::from)?;
@@ -168,6 +172,7 @@ pub async fn tick(env: &Env) -> Result<Tick, Error> {
             }
         }
     }
+    done.trends = trends::tick(env).await?;
     Ok(done)
 }
 

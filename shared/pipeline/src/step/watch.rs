@@ -95,6 +95,12 @@ pub async fn register(store: &dyn Store, workspace: &WorkspaceId) -> Result<(), 
     Ok(())
 }
 
+/// Every workspace the watch knows (each registers at its configuration or its first step).
+pub(crate) async fn workspaces(store: &dyn Store) -> Result<Vec<WorkspaceId>, Error> {
+    let docs = scan(store, &system_workspace(), WATCHED, Query::all(MAX_QUERY_LIMIT)).await.map_err(Error::from)?;
+    Ok(decode_each::<Watched>(WATCHED, &docs).into_iter().map(|w| w.workspace).collect())
+}
+
 /// Look for stuck jobs and re-drive those due, unless a check ran within the last step lease.
 pub async fn check(env: &Env) -> Result<Checked, Error> {
     let now = env.clock.now();
