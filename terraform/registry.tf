@@ -53,14 +53,15 @@ locals {
   # Functions whose runtime calls Vertex AI (the operator's job view asks Maya; Nova answers).
   model_callers = ["analyze", "strategize", "plan", "draft", "review", "operator", "nova"]
 
-  # Functions that use the publishing connector (publish sends, verify reads back): the only
-  # ones given the connector settings and its credentials (the webhook's signing secret, each
-  # channel account's secret).
-  connector_users = ["publish", "verify"]
+  # Functions that use the publishing connector (publish sends, verify reads back, dispatch
+  # reads verified posts' engagement and the channels' public trends): the only ones given the
+  # connector settings and its credentials (the webhook's signing secret, each channel
+  # account's secret).
+  connector_users = ["publish", "verify", "dispatch"]
 
   # Functions told where posts go (HARMONIA_PUBLISHING): policy and the operator's edits judge
   # drafts against it without any credential; the connector users check theirs agree.
-  publishing_users = ["policy", "operator", "publish", "verify"]
+  publishing_users = ["policy", "operator", "publish", "verify", "dispatch"]
 
   # Functions reached by people (authenticated) rather than by Pub/Sub push.
   public_functions = ["ingest", "operator", "nova"]

@@ -23,6 +23,7 @@
 // of A), LONG_JOB (a job of A titled with one 200-character word), SCREENSHOTS (folder), HARMONIA_CONSOLE_MODULES (node_modules), HARMONIA_CHROMIUM.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 
 const env = (name) => {
   const value = process.env[name];
@@ -143,6 +144,21 @@ async function operatorLoop(page, job) {
   check("Maya's job view reads as cards with labels, the fields on demand", cards.length >= 5
     && cards.every((c) => c.label && c.fieldsOpen === false && !/job[-_][0-9a-f]{8}/.test(c.heading)), JSON.stringify(cards.slice(0, 4)));
   await snap(page, 'published');
+  // Engagement: before the first read, when it will be; then the row of the snapshot that
+  // `harmonia metrics` takes as an hour later (the sandbox's mock counts).
+  const before = await page.locator('#engagement-state').textContent();
+  check('before the first read the job page says when engagement is read', before.includes('1h, 24h, 7d after the post was verified'), before);
+  const later = new Date(Date.now() + 65 * 60 * 1000).toISOString();
+  const measured = spawnSync(env('HARMONIA_BIN'), ['--data-dir', env('DATA_DIR'), '--workspace', 'field-notes', '--json', 'metrics', onScreen],
+    { env: { ...process.env, HARMONIA_NOW: later }, encoding: 'utf8' });
+  const snapshots = measured.status === 0 ? JSON.parse(measured.stdout).snapshots : [];
+  check('harmonia metrics takes and lists the 1 h snapshot', snapshots.length === 1 && snapshots[0].offset === '1h', measured.stdout + measured.stderr);
+  await page.reload();
+  await until(page, 'the engagement table', () => !!document.getElementById('engagement'));
+  const row = await page.locator('#engagement tbody tr').first().locator('th, td').allTextContents();
+  check('the job page shows the snapshot as the platform counted it', row[0].startsWith('1h (')
+    && row[1] === snapshots[0].likes.toLocaleString() && row[2] === snapshots[0].reposts.toLocaleString(), JSON.stringify(row));
+  await snap(page, 'engagement');
 
   // The job's activity: a bar per invocation, its numbers on keyboard focus.
   await page.getByRole('link', { name: 'Activity timeline' }).click();

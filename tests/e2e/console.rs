@@ -78,6 +78,9 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         .env("SCREENSHOTS", &screenshots)
         .env("HARMONIA_CONSOLE_MODULES", &modules)
         .env("HARMONIA_CHROMIUM", &chromium)
+        .env("HARMONIA_BIN", FunctionProcess::cli())
+        .env("DATA_DIR", dir)
+        .env("HARMONIA_SKILLS_DIR", std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills"))
         .output()
         .await
         .expect("run node");
@@ -120,6 +123,9 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "the jobs page opens on what waits for you, and says for what",
         "the approved draft becomes a verified post",
         "Maya's job view reads as cards with labels, the fields on demand",
+        "before the first read the job page says when engagement is read",
+        "harmonia metrics takes and lists the 1 h snapshot",
+        "the job page shows the snapshot as the platform counted it",
         "the timeline has a bar per invocation",
         "a focused bar shows its duration and tokens",
         "a late answer for the page left does not replace the next one",
@@ -159,6 +165,7 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "strategy",
         "draft",
         "published",
+        "engagement",
         "timeline",
         "nova",
         "settings",

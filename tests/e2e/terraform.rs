@@ -194,7 +194,8 @@ fn channel_credentials_reach_only_the_connector_users_and_policy_is_told_where_p
     let locals = &registry["locals"];
     let connector_users = strings(&locals["connector_users"]);
     let publishing_users = strings(&locals["publishing_users"]);
-    assert_eq!(connector_users, BTreeSet::from(["publish".to_owned(), "verify".to_owned()]));
+    // Publish sends, verify reads back, dispatch reads engagement and public trends.
+    assert_eq!(connector_users, BTreeSet::from(["publish".to_owned(), "verify".to_owned(), "dispatch".to_owned()]));
     // Policy runs in its own function and again on an operator's edit: both must judge a
     // draft against the channels the connector users will publish to, not the sandbox.
     for f in ["policy", "operator"].iter().map(|s| s.to_string()).chain(connector_users.iter().cloned()) {

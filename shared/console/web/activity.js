@@ -1,14 +1,13 @@
 // The workspace's activity: every invocation and tool call of every job, Nova's answers
 // included, newest first; filtered by agent, stage and outcome; each day's count, failures,
 // p50 and p95 durations and tokens. From `GET /v1/workspace/activity`.
-import { api, el, errorText, say, show } from '/assets/common.js';
+import { api, el, errorText, number, say, show } from '/assets/common.js';
 
 const OPERATIONS = { invoke: 'answered', tool_call: 'called a tool', research: 'searched the web', route: 'routed a task' };
 const PAGE = 50;
 
 const capital = (s) => s.charAt(0).toUpperCase() + s.slice(1);
 const ms = (n) => (n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${n.toFixed(n < 10 ? 2 : 0)} ms`);
-const number = (n) => n.toLocaleString();
 
 function choose(id, label, values, current, words = (v) => capital(v.replaceAll('_', ' '))) {
   return el('div', { class: 'field' }, el('label', { for: id, text: label }),

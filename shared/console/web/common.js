@@ -13,6 +13,9 @@ const PLATFORMS = {
   youtube: 'YouTube', tiktok: 'TikTok',
 };
 
+/** A count as the reader's locale writes it (12,400). */
+export const number = (n) => n.toLocaleString();
+
 /** A platform as its users write it (`LinkedIn`, `X`), from its name on the wire. */
 export function platformName(platform) {
   return PLATFORMS[platform] ?? String(platform ?? '').replaceAll('_', ' ');

@@ -6,7 +6,7 @@ import { render as renderLayout } from '/assets/a2ui.js';
 import { entityView } from '/assets/entities.js';
 import { activityPage } from '/assets/activity.js';
 import { calendarPage } from '/assets/calendar.js';
-import { api, el, errorText, inFlight, outcome, platformName, saidError, say, session, show, visit } from '/assets/common.js';
+import { api, el, errorText, inFlight, number, outcome, platformName, saidError, say, session, show, visit } from '/assets/common.js';
 import { novaPage } from '/assets/nova.js';
 import { settingsPage } from '/assets/settings.js';
 import { uploadPage } from '/assets/upload.js';
@@ -320,6 +320,30 @@ function publicationPreview(detail) {
         applied?.record && el('dt', { text: 'Record' }), applied?.record && el('dd', { text: applied.record.uri }))));
 }
 
+/** What the post drew on its platform, read at each snapshot offset after it was verified: a
+ * row per snapshot, a dash where the platform counts nothing (Mastodon has no quotes). Before
+ * the first read, when it will be. */
+function engagementPreview(detail, metrics, config) {
+  if (detail.publication?.verification?.outcome?.outcome !== 'verified') return null;
+  const platform = platformName(detail.publication.platform);
+  const offsets = config?.engagement?.snapshots ?? ['1h', '24h', '7d'];
+  const snapshots = metrics?.snapshots ?? [];
+  const count = (n) => (n === null || n === undefined ? '—' : number(n));
+  const mock = snapshots.some((s) => s.provenance === 'mock');
+  return el('section', { 'aria-labelledby': 'engagement-title' },
+    el('h2', { id: 'engagement-title', text: 'Engagement' }),
+    snapshots.length === 0
+      ? el('p', { id: 'engagement-state', text: `Nothing read yet: ${platform} is asked ${offsets.join(', ')} after the post was verified.` })
+      : el('table', { class: 'engagement', id: 'engagement' },
+        el('caption', { class: 'muted', text: `${mock ? `The sandbox’s mock numbers (no real ${platform} post)` : `As ${platform} counted them`}, read ${offsets.join(', ')} after verification.` }),
+        el('thead', {}, el('tr', {}, ...['After (read at)', 'Likes', 'Reposts', 'Replies', 'Quotes'].map((h) => el('th', { scope: 'col', text: h })))),
+        el('tbody', {}, ...snapshots.map((s) => el('tr', {},
+          el('th', { scope: 'row' }, `${s.offset} `, el('time', { class: 'muted', datetime: s.taken_at, title: s.taken_at,
+            text: `(${new Date(s.taken_at).toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: zone })})` })),
+          el('td', { text: count(s.likes) }), el('td', { text: count(s.reposts) }),
+          el('td', { text: count(s.replies) }), el('td', { text: count(s.quotes) }))))));
+}
+
 /** The decision the job awaits, naming the exact version shown; every button posts with it. */
 function decisionPanel(id, detail, here, reload) {
   const awaiting = detail.awaiting;
@@ -445,7 +469,7 @@ function when(iso) {
 async function jobPage(id, here) {
   say('Composing the job view…');
   const path = `/v1/jobs/${encodeURIComponent(id)}`;
-  const [view, detail, events, workspace] = await Promise.all([api('GET', `${path}/view`), api('GET', `${path}/detail`), api('GET', `${path}/events`), api('GET', '/v1/workspace')]);
+  const [view, detail, events, workspace, metrics] = await Promise.all([api('GET', `${path}/view`), api('GET', `${path}/detail`), api('GET', `${path}/events`), api('GET', '/v1/workspace'), api('GET', `${path}/metrics`)]);
   if (!here()) return;
   for (const reply of [view, detail, events]) if (reply.status !== 200) { say(errorText(reply), true); return; }
   const d = detail.body;
@@ -460,11 +484,13 @@ async function jobPage(id, here) {
   // What the operator decides on comes first, then the decision, then what it rests on; the
   // rest (the strategy once decided, the review's tables, the job view) opens on demand.
   const strategyFirst = d.awaiting?.subject === 'strategy';
+  const config = workspace.status === 200 ? workspace.body.workspace.config : null;
   show(el('p', {}, el('a', { href: '#/jobs', text: '← Jobs' })),
     el('h1', { text: d.job.title || `Job ${id}` }),
     progress,
     publicationPreview(d),
-    strategyFirst ? strategyPreview(d) : draftPost(d, workspace.status === 200 ? workspace.body.workspace.config : null),
+    engagementPreview(d, metrics.status === 200 ? metrics.body : null, config),
+    strategyFirst ? strategyPreview(d) : draftPost(d, config),
     decisionPanel(encodeURIComponent(id), d, here, reload),
     draftEvidence(d), reviewDetails(d), flagsPreview(d),
     strategyFirst ? null : onDemand('The strategy', strategyPreview(d)),
