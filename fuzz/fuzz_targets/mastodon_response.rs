@@ -1,11 +1,14 @@
 //! A Mastodon instance's answers as the connector decodes them: a created status
-//! (`decode_status`), a status's source on read-back (`decode_source`) and the instance's
-//! status limit (`decode_max_characters`), under the bound the connector reads them with.
+//! (`decode_status`), a status's source on read-back (`decode_source`), the instance's
+//! status limit (`decode_max_characters`), a status's counts (`decode_mastodon_counts`) and the
+//! trending tags and links, under the bound the connector reads them with.
 #![no_main]
 
 use harmonia_connectors::mastodon::{
     MAX_MASTODON_RESPONSE_BYTES, decode_max_characters, decode_source, decode_status,
 };
+use harmonia_connectors::engagement::decode_mastodon_counts;
+use harmonia_connectors::trends::{MAX_TRENDS, decode_mastodon_links, decode_mastodon_tags};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
@@ -19,5 +22,12 @@ fuzz_target!(|bytes: &[u8]| {
     }
     if let Some(max) = decode_max_characters(bytes) {
         assert!(max > 0 && bytes.len() <= MAX_MASTODON_RESPONSE_BYTES);
+    }
+    if let Some(counts) = decode_mastodon_counts(bytes) {
+        let status: serde_json::Value = serde_json::from_slice(bytes).expect("decoded, so JSON");
+        assert_eq!(status["replies_count"].as_u64(), Some(counts.replies));
+    }
+    for trends in [decode_mastodon_tags(bytes), decode_mastodon_links(bytes)].into_iter().flatten() {
+        assert!(trends.len() <= MAX_TRENDS && trends.iter().all(|t| !t.topic.is_empty()));
     }
 });

@@ -96,9 +96,14 @@ pub fn decode_mastodon_counts(bytes: &[u8]) -> Option<Engagement> {
     })
 }
 
-/// A webhook bridge's metrics answer: `{"likes", "reposts", "replies", "quotes"?}`.
+/// A webhook bridge's metrics answer: the object `{"likes", "reposts", "replies", "quotes"?}`
+/// (never the same numbers as an array, which a derived decoder would take).
 pub fn decode_webhook_engagement(bytes: &[u8]) -> Option<Engagement> {
-    serde_json::from_slice(bytes).ok()
+    let answer: Value = serde_json::from_slice(bytes).ok()?;
+    if !answer.is_object() {
+        return None;
+    }
+    serde_json::from_value(answer).ok()
 }
 
 /// The sandbox's mock engagement for the post under `idempotency_key`, `age` after it went
@@ -151,6 +156,8 @@ mod tests {
             Some(Engagement { likes: 1, reposts: 2, replies: 3, quotes: None })
         );
         assert_eq!(decode_webhook_engagement(br#"{"likes":1}"#), None);
+        // Found by fuzzing: the three numbers as an array are not an answer.
+        assert_eq!(decode_webhook_engagement(b"[8,0,0]"), None);
         assert_eq!(decode_webhook_engagement(br#"{"likes":1,"reposts":2,"replies":3,"views":9}"#), None);
     }
 
