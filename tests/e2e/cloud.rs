@@ -1035,6 +1035,24 @@ async fn on_the_emulators_an_approved_post_waits_for_its_window_and_racing_dispa
     let refused = cloud.operator.cancel(&job).await.map(|_| ()).expect_err("claimed");
     assert_eq!(refused.code, Code::InvalidTransition, "claimed: {refused}");
 
+    // An hour after it was verified, the dispatcher reads its engagement (the sandbox's mock
+    // counts) into Firestore, and the operator API lists the snapshot and the fact from it.
+    let verified_at = chrono::Utc::now();
+    clock.set(verified_at + chrono::TimeDelta::minutes(61));
+    let measured = harmonia_pipeline::engagement::tick(&a).await.expect("engagement tick");
+    assert_eq!(
+        measured.taken.iter().map(|(_, j, o)| (j, o.to_string())).collect::<Vec<_>>(),
+        [(&job, "1h".to_owned())]
+    );
+    assert!(harmonia_pipeline::engagement::tick(&b).await.expect("again").taken.is_empty(), "taken once");
+    let metrics = cloud.operator.metrics(&job).await.expect("metrics");
+    assert_eq!(metrics.snapshots.len(), 1, "{metrics:?}");
+    assert_eq!(metrics.snapshots[0].provenance, harmonia_contracts::tool::Provenance::Mock);
+    let memory = cloud.operator.memory().await.expect("memory");
+    let fact = memory.facts.iter().find(|f| f.id.as_str().ends_with("-median")).expect("a derived fact");
+    assert_eq!((fact.sample_size, fact.offered), (Some(1), false), "a mock fact is never offered: {fact:?}");
+    assert_eq!(fact.evidence, [metrics.snapshots[0].evidence_id.clone()]);
+
     // Reschedule inside a window, then publish now; and cancel: never published.
     let moved = cloud.to_the_draft_gate().await;
     let (_, planned) = cloud.approve_draft(&moved).await;

@@ -98,3 +98,45 @@ fn a_sandbox_snapshot_makes_a_mock_fact_that_is_never_offered() {
     assert_eq!(facts[0].provenance, harmonia_contracts::tool::Provenance::Mock);
     assert!(!verified.is_eligible_memory(&facts[0], now));
 }
+
+#[tokio::test]
+async fn policy_resolves_a_cited_fact_only_while_the_rule_offers_it() {
+    use std::sync::Arc;
+
+    use harmonia_store::{Store, create_if_absent, encode};
+    use harmonia_store_sqlite::SqliteStore;
+
+    let dir = harmonia_testkit::temp_dir();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path().join("facts.sqlite")).expect("open"));
+    let ws: harmonia_contracts::ids::WorkspaceId = "ws-facts".parse().expect("ws");
+    let put = |collection, id: &str, data| {
+        let store = store.clone();
+        let (ws, id) = (ws.clone(), id.parse().expect("id"));
+        async move { create_if_absent(&*store, &ws, collection, &id, data).await.expect("store") }
+    };
+    put(crate::records::PUBLICATIONS, "draft-1", encode(&verified("p1", "bluesky")).expect("encode")).await;
+    let now = at("2026-12-01T00:00:00Z");
+    let (verified_posts, metrics, bodies) = history();
+    let facts = derive(&verified_posts.verified_performance(metrics, WorkspaceMode::Production), &bodies, now);
+    // Only p1 is published in this store: the facts resting on p1 alone are the ones offered.
+    let mut fact = facts.into_iter().find(|f| f.id.as_str() == "fact-bluesky-median").expect("fact");
+    fact.posts = vec!["p1".parse().expect("post")];
+    put(crate::records::MEMORY, "fact-bluesky-median", encode(&fact).expect("encode")).await;
+
+    let analysis = crate::records::AnalysisRecord {
+        job: "job-1".parse().expect("job"),
+        analysis: serde_json::from_value(json!({"moments": [], "angles": [], "provenance": "live"})).expect("analysis"),
+        said: Vec::new(),
+        flagged: Vec::new(),
+    };
+    let cited: Vec<harmonia_contracts::ids::EvidenceId> =
+        ["fact-bluesky-median", "fact-unknown"].iter().map(|id| id.parse().expect("id")).collect();
+    let resolved = crate::policy::evidence::load_with(&*store, &ws, &analysis, &[], &cited, now).await.expect("load");
+    let found = resolved.get(&cited[0]).expect("the offered fact resolves");
+    assert_eq!(found.text, fact.text);
+    assert_eq!(found.provenance, harmonia_contracts::tool::Provenance::Live);
+    assert!(!resolved.contains_key(&cited[1]), "an unknown fact does not");
+    let aged = now + Duration::days(MAX_MEMORY_AGE_DAYS + 1);
+    let later = crate::policy::evidence::load_with(&*store, &ws, &analysis, &[], &cited, aged).await.expect("load");
+    assert!(later.is_empty(), "past 180 days a cited fact no longer resolves");
+}
