@@ -149,34 +149,30 @@ impl Proxy {
 /// A data dir configured for `handle`'s Bluesky channel through `service`, with the
 /// credentials `app_password` (file mode 0600).
 pub(crate) async fn data_dir(service: &str, handle: &str, app_password: &str) -> harmonia_testkit::TempDir {
+    let channel = format!("platform = \"bluesky\"\nhandle = \"@{handle}\"\nconnector = \"bluesky\"\n");
+    let secret = format!("service = \"{service}\"\nidentifier = \"{handle}\"\napp_password = \"{app_password}\"\n");
+    data_dir_for(&channel, &secret).await
+}
+
+/// A data dir whose workspace is the recorded job's, with `channel` (its `platform`, `handle`
+/// and `connector` lines) as its first channel (the recorded strategy writes for the first),
+/// the LinkedIn one through the sandbox, and that channel's entry in the 0600 `channels.toml`
+/// (`channel` and then `secret`, its credentials).
+pub(crate) async fn data_dir_for(channel: &str, secret: &str) -> harmonia_testkit::TempDir {
     let dir = harmonia_testkit::temp_dir();
     let recordings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/job");
     let workspace = std::fs::read_to_string(recordings.join("workspace.toml")).expect("workspace");
-    // The Bluesky channel first (the recorded strategy writes for the first channel), through
-    // its own connector.
     let workspace = workspace
         .replace(
             "[[channels]]\nplatform = \"linkedin\"\nhandle = \"field-notes\"\n",
             "[[channels]]\nplatform = \"linkedin\"\nhandle = \"field-notes\"\nconnector = \"sandbox\"\n",
         )
         .replace("[[channels]]\nplatform = \"bluesky\"\nhandle = \"@fieldnotes.bsky.social\"\n", "")
-        .replacen(
-            "[[channels]]",
-            &format!(
-                "[[channels]]\nplatform = \"bluesky\"\nhandle = \"@{handle}\"\nconnector = \"bluesky\"\n\n[[channels]]"
-            ),
-            1,
-        );
+        .replacen("[[channels]]", &format!("[[channels]]\n{channel}\n[[channels]]"), 1);
     let file = dir.path().join("workspace.toml");
     std::fs::write(&file, workspace).expect("write workspace");
     let secrets = dir.path().join("channels.toml");
-    std::fs::write(
-        &secrets,
-        format!(
-            "[[channel]]\nplatform = \"bluesky\"\nhandle = \"@{handle}\"\nconnector = \"bluesky\"\nservice = \"{service}\"\nidentifier = \"{handle}\"\napp_password = \"{app_password}\"\n"
-        ),
-    )
-    .expect("write secrets");
+    std::fs::write(&secrets, format!("[[channel]]\n{channel}{secret}")).expect("write secrets");
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&secrets, std::fs::Permissions::from_mode(0o600)).expect("chmod");

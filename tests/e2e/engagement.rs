@@ -25,6 +25,18 @@ async fn steer(path: &str, body: Value) {
     assert!(answer.status().is_success(), "{}", answer.status());
 }
 
+/// Tell the recorded AppView what the post `uri` has drawn: likes, reposts, replies, quotes.
+async fn drawn(uri: &str, [likes, reposts, replies, quotes]: [u64; 4]) {
+    let counts =
+        json!({"uri": uri, "likeCount": likes, "repostCount": reposts, "replyCount": replies, "quoteCount": quotes});
+    steer("/_recording/engagement", counts).await;
+}
+
+/// How many snapshots `harmonia metrics --json` listed.
+fn taken(listed: &Value) -> usize {
+    listed["snapshots"].as_array().map_or(0, Vec::len)
+}
+
 /// `harmonia --model openai ARGS` with the clock at `at` (when given).
 async fn cli_at(
     dir: &std::path::Path,
@@ -96,35 +108,23 @@ async fn a_bluesky_post_is_measured_at_each_offset_and_the_next_job_learns_from_
     let none = json_of(dir.path(), &model.url, verified_at + Duration::minutes(30), &["metrics", &job]).await;
     assert_eq!(none, json!({"job": job, "snapshots": []}));
 
-    steer(
-        "/_recording/engagement",
-        json!({"uri": uri, "likeCount": 4, "repostCount": 1, "replyCount": 2, "quoteCount": 0}),
-    )
-    .await;
+    drawn(&uri, [4, 1, 2, 0]).await;
     let hour = verified_at + Duration::minutes(61);
     let first = json_of(dir.path(), &model.url, hour, &["metrics", &job]).await;
-    assert_eq!(first["snapshots"].as_array().map(Vec::len), Some(1), "{first}");
+    assert_eq!(taken(&first), 1, "{first}");
 
     // A failed read is tried again by the next command, and never stops this one.
-    steer(
-        "/_recording/engagement",
-        json!({"uri": uri, "likeCount": 11, "repostCount": 3, "replyCount": 5, "quoteCount": 1}),
-    )
-    .await;
+    drawn(&uri, [11, 3, 5, 1]).await;
     steer("/_recording/fail", json!({"method": "app.bsky.feed.getPosts", "times": 1})).await;
     let day = verified_at + Duration::hours(24) + Duration::minutes(1);
     let (code, out, err) = cli_at(dir.path(), &model.url, Some(day), &["--json", "metrics", &job]).await;
     assert_eq!(code, 0, "{out}{err}");
     assert!(err.contains("could not be read from the platform; the next command tries again"), "{err}");
-    assert_eq!(serde_json::from_str::<Value>(&out).expect("json")["snapshots"].as_array().map(Vec::len), Some(1));
+    assert_eq!(taken(&serde_json::from_str(&out).expect("json")), 1, "{out}");
     let second = json_of(dir.path(), &model.url, day, &["metrics", &job]).await;
-    assert_eq!(second["snapshots"].as_array().map(Vec::len), Some(2), "{second}");
+    assert_eq!(taken(&second), 2, "{second}");
 
-    steer(
-        "/_recording/engagement",
-        json!({"uri": uri, "likeCount": 19, "repostCount": 4, "replyCount": 6, "quoteCount": 2}),
-    )
-    .await;
+    drawn(&uri, [19, 4, 6, 2]).await;
     let week = verified_at + Duration::days(7) + Duration::minutes(1);
     let all = json_of(dir.path(), &model.url, week, &["metrics", &job]).await;
     let snapshots = all["snapshots"].as_array().expect("snapshots");
@@ -212,163 +212,18 @@ async fn a_bluesky_post_is_measured_at_each_offset_and_the_next_job_learns_from_
     assert_eq!(median.map(|m| m["offered"].clone()), Some(json!(false)), "{memory}");
 }
 
-/// A Mastodon instance answering from the connector's recordings (`Status`, `StatusSource`,
-/// `CredentialAccount`, `Instance` in the documented wire format), keeping what was posted so
-/// that the source reads back its text, and the counts a test sets on each status.
-mod instance {
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex};
-
-    use axum::Json;
-    use axum::extract::{Path, State};
-    use axum::http::{HeaderMap, StatusCode};
-    use axum::response::{IntoResponse, Response};
-    use axum::routing::{get, post};
-    use serde_json::Value;
-
-    pub(super) const TOKEN: &str = "mastodon-token-for-e2e";
-
-    fn recording(name: &str) -> Value {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/connectors/src/mastodon/recordings")
-            .join(name);
-        serde_json::from_str(&std::fs::read_to_string(path).expect("recording")).expect("recording JSON")
-    }
-
-    /// The statuses created (by idempotency key: id and text) and the counts set on them.
-    #[derive(Clone, Default)]
-    pub(super) struct Instance {
-        pub(super) statuses: Arc<Mutex<HashMap<String, (String, String)>>>,
-        pub(super) counts: Arc<Mutex<HashMap<String, [u64; 3]>>>,
-    }
-
-    fn authorised(headers: &HeaderMap) -> bool {
-        headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {TOKEN}"))
-    }
-
-    fn refused() -> Response {
-        (StatusCode::UNAUTHORIZED, Json(recording("error-invalid-token.json"))).into_response()
-    }
-
-    fn not_found() -> Response {
-        (StatusCode::NOT_FOUND, Json(recording("error-not-found.json"))).into_response()
-    }
-
-    async fn create(State(i): State<Instance>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
-        if !authorised(&headers) {
-            return refused();
-        }
-        let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
-        let text = body["status"].as_str().unwrap_or_default().to_owned();
-        let mut statuses = i.statuses.lock().expect("lock");
-        let n = statuses.len();
-        let (id, _) = statuses.entry(key).or_insert_with(|| (format!("11357290427183{n:04}"), text)).clone();
-        let mut status = recording("status.json");
-        status["id"] = Value::String(id.clone());
-        status["url"] = Value::String(format!("https://mastodon.example/@fieldnotes/{id}"));
-        (StatusCode::OK, Json(status)).into_response()
-    }
-
-    fn text_of(i: &Instance, id: &str) -> Option<String> {
-        i.statuses.lock().expect("lock").values().find(|(s, _)| s == id).map(|(_, t)| t.clone())
-    }
-
-    async fn source(State(i): State<Instance>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-        if !authorised(&headers) {
-            return refused();
-        }
-        let Some(text) = text_of(&i, &id) else { return not_found() };
-        let mut source = recording("status-source.json");
-        source["id"] = Value::String(id);
-        source["text"] = Value::String(text);
-        (StatusCode::OK, Json(source)).into_response()
-    }
-
-    async fn status(State(i): State<Instance>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-        if !authorised(&headers) {
-            return refused();
-        }
-        if text_of(&i, &id).is_none() {
-            return not_found();
-        }
-        let [favourites, reblogs, replies] = i.counts.lock().expect("lock").get(&id).copied().unwrap_or_default();
-        let mut status = recording("status.json");
-        status["id"] = Value::String(id);
-        status["favourites_count"] = favourites.into();
-        status["reblogs_count"] = reblogs.into();
-        status["replies_count"] = replies.into();
-        (StatusCode::OK, Json(status)).into_response()
-    }
-
-    async fn credentials(headers: HeaderMap) -> Response {
-        if authorised(&headers) { Json(recording("verify-credentials.json")).into_response() } else { refused() }
-    }
-
-    /// Serve on a free local port: the instance and its base URL.
-    pub(super) async fn start() -> (Instance, String) {
-        let i = Instance::default();
-        let app = axum::Router::new()
-            .route("/api/v2/instance", get(|| async { Json(recording("instance.json")) }))
-            .route("/api/v1/statuses", post(create))
-            .route("/api/v1/statuses/{id}", get(status))
-            .route("/api/v1/statuses/{id}/source", get(source))
-            .route("/api/v1/accounts/verify_credentials", get(credentials))
-            .route("/api/v1/trends/tags", get(|| async { Json(recording("trends-tags.json")) }))
-            .route("/api/v1/trends/links", get(|| async { Json(recording("trends-links.json")) }))
-            .with_state(i.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        (i, url)
-    }
-}
-
 /// A data dir whose workspace posts first to the Mastodon channel `@fieldnotes@mastodon.example`
 /// on the instance at `url`, through the `mastodon` connector.
 async fn mastodon_data_dir(url: &str) -> harmonia_testkit::TempDir {
-    let dir = harmonia_testkit::temp_dir();
-    let recordings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/job");
-    let workspace = std::fs::read_to_string(recordings.join("workspace.toml")).expect("workspace");
-    let handle = "@fieldnotes@mastodon.example";
-    let workspace = workspace
-        .replace(
-            "[[channels]]\nplatform = \"linkedin\"\nhandle = \"field-notes\"\n",
-            "[[channels]]\nplatform = \"linkedin\"\nhandle = \"field-notes\"\nconnector = \"sandbox\"\n",
-        )
-        .replace("[[channels]]\nplatform = \"bluesky\"\nhandle = \"@fieldnotes.bsky.social\"\n", "")
-        .replacen(
-            "[[channels]]",
-            &format!(
-                "[[channels]]\nplatform = \"mastodon\"\nhandle = \"{handle}\"\nconnector = \"mastodon\"\n\n[[channels]]"
-            ),
-            1,
-        );
-    let file = dir.path().join("workspace.toml");
-    std::fs::write(&file, workspace).expect("write workspace");
-    let secrets = dir.path().join("channels.toml");
-    std::fs::write(
-        &secrets,
-        format!(
-            "[[channel]]\nplatform = \"mastodon\"\nhandle = \"{handle}\"\nconnector = \"mastodon\"\nservice = \"{url}\"\naccess_token = \"{}\"\n",
-            instance::TOKEN
-        ),
-    )
-    .expect("write secrets");
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&secrets, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    }
-    let (code, _, err) = cli_at(dir.path(), "", None, &["workspace", "init", file.to_str().expect("path")]).await;
-    assert_eq!(code, 0, "{err}");
-    dir
+    let channel = "platform = \"mastodon\"\nhandle = \"@fieldnotes@mastodon.example\"\nconnector = \"mastodon\"\n";
+    let secret = format!("service = \"{url}\"\naccess_token = \"{}\"\n", harmonia_testkit::mastodon::TOKEN);
+    crate::channels::data_dir_for(channel, &secret).await
 }
 
 #[tokio::test]
 async fn a_mastodon_post_is_measured_at_each_offset_from_its_status() {
     let model = recorded_model().await;
-    let (instance, url) = instance::start().await;
+    let (instance, url) = harmonia_testkit::mastodon::start().await;
     let dir = mastodon_data_dir(&url).await;
     let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/launch-talk.json");
     let ran = json_of(dir.path(), &model.url, Utc::now(), &["run", source.to_str().expect("path")]).await;
@@ -407,7 +262,7 @@ async fn a_mastodon_post_is_measured_at_each_offset_from_its_status() {
         ],
         "Mastodon counts no quotes: null, never zero"
     );
-    assert_eq!(instance.statuses.lock().expect("lock").len(), 1, "one status, read back, never posted again");
+    assert_eq!(instance.created.lock().expect("lock").len(), 1, "one status, read back, never posted again");
     assert!(model.misses().is_empty(), "{:?}", model.misses());
 
     // The instance's public trends, read for the channel, with their source and time.

@@ -4,29 +4,16 @@
 //! test cannot build while `cargo test` holds the build directory) compile with the feature
 //! `e2e`, which that script turns on; a plain `cargo test` runs the rest in this process alone.
 
-#[cfg(feature = "e2e")]
-mod channels;
-#[cfg(feature = "e2e")]
-mod cli;
-#[cfg(feature = "e2e")]
-mod cloud;
-#[cfg(feature = "e2e")]
-mod console;
-#[cfg(feature = "e2e")]
-mod engagement;
-#[cfg(feature = "e2e")]
-mod events;
-#[cfg(feature = "e2e")]
-mod models;
-#[cfg(feature = "e2e")]
-mod operator_loop;
+/// The areas that need what `infra/test.sh` provides: compiled with the feature `e2e` only.
+macro_rules! with_e2e {
+    ($($area:ident),* $(,)?) => {
+        $(
+            #[cfg(feature = "e2e")]
+            mod $area;
+        )*
+    };
+}
+
+with_e2e!(channels, cli, cloud, console, engagement, events, models, operator_loop, repairs, said, startup, telemetry);
 mod pipeline;
-#[cfg(feature = "e2e")]
-mod repairs;
-#[cfg(feature = "e2e")]
-mod said;
-#[cfg(feature = "e2e")]
-mod startup;
-#[cfg(feature = "e2e")]
-mod telemetry;
 mod terraform;

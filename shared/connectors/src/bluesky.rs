@@ -24,8 +24,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use super::engagement::{MeasureFailed, Measured, bluesky_posts};
-use super::trends::{MAX_TRENDS, PublicTrend, decode_bluesky_trending};
+use super::engagement::{Asked, MeasureFailed, Measurement, bluesky_posts};
+use super::trends::{MAX_TRENDS, PublicTrend, bluesky_trending};
 use super::{Checked, Connector, Found, Outgoing, Posted, ReadBackFailed, Sent, admit};
 
 /// The collection posts are records of.
@@ -385,15 +385,9 @@ impl Connector for Bluesky {
         }
     }
 
-    async fn engagement(
-        &self,
-        _workspace: &WorkspaceId,
-        _idempotency_key: &str,
-        posted: &Posted,
-        _age: chrono::Duration,
-    ) -> Result<Measured, MeasureFailed> {
+    async fn engagement(&self, post: Asked<'_>) -> Measurement {
         // The record the receipt names: its `at://` URI is what the AppView knows it by.
-        let uri = posted.record.as_ref().map(|r| r.uri.as_str()).ok_or(MeasureFailed)?;
+        let uri = post.posted.record.as_ref().map(|r| r.uri.as_str()).ok_or(MeasureFailed)?;
         let (_, answer) = self
             .authorised(|s| {
                 self.http.get(self.url("app.bsky.feed.getPosts")).bearer_auth(&s.access_jwt).query(&[("uris", uri)])
@@ -418,7 +412,7 @@ impl Connector for Bluesky {
             .await
             .map_err(|_| MeasureFailed)?;
         match answer {
-            Answer::Ok(v) => decode_bluesky_trending(v.to_string().as_bytes()).ok_or(MeasureFailed),
+            Answer::Ok(v) => bluesky_trending(&v).ok_or(MeasureFailed),
             _ => Err(MeasureFailed),
         }
     }

@@ -45,6 +45,23 @@ pub enum Measured {
     Gone,
 }
 
+/// A published post whose engagement is asked for: where, under which key, what the platform
+/// named it, and how long after it went out.
+#[derive(Clone, Copy, Debug)]
+pub struct Asked<'a> {
+    /// The post's workspace.
+    pub workspace: &'a harmonia_contracts::ids::WorkspaceId,
+    /// The publication's idempotency key.
+    pub idempotency_key: &'a str,
+    /// The post as the platform named it (its id; its record on the AT Protocol).
+    pub posted: &'a crate::Posted,
+    /// How long after it went out.
+    pub age: chrono::Duration,
+}
+
+/// What a read of a post's engagement came to.
+pub type Measurement = Result<Measured, MeasureFailed>;
+
 /// The engagement could not be read this time; the next tick tries again.
 #[derive(Debug, thiserror::Error)]
 #[error("the post's engagement could not be read from the platform")]

@@ -138,17 +138,16 @@ pub trait Connector: Send + Sync {
     /// when the credentials are refused, `connector_failed` when the platform cannot be
     /// reached.
     async fn check(&self) -> Result<Checked, Code>;
-    /// Read the engagement of `posted`, a post this connector published under
-    /// `idempotency_key`, `age` after it went out ([`engagement`]). Nothing is posted.
-    async fn engagement(
-        &self,
-        workspace: &WorkspaceId,
-        idempotency_key: &str,
-        posted: &Posted,
-        age: chrono::Duration,
-    ) -> Result<engagement::Measured, engagement::MeasureFailed>;
-    /// The platform's public trends, most trending first ([`trends`]); none where it has none.
-    async fn trends(&self) -> Result<Vec<trends::PublicTrend>, engagement::MeasureFailed>;
+    /// Read the engagement of a post this connector published ([`engagement`]). Nothing is
+    /// posted. A platform that offers none says so (the default).
+    async fn engagement(&self, _post: engagement::Asked<'_>) -> engagement::Measurement {
+        Ok(engagement::Measured::NotOffered)
+    }
+    /// The platform's public trends, most trending first ([`trends`]); none where it has none
+    /// (the default).
+    async fn trends(&self) -> Result<Vec<trends::PublicTrend>, engagement::MeasureFailed> {
+        Ok(Vec::new())
+    }
 }
 
 /// What a connector's check found.
@@ -267,22 +266,12 @@ impl Connector for Sandbox {
         Ok(Checked::NothingToCheck("the local sandbox has no credentials to check"))
     }
 
-    async fn engagement(
-        &self,
-        workspace: &WorkspaceId,
-        idempotency_key: &str,
-        _posted: &Posted,
-        age: chrono::Duration,
-    ) -> Result<engagement::Measured, engagement::MeasureFailed> {
-        let id = key_id(idempotency_key).ok_or(engagement::MeasureFailed)?;
-        match self.store.get(workspace, SANDBOX_POSTS, &id).await.map_err(|_| engagement::MeasureFailed)? {
+    async fn engagement(&self, post: engagement::Asked<'_>) -> engagement::Measurement {
+        let id = key_id(post.idempotency_key).ok_or(engagement::MeasureFailed)?;
+        match self.store.get(post.workspace, SANDBOX_POSTS, &id).await.map_err(|_| engagement::MeasureFailed)? {
             None => Ok(engagement::Measured::Gone),
-            Some(_) => Ok(engagement::Measured::Counts(engagement::sandbox_engagement(idempotency_key, age))),
+            Some(_) => Ok(engagement::Measured::Counts(engagement::sandbox_engagement(post.idempotency_key, post.age))),
         }
-    }
-
-    async fn trends(&self) -> Result<Vec<trends::PublicTrend>, engagement::MeasureFailed> {
-        Ok(Vec::new())
     }
 }
 
@@ -483,14 +472,8 @@ impl Connector for Webhook {
         Ok(Checked::NothingToCheck("the deployment's webhook cannot be checked without posting"))
     }
 
-    async fn engagement(
-        &self,
-        _workspace: &WorkspaceId,
-        idempotency_key: &str,
-        _posted: &Posted,
-        _age: chrono::Duration,
-    ) -> Result<engagement::Measured, engagement::MeasureFailed> {
-        let url = format!("{}/{idempotency_key}/metrics", self.url);
+    async fn engagement(&self, post: engagement::Asked<'_>) -> engagement::Measurement {
+        let url = format!("{}/{}/metrics", self.url, post.idempotency_key);
         let mut r = self.http.get(url).send().await.map_err(|_| engagement::MeasureFailed)?;
         match r.status().as_u16() {
             404 | 405 | 501 => return Ok(engagement::Measured::NotOffered),
@@ -503,10 +486,6 @@ impl Connector for Webhook {
             .map_err(|_| engagement::MeasureFailed)?;
         let counts = engagement::decode_webhook_engagement(&bytes).ok_or(engagement::MeasureFailed)?;
         Ok(engagement::Measured::Counts(counts))
-    }
-
-    async fn trends(&self) -> Result<Vec<trends::PublicTrend>, engagement::MeasureFailed> {
-        Ok(Vec::new())
     }
 }
 

@@ -21,7 +21,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::engagement::{MeasureFailed, Measured, decode_mastodon_counts};
+use super::engagement::{Asked, MeasureFailed, Measured, Measurement, decode_mastodon_counts};
 use super::trends::{MAX_TRENDS, PublicTrend, decode_mastodon_links, decode_mastodon_tags};
 use super::{Checked, Connector, Found, Outgoing, Posted, ReadBackFailed, Sent, admit};
 
@@ -231,16 +231,10 @@ impl Connector for Mastodon {
         }
     }
 
-    async fn engagement(
-        &self,
-        _workspace: &WorkspaceId,
-        _idempotency_key: &str,
-        posted: &Posted,
-        _age: chrono::Duration,
-    ) -> Result<Measured, MeasureFailed> {
+    async fn engagement(&self, post: Asked<'_>) -> Measurement {
         let request = self
             .http
-            .get(self.url(&format!("/api/v1/statuses/{}", posted.post)))
+            .get(self.url(&format!("/api/v1/statuses/{}", post.posted.post)))
             .bearer_auth(self.config.access_token.expose_secret());
         match Self::answer(request).await {
             Some((200, body)) => decode_mastodon_counts(&body).map(Measured::Counts).ok_or(MeasureFailed),

@@ -35,53 +35,52 @@ fn clip(s: &str, max: usize) -> String {
     s.chars().take(max).collect()
 }
 
+/// The first [`MAX_TRENDS`] of `items`, each read by `read`; `None` when one cannot be.
+fn each(items: &[Value], read: impl Fn(&Value) -> Option<PublicTrend>) -> Option<Vec<PublicTrend>> {
+    items.iter().take(MAX_TRENDS).map(read).collect()
+}
+
 /// The topics of a `getTrendingTopics` answer, in its order; a relative `link` is made a
 /// `https://bsky.app` address.
 pub fn decode_bluesky_trending(bytes: &[u8]) -> Option<Vec<PublicTrend>> {
-    let answer: Value = serde_json::from_slice(bytes).ok()?;
-    let topics = answer.get("topics")?.as_array()?;
-    let mut trends = Vec::new();
-    for t in topics.iter().take(MAX_TRENDS) {
+    bluesky_trending(&serde_json::from_slice(bytes).ok()?)
+}
+
+/// [`decode_bluesky_trending`] over an answer already parsed.
+pub(crate) fn bluesky_trending(answer: &Value) -> Option<Vec<PublicTrend>> {
+    each(answer.get("topics")?.as_array()?, |t| {
         let topic = text(t, "displayName").or_else(|| text(t, "topic"))?;
         let summary = text(t, "description").unwrap_or_else(|| "Trending on Bluesky now.".to_owned());
         let url = text(t, "link").map(|l| if l.starts_with('/') { format!("https://bsky.app{l}") } else { l });
-        trends.push(PublicTrend { topic: clip(&topic, 200), summary: clip(&summary, 1000), url });
-    }
-    Some(trends)
+        Some(PublicTrend { topic: clip(&topic, 200), summary: clip(&summary, 1000), url })
+    })
 }
 
 /// The tags of a Mastodon `GET /api/v1/trends/tags` answer, each with how many accounts used
 /// it on its latest day.
 pub fn decode_mastodon_tags(bytes: &[u8]) -> Option<Vec<PublicTrend>> {
-    let tags: Vec<Value> = serde_json::from_slice(bytes).ok()?;
-    let mut trends = Vec::new();
-    for tag in tags.iter().take(MAX_TRENDS) {
-        let name = text(tag, "name")?;
+    each(&serde_json::from_slice::<Vec<Value>>(bytes).ok()?, |tag| {
         let latest = tag.get("history").and_then(Value::as_array).and_then(|h| h.first());
         let count = |key: &str| latest.and_then(|d| text(d, key)).and_then(|n| n.parse::<u64>().ok());
         let summary = match (count("accounts"), count("uses")) {
             (Some(accounts), Some(uses)) => format!("Used {uses} times by {accounts} accounts on its latest day."),
             _ => "Trending on the instance now.".to_owned(),
         };
-        trends.push(PublicTrend { topic: clip(&format!("#{name}"), 200), summary, url: text(tag, "url") });
-    }
-    Some(trends)
+        Some(PublicTrend { topic: clip(&format!("#{}", text(tag, "name")?), 200), summary, url: text(tag, "url") })
+    })
 }
 
 /// The links of a Mastodon `GET /api/v1/trends/links` answer: their title, and their
 /// description (or provider) as the summary.
 pub fn decode_mastodon_links(bytes: &[u8]) -> Option<Vec<PublicTrend>> {
-    let links: Vec<Value> = serde_json::from_slice(bytes).ok()?;
-    let mut trends = Vec::new();
-    for link in links.iter().take(MAX_TRENDS) {
+    each(&serde_json::from_slice::<Vec<Value>>(bytes).ok()?, |link| {
         let url = text(link, "url")?;
         let topic = text(link, "title").unwrap_or_else(|| url.clone());
         let summary = text(link, "description")
             .or_else(|| text(link, "provider_name").map(|p| format!("A link from {p} shared widely now.")))
             .unwrap_or_else(|| "A link shared widely now.".to_owned());
-        trends.push(PublicTrend { topic: clip(&topic, 200), summary: clip(&summary, 1000), url: Some(url) });
-    }
-    Some(trends)
+        Some(PublicTrend { topic: clip(&topic, 200), summary: clip(&summary, 1000), url: Some(url) })
+    })
 }
 
 #[cfg(test)]

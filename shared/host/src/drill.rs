@@ -199,12 +199,9 @@ impl Connector for HeldEffects {
 
     async fn engagement(
         &self,
-        workspace: &WorkspaceId,
-        idempotency_key: &str,
-        posted: &harmonia_connectors::Posted,
-        age: chrono::Duration,
-    ) -> Result<harmonia_connectors::engagement::Measured, harmonia_connectors::engagement::MeasureFailed> {
-        self.inner.engagement(workspace, idempotency_key, posted, age).await
+        post: harmonia_connectors::engagement::Asked<'_>,
+    ) -> harmonia_connectors::engagement::Measurement {
+        self.inner.engagement(post).await
     }
 
     async fn trends(
@@ -330,21 +327,6 @@ mod tests {
         }
         async fn check(&self) -> Result<Checked, Code> {
             Ok(Checked::NothingToCheck("nothing"))
-        }
-        async fn engagement(
-            &self,
-            _: &WorkspaceId,
-            _: &str,
-            _: &harmonia_connectors::Posted,
-            _: chrono::Duration,
-        ) -> Result<harmonia_connectors::engagement::Measured, harmonia_connectors::engagement::MeasureFailed> {
-            Ok(harmonia_connectors::engagement::Measured::NotOffered)
-        }
-        async fn trends(
-            &self,
-        ) -> Result<Vec<harmonia_connectors::trends::PublicTrend>, harmonia_connectors::engagement::MeasureFailed>
-        {
-            Ok(Vec::new())
         }
     }
 

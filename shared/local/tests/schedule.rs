@@ -45,6 +45,16 @@ async fn open(dir: &std::path::Path, clock: &Arc<ManualClock>) -> Local {
     Local::open_with(dir, Timing::LOCAL, wrap).await.expect("open")
 }
 
+/// The embedded default in a new data dir on a clock standing at [`monday_dawn`], and its
+/// workspace (the data dir goes when the first is dropped).
+async fn started() -> (tempfile::TempDir, Arc<ManualClock>, Local, WorkspaceId) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = Arc::new(ManualClock::new(monday_dawn()));
+    let local = open(dir.path(), &clock).await;
+    let ws = local.workspace().await.expect("workspace");
+    (dir, clock, local, ws)
+}
+
 /// A job of the sample source, driven to the draft gate and its draft approved as `ana`.
 async fn approved(local: &Local, ws: &WorkspaceId) -> (JobId, Schedule) {
     let job = ingest(&local.env, ws, sample(), None, None).await.expect("ingest");
@@ -226,10 +236,7 @@ async fn a_job_whose_event_was_lost_is_found_by_the_watch_and_goes_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_approved_post_waits_for_its_window_and_then_goes_out_once() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let clock = Arc::new(ManualClock::new(monday_dawn()));
-    let local = open(dir.path(), &clock).await;
-    let ws = local.workspace().await.expect("workspace");
+    let (_dir, clock, local, ws) = started().await;
     let (job, planned) = approved(&local, &ws).await;
 
     assert_eq!(planned.state, ScheduleState::Scheduled);
@@ -312,22 +319,6 @@ impl Connector for DiesAfterPosting {
     async fn check(&self) -> Result<Checked, Code> {
         self.inner.check().await
     }
-
-    async fn engagement(
-        &self,
-        workspace: &WorkspaceId,
-        idempotency_key: &str,
-        posted: &harmonia_connectors::Posted,
-        age: chrono::Duration,
-    ) -> Result<harmonia_connectors::engagement::Measured, harmonia_connectors::engagement::MeasureFailed> {
-        self.inner.engagement(workspace, idempotency_key, posted, age).await
-    }
-
-    async fn trends(
-        &self,
-    ) -> Result<Vec<harmonia_connectors::trends::PublicTrend>, harmonia_connectors::engagement::MeasureFailed> {
-        self.inner.trends().await
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -376,10 +367,7 @@ async fn a_dispatcher_killed_between_the_claim_and_the_receipt_is_resolved_by_re
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reschedule_publish_now_and_cancel_do_what_they_say_until_the_claim() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let clock = Arc::new(ManualClock::new(monday_dawn()));
-    let local = open(dir.path(), &clock).await;
-    let ws = local.workspace().await.expect("workspace");
+    let (_dir, clock, local, ws) = started().await;
 
     // Reschedule: only into a posting window, and only ahead.
     let (job, planned) = approved(&local, &ws).await;
@@ -453,10 +441,7 @@ async fn reschedule_publish_now_and_cancel_do_what_they_say_until_the_claim() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_approval_after_the_window_needs_a_person_and_is_never_published_late() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let clock = Arc::new(ManualClock::new(monday_dawn()));
-    let local = open(dir.path(), &clock).await;
-    let ws = local.workspace().await.expect("workspace");
+    let (_dir, clock, local, ws) = started().await;
     let job = ingest(&local.env, &ws, sample(), None, None).await.expect("ingest");
     local.drive(&ws, &job.id, false, WAIT, |_| {}).await.expect("to the strategy gate");
     approve(&local, &ws, &job.id, ApprovalSubject::Strategy).await;

@@ -406,6 +406,39 @@ pub async fn decisions(store: &dyn Store, workspace: &WorkspaceId, job: &JobId) 
     Ok(records)
 }
 
+/// The id of `job`'s entry in an index of the `system` workspace (`due_publications`,
+/// `due_snapshots`).
+pub(crate) fn index_id(workspace: &WorkspaceId, job: &JobId) -> DocId {
+    doc_id(format!("{workspace}.{job}"))
+}
+
+/// The entries of the `system` workspace's index `collection` (one per workspace and job),
+/// earliest `due_at` first, at most `limit`, each decoded; an entry that does not decode is
+/// logged (its id, never its data) and removed, so one bad entry never stops a tick.
+pub(crate) async fn due_entries<T: serde::de::DeserializeOwned>(
+    store: &dyn harmonia_store::Store,
+    collection: Collection,
+    limit: u32,
+) -> Result<Vec<(T, u64)>, harmonia_contracts::Error> {
+    use harmonia_contracts::Error;
+    use harmonia_store::{Direction, Query, Write, WriteOp};
+    let system = crate::steps::system_workspace();
+    let query = Query::all(limit).order_by("due_at", Direction::Ascending).map_err(Error::from)?;
+    let docs = store.query(&system, collection, &query).await.map_err(Error::from)?;
+    let mut entries = Vec::new();
+    for doc in docs {
+        match doc.decode::<T>() {
+            Ok(entry) => entries.push((entry, doc.version)),
+            Err(_) => {
+                tracing::warn!(collection = %collection, id = %doc.id, "an index entry does not decode; removing it");
+                let op = WriteOp::Delete { expected_version: Some(doc.version) };
+                let _ = store.commit(&system, vec![Write { collection, id: doc.id.clone(), op }]).await;
+            }
+        }
+    }
+    Ok(entries)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

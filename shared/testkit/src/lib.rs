@@ -14,6 +14,7 @@ mod app;
 mod client;
 mod emulators;
 mod eventually;
+pub mod mastodon;
 pub mod samples;
 
 pub use app::{Reply, Spawned, oneshot, spawn_app};

@@ -79,3 +79,18 @@ impl Fixture {
         self.store.query(&self.workspace, SESSIONS, &Query::all(100)).await.expect("query").len()
     }
 }
+
+/// The warnings this thread logs from now on, as Cloud Logging JSON lines, until the guard is
+/// dropped.
+pub(crate) fn warnings() -> (harmonia_telemetry::Memory, tracing::subscriber::DefaultGuard) {
+    let logs = harmonia_telemetry::Memory::default();
+    let guard = tracing::subscriber::set_default(harmonia_telemetry::subscriber(
+        harmonia_telemetry::Format::CloudJson { project: None },
+        "warn",
+        logs.clone(),
+    ));
+    // Another test's subscriber coming or going on another thread may have left this one's
+    // events filtered out of the process-wide interest cache: compute it again with this one.
+    tracing::callsite::rebuild_interest_cache();
+    (logs, guard)
+}

@@ -280,15 +280,7 @@ fn google_error(code: u16, status: &str, reason: Option<&str>) -> Value {
 
 #[tokio::test]
 async fn each_refusing_status_is_its_own_error_logged_with_its_status_and_provider_code_never_the_body() {
-    let logs = harmonia_telemetry::Memory::default();
-    let _guard = tracing::subscriber::set_default(harmonia_telemetry::subscriber(
-        harmonia_telemetry::Format::CloudJson { project: None },
-        "warn",
-        logs.clone(),
-    ));
-    // Another test's subscriber coming or going on another thread may have left this one's
-    // events filtered out of the process-wide interest cache: compute it again with this one.
-    tracing::callsite::rebuild_interest_cache();
+    let (logs, _guard) = super::fixture::warnings();
     let cases = [
         (401, google_error(401, "UNAUTHENTICATED", None), model::Error::Auth, "UNAUTHENTICATED"),
         (

@@ -205,15 +205,7 @@ fn every_roles_output_schema_has_a_strict_form_and_nulls_for_absent_fields_are_t
 
 #[tokio::test]
 async fn each_refusal_status_and_unreadable_answer_is_its_own_error_and_only_outages_are_retried() {
-    let logs = harmonia_telemetry::Memory::default();
-    let _guard = tracing::subscriber::set_default(harmonia_telemetry::subscriber(
-        harmonia_telemetry::Format::CloudJson { project: None },
-        "warn",
-        logs.clone(),
-    ));
-    // Another test's subscriber coming or going on another thread may have left this one's
-    // events filtered out of the process-wide interest cache: compute it again with this one.
-    tracing::callsite::rebuild_interest_cache();
+    let (logs, _guard) = super::fixture::warnings();
     let cases: [(Reply, Code, usize); 10] = [
         ((401, "error-invalid-api-key.json", None), Code::ModelAuth, 1),
         ((429, "error-insufficient-quota.json", None), Code::ModelAuth, 1),

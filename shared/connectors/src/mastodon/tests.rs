@@ -1,119 +1,19 @@
-//! The Mastodon connector against a recorded-response server: a local axum server answering
-//! Mastodon's REST API with the recordings under `recordings/` (bodies in the documented wire
-//! format). It keeps every request, and honours `Idempotency-Key` as an instance does: a key it
-//! has seen is answered with the status created under it, and only a new key creates one.
+//! The Mastodon connector against a recorded-response server ([`harmonia_testkit::mastodon`]):
+//! a local axum server answering Mastodon's REST API with the recordings under `recordings/`
+//! (bodies in the documented wire format). It keeps every request, and honours
+//! `Idempotency-Key` as an instance does: a key it has seen is answered with the status created
+//! under it, and only a new key creates one.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Json;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::Platform;
 use harmonia_contracts::ids::{PostId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
-use serde_json::Value;
 
 use super::{Mastodon, MastodonConfig, Visibility, decode_max_characters, decode_source, decode_status};
 use crate::{Checked, Connector, Found, Outgoing, Sent};
-
-const TOKEN: &str = "mastodon-token-for-tests";
-
-fn recording(name: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/mastodon/recordings").join(name);
-    serde_json::from_str(&std::fs::read_to_string(&path).expect("recording")).expect("recording JSON")
-}
-
-/// A request to create a status: its `Idempotency-Key` and JSON body.
-type Create = (Option<String>, Value);
-/// An answer to give instead: the status, the recording, and whether the status is created
-/// anyway (an answer lost after the work).
-type Failure = (u16, &'static str, bool);
-
-#[derive(Clone, Default)]
-struct Instance {
-    /// Each request to `POST /api/v1/statuses`: its `Idempotency-Key` and JSON body.
-    posts: Arc<Mutex<Vec<Create>>>,
-    /// The statuses created, by key.
-    created: Arc<Mutex<HashMap<String, Value>>>,
-    /// Answers to give instead, in turn: a status, and whether the status is created anyway
-    /// (an answer lost after the work).
-    failures: Arc<Mutex<VecDeque<Failure>>>,
-    /// The status limit the instance states instead of the recording's 500.
-    max_characters: Arc<Mutex<Option<u32>>>,
-}
-
-fn authorised(headers: &HeaderMap) -> bool {
-    headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {TOKEN}"))
-}
-
-fn answer(status: u16, name: &str) -> Response {
-    (StatusCode::from_u16(status).expect("status"), Json(recording(name))).into_response()
-}
-
-async fn create(State(i): State<Instance>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
-    let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).map(str::to_owned);
-    i.posts.lock().expect("lock").push((key.clone(), body));
-    if !authorised(&headers) {
-        return answer(401, "error-invalid-token.json");
-    }
-    if let Some((status, name, created_anyway)) = i.failures.lock().expect("lock").pop_front() {
-        if created_anyway {
-            i.created.lock().expect("lock").insert(key.unwrap_or_default(), recording("status.json"));
-        }
-        return answer(status, name);
-    }
-    let status = i
-        .created
-        .lock()
-        .expect("lock")
-        .entry(key.unwrap_or_default())
-        .or_insert_with(|| recording("status.json"))
-        .clone();
-    (StatusCode::OK, Json(status)).into_response()
-}
-
-async fn source(State(i): State<Instance>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    if !authorised(&headers) {
-        return answer(401, "error-invalid-token.json");
-    }
-    let known = i.created.lock().expect("lock").values().any(|s| s["id"] == id.as_str());
-    if known { answer(200, "status-source.json") } else { answer(404, "error-not-found.json") }
-}
-
-async fn credentials(headers: HeaderMap) -> Response {
-    if authorised(&headers) { answer(200, "verify-credentials.json") } else { answer(401, "error-invalid-token.json") }
-}
-
-async fn instance_information(State(i): State<Instance>) -> Response {
-    let mut body = recording("instance.json");
-    if let Some(max) = *i.max_characters.lock().expect("lock") {
-        body["configuration"]["statuses"]["max_characters"] = max.into();
-    }
-    (StatusCode::OK, Json(body)).into_response()
-}
-
-async fn instance() -> (Instance, String) {
-    let i = Instance::default();
-    let app = axum::Router::new()
-        .route("/api/v2/instance", get(instance_information))
-        .route("/api/v1/statuses", axum::routing::post(create))
-        .route("/api/v1/statuses/{id}/source", get(source))
-        .route("/api/v1/accounts/verify_credentials", get(credentials))
-        .route("/api/v1/trends/tags", get(|| async { Json(recording("trends-tags.json")) }))
-        .route("/api/v1/trends/links", get(|| async { Json(recording("trends-links.json")) }))
-        .with_state(i.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}/", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (i, url)
-}
+use harmonia_testkit::mastodon::{TOKEN, recording, start as instance};
 
 fn mastodon(url: &str, token: &str) -> Mastodon {
     Mastodon::new(MastodonConfig {
@@ -160,7 +60,7 @@ async fn a_post_carries_its_idempotency_key_and_a_retry_is_answered_with_the_sam
 
 #[tokio::test]
 async fn read_back_is_by_status_id_and_reads_the_text_as_written() {
-    let (_, url) = instance().await;
+    let (i, url) = instance().await;
     let m = mastodon(&url, TOKEN);
     let outgoing = post("ws:draft-2:abc", Provenance::Live);
     let Sent::Applied(posted) = m.send(&ws(), &outgoing).await else { panic!("applied") };
@@ -170,6 +70,16 @@ async fn read_back_is_by_status_id_and_reads_the_text_as_written() {
     assert_eq!(m.read_back(&ws(), &outgoing.idempotency_key, None).await.ok(), Some(Found::Missing));
     let other: PostId = "999".parse().expect("id");
     assert_eq!(m.read_back(&ws(), &outgoing.idempotency_key, Some(&other)).await.ok(), Some(Found::Missing));
+    // Its engagement is the status's counts (Mastodon has no quotes); a status the instance
+    // no longer has (404) is gone, not a failure to try again.
+    i.counts.lock().expect("lock").insert(posted.post.to_string(), [5, 1, 2]);
+    let age = chrono::Duration::hours(1);
+    let (key, workspace) = (&outgoing.idempotency_key, ws());
+    let asked = |posted| crate::engagement::Asked { workspace: &workspace, idempotency_key: key, posted, age };
+    let counts = crate::engagement::Engagement { likes: 5, reposts: 1, replies: 2, quotes: None };
+    assert_eq!(m.engagement(asked(&posted)).await.ok(), Some(crate::engagement::Measured::Counts(counts)));
+    let gone = crate::Posted::id(other);
+    assert_eq!(m.engagement(asked(&gone)).await.ok(), Some(crate::engagement::Measured::Gone));
 }
 
 #[tokio::test]
@@ -249,16 +159,4 @@ async fn trends_are_the_instances_tags_then_its_links_with_what_it_counted() {
     assert_eq!(found[0].summary, "Used 58 times by 31 accounts on its latest day.");
     assert_eq!(found[0].url.as_deref(), Some("https://mastodon.example/tags/fieldwork"));
     assert_eq!(found[2].summary, "A field team's notes app kept every entry during a storm.");
-}
-
-#[tokio::test]
-async fn a_status_the_instance_no_longer_has_is_gone_for_engagement() {
-    let (_, url) = instance().await;
-    let m = mastodon(&url, TOKEN);
-    let outgoing = post("ws:draft-9:abc", Provenance::Live);
-    let Sent::Applied(posted) = m.send(&ws(), &outgoing).await else { panic!("applied") };
-    let age = chrono::Duration::hours(1);
-    // This recorded instance keeps no status under its id (404): it is gone, not a failure.
-    let found = m.engagement(&ws(), &outgoing.idempotency_key, &posted, age).await.expect("read");
-    assert_eq!(found, crate::engagement::Measured::Gone);
 }

@@ -3,8 +3,6 @@
 //! dispatcher that slept through offsets takes only the latest, and remembered facts are
 //! derived again (a new version) as snapshots arrive.
 
-use std::sync::Arc;
-
 use chrono::TimeDelta;
 use harmonia_connectors::engagement::sandbox_engagement;
 use harmonia_contracts::domain::{JobStatus, Publication, Timestamp};
@@ -16,7 +14,7 @@ use harmonia_pipeline::engagement::{self, memory};
 use harmonia_pipeline::gates::schedule;
 use harmonia_pipeline::records;
 
-use super::{WAIT, approved, monday_dawn, open};
+use super::{WAIT, approved, started};
 
 /// `job` approved, dispatched when due and verified; when it was verified and its
 /// publication.
@@ -36,10 +34,7 @@ async fn published(local: &Local, clock: &ManualClock, ws: &WorkspaceId) -> (Job
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_verified_post_is_read_back_at_each_offset_once_and_facts_follow_the_snapshots() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let clock = Arc::new(ManualClock::new(monday_dawn()));
-    let local = open(dir.path(), &clock).await;
-    let ws = local.workspace().await.expect("workspace");
+    let (_dir, clock, local, ws) = started().await;
     let (job, verified_at, publication) = published(&local, &clock, &ws).await;
     let key = publication.claim.idempotency_key.clone();
 
@@ -93,10 +88,7 @@ async fn a_verified_post_is_read_back_at_each_offset_once_and_facts_follow_the_s
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_dispatcher_that_slept_through_offsets_takes_only_the_latest() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let clock = Arc::new(ManualClock::new(monday_dawn()));
-    let local = open(dir.path(), &clock).await;
-    let ws = local.workspace().await.expect("workspace");
+    let (_dir, clock, local, ws) = started().await;
     let (job, verified_at, _) = published(&local, &clock, &ws).await;
 
     clock.set(verified_at + TimeDelta::days(2));

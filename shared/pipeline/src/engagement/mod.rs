@@ -23,12 +23,12 @@ pub mod trends;
 use std::collections::BTreeSet;
 
 use harmonia_connectors::Posted;
-use harmonia_connectors::engagement::Measured;
+use harmonia_connectors::engagement::{Asked, Measured};
 use harmonia_contracts::domain::{Platform, PostMetrics, Publication, ReceiptOutcome, SnapshotOffset, Timestamp};
 use harmonia_contracts::ids::{DocId, DraftId, EvidenceId, JobId, PostId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use harmonia_contracts::{Code, Error};
-use harmonia_store::{Collection, Direction, Query, Write, WriteOp, create_if_absent, encode};
+use harmonia_store::{Collection, Query, Write, WriteOp, create_if_absent, encode};
 use serde::{Deserialize, Serialize};
 
 use crate::Env;
@@ -57,10 +57,6 @@ pub struct SnapshotEntry {
     /// When the next snapshot is due.
     #[serde(with = "harmonia_contracts::time::rfc3339")]
     pub due_at: Timestamp,
-}
-
-fn entry_id(workspace: &WorkspaceId, job: &JobId) -> DocId {
-    doc_id(format!("{workspace}.{job}"))
 }
 
 /// The id of a post's snapshot at `offset` in `post_metrics`.
@@ -99,14 +95,14 @@ pub(crate) async fn on_verified(
 async fn index(env: &Env, entry: &SnapshotEntry) -> Result<(), Error> {
     let write = Write {
         collection: DUE_SNAPSHOTS,
-        id: entry_id(&entry.workspace, &entry.job),
+        id: crate::records::index_id(&entry.workspace, &entry.job),
         op: WriteOp::Upsert(encode(entry)?),
     };
     env.store.commit(&system_workspace(), vec![write]).await.map_err(Error::from)
 }
 
 async fn unindex(env: &Env, entry: &SnapshotEntry, version: u64) -> Result<(), Error> {
-    let id = entry_id(&entry.workspace, &entry.job);
+    let id = crate::records::index_id(&entry.workspace, &entry.job);
     let write = Write { collection: DUE_SNAPSHOTS, id, op: WriteOp::Delete { expected_version: Some(version) } };
     match env.store.commit(&system_workspace(), vec![write]).await {
         // Rewritten or removed meanwhile: whoever did it knows better.
@@ -135,25 +131,14 @@ pub struct Tick {
 /// created once, and the index is a hint.
 pub async fn tick(env: &Env) -> Result<Tick, Error> {
     let now = env.clock.now();
-    let query = Query::all(TICK_LIMIT).order_by("due_at", Direction::Ascending).map_err(Error::from)?;
-    let docs = env.store.query(&system_workspace(), DUE_SNAPSHOTS, &query).await.map_err(Error::from)?;
     let mut done = Tick::default();
     let mut measured = BTreeSet::new();
-    for doc in &docs {
-        let Ok(entry) = doc.decode::<SnapshotEntry>() else {
-            tracing::warn!(id = %doc.id, "an index entry of the engagement snapshots does not decode; removing it");
-            let write = Write {
-                collection: DUE_SNAPSHOTS,
-                id: doc.id.clone(),
-                op: WriteOp::Delete { expected_version: Some(doc.version) },
-            };
-            let _ = env.store.commit(&system_workspace(), vec![write]).await;
-            continue;
-        };
+    for (entry, version) in crate::records::due_entries::<SnapshotEntry>(&*env.store, DUE_SNAPSHOTS, TICK_LIMIT).await?
+    {
         if entry.due_at > now {
             break;
         }
-        match measure(env, &entry, doc.version, now, &mut done).await {
+        match measure(env, &entry, version, now, &mut done).await {
             Ok(true) => {
                 measured.insert(entry.workspace.clone());
             }
@@ -221,7 +206,8 @@ async fn measure(
                 return Ok(false);
             }
             let key = &publication.claim.idempotency_key;
-            match connector.engagement(ws, key, &posted, now - entry.verified_at).await {
+            let asked = Asked { workspace: ws, idempotency_key: key, posted: &posted, age: now - entry.verified_at };
+            match connector.engagement(asked).await {
                 Ok(Measured::Counts(counts)) => {
                     let published_at = publication.receipt.as_ref().map_or(entry.verified_at, |r| r.recorded_at);
                     let record = PostMetrics {

@@ -28,9 +28,9 @@ use harmonia_contracts::domain::{
     Timestamp, WorkspaceConfig,
 };
 use harmonia_contracts::event::{DraftApproved, StageEvent};
-use harmonia_contracts::ids::{DocId, JobId, OperatorId, WorkspaceId};
+use harmonia_contracts::ids::{JobId, OperatorId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
-use harmonia_store::{Collection, Direction, Query, Tx, Write, WriteOp, decode_each, encode, run_transaction};
+use harmonia_store::{Collection, Query, Tx, Write, WriteOp, decode_each, encode, run_transaction};
 use serde::{Deserialize, Serialize};
 
 use crate::Env;
@@ -67,10 +67,6 @@ pub struct DueEntry {
     /// When the entry was written.
     #[serde(with = "harmonia_contracts::time::rfc3339")]
     pub written_at: Timestamp,
-}
-
-fn due_id(workspace: &WorkspaceId, job: &JobId) -> DocId {
-    doc_id(format!("{workspace}.{job}"))
 }
 
 /// What an operator does to a scheduled post.
@@ -137,14 +133,18 @@ pub(crate) fn status_with(schedule: &Schedule) -> JobStatus {
 /// Write (or move) the index entry of `job` to `due_at`.
 pub(crate) async fn index(env: &Env, workspace: &WorkspaceId, job: &JobId, due_at: Timestamp) -> Result<(), Error> {
     let entry = DueEntry { workspace: workspace.clone(), job: job.clone(), due_at, written_at: env.clock.now() };
-    let write = Write { collection: DUE, id: due_id(workspace, job), op: WriteOp::Upsert(encode(&entry)?) };
+    let write =
+        Write { collection: DUE, id: crate::records::index_id(workspace, job), op: WriteOp::Upsert(encode(&entry)?) };
     env.store.commit(&system_workspace(), vec![write]).await.map_err(Error::from)
 }
 
 /// Remove `job`'s index entry, if it is still at `version` (or whatever it is, without one).
 async fn unindex(env: &Env, workspace: &WorkspaceId, job: &JobId, version: Option<u64>) -> Result<(), Error> {
-    let write =
-        Write { collection: DUE, id: due_id(workspace, job), op: WriteOp::Delete { expected_version: version } };
+    let write = Write {
+        collection: DUE,
+        id: crate::records::index_id(workspace, job),
+        op: WriteOp::Delete { expected_version: version },
+    };
     match env.store.commit(&system_workspace(), vec![write]).await {
         // Rewritten or removed meanwhile: whoever did it knows better.
         Ok(()) | Err(harmonia_store::Error::PreconditionFailed | harmonia_store::Error::NotFound) => Ok(()),
@@ -475,25 +475,12 @@ pub struct Tick {
 /// once: every decision is a transaction on the post's own schedule, and publishing claims.
 pub async fn tick(env: &Env) -> Result<Tick, Error> {
     let now = env.clock.now();
-    let query = Query::all(TICK_LIMIT).order_by("due_at", Direction::Ascending).map_err(Error::from)?;
-    let docs = env.store.query(&system_workspace(), DUE, &query).await.map_err(Error::from)?;
     let mut done = Tick::default();
-    for doc in &docs {
-        let Ok(entry) = doc.decode::<DueEntry>() else {
-            tracing::warn!(id = %doc.id, "an index entry of the schedule does not decode; removing it");
-            let write = Write {
-                collection: DUE,
-                id: doc.id.clone(),
-                op: WriteOp::Delete { expected_version: Some(doc.version) },
-            };
-            let _ = env.store.commit(&system_workspace(), vec![write]).await;
-            done.repaired += 1;
-            continue;
-        };
+    for (entry, version) in crate::records::due_entries::<DueEntry>(&*env.store, DUE, TICK_LIMIT).await? {
         if entry.due_at > now {
             break;
         }
-        if let Err(e) = handle(env, &entry, doc.version, now, &mut done).await {
+        if let Err(e) = handle(env, &entry, version, now, &mut done).await {
             tracing::warn!(workspace = %entry.workspace, job = %entry.job, code = e.code.as_str(), "a scheduled post could not be dispatched this time");
             done.failed += 1;
         }
