@@ -614,6 +614,40 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_bridges_metrics_endpoint_gives_the_counts_and_a_bridge_without_one_offers_none() {
+        // A bridge that counts the post under key `ws:draft-1:abc`, knows no other, and one
+        // that fails; another that has no metrics endpoint at all.
+        async fn metrics(Path(key): Path<String>) -> (StatusCode, String) {
+            match key.as_str() {
+                "ws:draft-1:abc" => (StatusCode::OK, r#"{"likes": 7, "reposts": 2, "replies": 1}"#.to_owned()),
+                "ws:failing" => (StatusCode::BAD_GATEWAY, String::new()),
+                _ => (StatusCode::GONE, String::new()),
+            }
+        }
+        let counted = serve(Router::new().route("/hook/{key}/metrics", get(metrics))).await;
+        let (_, bare) = platform().await;
+        let ws: WorkspaceId = "ws".parse().expect("ws");
+        let posted = Posted::id("post-0".parse().expect("id"));
+        let asked = |idempotency_key| engagement::Asked {
+            workspace: &ws,
+            idempotency_key,
+            posted: &posted,
+            age: chrono::Duration::hours(1),
+        };
+        let hook = |url: &str| {
+            Webhook::new(url, SigningKey::new(SECRET).expect("key"), Duration::from_secs(5)).expect("client")
+        };
+        let counts = engagement::Engagement { likes: 7, reposts: 2, replies: 1, quotes: None };
+        assert_eq!(
+            hook(&counted).engagement(asked("ws:draft-1:abc")).await.ok(),
+            Some(engagement::Measured::Counts(counts))
+        );
+        assert_eq!(hook(&counted).engagement(asked("ws:deleted")).await.ok(), Some(engagement::Measured::Gone));
+        assert!(hook(&counted).engagement(asked("ws:failing")).await.is_err(), "tried again at the next tick");
+        assert_eq!(hook(&bare).engagement(asked("ws:draft-1:abc")).await.ok(), Some(engagement::Measured::NotOffered));
+    }
+
+    #[tokio::test]
     async fn a_mock_post_is_refused_before_any_call_to_a_live_connector() {
         let (platform, url) = platform().await;
         let ws: WorkspaceId = "ws".parse().expect("ws");
