@@ -106,7 +106,7 @@ async fn a_bluesky_post_is_measured_at_each_offset_and_the_next_job_learns_from_
 
     // Before an hour has passed, nothing is read.
     let none = json_of(dir.path(), &model.url, verified_at + Duration::minutes(30), &["metrics", &job]).await;
-    assert_eq!(none, json!({"job": job, "snapshots": []}));
+    assert_eq!(none, json!({"job": job, "snapshots": [], "offsets": ["1h", "24h", "7d"]}));
 
     drawn(&uri, [4, 1, 2, 0]).await;
     let hour = verified_at + Duration::minutes(61);

@@ -1,10 +1,10 @@
 //! `harmonia metrics JOB` and `harmonia memory`: what came back from the platforms, read-only.
 
-use harmonia_client::api::{JobMetrics, MemoryList};
+use harmonia_client::api::MemoryList;
 use harmonia_contracts::Error;
 use harmonia_contracts::ids::{JobId, WorkspaceId};
+use harmonia_contracts::tool::Provenance;
 use harmonia_pipeline::engagement;
-use harmonia_pipeline::gates;
 use serde_json::json;
 
 use crate::app::{Backend, Output};
@@ -13,17 +13,15 @@ use crate::app::{Backend, Output};
 pub(crate) async fn metrics(backend: &Backend, out: &Output, ws: &WorkspaceId, job: &str) -> Result<(), Error> {
     let job: JobId = job.parse()?;
     let answer = match backend {
-        Backend::Local(l) => {
-            // An unknown job is `not_found`, not an empty list.
-            gates::job(&l.env, ws, &job).await?;
-            JobMetrics { snapshots: engagement::of_job(&l.env, ws, &job).await?, job }
-        }
+        Backend::Local(l) => engagement::of_job(&l.env, ws, &job).await?,
         Backend::Cloud(client) => client.metrics(&job).await?,
     };
+    let offsets: Vec<String> = answer.offsets.iter().map(ToString::to_string).collect();
     if answer.snapshots.is_empty() {
         out.say(&format!(
-            "No engagement has been read for job {} yet: the first snapshot is taken after its post is verified, at the workspace's first snapshot offset.",
-            answer.job
+            "No engagement has been read for job {} yet: its platform is asked {} after its post is verified.",
+            answer.job,
+            offsets.join(", ")
         ));
     } else {
         out.say(&format!(
@@ -58,11 +56,13 @@ pub(crate) async fn memory(backend: &Backend, out: &Output, ws: &WorkspaceId) ->
     if answer.facts.is_empty() {
         out.say("Nothing is remembered yet: facts are derived from the engagement of verified posts once it is read.");
     }
+    let now = chrono::Utc::now();
     for f in &answer.facts {
-        let offered = if f.offered {
-            format!("offered to Nimi and Ryan until {}", f.expires_at.format("%Y-%m-%d"))
-        } else {
-            "not offered (see the eligibility rule: verified, live, at most 180 days old)".to_owned()
+        let offered = match (f.offered, f.provenance) {
+            (true, _) => format!("offered to Nimi and Ryan until {}", f.expires_at.format("%Y-%m-%d")),
+            (false, Provenance::Mock) => "not offered: it rests on mock numbers (the sandbox's)".to_owned(),
+            (false, _) if f.expires_at <= now => format!("not offered since {}", f.expires_at.format("%Y-%m-%d")),
+            (false, _) => "not offered: a post it rests on is not a verified publication".to_owned(),
         };
         out.say(&format!("{} (version {}, {}, {offered})", f.id, f.version, f.provenance.as_str()));
         out.say(&format!("  {}", f.statement));

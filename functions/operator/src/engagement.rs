@@ -11,8 +11,7 @@ use axum::{Json, Router};
 use harmonia_client::api::{JobMetrics, MemoryList};
 use harmonia_contracts::ids::JobId;
 use harmonia_http::{Caller, PathId};
-use harmonia_pipeline::engagement;
-use harmonia_pipeline::gates;
+use harmonia_pipeline::engagement::{self, of_job as engagement_of};
 
 use crate::OperatorState;
 use crate::routes::Answer;
@@ -28,9 +27,7 @@ async fn metrics(
     Caller(who): Caller,
     PathId(job): PathId<JobId>,
 ) -> Answer<JobMetrics> {
-    gates::job(&state.env, &who.workspace, &job).await?;
-    let snapshots = engagement::of_job(&state.env, &who.workspace, &job).await?;
-    Ok(Json(JobMetrics { job, snapshots }))
+    Ok(Json(engagement_of(&state.env, &who.workspace, &job).await?))
 }
 
 /// `GET /v1/workspace/memory`.

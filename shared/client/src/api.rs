@@ -188,15 +188,8 @@ pub struct WorkspaceActivity {
 }
 
 /// `GET /v1/jobs/{job}/metrics`: the engagement snapshots of the job's post, read from its
-/// platform after it was verified, earliest first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct JobMetrics {
-    /// The job.
-    pub job: harmonia_contracts::ids::JobId,
-    /// Its snapshots.
-    pub snapshots: Vec<harmonia_pipeline::engagement::Snapshot>,
-}
+/// platform after it was verified, earliest first, with the workspace's offsets.
+pub use harmonia_pipeline::engagement::JobMetrics;
 
 /// `GET /v1/workspace/memory`: the workspace's remembered facts, newest first, with their
 /// evidence and whether each is offered to specialists now.

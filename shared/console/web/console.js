@@ -326,7 +326,7 @@ function publicationPreview(detail) {
 function engagementPreview(detail, metrics, config) {
   if (detail.publication?.verification?.outcome?.outcome !== 'verified') return null;
   const platform = platformName(detail.publication.platform);
-  const offsets = config?.engagement?.snapshots ?? ['1h', '24h', '7d'];
+  const offsets = metrics?.offsets ?? config?.engagement?.snapshots ?? ['1h', '24h', '7d'];
   const snapshots = metrics?.snapshots ?? [];
   const count = (n) => (n === null || n === undefined ? '—' : number(n));
   const mock = snapshots.some((s) => s.provenance === 'mock');

@@ -57,7 +57,7 @@ async fn a_verified_post_is_read_back_at_each_offset_once_and_facts_follow_the_s
         assert_eq!(median.sample_size, Some(1));
         seen.push((median.version, median.statement.clone(), median.evidence.clone()));
     }
-    let snapshots = engagement::of_job(&local.env, &ws, &job).await.expect("snapshots");
+    let snapshots = engagement::of_job(&local.env, &ws, &job).await.expect("snapshots").snapshots;
     let offsets: Vec<String> = snapshots.iter().map(|s| s.offset.to_string()).collect();
     assert_eq!(offsets, ["1h", "24h", "7d"]);
     for s in &snapshots {
@@ -83,7 +83,7 @@ async fn a_verified_post_is_read_back_at_each_offset_once_and_facts_follow_the_s
     clock.advance(TimeDelta::days(30));
     let after = engagement::tick(&local.env).await.expect("tick");
     assert!(after.taken.is_empty(), "{after:?}");
-    assert_eq!(engagement::of_job(&local.env, &ws, &job).await.expect("snapshots").len(), 3);
+    assert_eq!(engagement::of_job(&local.env, &ws, &job).await.expect("snapshots").snapshots.len(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -100,6 +100,7 @@ async fn a_dispatcher_that_slept_through_offsets_takes_only_the_latest() {
     let offsets: Vec<String> = engagement::of_job(&local.env, &ws, &job)
         .await
         .expect("snapshots")
+        .snapshots
         .iter()
         .map(|s| s.offset.to_string())
         .collect();

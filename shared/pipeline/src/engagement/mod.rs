@@ -299,14 +299,29 @@ impl Snapshot {
     }
 }
 
-/// The engagement snapshots of `job`'s posts, earliest first.
-pub async fn of_job(env: &Env, workspace: &WorkspaceId, job: &JobId) -> Result<Vec<Snapshot>, Error> {
+/// The engagement snapshots of `job`'s posts, earliest first, and the workspace's offsets (an
+/// unknown job, or another workspace's, is `not_found`).
+pub async fn of_job(env: &Env, workspace: &WorkspaceId, job: &JobId) -> Result<JobMetrics, Error> {
+    crate::gates::job(env, workspace, job).await?;
     let query = Query::all(harmonia_store::MAX_QUERY_LIMIT).filter("job", job.as_str()).map_err(Error::from)?;
     let docs = harmonia_store::scan(&*env.store, workspace, POST_METRICS, query).await.map_err(Error::from)?;
     let records: Vec<PostMetrics> = harmonia_store::decode_each(POST_METRICS, &docs);
     let mut snapshots: Vec<Snapshot> = records.iter().filter_map(Snapshot::of).collect();
     snapshots.sort_by(|a, b| (a.taken_at, &a.post).cmp(&(b.taken_at, &b.post)));
-    Ok(snapshots)
+    Ok(JobMetrics { job: job.clone(), snapshots, offsets: offsets(env, workspace).await? })
+}
+
+/// A job's engagement as an operator reads it (`harmonia metrics`, `GET /v1/jobs/{job}/metrics`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobMetrics {
+    /// The job.
+    pub job: JobId,
+    /// Its snapshots, earliest first.
+    pub snapshots: Vec<Snapshot>,
+    /// When after verification the workspace reads engagement (its current `[engagement]
+    /// snapshots`).
+    pub offsets: Vec<SnapshotOffset>,
 }
 
 #[cfg(test)]
