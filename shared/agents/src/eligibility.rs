@@ -35,6 +35,14 @@ pub const POST_METRICS: Collection = Collection::new("post_metrics");
 /// The oldest a memory fact may be and still reach a specialist, in days.
 pub const MAX_MEMORY_AGE_DAYS: i64 = 180;
 
+/// The latest time `fact` may be offered: its own expiry, or [`MAX_MEMORY_AGE_DAYS`] after it
+/// was recorded, whichever comes first (the bound [`VerifiedPosts::is_eligible_memory`]
+/// applies).
+pub fn offered_until(fact: &MemoryFact) -> Timestamp {
+    let aged = fact.recorded_at + Duration::days(MAX_MEMORY_AGE_DAYS);
+    fact.expires_at.map_or(aged, |at| at.min(aged))
+}
+
 /// The verified publications of one workspace: post id → the job that published it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VerifiedPosts(BTreeMap<PostId, JobId>);

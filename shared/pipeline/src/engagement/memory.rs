@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::Duration;
-use harmonia_agents::eligibility::{MAX_MEMORY_AGE_DAYS, VerifiedPerformance, VerifiedPosts};
+use harmonia_agents::eligibility::{VerifiedPerformance, VerifiedPosts, offered_until};
 use harmonia_contracts::Error;
 use harmonia_contracts::domain::{MemoryFact, Platform, PostMetrics, Publication, Timestamp};
 use harmonia_contracts::ids::{EvidenceId, FactId, PostId, WorkspaceId};
@@ -212,12 +212,6 @@ pub async fn recompute(env: &Env, workspace: &WorkspaceId, now: Timestamp) -> Re
     Ok(changed)
 }
 
-/// When `fact` stops being offered: its own expiry, or the eligibility rule's age limit.
-pub fn expires_at(fact: &MemoryFact) -> Timestamp {
-    let aged = fact.recorded_at + Duration::days(MAX_MEMORY_AGE_DAYS);
-    fact.expires_at.map_or(aged, |at| at.min(aged))
-}
-
 /// One remembered fact as an operator reads it (`harmonia memory`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -258,7 +252,7 @@ pub async fn list(env: &Env, workspace: &WorkspaceId, now: Timestamp) -> Result<
         .into_iter()
         .map(|f| FactView {
             offered: verified.is_eligible_memory(&f, now),
-            expires_at: expires_at(&f),
+            expires_at: offered_until(&f),
             id: f.id,
             statement: f.text,
             sample_size: f.sample_size,
