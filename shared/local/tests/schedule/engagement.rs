@@ -106,3 +106,94 @@ async fn a_dispatcher_that_slept_through_offsets_takes_only_the_latest() {
         .collect();
     assert_eq!(offsets, ["24h", "7d"]);
 }
+
+/// A Bluesky account whose platform fails its first read of the public trends, then shows one.
+#[derive(Default)]
+struct TrendsFailOnce {
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl harmonia_connectors::Connector for TrendsFailOnce {
+    fn kind(&self) -> harmonia_contracts::domain::ConnectorKind {
+        harmonia_contracts::domain::ConnectorKind::Bluesky
+    }
+    async fn send(&self, _: &WorkspaceId, _: &harmonia_connectors::Outgoing) -> harmonia_connectors::Sent {
+        harmonia_connectors::Sent::Refused
+    }
+    async fn read_back(
+        &self,
+        _: &WorkspaceId,
+        _: &str,
+        _: Option<&harmonia_contracts::ids::PostId>,
+    ) -> Result<harmonia_connectors::Found, harmonia_connectors::ReadBackFailed> {
+        Ok(harmonia_connectors::Found::Missing)
+    }
+    async fn check(&self) -> Result<harmonia_connectors::Checked, harmonia_contracts::Code> {
+        Ok(harmonia_connectors::Checked::NothingToCheck("nothing"))
+    }
+    async fn trends(
+        &self,
+    ) -> Result<Vec<harmonia_connectors::trends::PublicTrend>, harmonia_connectors::engagement::MeasureFailed> {
+        match self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+            0 => Err(harmonia_connectors::engagement::MeasureFailed),
+            _ => Ok(vec![harmonia_connectors::trends::PublicTrend {
+                topic: "Climate week".into(),
+                summary: "Posts about the summit.".into(),
+                url: None,
+            }]),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_read_of_public_trends_is_tried_again_at_the_next_tick_then_kept_for_the_cache() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = std::sync::Arc::new(ManualClock::new(super::monday_dawn()));
+    let platform = std::sync::Arc::new(TrendsFailOnce::default());
+    let handle = "@fieldnotes.bsky.social";
+    let accounts = harmonia_connectors::accounts::Accounts::none().with(
+        harmonia_contracts::domain::Platform::Bluesky,
+        handle,
+        platform.clone(),
+    );
+    let wrap = harmonia_local::Wrap {
+        clock: Some(clock.clone() as std::sync::Arc<dyn Clock>),
+        accounts: Some(accounts),
+        ..harmonia_local::Wrap::default()
+    };
+    let local = Local::open_with(dir.path(), harmonia_pipeline::registry::Timing::LOCAL, wrap).await.expect("open");
+    let example = include_str!("../../../../examples/workspace.toml").replace(
+        &format!("platform = \"bluesky\"\nhandle = \"{handle}\"\n"),
+        &format!("platform = \"bluesky\"\nhandle = \"{handle}\"\nconnector = \"bluesky\"\n"),
+    );
+    let config = harmonia_contracts::domain::WorkspaceConfig::from_toml(&example).expect("config");
+    let ws: WorkspaceId = "trends".parse().expect("ws");
+    harmonia_pipeline::workspace::init(&*local.env.store, &ws, config, &"ana".parse().expect("op"))
+        .await
+        .expect("init");
+    let signals = || async {
+        let docs = harmonia_store::scan_all(&*local.env.store, &ws, records::TREND_SIGNALS).await.expect("scan");
+        harmonia_store::decode_each::<harmonia_contracts::domain::TrendSignal>(records::TREND_SIGNALS, &docs)
+    };
+
+    let first = engagement::tick(&local.env).await.expect("tick").trends;
+    assert_eq!((first.failed, first.signals), (1, 0), "{first:?}");
+    assert!(signals().await.is_empty());
+    // The very next tick reads again: a failure is not cached.
+    let second = engagement::tick(&local.env).await.expect("tick").trends;
+    assert_eq!((second.failed, second.signals), (0, 1), "{second:?}");
+    let kept = signals().await;
+    assert_eq!(
+        kept.iter().map(|s| (s.topic.as_str(), s.observed_at)).collect::<Vec<_>>(),
+        [("Climate week", clock.now())]
+    );
+    assert_eq!(kept[0].source, format!("Bluesky public trends, read for {handle}"));
+    // A successful read is kept for the cache (60 minutes by default), then read again.
+    clock.advance(TimeDelta::minutes(59));
+    engagement::tick(&local.env).await.expect("tick");
+    assert_eq!(platform.reads.load(std::sync::atomic::Ordering::SeqCst), 2, "not read again within the cache");
+    clock.advance(TimeDelta::minutes(2));
+    engagement::tick(&local.env).await.expect("tick");
+    assert_eq!(platform.reads.load(std::sync::atomic::Ordering::SeqCst), 3);
+}

@@ -104,11 +104,13 @@ async fn refresh_if_stale(
         &scan_all(store, workspace, TREND_SIGNALS).await.map_err(Error::from)?,
     );
     let mut writes = Vec::new();
+    let mut all_read = true;
     for (channel, connector) in channels {
         let trends = match connector.trends().await {
             Ok(trends) => trends,
             Err(_) => {
                 done.failed += 1;
+                all_read = false;
                 continue;
             }
         };
@@ -143,12 +145,17 @@ async fn refresh_if_stale(
         }
         done.signals += fresh.len();
     }
-    writes.push(Write {
-        collection: TREND_READS,
-        id: last_read_id(),
-        op: WriteOp::Upsert(encode(&LastRead { at: now })?),
-    });
-    store.commit(workspace, writes).await.map_err(Error::from)?;
-    done.workspaces += 1;
+    // A channel that could not be read is read again at the next tick, not once the cache ages.
+    if all_read {
+        writes.push(Write {
+            collection: TREND_READS,
+            id: last_read_id(),
+            op: WriteOp::Upsert(encode(&LastRead { at: now })?),
+        });
+    }
+    if !writes.is_empty() {
+        store.commit(workspace, writes).await.map_err(Error::from)?;
+        done.workspaces += 1;
+    }
     Ok(())
 }
