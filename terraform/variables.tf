@@ -96,7 +96,7 @@ variable "webhook_secret_version" {
 }
 
 variable "channel_accounts" {
-  description = "Channels published with credentials of their own (Bluesky, Mastodon): name => { platform (bluesky or mastodon), handle (as the workspace's [[channels]] entry writes it), secret_version }. Terraform creates the secret harmonia-channel-<name> for each and never sees its value: add the channel's [[channel]] entry as a version (README, \"Channel accounts\") and name its number here. Only the publish and verify functions can read the secrets; policy and the operator are told which channels exist, never their credentials."
+  description = "Channels published with credentials of their own (Bluesky, Mastodon, LinkedIn, X): name => { platform (bluesky, mastodon, linkedin or x), handle (as the workspace's [[channels]] entry writes it), secret_version }. Terraform creates the secret harmonia-channel-<name> for each and never sees its value: add the channel's [[channel]] entry as a version (README, \"Channel accounts\") and name its number here. Only the publish and verify functions can read the secrets; policy and the operator are told which channels exist, never their credentials."
   type = map(object({
     platform       = string
     handle         = string
@@ -109,8 +109,8 @@ variable "channel_accounts" {
     error_message = "channel_accounts names must be lowercase letters, digits and '-', starting with a letter, up to 40 characters."
   }
   validation {
-    condition     = alltrue([for a in values(var.channel_accounts) : contains(["bluesky", "mastodon"], a.platform)])
-    error_message = "channel_accounts platforms must be bluesky or mastodon."
+    condition     = alltrue([for a in values(var.channel_accounts) : contains(["bluesky", "mastodon", "linkedin", "x"], a.platform)])
+    error_message = "channel_accounts platforms must be bluesky, mastodon, linkedin or x."
   }
   validation {
     condition     = alltrue([for a in values(var.channel_accounts) : can(regex("^[^\\s]{1,200}$", a.handle))])

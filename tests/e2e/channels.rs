@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use harmonia_connectors::bluesky::{Bluesky, BlueskyConfig};
-use harmonia_connectors::{Connector, Found, Outgoing, Sent};
+use harmonia_connectors::{Connector, Found, Lookup, Outgoing, Sent};
 use harmonia_contracts::domain::{ConnectorKind, Platform};
 use harmonia_contracts::tool::Provenance;
 use harmonia_e2e::FunctionProcess;
@@ -374,12 +374,12 @@ async fn a_retried_create_is_resolved_by_read_back_and_a_wrong_app_password_post
     };
     assert_eq!(first, again);
     assert_eq!(posts(&did).await.len(), 1);
-    let found = bluesky.read_back(&ws, &post.idempotency_key, None).await.expect("read back");
+    let found = bluesky.read_back(Lookup::key(&ws, &post.idempotency_key)).await.expect("read back");
     assert!(
         matches!(&found, Found::Post { body, record, .. } if *body == post.body && *record == first.record),
         "{found:?}"
     );
-    assert_eq!(bluesky.read_back(&ws, "ws:never-posted", None).await.ok(), Some(Found::Missing));
+    assert_eq!(bluesky.read_back(Lookup::key(&ws, "ws:never-posted")).await.ok(), Some(Found::Missing));
 
     let wrong = connector("wrong-wrong-wrong-wrong");
     assert_eq!(wrong.check().await, Err(harmonia_contracts::Code::ConnectorAuth));

@@ -14,6 +14,20 @@ macro_rules! with_e2e {
     };
 }
 
-with_e2e!(channels, cli, cloud, console, engagement, events, models, operator_loop, repairs, said, startup, telemetry);
+with_e2e!(
+    channels,
+    cli,
+    cloud,
+    console,
+    engagement,
+    events,
+    models,
+    operator_loop,
+    platforms,
+    repairs,
+    said,
+    startup,
+    telemetry
+);
 mod pipeline;
 mod terraform;

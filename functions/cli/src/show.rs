@@ -405,6 +405,8 @@ fn render(d: &JobDetail, s: &Style) -> String {
             ConnectorKind::Webhook => "the webhook",
             ConnectorKind::Bluesky => "Bluesky",
             ConnectorKind::Mastodon => "Mastodon",
+            ConnectorKind::Linkedin => "LinkedIn",
+            ConnectorKind::X => "X",
         };
         t.field(
             "claimed",
@@ -423,7 +425,10 @@ fn render(d: &JobDetail, s: &Style) -> String {
                 record.as_ref().map(|r| format!(", record {} (CID {})", r.uri, r.cid)).unwrap_or_default()
             ),
             Some(ReceiptOutcome::Unknown) => "unknown: verification reads back".to_owned(),
-            Some(ReceiptOutcome::Failed { code }) => format!("failed: {code}"),
+            Some(ReceiptOutcome::Failed { code, retry_after: None }) => format!("failed: {code}"),
+            Some(ReceiptOutcome::Failed { code, retry_after: Some(at) }) => {
+                format!("failed: {code}; the platform allows posting again at {}", at.format("%Y-%m-%d %H:%M UTC"))
+            }
         };
         t.field("receipt", &receipt);
         let verification = match p.verification.as_ref().map(|v| &v.outcome) {

@@ -20,7 +20,34 @@
 //! service = "https://mastodon.social"      # the instance
 //! access_token = "…"                       # scopes write:statuses read:statuses read:accounts
 //! visibility = "public"                    # or unlisted, private (default public)
+//!
+//! [[channel]]
+//! platform = "linkedin"
+//! handle = "field-notes"
+//! connector = "linkedin"
+//! author = "urn:li:organization:5515715"   # or urn:li:person:… for a member
+//! access_token = "…"                       # scopes w_organization_social r_organization_social
+//! refresh_token = "…"                      # optional, with the client to refresh it
+//! client_id = "…"
+//! client_secret = "…"
+//! # api_version = "202605"                 # the LinkedIn-Version header (default shown)
+//!
+//! [[channel]]
+//! platform = "x"
+//! handle = "@fieldnotes"
+//! connector = "x"
+//! access_token = "…"                       # OAuth 2.0 user context: tweet.read tweet.write users.read offline.access
+//! refresh_token = "…"
+//! client_id = "…"
+//! client_secret = "…"                      # a confidential client's; leave out for a public client
 //! ```
+//!
+//! LinkedIn and X tokens are OAuth 2.0 access tokens, refreshed with the refresh token when they
+//! expire; the refreshed pair is kept sealed in the store ([`crate::oauth`]), since X spends a
+//! refresh token at each refresh. `service` (and `token_url`) may name another API base (and
+//! token endpoint) than the platform's own, as tests do. Reading a LinkedIn member's own posts
+//! back takes the `r_member_social` permission; an organization's takes
+//! `r_organization_social`.
 //!
 //! Locally it is `channels.toml` in the data dir. `HARMONIA_CHANNEL_SECRETS` names another
 //! file, or a directory: on Cloud Run each channel is its own Secret Manager secret, mounted as
@@ -37,6 +64,7 @@ use std::time::Duration;
 
 use harmonia_contracts::domain::{Channel, ConnectorKind, Platform};
 use harmonia_contracts::{Code, Error};
+use harmonia_store::Store;
 use secrecy::SecretString;
 use serde::Deserialize;
 
@@ -77,6 +105,145 @@ struct Entry {
     access_token: Option<String>,
     #[serde(default)]
     visibility: Option<super::mastodon::Visibility>,
+    #[serde(default)]
+    author: Option<String>,
+    #[serde(default)]
+    refresh_token: Option<String>,
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    client_secret: Option<String>,
+    #[serde(default)]
+    token_url: Option<String>,
+    #[serde(default)]
+    api_version: Option<String>,
+}
+
+/// A value as given: trimmed, and `None` when empty.
+fn given(value: &Option<String>) -> Option<String> {
+    value.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned)
+}
+
+fn is_url(u: &str) -> bool {
+    u.starts_with("https://") || u.starts_with("http://")
+}
+
+impl Entry {
+    /// Whether the entry gives only fields its connector reads.
+    fn only(&self, allowed: &[&str]) -> bool {
+        let present = [
+            ("service", self.service.is_some()),
+            ("identifier", self.identifier.is_some()),
+            ("app_password", self.app_password.is_some()),
+            ("access_token", self.access_token.is_some()),
+            ("visibility", self.visibility.is_some()),
+            ("author", self.author.is_some()),
+            ("refresh_token", self.refresh_token.is_some()),
+            ("client_id", self.client_id.is_some()),
+            ("client_secret", self.client_secret.is_some()),
+            ("token_url", self.token_url.is_some()),
+            ("api_version", self.api_version.is_some()),
+        ];
+        present.iter().all(|(name, there)| !there || allowed.contains(name))
+    }
+
+    /// The OAuth 2.0 credentials of a LinkedIn or X entry: an access token, and a refresh
+    /// token only with the client id to refresh it.
+    fn oauth(&self, token_url: &str, client_auth: super::oauth::ClientAuth) -> Option<super::oauth::Credentials> {
+        let refresh_token = given(&self.refresh_token);
+        let client_id = given(&self.client_id);
+        if refresh_token.is_some() && client_id.is_none() {
+            return None;
+        }
+        let token_url = given(&self.token_url).unwrap_or_else(|| token_url.to_owned());
+        let access_token = SecretString::from(given(&self.access_token)?);
+        is_url(&token_url).then(|| super::oauth::Credentials {
+            token_url,
+            client_id,
+            client_secret: given(&self.client_secret).map(SecretString::from),
+            access_token,
+            refresh_token: refresh_token.map(SecretString::from),
+            client_auth,
+        })
+    }
+
+    /// The connector this entry describes; `None` when a field it needs is missing or out of
+    /// shape, or it gives one its connector does not read.
+    fn connector(&self, store: Option<&Arc<dyn Store>>) -> Result<Option<Arc<dyn Connector>>, Error> {
+        let label = format!("{} {}", self.platform.as_str(), self.handle);
+        if self.connector.account_platform() != Some(self.platform) {
+            return Ok(None);
+        }
+        Ok(Some(match self.connector {
+            ConnectorKind::Bluesky => {
+                let (Some(service), Some(identifier), Some(app_password)) =
+                    (given(&self.service), given(&self.identifier), given(&self.app_password))
+                else {
+                    return Ok(None);
+                };
+                if !is_url(&service) || !self.only(&["service", "identifier", "app_password"]) {
+                    return Ok(None);
+                }
+                Arc::new(Bluesky::new(BlueskyConfig {
+                    service,
+                    identifier,
+                    app_password: SecretString::from(app_password),
+                    timeout: TIMEOUT,
+                })?)
+            }
+            ConnectorKind::Mastodon => {
+                let (Some(instance), Some(token)) = (given(&self.service), given(&self.access_token)) else {
+                    return Ok(None);
+                };
+                if !is_url(&instance) || !self.only(&["service", "access_token", "visibility"]) {
+                    return Ok(None);
+                }
+                Arc::new(Mastodon::new(MastodonConfig {
+                    instance,
+                    access_token: SecretString::from(token),
+                    visibility: self.visibility.unwrap_or_default(),
+                    timeout: TIMEOUT,
+                })?)
+            }
+            ConnectorKind::Linkedin => {
+                let fields = ["service", "author", "access_token", "refresh_token", "client_id", "client_secret"];
+                let allowed = [&fields[..], &["token_url", "api_version"]].concat();
+                let author = given(&self.author).filter(|a| {
+                    (a.starts_with("urn:li:person:") || a.starts_with("urn:li:organization:"))
+                        && !a.chars().any(char::is_whitespace)
+                });
+                let api = given(&self.service).unwrap_or_else(|| "https://api.linkedin.com".to_owned());
+                let version = given(&self.api_version).unwrap_or_else(|| super::linkedin::DEFAULT_VERSION.to_owned());
+                let credentials =
+                    self.oauth("https://www.linkedin.com/oauth/v2/accessToken", super::oauth::ClientAuth::Form);
+                let (Some(author), Some(credentials)) = (author, credentials) else { return Ok(None) };
+                let version_ok = version.len() == 6 && version.bytes().all(|b| b.is_ascii_digit());
+                if !is_url(&api) || !version_ok || !self.only(&allowed) {
+                    return Ok(None);
+                }
+                let http = super::linkedin::Linkedin::client(TIMEOUT)?;
+                let session = super::oauth::Session::new(credentials, http.clone(), store.cloned(), &label);
+                let config = super::linkedin::LinkedinConfig { api, author, version, timeout: TIMEOUT };
+                Arc::new(super::linkedin::Linkedin::new(config, session, http))
+            }
+            ConnectorKind::X => {
+                let allowed = ["service", "access_token", "refresh_token", "client_id", "client_secret", "token_url"];
+                let api = given(&self.service).unwrap_or_else(|| "https://api.x.com".to_owned());
+                let Some(credentials) = self.oauth("https://api.x.com/2/oauth2/token", super::oauth::ClientAuth::Basic)
+                else {
+                    return Ok(None);
+                };
+                if !is_url(&api) || !self.only(&allowed) {
+                    return Ok(None);
+                }
+                let http = super::x::X::client(TIMEOUT)?;
+                let session = super::oauth::Session::new(credentials, http.clone(), store.cloned(), &label);
+                Arc::new(super::x::X::new(super::x::XConfig { api, timeout: TIMEOUT }, session, http))
+            }
+            // The sandbox needs no account, and the webhook's is the deployment's own.
+            ConnectorKind::Sandbox | ConnectorKind::Webhook => return Ok(None),
+        }))
+    }
 }
 
 /// Whether a file is one of a directory of mounted secrets, which may be readable by all.
@@ -126,10 +293,11 @@ impl Accounts {
     }
 
     /// The accounts in the file at `path`, or in the files of the directory at `path` (see
-    /// the module docs); none when it does not exist.
-    pub fn load(path: &Path) -> Result<Self, Error> {
+    /// the module docs); none when it does not exist. Refreshed OAuth tokens are kept in
+    /// `store` ([`crate::oauth`]); without one they live as long as the process.
+    pub fn load(path: &Path, store: Option<&Arc<dyn Store>>) -> Result<Self, Error> {
         if !path.is_dir() {
-            return Self::none().add_file(path, Mounted::No);
+            return Self::none().add_file(path, Mounted::No, store);
         }
         let listing = |dir: &Path| -> Result<Vec<std::path::PathBuf>, Error> {
             let mut paths = std::fs::read_dir(dir)
@@ -151,16 +319,16 @@ impl Accounts {
                 if !file.exists() {
                     return Err(invalid(&entry, &format!("holds no {CHANNEL_FILE}")));
                 }
-                accounts = accounts.add_file(&file, Mounted::Yes)?;
+                accounts = accounts.add_file(&file, Mounted::Yes, store)?;
             } else if name.ends_with(".toml") {
-                accounts = accounts.add_file(&entry, Mounted::Yes)?;
+                accounts = accounts.add_file(&entry, Mounted::Yes, store)?;
             }
         }
         Ok(accounts)
     }
 
     /// These accounts and those of the file at `path` (none when it does not exist).
-    fn add_file(mut self, path: &Path, mounted: Mounted) -> Result<Self, Error> {
+    fn add_file(mut self, path: &Path, mounted: Mounted, store: Option<&Arc<dyn Store>>) -> Result<Self, Error> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(self),
@@ -206,44 +374,7 @@ impl Accounts {
                     &format!("names the {} channel {} again", entry.platform.as_str(), entry.handle),
                 ));
             }
-            let url_ok = |u: &str| u.starts_with("https://") || u.starts_with("http://");
-            let text = |v: &Option<String>| v.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned);
-            let connector: Arc<dyn Connector> = match entry.connector {
-                ConnectorKind::Bluesky => {
-                    let (Some(service), Some(identifier), Some(app_password)) =
-                        (text(&entry.service), text(&entry.identifier), text(&entry.app_password))
-                    else {
-                        return Err(invalid(path, &which()));
-                    };
-                    let foreign = entry.access_token.is_some() || entry.visibility.is_some();
-                    if entry.platform != Platform::Bluesky || !url_ok(&service) || foreign {
-                        return Err(invalid(path, &which()));
-                    }
-                    Arc::new(Bluesky::new(BlueskyConfig {
-                        service,
-                        identifier,
-                        app_password: SecretString::from(app_password),
-                        timeout: TIMEOUT,
-                    })?)
-                }
-                ConnectorKind::Mastodon => {
-                    let (Some(instance), Some(token)) = (text(&entry.service), text(&entry.access_token)) else {
-                        return Err(invalid(path, &which()));
-                    };
-                    let foreign = entry.identifier.is_some() || entry.app_password.is_some();
-                    if entry.platform != Platform::Mastodon || !url_ok(&instance) || foreign {
-                        return Err(invalid(path, &which()));
-                    }
-                    Arc::new(Mastodon::new(MastodonConfig {
-                        instance,
-                        access_token: SecretString::from(token),
-                        visibility: entry.visibility.unwrap_or_default(),
-                        timeout: TIMEOUT,
-                    })?)
-                }
-                // The sandbox needs no account, and the webhook's is the deployment's own.
-                ConnectorKind::Sandbox | ConnectorKind::Webhook => return Err(invalid(path, &which())),
-            };
+            let Some(connector) = entry.connector(store)? else { return Err(invalid(path, &which())) };
             self.0.push(Account { platform: entry.platform, handle: entry.handle.clone(), connector });
         }
         Ok(self)
@@ -284,6 +415,12 @@ pub fn resolve<'a>(
 mod tests {
     use super::*;
 
+    impl Accounts {
+        fn load_file(path: &Path) -> Result<Self, Error> {
+            Self::load(path, None)
+        }
+    }
+
     fn write(dir: &Path, text: &str, mode: u32) -> std::path::PathBuf {
         let path = dir.join(LOCAL_FILE);
         std::fs::write(&path, text).expect("write");
@@ -308,7 +445,7 @@ app_password = "abcd-efgh-ijkl-mnop"
     #[test]
     fn a_private_file_gives_each_channel_its_connector() {
         let dir = harmonia_testkit::temp_dir();
-        let accounts = Accounts::load(&write(dir.path(), ONE, 0o600)).expect("loads");
+        let accounts = Accounts::load_file(&write(dir.path(), ONE, 0o600)).expect("loads");
         let channel = |handle: &str, connector| Channel {
             platform: Platform::Bluesky,
             handle: handle.into(),
@@ -320,14 +457,14 @@ app_password = "abcd-efgh-ijkl-mnop"
         assert!(accounts.get(&channel("@other.bsky.social", ConnectorKind::Bluesky)).is_none());
         assert!(accounts.get(&channel("@fieldnotes.bsky.social", ConnectorKind::Webhook)).is_none());
         assert!(!format!("{accounts:?}").contains("abcd"), "no credential in debug output");
-        assert!(Accounts::load(&dir.path().join("absent.toml")).expect("none").iter().next().is_none());
+        assert!(Accounts::load(&dir.path().join("absent.toml"), None).expect("none").iter().next().is_none());
     }
 
     #[test]
     fn a_mastodon_channel_takes_an_instance_and_a_token() {
         let dir = harmonia_testkit::temp_dir();
         let text = "[[channel]]\nplatform = \"mastodon\"\nhandle = \"@fieldnotes@mastodon.example\"\nconnector = \"mastodon\"\nservice = \"https://mastodon.example\"\naccess_token = \"tok-123\"\nvisibility = \"unlisted\"\n";
-        let accounts = Accounts::load(&write(dir.path(), text, 0o600)).expect("loads");
+        let accounts = Accounts::load_file(&write(dir.path(), text, 0o600)).expect("loads");
         let channel = Channel {
             platform: Platform::Mastodon,
             handle: "@fieldnotes@mastodon.example".into(),
@@ -341,7 +478,7 @@ app_password = "abcd-efgh-ijkl-mnop"
             text.replace("unlisted", "everyone"),
             format!("{text}app_password = \"x\"\n"),
         ] {
-            let e = Accounts::load(&write(dir.path(), &bad, 0o600)).expect_err("refused");
+            let e = Accounts::load_file(&write(dir.path(), &bad, 0o600)).expect_err("refused");
             assert!(!e.message.contains("tok-123"), "{}", e.message);
         }
     }
@@ -360,7 +497,7 @@ app_password = "abcd-efgh-ijkl-mnop"
             "[[channel]]\nplatform = \"mastodon\"\nhandle = \"@fieldnotes@mastodon.example\"\nconnector = \"mastodon\"\nservice = \"https://mastodon.example\"\naccess_token = \"tok-123\"\n",
         );
         std::fs::create_dir_all(dir.path().join("..data")).expect("bookkeeping");
-        let accounts = Accounts::load(dir.path()).expect("loads");
+        let accounts = Accounts::load(dir.path(), None).expect("loads");
         let held: Vec<_> = accounts.iter().map(|(p, h, c)| (p, h.to_owned(), c.kind())).collect();
         assert_eq!(
             held,
@@ -375,25 +512,25 @@ app_password = "abcd-efgh-ijkl-mnop"
             use std::os::unix::fs::PermissionsExt;
             let file = dir.path().join("fieldnotes-mastodon").join(CHANNEL_FILE);
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).expect("chmod");
-            let e = Accounts::load(dir.path()).expect_err("group-writable");
+            let e = Accounts::load(dir.path(), None).expect_err("group-writable");
             assert!(e.message.contains("written by others"), "{}", e.message);
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).expect("chmod");
         }
         // The same channel in two secrets is refused, naming the second.
         mount("fieldnotes-bluesky-2", ONE);
-        let e = Accounts::load(dir.path()).expect_err("twice");
+        let e = Accounts::load(dir.path(), None).expect_err("twice");
         assert!(e.message.contains("fieldnotes-bluesky-2") && e.message.contains("again"), "{}", e.message);
         // A mount without its file is named.
         std::fs::remove_dir_all(dir.path().join("fieldnotes-bluesky-2")).expect("rm");
         std::fs::create_dir_all(dir.path().join("empty")).expect("mkdir");
-        let e = Accounts::load(dir.path()).expect_err("no file");
+        let e = Accounts::load(dir.path(), None).expect_err("no file");
         assert!(e.message.contains("empty") && e.message.contains(CHANNEL_FILE), "{}", e.message);
     }
 
     #[test]
     fn a_readable_or_malformed_file_is_refused_naming_it_and_never_its_secrets() {
         let dir = harmonia_testkit::temp_dir();
-        let e = Accounts::load(&write(dir.path(), ONE, 0o644)).expect_err("readable by others");
+        let e = Accounts::load_file(&write(dir.path(), ONE, 0o644)).expect_err("readable by others");
         assert_eq!(e.code, Code::InvalidConfig);
         assert!(e.message.contains("channels.toml") && e.message.contains("chmod 600"), "{}", e.message);
         for bad in [
@@ -403,7 +540,7 @@ app_password = "abcd-efgh-ijkl-mnop"
             ONE.replace("app_password", "password"),
             "[[channel]]\nplatform = \"bluesky\"\napp_password = \"abcd-efgh-ijkl-mnop\" oops".into(),
         ] {
-            let e = Accounts::load(&write(dir.path(), &bad, 0o600)).expect_err("refused");
+            let e = Accounts::load_file(&write(dir.path(), &bad, 0o600)).expect_err("refused");
             assert_eq!(e.code, Code::InvalidConfig, "{bad}");
             assert!(!e.message.contains("abcd-efgh"), "{}", e.message);
         }

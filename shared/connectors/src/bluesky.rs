@@ -26,7 +26,7 @@ use tokio::sync::Mutex;
 
 use super::engagement::{Asked, MeasureFailed, Measurement, bluesky_posts};
 use super::trends::{MAX_TRENDS, PublicTrend, bluesky_trending};
-use super::{Checked, Connector, Found, Outgoing, Posted, ReadBackFailed, Sent, admit};
+use super::{Checked, Connector, Found, Lookup, Outgoing, Posted, ReadBackFailed, Refusal, Sent};
 
 /// The collection posts are records of.
 pub const POST_COLLECTION: &str = "app.bsky.feed.post";
@@ -309,10 +309,7 @@ impl Connector for Bluesky {
         ConnectorKind::Bluesky
     }
 
-    async fn send(&self, _workspace: &WorkspaceId, post: &Outgoing) -> Sent {
-        if let Err(code) = admit(self.kind(), post) {
-            return Sent::Rejected(code);
-        }
+    async fn create(&self, _workspace: &WorkspaceId, post: &Outgoing) -> Sent {
         let rkey = record_key(&post.idempotency_key);
         let mut resolved = Vec::new();
         for (_, _, handle) in mentions(&post.body) {
@@ -342,7 +339,7 @@ impl Connector for Bluesky {
             // Nothing was sent: verification reads the key back and sends once more.
             Err(NoSession::Unreachable) => return Sent::Unknown,
         };
-        let Ok(post_id) = rkey.parse::<PostId>() else { return Sent::Refused };
+        let Ok(post_id) = rkey.parse::<PostId>() else { return Sent::Refused(Refusal::Failed) };
         match answer {
             Answer::Ok(v) => match created_record(&v) {
                 Some(record) => Sent::Applied(Posted {
@@ -354,7 +351,9 @@ impl Connector for Bluesky {
             },
             Answer::Refused(401 | 403, _) => Sent::Rejected(Code::ConnectorAuth),
             // A 4xx other than a taken key: the post itself was refused.
-            Answer::Refused(status, _) if status < 500 => Sent::Refused,
+            Answer::Refused(400, _) => Sent::Refused(Refusal::Invalid),
+            Answer::Refused(429, _) => Sent::Refused(Refusal::Throttled(None)),
+            Answer::Refused(status, _) if status < 500 => Sent::Refused(Refusal::Failed),
             // A 5xx (which is also what a key already taken gets) or no answer: read back.
             Answer::Refused(..) | Answer::Lost => match self.get_record(&rkey).await {
                 Ok(Found::Post { body, record, .. }) if body == post.body => {
@@ -365,13 +364,8 @@ impl Connector for Bluesky {
         }
     }
 
-    async fn read_back(
-        &self,
-        _workspace: &WorkspaceId,
-        idempotency_key: &str,
-        _posted: Option<&PostId>,
-    ) -> Result<Found, ReadBackFailed> {
-        self.get_record(&record_key(idempotency_key)).await
+    async fn read_back(&self, lookup: Lookup<'_>) -> Result<Found, ReadBackFailed> {
+        self.get_record(&record_key(lookup.idempotency_key)).await
     }
 
     async fn check(&self) -> Result<Checked, Code> {

@@ -19,16 +19,19 @@
 pub mod accounts;
 pub mod bluesky;
 pub mod engagement;
+pub mod linkedin;
 pub mod mastodon;
+pub mod oauth;
 pub mod reach;
 pub mod trends;
+pub mod x;
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use harmonia_contracts::body;
-use harmonia_contracts::domain::{ConnectorKind, Platform, RecordRef};
+use harmonia_contracts::domain::{ConnectorKind, Platform, RecordRef, Timestamp};
 use harmonia_contracts::ids::{DocId, PostId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use harmonia_contracts::{Code, Error};
@@ -55,15 +58,13 @@ pub struct Outgoing {
 
 /// Whether `post` may go out through a connector of `kind`: mock content (written by the
 /// offline model, or resting on its evidence) never reaches a connector other than the
-/// sandbox, whatever the workspace's mode. Every connector but the sandbox asks this before
-/// any call, so the refusal holds even if policy was bypassed.
+/// sandbox, whatever the workspace's mode. [`Connector::send`] asks this before any call, so
+/// the refusal holds even if policy was bypassed.
 pub fn admit(kind: ConnectorKind, post: &Outgoing) -> Result<(), Code> {
     match (kind, post.provenance) {
         // An operator's own text is not mock: only what rests on mock content is held back.
         (ConnectorKind::Sandbox, _) | (_, Provenance::Live | Provenance::Operator) => Ok(()),
-        (ConnectorKind::Webhook | ConnectorKind::Bluesky | ConnectorKind::Mastodon, Provenance::Mock) => {
-            Err(Code::MockToLiveConnector)
-        }
+        (_, Provenance::Mock) => Err(Code::MockToLiveConnector),
     }
 }
 
@@ -92,10 +93,81 @@ pub enum Sent {
     Applied(Posted),
     /// No usable answer (timeout, lost response): only read-back can tell.
     Unknown,
-    /// Refused by the platform.
-    Refused,
-    /// Refused before any call, with the reason's code (see [`admit`]).
+    /// Refused by the platform: nothing was posted.
+    Refused(Refusal),
+    /// Refused before any call, or for the channel's credentials, with the reason's code (see
+    /// [`admit`]).
     Rejected(Code),
+}
+
+/// Why a platform refused a post. Each is an answer the platform gave before it made anything:
+/// nothing was posted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Refused, for no reason the connector can tell (`connector_failed`).
+    Failed,
+    /// Refused as invalid: HTTP 400 or 422 (`connector_refused`).
+    Invalid,
+    /// Refused as a duplicate of a post the account already holds (`connector_duplicate`).
+    Duplicate,
+    /// Rate-limited (HTTP 429), until the time the platform gave, when it gave one
+    /// (`connector_throttled`).
+    Throttled(Option<Timestamp>),
+}
+
+impl Refusal {
+    /// The stable code a receipt records.
+    pub fn code(self) -> Code {
+        match self {
+            Refusal::Failed => Code::ConnectorFailed,
+            Refusal::Invalid => Code::ConnectorRefused,
+            Refusal::Duplicate => Code::ConnectorDuplicate,
+            Refusal::Throttled(_) => Code::ConnectorThrottled,
+        }
+    }
+
+    /// When the platform allows posting again, when it said.
+    pub fn retry_after(self) -> Option<Timestamp> {
+        match self {
+            Refusal::Throttled(until) => until,
+            _ => None,
+        }
+    }
+}
+
+/// What a read-back looks for: the post a publication made under its idempotency key.
+#[derive(Clone, Copy, Debug)]
+pub struct Lookup<'a> {
+    /// The workspace.
+    pub workspace: &'a WorkspaceId,
+    /// The publication's idempotency key.
+    pub idempotency_key: &'a str,
+    /// The post id the receipt holds, when it holds one (a platform that cannot look a post up
+    /// by key reads it by id).
+    pub posted: Option<&'a PostId>,
+    /// The text the post was sent with, and the time its claim was made: a platform with
+    /// neither keys nor ids to go by finds the post among the account's recent ones by them.
+    pub body: &'a str,
+    /// When the publication was claimed (no post of it can be older).
+    pub since: Timestamp,
+}
+
+impl<'a> Lookup<'a> {
+    /// A lookup of the post made under `idempotency_key` in `workspace`, with nothing else to
+    /// go by yet.
+    pub fn key(workspace: &'a WorkspaceId, idempotency_key: &'a str) -> Self {
+        Self { workspace, idempotency_key, posted: None, body: "", since: chrono::DateTime::UNIX_EPOCH }
+    }
+
+    /// The same lookup, with the post id a receipt holds.
+    pub fn posted(self, posted: Option<&'a PostId>) -> Self {
+        Self { posted, ..self }
+    }
+
+    /// The same lookup, with the text sent and the time of the claim.
+    pub fn sent(self, body: &'a str, since: Timestamp) -> Self {
+        Self { body, since, ..self }
+    }
 }
 
 /// What reading back found for a key.
@@ -114,6 +186,25 @@ pub enum Found {
     Missing,
 }
 
+/// A platform's answer: its status and its body, read whole under a bound.
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) body: Vec<u8>,
+}
+
+impl Reply {
+    /// `response` read under `max` bytes; `None` when it cannot be read whole. A refusal is
+    /// logged by its status only: a platform's error text may quote the post.
+    pub(crate) async fn read(mut response: reqwest::Response, max: usize, platform: &'static str) -> Option<Self> {
+        let status = response.status().as_u16();
+        let body = body::read(&mut response, max).await.ok()?;
+        if !(200..300).contains(&status) {
+            tracing::warn!(status, platform, "the platform refused a call");
+        }
+        Some(Self { status, body })
+    }
+}
+
 /// Read-back failed; verification will retry.
 #[derive(Debug, thiserror::Error)]
 #[error("the platform could not be read back")]
@@ -124,16 +215,18 @@ pub struct ReadBackFailed;
 pub trait Connector: Send + Sync {
     /// Which one.
     fn kind(&self) -> ConnectorKind;
-    /// Publish once.
-    async fn send(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent;
-    /// Read back by idempotency key; `posted` is the post id the receipt holds, when it holds
-    /// one (a platform that cannot look a post up by key reads it by id).
-    async fn read_back(
-        &self,
-        workspace: &WorkspaceId,
-        idempotency_key: &str,
-        posted: Option<&PostId>,
-    ) -> Result<Found, ReadBackFailed>;
+    /// Publish once. The post is admitted first ([`admit`]): mock content never reaches a live
+    /// platform, whatever the connector.
+    async fn send(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent {
+        match admit(self.kind(), post) {
+            Ok(()) => self.create(workspace, post).await,
+            Err(code) => Sent::Rejected(code),
+        }
+    }
+    /// Make the post on the platform, once [`Connector::send`] admitted it.
+    async fn create(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent;
+    /// Read back the post `lookup` describes (see [`Lookup`]).
+    async fn read_back(&self, lookup: Lookup<'_>) -> Result<Found, ReadBackFailed>;
     /// Check the credentials and that the platform answers, posting nothing: `connector_auth`
     /// when the credentials are refused, `connector_failed` when the platform cannot be
     /// reached.
@@ -220,7 +313,7 @@ impl Connector for Sandbox {
         ConnectorKind::Sandbox
     }
 
-    async fn send(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent {
+    async fn create(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent {
         let mode = self
             .modes
             .lock()
@@ -228,14 +321,14 @@ impl Connector for Sandbox {
             .and_then(|mut m| (!m.is_empty()).then(|| m.remove(0)))
             .unwrap_or(SandboxMode::Succeed);
         if matches!(mode, SandboxMode::Fail) {
-            return Sent::Refused;
+            return Sent::Refused(Refusal::Failed);
         }
         if matches!(mode, SandboxMode::Drop) {
             return Sent::Unknown;
         }
-        let Some(id) = key_id(&post.idempotency_key) else { return Sent::Refused };
+        let Some(id) = key_id(&post.idempotency_key) else { return Sent::Refused(Refusal::Failed) };
         let record = SandboxPost { post: PostId::generate(), platform: post.platform, body: post.body.clone() };
-        let Ok(data) = encode(&record) else { return Sent::Refused };
+        let Ok(data) = encode(&record) else { return Sent::Refused(Refusal::Failed) };
         let stored = match create_if_absent(&*self.store, workspace, SANDBOX_POSTS, &id, data).await {
             Ok(created) => created.document().decode::<SandboxPost>().ok(),
             Err(_) => return Sent::Unknown,
@@ -246,14 +339,9 @@ impl Connector for Sandbox {
         }
     }
 
-    async fn read_back(
-        &self,
-        workspace: &WorkspaceId,
-        idempotency_key: &str,
-        _posted: Option<&PostId>,
-    ) -> Result<Found, ReadBackFailed> {
-        let id = key_id(idempotency_key).ok_or(ReadBackFailed)?;
-        match self.store.get(workspace, SANDBOX_POSTS, &id).await.map_err(|_| ReadBackFailed)? {
+    async fn read_back(&self, lookup: Lookup<'_>) -> Result<Found, ReadBackFailed> {
+        let id = key_id(lookup.idempotency_key).ok_or(ReadBackFailed)?;
+        match self.store.get(lookup.workspace, SANDBOX_POSTS, &id).await.map_err(|_| ReadBackFailed)? {
             None => Ok(Found::Missing),
             Some(doc) => {
                 let p: SandboxPost = doc.decode().map_err(|_| ReadBackFailed)?;
@@ -424,11 +512,8 @@ impl Connector for Webhook {
         ConnectorKind::Webhook
     }
 
-    async fn send(&self, _workspace: &WorkspaceId, post: &Outgoing) -> Sent {
-        if let Err(code) = admit(self.kind(), post) {
-            return Sent::Rejected(code);
-        }
-        let Ok(body) = serde_json::to_vec(post) else { return Sent::Refused };
+    async fn create(&self, _workspace: &WorkspaceId, post: &Outgoing) -> Sent {
+        let Ok(body) = serde_json::to_vec(post) else { return Sent::Refused(Refusal::Failed) };
         let timestamp = chrono::Utc::now().timestamp();
         let request = self
             .http
@@ -447,17 +532,17 @@ impl Connector for Webhook {
                 None => Sent::Unknown,
             },
             Ok(r) if r.status().is_server_error() => Sent::Unknown,
-            Ok(_) => Sent::Refused,
+            Ok(_) => Sent::Refused(Refusal::Failed),
         }
     }
 
-    async fn read_back(
-        &self,
-        _workspace: &WorkspaceId,
-        idempotency_key: &str,
-        _posted: Option<&PostId>,
-    ) -> Result<Found, ReadBackFailed> {
-        let r = self.http.get(format!("{}/{idempotency_key}", self.url)).send().await.map_err(|_| ReadBackFailed)?;
+    async fn read_back(&self, lookup: Lookup<'_>) -> Result<Found, ReadBackFailed> {
+        let r = self
+            .http
+            .get(format!("{}/{}", self.url, lookup.idempotency_key))
+            .send()
+            .await
+            .map_err(|_| ReadBackFailed)?;
         if r.status().as_u16() == 404 {
             return Ok(Found::Missing);
         }
@@ -579,14 +664,17 @@ mod tests {
         assert_eq!(first, again, "the same key answers the same post");
         assert_eq!(platform.posts.lock().expect("lock").len(), 1);
         assert_eq!(
-            hook.read_back(&ws, &post.idempotency_key, None).await.ok(),
+            hook.read_back(Lookup::key(&ws, &post.idempotency_key)).await.ok(),
             Some(Found::Post { post: "post-0".parse().expect("id"), body: "Hello.".into(), record: None })
         );
-        assert_eq!(hook.read_back(&ws, "ws:never", None).await.ok(), Some(Found::Missing));
+        assert_eq!(hook.read_back(Lookup::key(&ws, "ws:never")).await.ok(), Some(Found::Missing));
 
         let forged =
             Webhook::new(&url, SigningKey::new(b"wrong secret").expect("key"), Duration::from_secs(5)).expect("client");
-        assert_eq!(forged.send(&ws, &Outgoing { idempotency_key: "k2".into(), ..post }).await, Sent::Refused);
+        assert_eq!(
+            forged.send(&ws, &Outgoing { idempotency_key: "k2".into(), ..post }).await,
+            Sent::Refused(Refusal::Failed)
+        );
         assert_eq!(platform.posts.lock().expect("lock").len(), 1, "an unsigned post is refused");
     }
 
@@ -601,7 +689,7 @@ mod tests {
         let hook = Webhook::new(&url, SigningKey::new(SECRET).expect("key"), Duration::from_secs(5)).expect("client");
         let post = hello(Provenance::Live);
         assert_eq!(hook.send(&ws, &post).await, Sent::Unknown, "left to verification's read-back");
-        assert!(hook.read_back(&ws, &post.idempotency_key, None).await.is_err());
+        assert!(hook.read_back(Lookup::key(&ws, &post.idempotency_key)).await.is_err());
 
         assert_eq!(
             decode_webhook_post(br#"{"post": "post-1", "body": "Hi."}"#),

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 
 use super::engagement::{Asked, MeasureFailed, Measured, Measurement, decode_mastodon_counts};
 use super::trends::{MAX_TRENDS, PublicTrend, decode_mastodon_links, decode_mastodon_tags};
-use super::{Checked, Connector, Found, Outgoing, Posted, ReadBackFailed, Sent, admit};
+use super::{Checked, Connector, Found, Lookup, Outgoing, Posted, ReadBackFailed, Refusal, Sent};
 
 /// The longest answer read from an instance (256 KiB): a status or an account is a few
 /// kilobytes. A longer one is not believed.
@@ -170,10 +170,7 @@ impl Connector for Mastodon {
         ConnectorKind::Mastodon
     }
 
-    async fn send(&self, _workspace: &WorkspaceId, post: &Outgoing) -> Sent {
-        if let Err(code) = admit(self.kind(), post) {
-            return Sent::Rejected(code);
-        }
+    async fn create(&self, _workspace: &WorkspaceId, post: &Outgoing) -> Sent {
         let request = self
             .http
             .post(self.url("/api/v1/statuses"))
@@ -188,18 +185,14 @@ impl Connector for Mastodon {
             Some((401 | 403, _)) => Sent::Rejected(Code::ConnectorAuth),
             // Throttled or failing: the status may or may not exist; the key decides on retry.
             Some((429 | 500..=599, _)) | None => Sent::Unknown,
-            // 422 and the like: the instance refused this status.
-            Some(_) => Sent::Refused,
+            // The instance refused this status as invalid.
+            Some((400 | 422, _)) => Sent::Refused(Refusal::Invalid),
+            Some(_) => Sent::Refused(Refusal::Failed),
         }
     }
 
-    async fn read_back(
-        &self,
-        _workspace: &WorkspaceId,
-        _idempotency_key: &str,
-        posted: Option<&PostId>,
-    ) -> Result<Found, ReadBackFailed> {
-        let Some(id) = posted else { return Ok(Found::Missing) };
+    async fn read_back(&self, lookup: Lookup<'_>) -> Result<Found, ReadBackFailed> {
+        let Some(id) = lookup.posted else { return Ok(Found::Missing) };
         let request = self
             .http
             .get(self.url(&format!("/api/v1/statuses/{id}/source")))

@@ -70,12 +70,9 @@ impl Reach {
             if handle.is_empty() || handle.len() > 200 || handle.chars().any(char::is_whitespace) {
                 return Err(format!("has account {} with an empty, long or spaced handle", n + 1));
             }
-            if !matches!(
-                (a.platform, a.connector),
-                (Platform::Bluesky, ConnectorKind::Bluesky) | (Platform::Mastodon, ConnectorKind::Mastodon)
-            ) {
+            if a.connector.account_platform() != Some(a.platform) {
                 return Err(format!(
-                    "has account {} on {} through {}: accounts are Bluesky or Mastodon channels through their own connector",
+                    "has account {} on {} through {}: accounts are Bluesky, Mastodon, LinkedIn or X channels through their own connector",
                     n + 1,
                     a.platform.as_str(),
                     a.connector.as_str()

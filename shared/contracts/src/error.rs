@@ -270,6 +270,14 @@ codes! {
     /// The platform refused the channel's credentials (a wrong or revoked app password or
     /// token); nothing was posted.
     ConnectorAuth = "connector_auth", Authorization, false, "The platform refused the channel's credentials.";
+    /// The platform is rate-limiting the channel (HTTP 429); nothing was posted. The receipt
+    /// keeps the time the platform said it allows posting again, when it said one.
+    ConnectorThrottled = "connector_throttled", Unavailable, true, "The platform is limiting the channel's posts for now; nothing was posted.";
+    /// The platform refused the post as a duplicate of one the account already holds (X's 403
+    /// for duplicate content, LinkedIn's `DUPLICATE_POST`); nothing was posted.
+    ConnectorDuplicate = "connector_duplicate", Conflict, false, "The platform refused the post as a duplicate of one the channel already holds; nothing was posted.";
+    /// The platform refused the post as invalid (HTTP 400 or 422); nothing was posted.
+    ConnectorRefused = "connector_refused", InvalidInput, false, "The platform refused the post as invalid; nothing was posted.";
     /// A post resting on mock evidence (or written by the offline model) was sent to a connector
     /// other than the sandbox; refused before any call.
     MockToLiveConnector = "mock_to_live_connector", Policy, false, "Mock evidence cannot be published through a live connector.";

@@ -89,7 +89,7 @@ pub async fn env_from_config(config: &Config, tools: Vec<Arc<dyn Tool>>) -> Resu
         }
     };
     let accounts = match &config.channel_secrets {
-        Some(path) => harmonia_connectors::accounts::Accounts::load(path)?,
+        Some(path) => harmonia_connectors::accounts::Accounts::load(path, Some(&store))?,
         None => harmonia_connectors::accounts::Accounts::none(),
     };
     let reach = reach(config, connector.as_ref(), &accounts)?;

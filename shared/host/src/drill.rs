@@ -27,10 +27,10 @@ use axum::Router;
 use axum::extract::Request;
 use axum::middleware::Next;
 use harmonia_bus::{Delivery, Handler, Outcome};
-use harmonia_connectors::{Checked, Connector, Found, Outgoing, ReadBackFailed, Sent};
+use harmonia_connectors::{Checked, Connector, Found, Lookup, Outgoing, ReadBackFailed, Sent};
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::ConnectorKind;
-use harmonia_contracts::ids::{PostId, WorkspaceId};
+use harmonia_contracts::ids::WorkspaceId;
 use serde_json::{Value, json};
 
 /// What a drill holds.
@@ -178,19 +178,14 @@ impl Connector for HeldEffects {
         self.inner.kind()
     }
 
-    async fn send(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent {
+    async fn create(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent {
         let sent = self.inner.send(workspace, post).await;
         self.drill.hold(Held::Effect { connector: self.kind().as_str() }).await;
         sent
     }
 
-    async fn read_back(
-        &self,
-        workspace: &WorkspaceId,
-        idempotency_key: &str,
-        posted: Option<&PostId>,
-    ) -> Result<Found, ReadBackFailed> {
-        self.inner.read_back(workspace, idempotency_key, posted).await
+    async fn read_back(&self, lookup: Lookup<'_>) -> Result<Found, ReadBackFailed> {
+        self.inner.read_back(lookup).await
     }
 
     async fn check(&self) -> Result<Checked, Code> {
@@ -318,11 +313,11 @@ mod tests {
         fn kind(&self) -> ConnectorKind {
             ConnectorKind::Sandbox
         }
-        async fn send(&self, _: &WorkspaceId, _: &Outgoing) -> Sent {
+        async fn create(&self, _: &WorkspaceId, _: &Outgoing) -> Sent {
             self.0.fetch_add(1, Ordering::SeqCst);
-            Sent::Refused
+            Sent::Refused(harmonia_connectors::Refusal::Failed)
         }
-        async fn read_back(&self, _: &WorkspaceId, _: &str, _: Option<&PostId>) -> Result<Found, ReadBackFailed> {
+        async fn read_back(&self, _: Lookup<'_>) -> Result<Found, ReadBackFailed> {
             Ok(Found::Missing)
         }
         async fn check(&self) -> Result<Checked, Code> {
@@ -353,7 +348,11 @@ mod tests {
             vec![json!({"signal": "holding", "hold": 1, "kind": "effect", "connector": "sandbox"})]
         );
         assert!(!task.is_finished(), "the caller waits for the hold");
-        assert_eq!(task.await.expect("join"), Sent::Refused, "the platform's own answer");
+        assert_eq!(
+            task.await.expect("join"),
+            Sent::Refused(harmonia_connectors::Refusal::Failed),
+            "the platform's own answer"
+        );
         assert_eq!(lines(&file)[1]["signal"], "released");
         assert_eq!(held.kind(), ConnectorKind::Sandbox);
     }

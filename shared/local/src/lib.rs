@@ -176,6 +176,7 @@ impl Local {
             Some(accounts) => accounts,
             None => harmonia_connectors::accounts::Accounts::load(
                 &data_dir.join(harmonia_connectors::accounts::LOCAL_FILE),
+                Some(&store),
             )?,
         };
         let env = Arc::new(Env {

@@ -288,32 +288,45 @@ async fn two_dispatchers_racing_on_a_due_post_make_one_post() {
     assert_eq!(first.sandbox.posts(&ws).await.expect("posts"), 1);
 }
 
-/// The sandbox, except that the process "dies" between the call and the receipt: the post is
-/// made, then the call never returns.
-struct DiesAfterPosting {
+/// How a [`Steered`] sandbox departs from the sandbox.
+enum Steer {
+    /// The process "dies" between the call and the receipt: the post is made (and the notify
+    /// told), then the call never returns.
+    DiesAfterPosting(Arc<tokio::sync::Notify>),
+    /// The first send is refused as rate-limited until the time given; the flag says it was.
+    ThrottledOnce(Timestamp, std::sync::atomic::AtomicBool),
+}
+
+/// The sandbox, steered.
+struct Steered {
     inner: Arc<dyn Connector>,
-    posted: Arc<tokio::sync::Notify>,
+    steer: Steer,
 }
 
 #[async_trait]
-impl Connector for DiesAfterPosting {
+impl Connector for Steered {
     fn kind(&self) -> harmonia_contracts::domain::ConnectorKind {
         self.inner.kind()
     }
 
-    async fn send(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent {
-        let _ = self.inner.send(workspace, post).await;
-        self.posted.notify_one();
-        std::future::pending().await
+    async fn create(&self, workspace: &WorkspaceId, post: &Outgoing) -> Sent {
+        match &self.steer {
+            Steer::DiesAfterPosting(posted) => {
+                let _ = self.inner.send(workspace, post).await;
+                posted.notify_one();
+                std::future::pending().await
+            }
+            Steer::ThrottledOnce(until, refused) => {
+                if !refused.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                    return Sent::Refused(harmonia_connectors::Refusal::Throttled(Some(*until)));
+                }
+                self.inner.send(workspace, post).await
+            }
+        }
     }
 
-    async fn read_back(
-        &self,
-        workspace: &WorkspaceId,
-        idempotency_key: &str,
-        posted: Option<&harmonia_contracts::ids::PostId>,
-    ) -> Result<Found, ReadBackFailed> {
-        self.inner.read_back(workspace, idempotency_key, posted).await
+    async fn read_back(&self, lookup: harmonia_connectors::Lookup<'_>) -> Result<Found, ReadBackFailed> {
+        self.inner.read_back(lookup).await
     }
 
     async fn check(&self) -> Result<Checked, Code> {
@@ -332,9 +345,9 @@ async fn a_dispatcher_killed_between_the_claim_and_the_receipt_is_resolved_by_re
         probe.shutdown().await.expect("shutdown");
         store
     };
-    let connector = Arc::new(DiesAfterPosting {
+    let connector = Arc::new(Steered {
         inner: Arc::new(harmonia_connectors::Sandbox::new(store_of_first)),
-        posted: posted.clone(),
+        steer: Steer::DiesAfterPosting(posted.clone()),
     });
     let wrap = Wrap { clock: Some(clock.clone() as Arc<dyn Clock>), connector: Some(connector), ..Wrap::default() };
     let first = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
@@ -478,4 +491,55 @@ async fn an_approval_after_the_window_needs_a_person_and_is_never_published_late
     assert_eq!(schedule::tick(&local.env).await.expect("tick").released.len(), 1);
     assert_eq!(local.drive(&ws, &job.id, false, WAIT, |_| {}).await.expect("drive").status, JobStatus::Verified);
     assert_eq!(local.sandbox.posts(&ws).await.expect("posts"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_throttled_post_fails_with_its_reset_and_an_operators_retry_publishes_it_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = Arc::new(ManualClock::new(monday_dawn()));
+    let store = {
+        let probe = open(dir.path(), &clock).await;
+        let store = probe.env.store.clone();
+        probe.shutdown().await.expect("shutdown");
+        store
+    };
+    let until: Timestamp = "2026-12-08T00:00:00Z".parse().expect("time");
+    let connector = Arc::new(Steered {
+        inner: Arc::new(harmonia_connectors::Sandbox::new(store)),
+        steer: Steer::ThrottledOnce(until, Default::default()),
+    });
+    let wrap = Wrap { clock: Some(clock.clone() as Arc<dyn Clock>), connector: Some(connector), ..Wrap::default() };
+    let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let (job, planned) = approved(&local, &ws).await;
+    clock.set(planned.due_at);
+    assert_eq!(schedule::tick(&local.env).await.expect("tick").released.len(), 1);
+    let failed = local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("drive");
+    assert_eq!(failed.status, JobStatus::Failed);
+    assert_eq!(failed.failure.as_ref().map(|f| f.code), Some(Code::ConnectorThrottled));
+    let read = |local: &Local| {
+        let (env, ws, draft) = (local.env.clone(), ws.clone(), planned.draft.clone());
+        async move {
+            let doc = env.store.get(&ws, records::PUBLICATIONS, &records::doc_id(&draft)).await.expect("read");
+            doc.expect("claimed").decode::<harmonia_contracts::domain::Publication>().expect("decode")
+        }
+    };
+    let refused = read(&local).await.receipt.expect("a receipt").outcome;
+    assert_eq!(
+        refused,
+        harmonia_contracts::domain::ReceiptOutcome::Failed { code: Code::ConnectorThrottled, retry_after: Some(until) }
+    );
+    assert_eq!(local.sandbox.posts(&ws).await.expect("posts"), 0, "nothing was posted");
+
+    // Past the reset, the operator retries: the publication is claimed again and goes out once.
+    clock.set(until);
+    harmonia_pipeline::retry::retry(&local.env, &ws, &job, "ana".parse().expect("operator")).await.expect("retry");
+    let done = local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("drive");
+    assert_eq!(done.status, JobStatus::Verified, "{:?}", done.failure);
+    local.settle(WAIT).await.expect("settle");
+    assert_eq!(local.sandbox.posts(&ws).await.expect("posts"), 1);
+    assert!(matches!(
+        read(&local).await.receipt.map(|r| r.outcome),
+        Some(harmonia_contracts::domain::ReceiptOutcome::Applied { .. })
+    ));
 }

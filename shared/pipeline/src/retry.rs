@@ -43,9 +43,12 @@ fn retry_id(job: &JobId, failed_at: Timestamp) -> DocId {
 }
 
 /// Whether a failure with `code` may be retried: a model's error or a broken contract, which
-/// another invocation can get right; never bad input or policy.
+/// another invocation can get right, or a platform's refusal that passes (credentials the
+/// operator has since fixed, a rate limit past its reset, an outage), which posted nothing;
+/// never bad input, policy, or a post the platform refused for its content.
 pub fn retryable(code: Code) -> bool {
-    code.category() == Category::Contract || code.is_model()
+    let passes = matches!(code, Code::ConnectorAuth | Code::ConnectorThrottled | Code::ConnectorFailed);
+    code.category() == Category::Contract || code.is_model() || passes
 }
 
 /// Why `job` cannot be retried, as an operator-facing error; `None` when it can.
@@ -62,7 +65,7 @@ fn refusal(job: &Job) -> Option<Error> {
     };
     if !retryable(failure.code) {
         return refuse(format!(
-            "The job failed at {} with {}, which running the step again cannot change; only a model or contract error is retried.",
+            "The job failed at {} with {}, which running the step again cannot change; only a model or contract error, or a platform refusal that passes, is retried.",
             failure.stage, failure.code
         ));
     }

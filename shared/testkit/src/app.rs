@@ -1,6 +1,10 @@
 //! Running a router under test: on a real socket ([`spawn_app`]) or in-process ([`oneshot`]).
 
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -57,6 +61,14 @@ impl Drop for Spawned {
 pub async fn spawn_app(router: Router) -> Spawned {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind an ephemeral port");
     let addr = listener.local_addr().expect("the bound address");
+    spawned(listener, addr, router)
+}
+
+/// `router` served on `listener` (bound at `addr`) until stopped.
+fn spawned<L>(listener: L, addr: SocketAddr, router: Router) -> Spawned
+where
+    L: axum::serve::Listener<Addr = SocketAddr>,
+{
     let (stop, stopped) = signal::channel::<()>();
     let task = tokio::spawn(async move {
         axum::serve(listener, router)
@@ -68,6 +80,114 @@ pub async fn spawn_app(router: Router) -> Spawned {
             .expect("serve the router under test");
     });
     Spawned { addr, stop: Some(stop), task: Some(task) }
+}
+
+/// A switch that cuts the next answer a server from [`spawn_cutting`] writes: the connection
+/// is closed before a byte of the answer goes out, as when a platform did the work and then lost
+/// the connection. Each cut is used once.
+#[derive(Clone, Debug, Default)]
+pub struct Cut(Arc<AtomicBool>);
+
+impl Cut {
+    /// Cut the connection of the next answer written.
+    pub fn next_answer(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A listener whose connections a [`Cut`] closes.
+struct Cutting {
+    inner: tokio::net::TcpListener,
+    cut: Cut,
+}
+
+impl axum::serve::Listener for Cutting {
+    type Io = CutStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            // A failed accept (a connection reset before it was taken) is the client's loss.
+            if let Ok((stream, addr)) = self.inner.accept().await {
+                return (CutStream { inner: stream, cut: self.cut.clone() }, addr);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.inner.local_addr()
+    }
+}
+
+/// A connection that fails its next write once its [`Cut`] is set, so the server closes it.
+struct CutStream {
+    inner: tokio::net::TcpStream,
+    cut: Cut,
+}
+
+impl CutStream {
+    fn cut_now(&self) -> bool {
+        self.cut.0.swap(false, Ordering::SeqCst)
+    }
+}
+
+impl tokio::io::AsyncRead for CutStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for CutStream {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        if self.cut_now() {
+            return Poll::Ready(Err(std::io::ErrorKind::ConnectionReset.into()));
+        }
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        if self.cut_now() {
+            return Poll::Ready(Err(std::io::ErrorKind::ConnectionReset.into()));
+        }
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Serve `router` as [`spawn_app`] does; setting `cut` closes the connection of the next
+/// answer.
+pub async fn spawn_cutting(router: Router, cut: Cut) -> Spawned {
+    let inner = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind an ephemeral port");
+    let addr = inner.local_addr().expect("the bound address");
+    spawned(Cutting { inner, cut }, addr, router)
+}
+
+/// Serve `app` as [`spawn_cutting`] does, until the test process ends (as every recorded
+/// platform is); its base URL.
+pub(crate) async fn serve_for_the_process(app: Router, cut: Cut) -> String {
+    let server = spawn_cutting(app, cut).await;
+    let url = server.url();
+    std::mem::forget(server);
+    url
 }
 
 /// What a router answered to [`oneshot`].

@@ -4,6 +4,9 @@
 //! - [`spawn_app`] and [`oneshot`]: serve a router on an ephemeral port, or call it in-process;
 //! - [`send`] and [`error_code`]: a request's status and JSON body, and its error code;
 //!   [`assert_json_fallbacks`]: an HTTP function's JSON 404 and 405;
+//! - [`spawn_cutting`]: serve a router whose next answer a [`Cut`] loses after the work is done;
+//! - [`mastodon`], [`linkedin`] and [`x`]: recorded platforms, answering with the connectors'
+//!   recordings ([`recorded`] and [`oauth`]: what the last two share, and their token side);
 //! - [`samples`]: the example sources under `examples/`;
 //! - [`temp_dir`] and [`unique`]: per-test directories (removed on drop) and names;
 //! - [`firestore_emulator`] / [`pubsub_emulator`]: the emulator endpoints the project's scripts
@@ -14,10 +17,14 @@ mod app;
 mod client;
 mod emulators;
 mod eventually;
+pub mod linkedin;
 pub mod mastodon;
+pub mod oauth;
+pub mod recorded;
 pub mod samples;
+pub mod x;
 
-pub use app::{Reply, Spawned, oneshot, spawn_app};
+pub use app::{Cut, Reply, Spawned, oneshot, spawn_app, spawn_cutting};
 pub use client::{assert_json_fallbacks, error_code, send};
 pub use emulators::{
     NotifyingStorage, create_bucket, firestore_emulator, pubsub_emulator, storage_bucket, storage_emulator,

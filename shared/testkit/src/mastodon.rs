@@ -159,9 +159,6 @@ pub async fn start() -> (Instance, String) {
         .route("/api/v1/trends/tags", get(|| async { Json(recording("trends-tags.json")) }))
         .route("/api/v1/trends/links", get(|| async { Json(recording("trends-links.json")) }))
         .with_state(i.clone());
-    let server = crate::spawn_app(app).await;
-    let url = format!("{server}/");
-    // Served until the test process ends, like every recorded platform here.
-    std::mem::forget(server);
-    (i, url)
+    let url = crate::app::serve_for_the_process(app, crate::app::Cut::default()).await;
+    (i, format!("{url}/"))
 }

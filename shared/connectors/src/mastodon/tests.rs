@@ -12,7 +12,7 @@ use harmonia_contracts::ids::{PostId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 
 use super::{Mastodon, MastodonConfig, Visibility, decode_max_characters, decode_source, decode_status};
-use crate::{Checked, Connector, Found, Outgoing, Sent};
+use crate::{Checked, Connector, Found, Lookup, Outgoing, Refusal, Sent};
 use harmonia_testkit::mastodon::{TOKEN, recording, start as instance};
 
 fn mastodon(url: &str, token: &str) -> Mastodon {
@@ -64,12 +64,16 @@ async fn read_back_is_by_status_id_and_reads_the_text_as_written() {
     let m = mastodon(&url, TOKEN);
     let outgoing = post("ws:draft-2:abc", Provenance::Live);
     let Sent::Applied(posted) = m.send(&ws(), &outgoing).await else { panic!("applied") };
-    let found = m.read_back(&ws(), &outgoing.idempotency_key, Some(&posted.post)).await.expect("read back");
+    let found =
+        m.read_back(Lookup::key(&ws(), &outgoing.idempotency_key).posted(Some(&posted.post))).await.expect("read back");
     assert_eq!(found, Found::Post { post: posted.post.clone(), body: outgoing.body.clone(), record: None });
     // No id to read by: nothing is known under the key alone.
-    assert_eq!(m.read_back(&ws(), &outgoing.idempotency_key, None).await.ok(), Some(Found::Missing));
+    assert_eq!(m.read_back(Lookup::key(&ws(), &outgoing.idempotency_key)).await.ok(), Some(Found::Missing));
     let other: PostId = "999".parse().expect("id");
-    assert_eq!(m.read_back(&ws(), &outgoing.idempotency_key, Some(&other)).await.ok(), Some(Found::Missing));
+    assert_eq!(
+        m.read_back(Lookup::key(&ws(), &outgoing.idempotency_key).posted(Some(&other))).await.ok(),
+        Some(Found::Missing)
+    );
     // Its engagement is the status's counts (Mastodon has no quotes); a status the instance
     // no longer has (404) is gone, not a failure to try again.
     i.counts.lock().expect("lock").insert(posted.post.to_string(), [5, 1, 2]);
@@ -92,7 +96,8 @@ async fn a_lost_answer_is_unknown_and_the_resend_with_the_same_key_finds_the_fir
     // What verification does for an unknown outcome on Mastodon: the same key once more.
     let Sent::Applied(posted) = m.send(&ws(), &outgoing).await else { panic!("the first status") };
     assert_eq!(i.created.lock().expect("lock").len(), 1, "still one status");
-    let found = m.read_back(&ws(), &outgoing.idempotency_key, Some(&posted.post)).await.expect("read back");
+    let found =
+        m.read_back(Lookup::key(&ws(), &outgoing.idempotency_key).posted(Some(&posted.post))).await.expect("read back");
     assert!(matches!(found, Found::Post { ref body, .. } if *body == outgoing.body));
 }
 
@@ -101,7 +106,7 @@ async fn refusals_are_typed_and_a_mock_post_or_a_bad_token_posts_nothing() {
     let (i, url) = instance().await;
     let m = mastodon(&url, TOKEN);
     for (status, name, sent) in [
-        (422, "error-unprocessable.json", Sent::Refused),
+        (422, "error-unprocessable.json", Sent::Refused(Refusal::Invalid)),
         (429, "error-throttled.json", Sent::Unknown),
         (500, "error-throttled.json", Sent::Unknown),
     ] {

@@ -106,6 +106,10 @@ pub enum ConnectorKind {
     Bluesky,
     /// Mastodon (`POST /api/v1/statuses` with an `Idempotency-Key`).
     Mastodon,
+    /// LinkedIn's Posts API (`POST /rest/posts`), as a member or an organization.
+    Linkedin,
+    /// X's API v2 (`POST /2/tweets`).
+    X,
 }
 
 impl ConnectorKind {
@@ -116,6 +120,20 @@ impl ConnectorKind {
             ConnectorKind::Webhook => "webhook",
             ConnectorKind::Bluesky => "bluesky",
             ConnectorKind::Mastodon => "mastodon",
+            ConnectorKind::Linkedin => "linkedin",
+            ConnectorKind::X => "x",
+        }
+    }
+
+    /// The platform a connector holding one account's credentials posts to; `None` for the
+    /// sandbox and the webhook, which post for any platform.
+    pub fn account_platform(self) -> Option<Platform> {
+        match self {
+            ConnectorKind::Sandbox | ConnectorKind::Webhook => None,
+            ConnectorKind::Bluesky => Some(Platform::Bluesky),
+            ConnectorKind::Mastodon => Some(Platform::Mastodon),
+            ConnectorKind::Linkedin => Some(Platform::Linkedin),
+            ConnectorKind::X => Some(Platform::X),
         }
     }
 }
@@ -161,10 +179,15 @@ pub enum ReceiptOutcome {
     },
     /// No confirmation either way (timeout, lost answer); resolved by verification.
     Unknown,
-    /// The platform refused.
+    /// The platform refused: nothing was posted.
     Failed {
         /// Stable code.
         code: Code,
+        /// When the platform allows posting again, when it said (a rate limit's reset).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(with = "crate::time::rfc3339_option")]
+        #[schemars(with = "Option<crate::domain::Timestamp>")]
+        retry_after: Option<Timestamp>,
     },
 }
 

@@ -118,14 +118,12 @@ impl harmonia_connectors::Connector for TrendsFailOnce {
     fn kind(&self) -> harmonia_contracts::domain::ConnectorKind {
         harmonia_contracts::domain::ConnectorKind::Bluesky
     }
-    async fn send(&self, _: &WorkspaceId, _: &harmonia_connectors::Outgoing) -> harmonia_connectors::Sent {
-        harmonia_connectors::Sent::Refused
+    async fn create(&self, _: &WorkspaceId, _: &harmonia_connectors::Outgoing) -> harmonia_connectors::Sent {
+        harmonia_connectors::Sent::Refused(harmonia_connectors::Refusal::Failed)
     }
     async fn read_back(
         &self,
-        _: &WorkspaceId,
-        _: &str,
-        _: Option<&harmonia_contracts::ids::PostId>,
+        _: harmonia_connectors::Lookup<'_>,
     ) -> Result<harmonia_connectors::Found, harmonia_connectors::ReadBackFailed> {
         Ok(harmonia_connectors::Found::Missing)
     }

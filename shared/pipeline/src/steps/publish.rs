@@ -50,7 +50,8 @@ async fn approved_draft(env: &Env, event: &StageEvent<DraftApproved>) -> Result<
 
 /// Claim the publication of `draft` in one transaction with the job's move to `publishing`.
 /// Returns the publication and whether this call made the claim; a publication that already
-/// exists (an earlier attempt's) is returned as it is.
+/// exists (an earlier attempt's) is returned as it is, unless the platform refused it, which
+/// posted nothing: that one is claimed again.
 async fn claim(
     env: &Env,
     event: &StageEvent<DraftApproved>,
@@ -82,13 +83,21 @@ async fn claim(
     let existing = run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
         let mut tx = Tx::begin(store, ws);
         if let Some(existing) = tx.get(PUBLICATIONS, id).await? {
-            return Ok(Some(existing.decode::<Publication>()?));
+            let existing: Publication = existing.decode()?;
+            // A refusal made nothing: an operator's retry of the step claims afresh (the
+            // failure's marker keeps redeliveries from reaching here).
+            if !matches!(existing.receipt.as_ref().map(|r| &r.outcome), Some(ReceiptOutcome::Failed { .. })) {
+                return Ok(Some(existing));
+            }
         }
         let mut current: Job = tx.get(JOBS, job).await?.ok_or(harmonia_store::Error::NotFound)?.decode()?;
-        current
-            .advance(JobStatus::Publishing, Utc::now())
-            .map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
-        tx.put(JOBS, job, encode(&current)?);
+        // A retried refusal finds the job still publishing, where its failure left it.
+        if current.status != JobStatus::Publishing {
+            current
+                .advance(JobStatus::Publishing, Utc::now())
+                .map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
+            tx.put(JOBS, job, encode(&current)?);
+        }
         tx.put(PUBLICATIONS, id, fresh_data.clone());
         tx.commit().await.map(|()| None)
     })
@@ -115,8 +124,8 @@ async fn call_once(
     Ok(match connector.send(&event.workspace, &outgoing).await {
         Sent::Applied(Posted { post, url, record }) => ReceiptOutcome::Applied { post, url, record },
         Sent::Unknown => ReceiptOutcome::Unknown,
-        Sent::Refused => ReceiptOutcome::Failed { code: Code::ConnectorFailed },
-        Sent::Rejected(code) => ReceiptOutcome::Failed { code },
+        Sent::Refused(refusal) => ReceiptOutcome::Failed { code: refusal.code(), retry_after: refusal.retry_after() },
+        Sent::Rejected(code) => ReceiptOutcome::Failed { code, retry_after: None },
     })
 }
 
@@ -163,7 +172,7 @@ async fn record(
     let status = match outcome {
         ReceiptOutcome::Applied { .. } => JobStatus::Published,
         ReceiptOutcome::Unknown => JobStatus::PublishUnknown,
-        ReceiptOutcome::Failed { code } => {
+        ReceiptOutcome::Failed { code, .. } => {
             let version =
                 env.store.get(ws, PUBLICATIONS, &id).await?.ok_or_else(|| step::Error::fail(Code::NotFound))?;
             harmonia_store::update(&*env.store, ws, PUBLICATIONS, &id, encode(&recorded)?, version.version).await?;

@@ -8,7 +8,7 @@ use super::read::{channel_connector, load};
 use crate::Env;
 use crate::records::{PUBLICATIONS, doc_id};
 use crate::step::{self, Completion, Step, complete, next_event};
-use harmonia_connectors::{Found, Outgoing, Sent};
+use harmonia_connectors::{Found, Lookup, Outgoing, Sent};
 
 /// `verify`: read back by the idempotency key and record the verification. When the receipt
 /// was unknown and read-back proves nothing was posted, the post is sent once more with the
@@ -30,7 +30,8 @@ impl Step for PostPublished {
             ReceiptOutcome::Applied { post, record, .. } => (Some(post.clone()), record.clone()),
             _ => (None, None),
         };
-        let mut found = connector.read_back(ws, &key, posted.as_ref()).await.map_err(|e| {
+        let sent = Lookup::key(ws, &key).sent(&publication.body, publication.claim.claimed_at);
+        let mut found = connector.read_back(sent.posted(posted.as_ref())).await.map_err(|e| {
             step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e))
         })?;
         if found == Found::Missing && matches!(receipt.outcome, ReceiptOutcome::Unknown) {
@@ -46,7 +47,7 @@ impl Step for PostPublished {
                 Sent::Applied(posted) => Some(posted.post),
                 _ => None,
             };
-            found = connector.read_back(ws, &key, resent.as_ref()).await.map_err(|e| {
+            found = connector.read_back(sent.posted(resent.as_ref())).await.map_err(|e| {
                 step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e))
             })?;
         }
