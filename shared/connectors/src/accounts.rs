@@ -128,9 +128,22 @@ fn is_url(u: &str) -> bool {
     u.starts_with("https://") || u.starts_with("http://")
 }
 
+/// Why an entry is refused, as a clause ("lacks access_token").
+type Why = String;
+
 impl Entry {
-    /// Whether the entry gives only fields its connector reads.
-    fn only(&self, allowed: &[&str]) -> bool {
+    /// The value of the field `name` (`value`), which the entry must give.
+    fn need(name: &str, value: &Option<String>) -> Result<String, Why> {
+        given(value).ok_or_else(|| format!("lacks {name}"))
+    }
+
+    /// `url` (the field `name`), when it is an http(s) URL.
+    fn url(name: &str, url: String) -> Result<String, Why> {
+        if is_url(&url) { Ok(url) } else { Err(format!("gives a {name} that is not an http(s) URL")) }
+    }
+
+    /// Whether the entry gives only fields its connector reads; else the first it does not.
+    fn only(&self, allowed: &[&str]) -> Result<(), Why> {
         let present = [
             ("service", self.service.is_some()),
             ("identifier", self.identifier.is_some()),
@@ -144,105 +157,120 @@ impl Entry {
             ("token_url", self.token_url.is_some()),
             ("api_version", self.api_version.is_some()),
         ];
-        present.iter().all(|(name, there)| !there || allowed.contains(name))
+        match present.iter().find(|(name, there)| *there && !allowed.contains(name)) {
+            Some((name, _)) => {
+                Err(format!("gives {name}, which the {} connector does not read", self.connector.as_str()))
+            }
+            None => Ok(()),
+        }
     }
 
     /// The OAuth 2.0 credentials of a LinkedIn or X entry: an access token, and a refresh
     /// token only with the client id to refresh it.
-    fn oauth(&self, token_url: &str, client_auth: super::oauth::ClientAuth) -> Option<super::oauth::Credentials> {
+    fn oauth(&self, token_url: &str, client_auth: super::oauth::ClientAuth) -> Result<super::oauth::Credentials, Why> {
         let refresh_token = given(&self.refresh_token);
         let client_id = given(&self.client_id);
         if refresh_token.is_some() && client_id.is_none() {
-            return None;
+            return Err("gives a refresh_token without the client_id to refresh it with".into());
         }
-        let token_url = given(&self.token_url).unwrap_or_else(|| token_url.to_owned());
-        let access_token = SecretString::from(given(&self.access_token)?);
-        is_url(&token_url).then(|| super::oauth::Credentials {
+        let token_url = Self::url("token_url", given(&self.token_url).unwrap_or_else(|| token_url.to_owned()))?;
+        Ok(super::oauth::Credentials {
             token_url,
             client_id,
             client_secret: given(&self.client_secret).map(SecretString::from),
-            access_token,
+            access_token: SecretString::from(Self::need("access_token", &self.access_token)?),
             refresh_token: refresh_token.map(SecretString::from),
             client_auth,
         })
     }
 
-    /// The connector this entry describes; `None` when a field it needs is missing or out of
-    /// shape, or it gives one its connector does not read.
-    fn connector(&self, store: Option<&Arc<dyn Store>>) -> Result<Option<Arc<dyn Connector>>, Error> {
+    /// The connector this entry describes; `Ok(Err(why))` when a field it needs is missing or
+    /// out of shape, or it gives one its connector does not read.
+    fn connector(&self, store: Option<&Arc<dyn Store>>) -> Result<Result<Arc<dyn Connector>, Why>, Error> {
         let label = format!("{} {}", self.platform.as_str(), self.handle);
         if self.connector.account_platform() != Some(self.platform) {
-            return Ok(None);
+            return Ok(Err(format!(
+                "names the {} connector, which does not post to {}",
+                self.connector.as_str(),
+                self.platform.as_str()
+            )));
         }
-        Ok(Some(match self.connector {
-            ConnectorKind::Bluesky => {
-                let (Some(service), Some(identifier), Some(app_password)) =
-                    (given(&self.service), given(&self.identifier), given(&self.app_password))
-                else {
-                    return Ok(None);
-                };
-                if !is_url(&service) || !self.only(&["service", "identifier", "app_password"]) {
-                    return Ok(None);
+        let built: Result<Arc<dyn Connector>, Why> = match self.connector {
+            ConnectorKind::Bluesky => match self.bluesky() {
+                Ok(config) => Ok(Arc::new(Bluesky::new(config)?)),
+                Err(why) => Err(why),
+            },
+            ConnectorKind::Mastodon => match self.mastodon() {
+                Ok(config) => Ok(Arc::new(Mastodon::new(config)?)),
+                Err(why) => Err(why),
+            },
+            ConnectorKind::Linkedin => match self.linkedin() {
+                Ok((config, credentials)) => {
+                    let http = super::linkedin::Linkedin::client(TIMEOUT)?;
+                    let session = super::oauth::Session::new(credentials, http.clone(), store.cloned(), &label);
+                    Ok(Arc::new(super::linkedin::Linkedin::new(config, session, http)))
                 }
-                Arc::new(Bluesky::new(BlueskyConfig {
-                    service,
-                    identifier,
-                    app_password: SecretString::from(app_password),
-                    timeout: TIMEOUT,
-                })?)
-            }
-            ConnectorKind::Mastodon => {
-                let (Some(instance), Some(token)) = (given(&self.service), given(&self.access_token)) else {
-                    return Ok(None);
-                };
-                if !is_url(&instance) || !self.only(&["service", "access_token", "visibility"]) {
-                    return Ok(None);
+                Err(why) => Err(why),
+            },
+            ConnectorKind::X => match self.x() {
+                Ok((config, credentials)) => {
+                    let http = super::x::X::client(TIMEOUT)?;
+                    let session = super::oauth::Session::new(credentials, http.clone(), store.cloned(), &label);
+                    Ok(Arc::new(super::x::X::new(config, session, http)))
                 }
-                Arc::new(Mastodon::new(MastodonConfig {
-                    instance,
-                    access_token: SecretString::from(token),
-                    visibility: self.visibility.unwrap_or_default(),
-                    timeout: TIMEOUT,
-                })?)
-            }
-            ConnectorKind::Linkedin => {
-                let fields = ["service", "author", "access_token", "refresh_token", "client_id", "client_secret"];
-                let allowed = [&fields[..], &["token_url", "api_version"]].concat();
-                let author = given(&self.author).filter(|a| {
-                    (a.starts_with("urn:li:person:") || a.starts_with("urn:li:organization:"))
-                        && !a.chars().any(char::is_whitespace)
-                });
-                let api = given(&self.service).unwrap_or_else(|| "https://api.linkedin.com".to_owned());
-                let version = given(&self.api_version).unwrap_or_else(|| super::linkedin::DEFAULT_VERSION.to_owned());
-                let credentials =
-                    self.oauth("https://www.linkedin.com/oauth/v2/accessToken", super::oauth::ClientAuth::Form);
-                let (Some(author), Some(credentials)) = (author, credentials) else { return Ok(None) };
-                let version_ok = version.len() == 6 && version.bytes().all(|b| b.is_ascii_digit());
-                if !is_url(&api) || !version_ok || !self.only(&allowed) {
-                    return Ok(None);
-                }
-                let http = super::linkedin::Linkedin::client(TIMEOUT)?;
-                let session = super::oauth::Session::new(credentials, http.clone(), store.cloned(), &label);
-                let config = super::linkedin::LinkedinConfig { api, author, version, timeout: TIMEOUT };
-                Arc::new(super::linkedin::Linkedin::new(config, session, http))
-            }
-            ConnectorKind::X => {
-                let allowed = ["service", "access_token", "refresh_token", "client_id", "client_secret", "token_url"];
-                let api = given(&self.service).unwrap_or_else(|| "https://api.x.com".to_owned());
-                let Some(credentials) = self.oauth("https://api.x.com/2/oauth2/token", super::oauth::ClientAuth::Basic)
-                else {
-                    return Ok(None);
-                };
-                if !is_url(&api) || !self.only(&allowed) {
-                    return Ok(None);
-                }
-                let http = super::x::X::client(TIMEOUT)?;
-                let session = super::oauth::Session::new(credentials, http.clone(), store.cloned(), &label);
-                Arc::new(super::x::X::new(super::x::XConfig { api, timeout: TIMEOUT }, session, http))
-            }
+                Err(why) => Err(why),
+            },
             // The sandbox needs no account, and the webhook's is the deployment's own.
-            ConnectorKind::Sandbox | ConnectorKind::Webhook => return Ok(None),
-        }))
+            ConnectorKind::Sandbox | ConnectorKind::Webhook => {
+                Err(format!("names the {} connector, which takes no account of its own", self.connector.as_str()))
+            }
+        };
+        Ok(built)
+    }
+
+    fn bluesky(&self) -> Result<BlueskyConfig, Why> {
+        self.only(&["service", "identifier", "app_password"])?;
+        Ok(BlueskyConfig {
+            service: Self::url("service", Self::need("service", &self.service)?)?,
+            identifier: Self::need("identifier", &self.identifier)?,
+            app_password: SecretString::from(Self::need("app_password", &self.app_password)?),
+            timeout: TIMEOUT,
+        })
+    }
+
+    fn mastodon(&self) -> Result<MastodonConfig, Why> {
+        self.only(&["service", "access_token", "visibility"])?;
+        Ok(MastodonConfig {
+            instance: Self::url("service", Self::need("service", &self.service)?)?,
+            access_token: SecretString::from(Self::need("access_token", &self.access_token)?),
+            visibility: self.visibility.unwrap_or_default(),
+            timeout: TIMEOUT,
+        })
+    }
+
+    fn linkedin(&self) -> Result<(super::linkedin::LinkedinConfig, super::oauth::Credentials), Why> {
+        let oauth = ["access_token", "refresh_token", "client_id", "client_secret", "token_url"];
+        self.only(&[&oauth[..], &["service", "author", "api_version"]].concat())?;
+        let author = Self::need("author", &self.author)?;
+        let urn = author.starts_with("urn:li:person:") || author.starts_with("urn:li:organization:");
+        if !urn || author.chars().any(char::is_whitespace) {
+            return Err("gives an author that is not urn:li:person:… or urn:li:organization:…".into());
+        }
+        let version = given(&self.api_version).unwrap_or_else(|| super::linkedin::DEFAULT_VERSION.to_owned());
+        if version.len() != 6 || !version.bytes().all(|b| b.is_ascii_digit()) {
+            return Err("gives an api_version that is not YYYYMM".into());
+        }
+        let api = Self::url("service", given(&self.service).unwrap_or_else(|| "https://api.linkedin.com".into()))?;
+        let credentials =
+            self.oauth("https://www.linkedin.com/oauth/v2/accessToken", super::oauth::ClientAuth::Form)?;
+        Ok((super::linkedin::LinkedinConfig { api, author, version, timeout: TIMEOUT }, credentials))
+    }
+
+    fn x(&self) -> Result<(super::x::XConfig, super::oauth::Credentials), Why> {
+        self.only(&["service", "access_token", "refresh_token", "client_id", "client_secret", "token_url"])?;
+        let api = Self::url("service", given(&self.service).unwrap_or_else(|| "https://api.x.com".into()))?;
+        let credentials = self.oauth("https://api.x.com/2/oauth2/token", super::oauth::ClientAuth::Basic)?;
+        Ok((super::x::XConfig { api, timeout: TIMEOUT }, credentials))
     }
 }
 
@@ -374,7 +402,7 @@ impl Accounts {
                     &format!("names the {} channel {} again", entry.platform.as_str(), entry.handle),
                 ));
             }
-            let Some(connector) = entry.connector(store)? else { return Err(invalid(path, &which())) };
+            let connector = entry.connector(store)?.map_err(|why| invalid(path, &format!("{}: it {why}", which())))?;
             self.0.push(Account { platform: entry.platform, handle: entry.handle.clone(), connector });
         }
         Ok(self)
@@ -480,6 +508,35 @@ app_password = "abcd-efgh-ijkl-mnop"
         ] {
             let e = Accounts::load_file(&write(dir.path(), &bad, 0o600)).expect_err("refused");
             assert!(!e.message.contains("tok-123"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn linkedin_and_x_channels_take_oauth_tokens_and_a_refused_entry_says_why() {
+        let dir = harmonia_testkit::temp_dir();
+        let linkedin = "[[channel]]\nplatform = \"linkedin\"\nhandle = \"field-notes\"\nconnector = \"linkedin\"\nauthor = \"urn:li:organization:5515715\"\naccess_token = \"li-token\"\nrefresh_token = \"li-refresh\"\nclient_id = \"c\"\nclient_secret = \"s\"\n";
+        let x =
+            "[[channel]]\nplatform = \"x\"\nhandle = \"@fieldnotes\"\nconnector = \"x\"\naccess_token = \"x-token\"\n";
+        let accounts = Accounts::load_file(&write(dir.path(), &format!("{linkedin}{x}"), 0o600)).expect("loads");
+        let held: Vec<_> = accounts.iter().map(|(p, _, c)| (p, c.kind())).collect();
+        assert_eq!(held, [(Platform::Linkedin, ConnectorKind::Linkedin), (Platform::X, ConnectorKind::X)]);
+        for (bad, why) in [
+            (linkedin.replace("client_id = \"c\"\n", ""), "gives a refresh_token without the client_id"),
+            (linkedin.replace("urn:li:organization:5515715", "5515715"), "gives an author that is not urn:li:person"),
+            (linkedin.replace("author = \"urn:li:organization:5515715\"\n", ""), "lacks author"),
+            (format!("{linkedin}api_version = \"2026-05\"\n"), "gives an api_version that is not YYYYMM"),
+            (format!("{linkedin}service = \"api.linkedin.com\"\n"), "gives a service that is not an http(s) URL"),
+            (format!("{x}app_password = \"p\"\n"), "gives app_password, which the x connector does not read"),
+            (x.replace("access_token = \"x-token\"\n", ""), "lacks access_token"),
+            (
+                x.replace("platform = \"x\"", "platform = \"linkedin\""),
+                "names the x connector, which does not post to linkedin",
+            ),
+        ] {
+            let e = Accounts::load_file(&write(dir.path(), &bad, 0o600)).expect_err("refused");
+            assert_eq!(e.code, Code::InvalidConfig);
+            assert!(e.message.contains("entry 1") && e.message.contains(why), "{why}: {}", e.message);
+            assert!(!["li-token", "li-refresh", "x-token"].iter().any(|t| e.message.contains(t)), "{}", e.message);
         }
     }
 

@@ -302,12 +302,17 @@ function publicationPreview(detail) {
   if (!p) return null;
   const verified = p.verification?.outcome;
   const applied = p.receipt?.outcome?.outcome === 'applied' ? p.receipt.outcome : null;
+  const refused = p.receipt?.outcome?.outcome === 'failed' ? p.receipt.outcome : null;
   const platform = platformName(p.platform);
+  const until = refused?.retry_after
+    ? ` ${platform} allows posting again at ${new Date(refused.retry_after).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short', timeZone: zone, timeZoneName: 'short' })}.`
+    : '';
   const state = verified?.outcome === 'verified'
     ? `Verified: the post is live on ${platform}.`
     : verified?.outcome === 'mismatch' ? `Read back from ${platform}, the post differs from the approved draft.`
       : verified?.outcome === 'missing' ? `No post was found on ${platform}.`
-        : p.receipt ? `Sent to ${platform}; it is being read back to verify it.` : `Being published to ${platform}.`;
+        : refused ? `${platform} refused the post (${refused.code}); nothing was posted.${until}`
+          : p.receipt ? `Sent to ${platform}; it is being read back to verify it.` : `Being published to ${platform}.`;
   const url = applied?.url && /^https?:\/\//.test(applied.url) ? applied.url : null;
   const post = verified?.post ?? applied?.post;
   return el('section', { 'aria-labelledby': 'publication-title' },
