@@ -195,37 +195,32 @@ impl Entry {
                 self.platform.as_str()
             )));
         }
-        let built: Result<Arc<dyn Connector>, Why> = match self.connector {
-            ConnectorKind::Bluesky => match self.bluesky() {
-                Ok(config) => Ok(Arc::new(Bluesky::new(config)?)),
-                Err(why) => Err(why),
-            },
-            ConnectorKind::Mastodon => match self.mastodon() {
-                Ok(config) => Ok(Arc::new(Mastodon::new(config)?)),
-                Err(why) => Err(why),
-            },
-            ConnectorKind::Linkedin => match self.linkedin() {
-                Ok((config, credentials)) => {
-                    let http = super::linkedin::Linkedin::client(TIMEOUT)?;
-                    let session = super::oauth::Session::new(credentials, http.clone(), store.cloned(), &label);
-                    Ok(Arc::new(super::linkedin::Linkedin::new(config, session, http)))
-                }
-                Err(why) => Err(why),
-            },
-            ConnectorKind::X => match self.x() {
-                Ok((config, credentials)) => {
-                    let http = super::x::X::client(TIMEOUT)?;
-                    let session = super::oauth::Session::new(credentials, http.clone(), store.cloned(), &label);
-                    Ok(Arc::new(super::x::X::new(config, session, http)))
-                }
-                Err(why) => Err(why),
-            },
+        // An OAuth 2.0 session over `credentials`, keeping refreshed tokens in `store`.
+        let session = |credentials| -> Result<_, Error> {
+            let http = super::oauth::client(TIMEOUT)?;
+            Ok((super::oauth::Session::new(credentials, http.clone(), store.cloned(), &label), http))
+        };
+        let built: Result<Result<Arc<dyn Connector>, Error>, Why> = match self.connector {
+            ConnectorKind::Bluesky => self.bluesky().map(|c| Bluesky::new(c).map(|b| Arc::new(b) as _)),
+            ConnectorKind::Mastodon => self.mastodon().map(|c| Mastodon::new(c).map(|m| Arc::new(m) as _)),
+            ConnectorKind::Linkedin => self.linkedin().map(|(config, credentials)| {
+                let (session, http) = session(credentials)?;
+                Ok(Arc::new(super::linkedin::Linkedin::new(config, session, http)) as _)
+            }),
+            ConnectorKind::X => self.x().map(|(config, credentials)| {
+                let (session, http) = session(credentials)?;
+                Ok(Arc::new(super::x::X::new(config, session, http)) as _)
+            }),
             // The sandbox needs no account, and the webhook's is the deployment's own.
             ConnectorKind::Sandbox | ConnectorKind::Webhook => {
                 Err(format!("names the {} connector, which takes no account of its own", self.connector.as_str()))
             }
         };
-        Ok(built)
+        // The entry's refusal, or the connector, unless building its client failed.
+        match built {
+            Ok(connector) => connector.map(Ok),
+            Err(why) => Ok(Err(why)),
+        }
     }
 
     fn bluesky(&self) -> Result<BlueskyConfig, Why> {

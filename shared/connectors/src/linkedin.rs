@@ -234,14 +234,6 @@ impl Linkedin {
         Self { config, http, session }
     }
 
-    /// The HTTP client a connector with `timeout` uses (the session's token calls share it).
-    pub fn client(timeout: Duration) -> Result<reqwest::Client, harmonia_contracts::Error> {
-        reqwest::Client::builder().timeout(timeout).build().map_err(|e| {
-            harmonia_contracts::Error::new(Code::InvalidConfig, "the LinkedIn HTTP client could not be built")
-                .with_cause(e)
-        })
-    }
-
     fn request(&self, method: reqwest::Method, path: &str, token: &str) -> reqwest::RequestBuilder {
         self.http
             .request(method, format!("{}{path}", self.config.api))

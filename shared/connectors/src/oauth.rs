@@ -77,6 +77,15 @@ impl std::fmt::Debug for Credentials {
     }
 }
 
+/// The HTTP client a connector whose calls take at most `timeout` uses, its session's token
+/// calls included.
+pub fn client(timeout: std::time::Duration) -> Result<reqwest::Client, harmonia_contracts::Error> {
+    reqwest::Client::builder().timeout(timeout).build().map_err(|e| {
+        harmonia_contracts::Error::new(harmonia_contracts::Code::InvalidConfig, "the HTTP client could not be built")
+            .with_cause(e)
+    })
+}
+
 /// Tokens in use.
 #[derive(Clone)]
 struct Tokens {
@@ -402,7 +411,7 @@ pub(crate) fn test_session(
     client_auth: ClientAuth,
     store: Option<Arc<dyn Store>>,
 ) -> (Session, reqwest::Client) {
-    let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(5)).build().expect("client");
+    let http = client(std::time::Duration::from_secs(5)).expect("client");
     let credentials = Credentials {
         token_url: token_url.to_owned(),
         client_id: Some(client_id.to_owned()),

@@ -282,13 +282,6 @@ impl X {
         Self { config, http, session, me: OnceCell::new() }
     }
 
-    /// The HTTP client a connector with `timeout` uses (the session's token calls share it).
-    pub fn client(timeout: Duration) -> Result<reqwest::Client, harmonia_contracts::Error> {
-        reqwest::Client::builder().timeout(timeout).build().map_err(|e| {
-            harmonia_contracts::Error::new(Code::InvalidConfig, "the X HTTP client could not be built").with_cause(e)
-        })
-    }
-
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.config.api)
     }
