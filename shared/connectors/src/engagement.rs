@@ -7,6 +7,9 @@
 //!   `quoteCount`. A post the AppView no longer lists is gone.
 //! - Mastodon: `GET /api/v1/statuses/{id}`: `favourites_count`, `reblogs_count`,
 //!   `replies_count` (and `quotes_count` where the instance reports it); a 404 is gone.
+//! - X: `GET /2/tweets/{id}`'s `public_metrics` (`like_count`, `retweet_count`,
+//!   `reply_count`, `quote_count`); a post X does not hold is gone ([`crate::x`]).
+//! - LinkedIn offers none here (the default).
 //! - Webhook bridges: `GET <url>/<idempotency key>/metrics`, answering
 //!   `{"likes": n, "reposts": n, "replies": n, "quotes": n}` (`quotes` optional). A bridge that
 //!   answers 404, 405 or 501 there offers no metrics.
