@@ -1,9 +1,9 @@
 //! A PDS's XRPC answers as the Bluesky connector reads them (a created record, a record read
-//! back, the AppView's post views and trending topics it proxies), and the facets it would
+//! back and the post it replies to, the AppView's post views and trending topics it proxies), and the facets it would
 //! compute for the text read back: every facet must name a whole, in-bounds span of that text.
 #![no_main]
 
-use harmonia_connectors::bluesky::{MAX_XRPC_RESPONSE_BYTES, created_record, facets, read_record};
+use harmonia_connectors::bluesky::{MAX_XRPC_RESPONSE_BYTES, created_record, facets, read_record, reply_parent};
 use harmonia_connectors::engagement::{Measured, decode_bluesky_posts};
 use harmonia_connectors::trends::{MAX_TRENDS, decode_bluesky_trending};
 use libfuzzer_sys::fuzz_target;
@@ -23,6 +23,11 @@ fuzz_target!(|bytes: &[u8]| {
         assert!(trends.iter().all(|t| !t.topic.is_empty() && t.topic.chars().count() <= 200));
     }
     let Ok(answer) = serde_json::from_slice::<serde_json::Value>(bytes) else { return };
+    // A reply's parent is a record key of a post record's URI.
+    if let Some(parent) = reply_parent(&answer) {
+        let uri = answer.pointer("/value/reply/parent/uri").and_then(|u| u.as_str()).expect("read, so there");
+        assert!(uri.ends_with(&format!("/app.bsky.feed.post/{parent}")));
+    }
     if let Some(record) = created_record(&answer) {
         assert!(record.uri.starts_with("at://") && !record.cid.is_empty());
     }

@@ -209,6 +209,14 @@ pub(crate) async fn to_the_draft_gate(dir: &std::path::Path, model: &str) -> Str
     job
 }
 
+/// The post record `rkey` of `did`'s repository, as the PDS answers `getRecord`.
+async fn post_record(did: &str, rkey: &str) -> Value {
+    let query = [("repo", did), ("collection", "app.bsky.feed.post"), ("rkey", rkey)];
+    let (status, record) = xrpc(Method::GET, "com.atproto.repo.getRecord", None, &query, None).await;
+    assert_eq!(status, 200, "{record}");
+    record
+}
+
 /// The recorded OpenAI answers of one whole job, served.
 pub(crate) async fn recorded_model() -> RecordedModel {
     let recordings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/job/openai");
@@ -253,15 +261,7 @@ async fn an_approved_draft_becomes_one_bluesky_post_whose_receipt_reads_back_wit
     let uri = receipt["record"]["uri"].as_str().expect("an at:// URI");
     let rkey = uri.rsplit('/').next().expect("rkey");
     assert_eq!(uri, format!("at://{did}/app.bsky.feed.post/{rkey}"));
-    let (status, record) = xrpc(
-        Method::GET,
-        "com.atproto.repo.getRecord",
-        None,
-        &[("repo", &did), ("collection", "app.bsky.feed.post"), ("rkey", rkey)],
-        None,
-    )
-    .await;
-    assert_eq!(status, 200, "{record}");
+    let record = post_record(&did, rkey).await;
     assert_eq!(record["cid"], receipt["record"]["cid"]);
     assert_eq!(record["value"]["text"], body.as_str());
     assert_eq!(shown["publication"]["verification"]["outcome"]["post"], rkey);
@@ -363,6 +363,7 @@ async fn a_retried_create_is_resolved_by_read_back_and_a_wrong_app_password_post
         platform: Platform::Bluesky,
         body: "Rangers logged 4,200 notes offline.".into(),
         provenance: Provenance::Live,
+        reply: None,
     };
     let bluesky = connector(&app_password);
     assert_eq!(bluesky.kind(), ConnectorKind::Bluesky);
@@ -394,4 +395,53 @@ async fn a_retried_create_is_resolved_by_read_back_and_a_wrong_app_password_post
     assert!(err.contains("[connector_auth]") && err.contains("Nothing was posted"), "{err}");
     assert!(out.contains("FAILED") && !err.contains("wrong-wrong"), "{out}{err}");
     assert_eq!(posts(&did).await.len(), 1);
+}
+
+#[tokio::test]
+async fn three_posts_each_replying_to_the_one_before_make_one_reply_chain_on_the_pds() {
+    let (handle, did, app_password) = account().await;
+    let bluesky = Bluesky::new(BlueskyConfig {
+        service: pds(),
+        identifier: handle.clone(),
+        app_password: app_password.into(),
+        timeout: Duration::from_secs(10),
+    })
+    .expect("connector");
+    let ws = "ws".parse().expect("workspace");
+    let key = harmonia_testkit::unique("ws:draft");
+    let texts = ["A storm took the towers for nine days.", "Rangers logged 4,200 notes offline.", "None was lost."];
+    let mut made: Vec<harmonia_connectors::Posted> = Vec::new();
+    for (n, text) in texts.iter().enumerate() {
+        let reply = made.first().map(|root| harmonia_connectors::ReplyTo {
+            root: root.clone(),
+            parent: made.last().expect("a parent").clone(),
+        });
+        let post = Outgoing {
+            idempotency_key: format!("{key}.{n}"),
+            platform: Platform::Bluesky,
+            body: (*text).to_owned(),
+            provenance: Provenance::Live,
+            reply,
+        };
+        let Sent::Applied(posted) = bluesky.send(&ws, &post).await else { panic!("post {n} is applied") };
+        made.push(posted);
+    }
+    assert_eq!(posts(&did).await.len(), 3);
+    // Each record names the thread's first post as its root and the one before as its parent.
+    let uri = |p: &harmonia_connectors::Posted| p.record.as_ref().expect("a record").uri.clone();
+    for (n, posted) in made.iter().enumerate() {
+        let record = post_record(&did, posted.post.as_str()).await;
+        match n {
+            0 => assert!(record["value"].get("reply").is_none(), "{record}"),
+            _ => {
+                assert_eq!(record["value"]["reply"]["root"]["uri"], uri(&made[0]), "{record}");
+                assert_eq!(record["value"]["reply"]["parent"]["uri"], uri(&made[n - 1]), "{record}");
+                assert_eq!(record["value"]["reply"]["parent"]["cid"], made[n - 1].record.as_ref().expect("cid").cid);
+            }
+        }
+        // Reading back says the same.
+        let found = bluesky.read_back(Lookup::key(&ws, &format!("{key}.{n}"))).await.expect("read back");
+        let Found::Post { replying_to, .. } = found else { panic!("found") };
+        assert_eq!(replying_to, n.checked_sub(1).map(|p| made[p].post.clone()));
+    }
 }

@@ -186,6 +186,15 @@ pub fn read_record(answer: &Value) -> Option<(RecordRef, String)> {
     Some((created_record(answer)?, text))
 }
 
+/// The post a record read back replies to: the record key of its `reply.parent` URI, when it
+/// is a reply.
+pub fn reply_parent(answer: &Value) -> Option<PostId> {
+    let uri = answer.pointer("/value/reply/parent/uri")?.as_str()?;
+    let rest = uri.strip_prefix("at://")?;
+    let (_, rkey) = rest.rsplit_once(&format!("/{POST_COLLECTION}/"))?;
+    rkey.parse().ok()
+}
+
 impl Bluesky {
     /// A connector posting as `config`'s account; no call is made until the first post.
     pub fn new(config: BlueskyConfig) -> Result<Self, harmonia_contracts::Error> {
@@ -290,7 +299,7 @@ impl Bluesky {
             Answer::Ok(v) => {
                 let (record, body) = read_record(&v).ok_or(ReadBackFailed)?;
                 let post: PostId = rkey.parse().map_err(|_| ReadBackFailed)?;
-                Ok(Found::Post { post, body, record: Some(record) })
+                Ok(Found::Post { post, body, record: Some(record), replying_to: reply_parent(&v) })
             }
             Answer::Refused(400, e) if e == "RecordNotFound" => Ok(Found::Missing),
             _ => Err(ReadBackFailed),
@@ -325,6 +334,16 @@ impl Connector for Bluesky {
         let facets = facets(&post.body, &resolved);
         if !facets.is_empty() {
             record["facets"] = Value::Array(facets);
+        }
+        if let Some(reply) = &post.reply {
+            // A reply names its thread's first post and its parent by URI and CID.
+            let (Some(root), Some(parent)) = (&reply.root.record, &reply.parent.record) else {
+                return Sent::Refused(Refusal::Invalid);
+            };
+            record["reply"] = json!({
+                "root": {"uri": root.uri, "cid": root.cid},
+                "parent": {"uri": parent.uri, "cid": parent.cid},
+            });
         }
         let created = self
             .authorised(|s| {

@@ -15,6 +15,14 @@
 //!   as `Idempotency-Key` too; read-back is a GET of `<url>/<idempotency key>`. A receiver
 //!   checks a delivery with [`SigningKey::verify`], which also enforces the replay window. It
 //!   refuses a mock post before any call ([`admit`]).
+//! - [`linkedin::Linkedin`] and [`x::X`]: LinkedIn's Posts API and X's API v2, with OAuth 2.0
+//!   tokens ([`oauth`]); neither takes an idempotency key, so a lost answer is resolved by
+//!   listing the account's posts (see their modules).
+//!
+//! A post of a thread after its first replies to the post before it ([`Outgoing::reply`]):
+//! Bluesky's `reply.root` and `reply.parent` refs, Mastodon's `in_reply_to_id`, X's
+//! `reply.in_reply_to_tweet_id` (a LinkedIn post has no thread and is refused); reading back
+//! says what each post replies to ([`Found::Post`]).
 
 pub mod accounts;
 pub mod bluesky;
@@ -54,6 +62,20 @@ pub struct Outgoing {
     /// `live` only when the draft and every piece of evidence it rests on are live; a mock
     /// post goes to the sandbox only ([`admit`]).
     pub provenance: Provenance,
+    /// For a post of a thread after its first: the posts it replies to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<ReplyTo>,
+}
+
+/// Where a post of a thread goes: under the thread's first post (its root) and the post before
+/// it (its parent), as the platform named them when they were made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplyTo {
+    /// The thread's first post.
+    pub root: Posted,
+    /// The post before this one.
+    pub parent: Posted,
 }
 
 /// Whether `post` may go out through a connector of `kind`: mock content (written by the
@@ -68,8 +90,9 @@ pub fn admit(kind: ConnectorKind, post: &Outgoing) -> Result<(), Code> {
     }
 }
 
-/// What the platform gave back for a post it holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What the platform gave back for a post it holds (in a webhook's body, as the post a reply
+/// goes under: `null` where the platform gave nothing).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Posted {
     /// The platform's post id.
     pub post: PostId,
@@ -181,6 +204,8 @@ pub enum Found {
         body: String,
         /// On the AT Protocol: the record's `at://` URI and CID as read back.
         record: Option<RecordRef>,
+        /// The post it replies to, when it is a reply (a post of a thread after its first).
+        replying_to: Option<PostId>,
     },
     /// Nothing was posted under the key.
     Missing,
@@ -274,6 +299,8 @@ struct SandboxPost {
     post: PostId,
     platform: Platform,
     body: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    replying_to: Option<PostId>,
 }
 
 /// The local platform simulation.
@@ -327,7 +354,12 @@ impl Connector for Sandbox {
             return Sent::Unknown;
         }
         let Some(id) = key_id(&post.idempotency_key) else { return Sent::Refused(Refusal::Failed) };
-        let record = SandboxPost { post: PostId::generate(), platform: post.platform, body: post.body.clone() };
+        let record = SandboxPost {
+            post: PostId::generate(),
+            platform: post.platform,
+            body: post.body.clone(),
+            replying_to: post.reply.as_ref().map(|r| r.parent.post.clone()),
+        };
         let Ok(data) = encode(&record) else { return Sent::Refused(Refusal::Failed) };
         let stored = match create_if_absent(&*self.store, workspace, SANDBOX_POSTS, &id, data).await {
             Ok(created) => created.document().decode::<SandboxPost>().ok(),
@@ -345,7 +377,7 @@ impl Connector for Sandbox {
             None => Ok(Found::Missing),
             Some(doc) => {
                 let p: SandboxPost = doc.decode().map_err(|_| ReadBackFailed)?;
-                Ok(Found::Post { post: p.post, body: p.body, record: None })
+                Ok(Found::Post { post: p.post, body: p.body, record: None, replying_to: p.replying_to })
             }
         }
     }
@@ -550,7 +582,7 @@ impl Connector for Webhook {
             return Err(ReadBackFailed);
         }
         let (post, body) = read_webhook_post(r).await.ok_or(ReadBackFailed)?;
-        Ok(Found::Post { post, body, record: None })
+        Ok(Found::Post { post, body, record: None, replying_to: None })
     }
 
     async fn check(&self) -> Result<Checked, Code> {
@@ -649,6 +681,7 @@ mod tests {
             platform: Platform::Linkedin,
             body: "Hello.".into(),
             provenance,
+            reply: None,
         }
     }
 
@@ -665,7 +698,12 @@ mod tests {
         assert_eq!(platform.posts.lock().expect("lock").len(), 1);
         assert_eq!(
             hook.read_back(Lookup::key(&ws, &post.idempotency_key)).await.ok(),
-            Some(Found::Post { post: "post-0".parse().expect("id"), body: "Hello.".into(), record: None })
+            Some(Found::Post {
+                post: "post-0".parse().expect("id"),
+                body: "Hello.".into(),
+                record: None,
+                replying_to: None
+            })
         );
         assert_eq!(hook.read_back(Lookup::key(&ws, "ws:never")).await.ok(), Some(Found::Missing));
 
@@ -775,6 +813,28 @@ mod tests {
             SigningKey::from_secret("plain").expect("key").sign("m", 1, b"x"),
             SigningKey::new(b"plain").expect("key").sign("m", 1, b"x")
         );
+    }
+
+    #[tokio::test]
+    async fn the_sandbox_keeps_what_a_post_replies_to_and_reads_it_back() {
+        let dir = harmonia_testkit::temp_dir();
+        let store = harmonia_store_sqlite::SqliteStore::open(dir.path().join("s.db")).expect("store");
+        let sandbox = Sandbox::new(Arc::new(store));
+        let ws: WorkspaceId = "ws".parse().expect("ws");
+        let Sent::Applied(root) = sandbox.send(&ws, &hello(Provenance::Mock)).await else { panic!("applied") };
+        let reply = Outgoing {
+            idempotency_key: "ws:draft-1:abc.1".into(),
+            reply: Some(ReplyTo { root: root.clone(), parent: root.clone() }),
+            ..hello(Provenance::Mock)
+        };
+        assert!(matches!(sandbox.send(&ws, &reply).await, Sent::Applied(_)));
+        let found = sandbox.read_back(Lookup::key(&ws, "ws:draft-1:abc.1")).await.expect("read");
+        assert!(
+            matches!(found, Found::Post { replying_to: Some(ref parent), .. } if *parent == root.post),
+            "{found:?}"
+        );
+        let first = sandbox.read_back(Lookup::key(&ws, "ws:draft-1:abc")).await.expect("read");
+        assert!(matches!(first, Found::Post { replying_to: None, .. }), "{first:?}");
     }
 
     #[test]

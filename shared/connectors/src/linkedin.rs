@@ -273,7 +273,7 @@ impl Linkedin {
                 && p.created_at.is_none_or(|at| at >= lookup.since - CLOCK_SKEW)
         });
         Ok(match found {
-            Some(p) => Found::Post { post: p.urn, body: p.text, record: None },
+            Some(p) => Found::Post { post: p.urn, body: p.text, record: None, replying_to: None },
             None => Found::Missing,
         })
     }
@@ -300,6 +300,10 @@ impl Connector for Linkedin {
     }
 
     async fn create(&self, _workspace: &WorkspaceId, post: &Outgoing) -> Sent {
+        // A LinkedIn post has no thread to join: a plan never makes one there.
+        if post.reply.is_some() {
+            return Sent::Refused(Refusal::Invalid);
+        }
         let body = json!({
             "author": self.config.author,
             "commentary": little_text(&post.body),
@@ -338,7 +342,7 @@ impl Connector for Linkedin {
                 if post.urn != *urn || post.author.as_deref().is_some_and(|a| a != self.config.author) {
                     return Err(ReadBackFailed);
                 }
-                Ok(Found::Post { post: post.urn, body: post.text, record: None })
+                Ok(Found::Post { post: post.urn, body: post.text, record: None, replying_to: None })
             }
             404 | 410 => Ok(Found::Missing),
             _ => Err(ReadBackFailed),

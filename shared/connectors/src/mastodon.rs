@@ -107,6 +107,20 @@ pub fn decode_status(bytes: &[u8]) -> Option<(PostId, Option<String>)> {
     Some((status.id.parse().ok()?, url))
 }
 
+/// A status answer's `in_reply_to_id`: `Some(None)` for a status that replies to nothing,
+/// `None` when the bytes are not a status.
+pub fn decode_in_reply_to(bytes: &[u8]) -> Option<Option<PostId>> {
+    if bytes.len() > MAX_MASTODON_RESPONSE_BYTES {
+        return None;
+    }
+    let status: Value = serde_json::from_slice(bytes).ok()?;
+    status.get("id")?.as_str()?;
+    match status.get("in_reply_to_id") {
+        None | Some(Value::Null) => Some(None),
+        Some(parent) => Some(Some(parent.as_str()?.parse().ok()?)),
+    }
+}
+
 /// A status source answer's id and text, if the bytes are one.
 pub fn decode_source(bytes: &[u8]) -> Option<(PostId, String)> {
     if bytes.len() > MAX_MASTODON_RESPONSE_BYTES {
@@ -176,7 +190,11 @@ impl Connector for Mastodon {
             .post(self.url("/api/v1/statuses"))
             .bearer_auth(self.config.access_token.expose_secret())
             .header("idempotency-key", &post.idempotency_key)
-            .json(&json!({"status": post.body, "visibility": self.config.visibility.as_str()}));
+            .json(&json!({
+                "status": post.body,
+                "visibility": self.config.visibility.as_str(),
+                "in_reply_to_id": post.reply.as_ref().map(|r| r.parent.post.as_str()),
+            }));
         match Self::answer(request).await {
             Some((200..=299, body)) => match decode_status(&body) {
                 Some((post, url)) => Sent::Applied(Posted { post, url, record: None }),
@@ -203,7 +221,16 @@ impl Connector for Mastodon {
                 if post != *id {
                     return Err(ReadBackFailed);
                 }
-                Ok(Found::Post { post, body: text, record: None })
+                // The source has no thread: the status says what it replies to.
+                let request = self
+                    .http
+                    .get(self.url(&format!("/api/v1/statuses/{id}")))
+                    .bearer_auth(self.config.access_token.expose_secret());
+                let replying_to = match Self::answer(request).await {
+                    Some((200, status)) => decode_in_reply_to(&status).ok_or(ReadBackFailed)?,
+                    _ => return Err(ReadBackFailed),
+                };
+                Ok(Found::Post { post, body: text, record: None, replying_to })
             }
             Some((404, _)) => Ok(Found::Missing),
             _ => Err(ReadBackFailed),

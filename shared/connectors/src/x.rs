@@ -98,9 +98,18 @@ struct Metrics {
 }
 
 #[derive(Deserialize)]
+struct Referenced {
+    #[serde(rename = "type")]
+    kind: String,
+    id: String,
+}
+
+#[derive(Deserialize)]
 struct Tweet {
     id: String,
     text: String,
+    #[serde(default)]
+    referenced_tweets: Vec<Referenced>,
     #[serde(default)]
     author_id: Option<String>,
     #[serde(default)]
@@ -127,12 +136,19 @@ pub struct ReadTweet {
     pub created_at: Option<DateTime<Utc>>,
     /// Its public counts.
     pub counts: Option<Engagement>,
+    /// The post it replies to, when it is a reply.
+    pub replying_to: Option<PostId>,
 }
 
 impl From<Tweet> for Option<ReadTweet> {
     fn from(t: Tweet) -> Self {
         let links = t.entities.unwrap_or_default().urls;
+        let replying_to = match t.referenced_tweets.iter().find(|r| r.kind == "replied_to") {
+            Some(parent) => Some(parent.id.parse().ok()?),
+            None => None,
+        };
         Some(ReadTweet {
+            replying_to,
             id: t.id.parse().ok()?,
             author: t.author_id,
             text: t.text,
@@ -315,7 +331,7 @@ impl X {
         let query = [
             ("max_results", count.as_str()),
             ("start_time", since.as_str()),
-            ("tweet.fields", "created_at,author_id,entities"),
+            ("tweet.fields", "created_at,author_id,entities,referenced_tweets"),
         ];
         let reply = self.get(&format!("/2/users/{me}/tweets"), &query).await.ok_or(ReadBackFailed)?;
         if reply.status != 200 {
@@ -330,7 +346,7 @@ impl X {
             })
             .find(|(_, text)| text == lookup.body);
         Ok(match found {
-            Some((t, text)) => Found::Post { post: t.id, body: text, record: None },
+            Some((t, text)) => Found::Post { post: t.id, body: text, record: None, replying_to: t.replying_to },
             None => Found::Missing,
         })
     }
@@ -353,7 +369,10 @@ impl Connector for X {
     }
 
     async fn create(&self, _workspace: &WorkspaceId, post: &Outgoing) -> Sent {
-        let body = json!({"text": post.body});
+        let mut body = json!({"text": post.body});
+        if let Some(reply) = &post.reply {
+            body["reply"] = json!({"in_reply_to_tweet_id": reply.parent.post});
+        }
         let answered =
             self.session.send(|token| self.http.post(self.url("/2/tweets")).bearer_auth(token).json(&body)).await;
         let Some(response) = answered else { return Sent::Unknown };
@@ -374,13 +393,14 @@ impl Connector for X {
 
     async fn read_back(&self, lookup: Lookup<'_>) -> Result<Found, ReadBackFailed> {
         let Some(id) = lookup.posted else { return self.find(&lookup).await };
-        match self.tweet(id, "created_at,author_id,entities").await.ok_or(ReadBackFailed)? {
+        match self.tweet(id, "created_at,author_id,entities,referenced_tweets").await.ok_or(ReadBackFailed)? {
             (200, Some(Lookedup::Post(t))) if t.id == *id => {
                 let me = self.me().await.map_err(|_| ReadBackFailed)?;
                 if t.author.as_deref().is_some_and(|a| a != me) {
                     return Err(ReadBackFailed);
                 }
-                Ok(Found::Post { body: restore_text(&t.text, &t.links, lookup.body), post: t.id, record: None })
+                let body = restore_text(&t.text, &t.links, lookup.body);
+                Ok(Found::Post { body, post: t.id, record: None, replying_to: t.replying_to })
             }
             (200, Some(Lookedup::NotFound)) | (404, _) => Ok(Found::Missing),
             _ => Err(ReadBackFailed),

@@ -336,6 +336,7 @@ mod tests {
             platform: harmonia_contracts::domain::Platform::Bluesky,
             body: "text".into(),
             provenance: harmonia_contracts::tool::Provenance::Mock,
+            reply: None,
         };
         let task = tokio::spawn({
             let held = held.clone();

@@ -43,6 +43,8 @@ pub struct Held {
     pub id: String,
     /// Its text, as posted.
     pub text: String,
+    /// The status it replies to, when it is a reply.
+    pub in_reply_to: Option<String>,
 }
 
 /// The instance's state, which a test reads and steers.
@@ -65,15 +67,15 @@ impl Instance {
         self.created.lock().expect("lock").values().find(|h| h.id == id).cloned()
     }
 
-    /// Create (or find) the status under `key` with `text`.
-    fn create(&self, key: String, text: String) -> Held {
+    /// Create (or find) the status under `key` with `text`, replying to `in_reply_to`.
+    fn create(&self, key: String, text: String, in_reply_to: Option<String>) -> Held {
         let mut created = self.created.lock().expect("lock");
         let n = created.len();
         let id = match n {
             0 => recording("status.json")["id"].as_str().unwrap_or_default().to_owned(),
             n => format!("11357290427183{n:04}"),
         };
-        created.entry(key).or_insert(Held { id, text }).clone()
+        created.entry(key).or_insert(Held { id, text, in_reply_to }).clone()
     }
 }
 
@@ -90,6 +92,7 @@ fn status_of(held: &Held, counts: [u64; 3]) -> Value {
     let mut status = recording("status.json");
     status["id"] = Value::String(held.id.clone());
     status["url"] = Value::String(format!("https://mastodon.example/@fieldnotes/{}", held.id));
+    status["in_reply_to_id"] = held.in_reply_to.clone().map_or(Value::Null, Value::String);
     for (key, n) in ["favourites_count", "reblogs_count", "replies_count"].into_iter().zip(counts) {
         status[key] = n.into();
     }
@@ -103,14 +106,15 @@ async fn create(State(i): State<Instance>, headers: HeaderMap, Json(body): Json<
         return answer(401, "error-invalid-token.json");
     }
     let text = body["status"].as_str().unwrap_or_default().to_owned();
+    let parent = body["in_reply_to_id"].as_str().map(str::to_owned);
     let failure = i.failures.lock().expect("lock").pop_front();
     if let Some((status, name, created_anyway)) = failure {
         if created_anyway {
-            i.create(key.unwrap_or_default(), text);
+            i.create(key.unwrap_or_default(), text, parent);
         }
         return answer(status, name);
     }
-    let held = i.create(key.unwrap_or_default(), text);
+    let held = i.create(key.unwrap_or_default(), text, parent);
     (StatusCode::OK, Json(status_of(&held, [0; 3]))).into_response()
 }
 

@@ -40,6 +40,7 @@ fn post(key: &str, body: &str) -> Outgoing {
         platform: Platform::Linkedin,
         body: body.into(),
         provenance: Provenance::Live,
+        reply: None,
     }
 }
 
@@ -70,7 +71,10 @@ async fn a_post_is_made_once_as_escaped_commentary_and_reads_back_as_written() {
     let held = server.posts.lock().expect("lock")[0].clone();
     assert!(held.commentary.contains("{hashtag|\\#|offline}"), "{}", held.commentary);
     let found = l.read_back(Lookup::key(ws(), "ws:draft-1:abc").posted(Some(&posted.post))).await.expect("read");
-    assert_eq!(found, Found::Post { post: posted.post.clone(), body: TEXT.to_owned(), record: None });
+    assert_eq!(
+        found,
+        Found::Post { post: posted.post.clone(), body: TEXT.to_owned(), record: None, replying_to: None }
+    );
     let other = "urn:li:share:7270000000000000099".parse().expect("urn");
     assert_eq!(l.read_back(Lookup::key(ws(), "k").posted(Some(&other))).await.ok(), Some(Found::Missing));
 }
@@ -150,6 +154,11 @@ async fn each_refusal_has_its_own_outcome_and_posts_nothing() {
             None => assert!(matches!(sent, Sent::Applied(_)), "{sent:?}"),
         }
     }
+    // A reply: LinkedIn has no threads, and nothing is sent.
+    let root = crate::Posted::id("urn:li:share:7270000000000000001".parse().expect("urn"));
+    let reply = Outgoing { reply: Some(crate::ReplyTo { root: root.clone(), parent: root }), ..post("k", "Second.") };
+    assert_eq!(l.send(ws(), &reply).await, Sent::Refused(Refusal::Invalid));
+    assert_eq!(server.creates.lock().expect("lock").len(), 7, "six refusals and the create after the refresh");
     assert_eq!(server.grants.refreshes(), 1);
     assert_eq!(server.count(), 1, "only the create sent again after the refresh made a post");
 }

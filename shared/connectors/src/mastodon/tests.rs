@@ -31,6 +31,7 @@ fn post(key: &str, provenance: Provenance) -> Outgoing {
         platform: Platform::Mastodon,
         body: "Rangers logged 4,200 notes offline. https://video.example.com/talk".into(),
         provenance,
+        reply: None,
     }
 }
 
@@ -66,7 +67,23 @@ async fn read_back_is_by_status_id_and_reads_the_text_as_written() {
     let Sent::Applied(posted) = m.send(&ws(), &outgoing).await else { panic!("applied") };
     let found =
         m.read_back(Lookup::key(&ws(), &outgoing.idempotency_key).posted(Some(&posted.post))).await.expect("read back");
-    assert_eq!(found, Found::Post { post: posted.post.clone(), body: outgoing.body.clone(), record: None });
+    assert_eq!(
+        found,
+        Found::Post { post: posted.post.clone(), body: outgoing.body.clone(), record: None, replying_to: None }
+    );
+    // A reply names the status before it, and reads back with it.
+    let reply = Outgoing {
+        idempotency_key: "ws:draft-2:abc.1".into(),
+        body: "And every note reached the office once the towers were back.".into(),
+        reply: Some(crate::ReplyTo { root: posted.clone(), parent: posted.clone() }),
+        ..outgoing.clone()
+    };
+    let Sent::Applied(second) = m.send(&ws(), &reply).await else { panic!("applied") };
+    let sent = i.posts.lock().expect("lock").clone();
+    assert_eq!(sent[0].1["in_reply_to_id"], serde_json::Value::Null, "the first replies to nothing");
+    assert_eq!(sent[1].1["in_reply_to_id"], posted.post.as_str());
+    let read = m.read_back(Lookup::key(&ws(), "k").posted(Some(&second.post))).await;
+    assert!(matches!(read, Ok(Found::Post { replying_to: Some(ref p), .. }) if *p == posted.post), "{read:?}");
     // No id to read by: nothing is known under the key alone.
     assert_eq!(m.read_back(Lookup::key(&ws(), &outgoing.idempotency_key)).await.ok(), Some(Found::Missing));
     let other: PostId = "999".parse().expect("id");

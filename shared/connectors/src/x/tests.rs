@@ -29,7 +29,13 @@ fn x((api, token_url): (&str, &str), access: &str, refresh: bool, store: Option<
 const TEXT: &str = "Rangers logged 4,200 notes offline & lost <none>. Watch: video.example.com/launch-talk and https://example.org/notes";
 
 fn post(key: &str, body: &str) -> Outgoing {
-    Outgoing { idempotency_key: key.into(), platform: Platform::X, body: body.into(), provenance: Provenance::Live }
+    Outgoing {
+        idempotency_key: key.into(),
+        platform: Platform::X,
+        body: body.into(),
+        provenance: Provenance::Live,
+        reply: None,
+    }
 }
 
 fn ws() -> &'static WorkspaceId {
@@ -53,7 +59,10 @@ async fn a_post_is_made_once_and_reads_back_as_written_through_x_escapes_and_t_c
     assert_eq!(posted.url.as_deref(), Some("https://x.com/i/web/status/1445880548472328192"));
     assert_eq!(server.creates.lock().expect("lock")[0]["text"], TEXT);
     let found = connector.read_back(Lookup::key(ws(), "k").posted(Some(&posted.post)).sent(TEXT, Utc::now())).await;
-    assert_eq!(found.ok(), Some(Found::Post { post: posted.post.clone(), body: TEXT.to_owned(), record: None }));
+    assert_eq!(
+        found.ok(),
+        Some(Found::Post { post: posted.post.clone(), body: TEXT.to_owned(), record: None, replying_to: None })
+    );
     let unknown = "1445880548472328999".parse().expect("id");
     let lookup = Lookup::key(ws(), "k").posted(Some(&unknown)).sent(TEXT, Utc::now());
     assert_eq!(connector.read_back(lookup).await.ok(), Some(Found::Missing), "X's 200 with resource-not-found");
@@ -167,4 +176,26 @@ fn the_recordings_decode_and_text_is_restored_only_where_x_kept_it() {
     // A link X expanded to something else shows as what X holds: the texts differ.
     let moved = vec![("https://t.co/a".to_owned(), "http://elsewhere.example/x".to_owned())];
     assert_ne!(restore_text("Watch https://t.co/a &amp; more", &moved, sent), sent);
+}
+
+#[tokio::test]
+async fn a_reply_names_the_post_before_it_and_reads_back_with_it_and_linkedin_takes_none() {
+    let (server, api, token_url) = start().await;
+    let connector = x((&api, &token_url), TOKEN, false, None);
+    let Sent::Applied(root) = connector.send(ws(), &post("k.0", "The storm took the towers.")).await else {
+        panic!("applied")
+    };
+    let reply = Outgoing {
+        reply: Some(crate::ReplyTo { root: root.clone(), parent: root.clone() }),
+        ..post("k.1", "Every note synced once they were back.")
+    };
+    let Sent::Applied(second) = connector.send(ws(), &reply).await else { panic!("applied") };
+    assert_eq!(server.creates.lock().expect("lock")[1]["reply"]["in_reply_to_tweet_id"], root.post.as_str());
+    let lookup = Lookup::key(ws(), "k.1").posted(Some(&second.post)).sent(&reply.body, Utc::now());
+    let Ok(Found::Post { replying_to, .. }) = connector.read_back(lookup).await else { panic!("read") };
+    assert_eq!(replying_to, Some(root.post.clone()));
+    // Found by listing too, with what it replies to.
+    let listed = Lookup::key(ws(), "k.1").sent(&reply.body, Utc::now() - chrono::Duration::minutes(1));
+    let Ok(Found::Post { replying_to, .. }) = connector.read_back(listed).await else { panic!("listed") };
+    assert_eq!(replying_to, Some(root.post));
 }

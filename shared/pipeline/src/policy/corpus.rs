@@ -426,6 +426,7 @@ async fn publish(case: &Case, config: &WorkspaceConfig, store: &dyn Store) -> BT
         platform,
         body: draft.body.clone(),
         provenance: if provenance == Provenance::Mock || rests_on_mock { Provenance::Mock } else { Provenance::Live },
+        reply: None,
     };
     if connector != ConnectorKind::Sandbox && admit(connector, &outgoing).is_err() {
         found.insert(REFUSED.to_owned());

@@ -120,6 +120,7 @@ async fn call_once(
         platform: publication.platform,
         body: publication.body.clone(),
         provenance: provenance(env, &event.workspace, &publication.job, &publication.draft).await?,
+        reply: None,
     };
     Ok(match connector.send(&event.workspace, &outgoing).await {
         Sent::Applied(Posted { post, url, record }) => ReceiptOutcome::Applied { post, url, record },

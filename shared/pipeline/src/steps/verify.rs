@@ -40,6 +40,7 @@ impl Step for PostPublished {
                 platform: publication.platform,
                 body: publication.body.clone(),
                 provenance: provenance(env, ws, &event.job, &publication.draft).await?,
+                reply: None,
             };
             // The same key: the platform answers with the first post if there was one. Its
             // answer names the post to read back where a platform cannot look one up by key.
@@ -52,7 +53,7 @@ impl Step for PostPublished {
             })?;
         }
         let outcome = match &found {
-            Found::Post { post, body, record }
+            Found::Post { post, body, record, .. }
                 if *body == publication.body && receipt_record.as_ref().is_none_or(|r| record.as_ref() == Some(r)) =>
             {
                 VerificationOutcome::Verified { post: post.clone() }
