@@ -18,8 +18,9 @@ use crate::app::{Backend, Output};
 pub(crate) enum ChannelsCommand {
     /// Check every channel's credentials and reachability, posting nothing. Exits 1 with the
     /// first failure's code (`connector_auth` for refused credentials, `connector_failed` for
-    /// a platform that does not answer, `invalid_config` for a channel without credentials or
-    /// a Mastodon channel counting more characters than its instance allows).
+    /// a platform that does not answer, `invalid_config` for a channel without credentials, a
+    /// Mastodon channel counting more characters than its instance allows, or a LinkedIn
+    /// channel asking for an API version LinkedIn no longer serves).
     Check,
 }
 
@@ -83,6 +84,10 @@ pub(crate) async fn run(
                 Err(Code::ConnectorAuth) => {
                     (Some(Code::ConnectorAuth), "the platform refused the credentials".to_owned())
                 }
+                Err(Code::InvalidConfig) => (
+                    Some(Code::InvalidConfig),
+                    "the platform no longer serves the API version this channel asks for: set a newer api_version in its [[channel]] entry".to_owned(),
+                ),
                 Err(code) => (Some(code), "the platform could not be reached".to_owned()),
             },
         };

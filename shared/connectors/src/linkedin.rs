@@ -14,11 +14,13 @@
 //!   refuses a second post with the same text from one author (`DUPLICATE_POST`). So a retry
 //!   follows only a listing that proves the post absent, and a retry that meets
 //!   `DUPLICATE_POST` is resolved by listing again, never by posting twice.
-//! - Refusals: a 401 that a refreshed token does not cure, or a 403, is `connector_auth`;
+//! - Refusals: a 401 that a refreshed token does not cure, or a 403, is `connector_auth`; a 426
+//!   (a `LinkedIn-Version` no longer served) is `invalid_config`;
 //!   `DUPLICATE_POST` is `connector_duplicate`; another 400 or 422 is `connector_refused`; a
 //!   429 is `connector_throttled`, until its `Retry-After`, or else the next midnight UTC, when
 //!   LinkedIn's daily quotas reset. A 5xx or no answer is unknown, for the listing to resolve.
-//! - `channels check` lists the author's latest post (`count=1`), posting nothing.
+//! - `channels check` lists the author's latest post (`count=1`), posting nothing; a 426 there
+//!   (a `LinkedIn-Version` LinkedIn no longer serves) is `invalid_config`.
 
 use std::time::Duration;
 
@@ -215,6 +217,8 @@ pub fn refusal(status: u16, body: &[u8], retry_after: Option<u64>, now: DateTime
         401 | 403 => Err(Code::ConnectorAuth),
         400 | 422 if is_duplicate(body) => Ok(Refusal::Duplicate),
         400 | 422 => Ok(Refusal::Invalid),
+        // A `LinkedIn-Version` LinkedIn no longer serves: the channel's configuration.
+        426 => Err(Code::InvalidConfig),
         429 => {
             let until = match retry_after {
                 Some(seconds) => now + chrono::Duration::seconds(i64::try_from(seconds.min(86_400 * 7)).unwrap_or(0)),
@@ -353,6 +357,9 @@ impl Connector for Linkedin {
         match self.listing(1).await.map(|r| (r.status, decode_listing(&r.body).is_some())) {
             Some((200, true)) => Ok(Checked::Accepted { max_characters: None }),
             Some((401 | 403, _)) => Err(Code::ConnectorAuth),
+            // LinkedIn no longer serves the `LinkedIn-Version` asked for (it sunsets each one
+            // after a year): the channel's `api_version` needs a newer month.
+            Some((426, _)) => Err(Code::InvalidConfig),
             _ => Err(Code::ConnectorFailed),
         }
     }

@@ -285,7 +285,8 @@ impl Session {
     }
 
     /// Send the request `build` makes with an access token; on a 401, refresh the token once
-    /// and send it again. `None` when no answer came (the caller cannot tell what happened).
+    /// and send it again. `None` when no answer came (the caller cannot tell what happened),
+    /// or the token endpoint could not be reached to refresh a refused token.
     pub async fn send(&self, build: impl Fn(&str) -> reqwest::RequestBuilder) -> Option<reqwest::Response> {
         let token = self.token().await;
         let response = build(token.expose_secret()).send().await.ok()?;
@@ -297,7 +298,10 @@ impl Session {
                 let token = self.token().await;
                 build(token.expose_secret()).send().await.ok()
             }
-            Refreshed::Refused | Refreshed::Unreachable => Some(response),
+            Refreshed::Refused => Some(response),
+            // The token endpoint did not answer: no more is known than of a call that got no
+            // answer (the 401 says only that the token in hand is done).
+            Refreshed::Unreachable => None,
         }
     }
 

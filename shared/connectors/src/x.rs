@@ -212,10 +212,16 @@ pub fn decode_timeline(bytes: &[u8]) -> Option<Vec<ReadTweet>> {
 
 /// Whether an X error answer says the post duplicates one the account holds.
 pub fn is_duplicate(bytes: &[u8]) -> bool {
-    bounded(bytes)
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok())
-        .and_then(|v| v["detail"].as_str().map(|d| d.contains("duplicate content")))
-        .unwrap_or(false)
+    let Some(error) = bounded(bytes).and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok()) else {
+        return false;
+    };
+    // API v2's problem `detail`, or an `errors[].message` as older answers word it ("Status is
+    // a duplicate.").
+    let messages = error["errors"].as_array().into_iter().flatten().map(|e| &e["message"]);
+    std::iter::once(&error["detail"])
+        .chain(messages)
+        .filter_map(serde_json::Value::as_str)
+        .any(|m| m.to_ascii_lowercase().contains("duplicate"))
 }
 
 /// X's rate-limit headers on a 429, as Unix seconds: the window's reset, and each 24-hour

@@ -114,10 +114,19 @@ fn answer(status: u16, name: &str) -> Response {
     (StatusCode::from_u16(status).expect("status"), Json(recording(name))).into_response()
 }
 
-fn versioned(headers: &HeaderMap) -> bool {
+/// The oldest `LinkedIn-Version` the server still serves (LinkedIn sunsets each after a year).
+pub const OLDEST_VERSION: &str = "202601";
+
+/// The refusal of a request whose `headers` do not ask for a served `LinkedIn-Version` over
+/// Rest.li 2.0.0 (a 400 for a missing or malformed header, a 426 for a version no longer
+/// served); `None` when they do.
+fn unversioned(headers: &HeaderMap) -> Option<Response> {
     let version = headers.get("linkedin-version").and_then(|v| v.to_str().ok()).unwrap_or_default();
     let protocol = headers.get("x-restli-protocol-version").and_then(|v| v.to_str().ok());
-    version.len() == 6 && version.bytes().all(|b| b.is_ascii_digit()) && protocol == Some("2.0.0")
+    if version.len() != 6 || !version.bytes().all(|b| b.is_ascii_digit()) || protocol != Some("2.0.0") {
+        return Some(answer(400, "error-unprocessable.json"));
+    }
+    (version < OLDEST_VERSION).then(|| answer(426, "error-version.json"))
 }
 
 fn post_of(held: &Held) -> Value {
@@ -132,9 +141,9 @@ fn post_of(held: &Held) -> Value {
 }
 
 async fn create(State(s): State<Server>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
-    if !versioned(&headers) {
+    if let Some(refused) = unversioned(&headers) {
         s.creates.lock().expect("lock").push(body);
-        return answer(400, "error-unprocessable.json");
+        return refused;
     }
     let author = body["author"].as_str().unwrap_or_default().to_owned();
     let commentary = stored(body["commentary"].as_str().unwrap_or_default());
@@ -166,8 +175,8 @@ async fn create(State(s): State<Server>, headers: HeaderMap, Json(body): Json<Va
 }
 
 async fn read(State(s): State<Server>, headers: HeaderMap, Path(urn): Path<String>) -> Response {
-    if !versioned(&headers) {
-        return answer(400, "error-unprocessable.json");
+    if let Some(refused) = unversioned(&headers) {
+        return refused;
     }
     if !s.grants.authorised(&headers) {
         return answer(401, "error-expired-token.json");
@@ -183,7 +192,10 @@ async fn finder(State(s): State<Server>, headers: HeaderMap, RawQuery(query): Ra
     let query: std::collections::HashMap<String, String> =
         crate::oauth::form_fields(&query.unwrap_or_default()).into_iter().collect();
     let finder = headers.get("x-restli-method").and_then(|v| v.to_str().ok()) == Some("FINDER");
-    if !versioned(&headers) || !finder || query.get("q").map(String::as_str) != Some("author") {
+    if let Some(refused) = unversioned(&headers) {
+        return refused;
+    }
+    if !finder || query.get("q").map(String::as_str) != Some("author") {
         return answer(400, "error-unprocessable.json");
     }
     if !s.grants.authorised(&headers) {

@@ -20,13 +20,23 @@ use crate::{Checked, Connector, Found, Lookup, Outgoing, Refusal, Sent};
 
 /// A connector for the server at `api`/`token_url` with `access` (and the refresh token when
 /// `refresh`), keeping refreshed tokens in `store`.
-fn linkedin((api, token_url): (&str, &str), access: &str, refresh: bool, store: Option<Arc<dyn Store>>) -> Linkedin {
+fn linkedin(urls: (&str, &str), access: &str, refresh: bool, store: Option<Arc<dyn Store>>) -> Linkedin {
+    versioned(urls, (access, refresh), store, super::DEFAULT_VERSION)
+}
+
+/// [`linkedin`], asking for the `LinkedIn-Version` `version`.
+fn versioned(
+    (api, token_url): (&str, &str),
+    (access, refresh): (&str, bool),
+    store: Option<Arc<dyn Store>>,
+    version: &str,
+) -> Linkedin {
     let tokens = (access, refresh.then_some(REFRESH));
     let (session, http) = test_session(token_url, (CLIENT_ID, CLIENT_SECRET), tokens, ClientAuth::Form, store);
     let config = LinkedinConfig {
         api: api.to_owned(),
         author: AUTHOR.to_owned(),
-        version: super::DEFAULT_VERSION.to_owned(),
+        version: version.to_owned(),
         timeout: Duration::from_secs(5),
     };
     Linkedin::new(config, session, http)
@@ -173,6 +183,18 @@ async fn channels_check_lists_one_post_and_tells_refused_credentials_from_an_unr
     assert_eq!(linkedin((&api, &token_url), "wrong", false, None).check().await, Err(Code::ConnectorAuth));
     let gone = linkedin(("http://127.0.0.1:9", &token_url), TOKEN, false, None);
     assert_eq!(gone.check().await, Err(Code::ConnectorFailed));
+    // A version LinkedIn no longer serves is the channel's configuration, for check and post.
+    let sunset = versioned((&api, &token_url), (TOKEN, false), None, "202301");
+    assert_eq!(sunset.check().await, Err(Code::InvalidConfig));
+    assert_eq!(sunset.send(ws(), &post("k", "Old version.")).await, Sent::Rejected(Code::InvalidConfig));
+    // An expired token whose token endpoint cannot be reached: nothing is known of the
+    // platform, so it could not be checked, and a create's outcome is left to the listing.
+    let (server, api, _) = start().await;
+    server.grants.expire();
+    let stranded = linkedin((&api, "http://127.0.0.1:9/token"), TOKEN, true, None);
+    assert_eq!(stranded.check().await, Err(Code::ConnectorFailed));
+    assert_eq!(stranded.send(ws(), &post("k", "Stranded.")).await, Sent::Unknown);
+    assert_eq!(server.count(), 0);
 }
 
 #[test]

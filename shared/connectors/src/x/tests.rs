@@ -166,6 +166,9 @@ fn the_recordings_decode_and_text_is_restored_only_where_x_kept_it() {
     assert_eq!(decode_tweet(&bytes("tweet-not-found.json")), Some(Lookedup::NotFound));
     assert_eq!(decode_timeline(&bytes("timeline.json")).map(|t| t.len()), Some(1));
     assert_eq!(decode_timeline(&bytes("timeline-empty.json")).map(|t| t.len()), Some(0));
+    assert!(super::is_duplicate(&bytes("error-duplicate.json")));
+    assert!(super::is_duplicate(br#"{"errors": [{"code": 187, "message": "Status is a duplicate."}]}"#));
+    assert!(!super::is_duplicate(&bytes("error-forbidden.json")));
     for bad in [&b"{}"[..], b"{\"data\": {\"id\": 5}}", b"{\"errors\": []}", b"\xff"] {
         assert_eq!(decode_tweet(bad), None, "{}", String::from_utf8_lossy(bad));
     }
