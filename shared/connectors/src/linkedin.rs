@@ -289,12 +289,7 @@ impl Linkedin {
 
 /// `text` percent-encoded for a URL's path or query (URNs carry colons).
 fn urlencode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
 #[async_trait]

@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use harmonia_contracts::Code;
-use harmonia_contracts::body;
 use harmonia_contracts::domain::ConnectorKind;
 use harmonia_contracts::ids::{PostId, WorkspaceId};
 use secrecy::{ExposeSecret, SecretString};
@@ -23,7 +22,7 @@ use serde_json::{Value, json};
 
 use super::engagement::{Asked, MeasureFailed, Measured, Measurement, decode_mastodon_counts};
 use super::trends::{MAX_TRENDS, PublicTrend, decode_mastodon_links, decode_mastodon_tags};
-use super::{Checked, Connector, Found, Lookup, Outgoing, Posted, ReadBackFailed, Refusal, Sent};
+use super::{Checked, Connector, Found, Lookup, Outgoing, Posted, ReadBackFailed, Refusal, Reply, Sent};
 
 /// The longest answer read from an instance (256 KiB): a status or an account is a few
 /// kilobytes. A longer one is not believed.
@@ -167,14 +166,13 @@ impl Mastodon {
     /// The answer's status and body, read under the bound; `None` when there is no readable
     /// answer.
     async fn answer(request: reqwest::RequestBuilder) -> Option<(u16, Vec<u8>)> {
-        let mut response = request.send().await.ok()?;
-        let status = response.status().as_u16();
-        let body = body::read(&mut response, MAX_MASTODON_RESPONSE_BYTES).await.ok()?;
-        if !(200..300).contains(&status) {
-            // The error's text may quote the post; only the status is logged.
-            tracing::warn!(status, "the Mastodon instance refused a call");
-        }
-        Some((status, body))
+        let reply = Reply::read(request.send().await.ok()?, MAX_MASTODON_RESPONSE_BYTES, "Mastodon").await?;
+        Some((reply.status, reply.body))
+    }
+
+    /// A GET of `path` with the account's token.
+    fn get(&self, path: &str) -> reqwest::RequestBuilder {
+        self.http.get(self.url(path)).bearer_auth(self.config.access_token.expose_secret())
     }
 }
 
@@ -211,22 +209,14 @@ impl Connector for Mastodon {
 
     async fn read_back(&self, lookup: Lookup<'_>) -> Result<Found, ReadBackFailed> {
         let Some(id) = lookup.posted else { return Ok(Found::Missing) };
-        let request = self
-            .http
-            .get(self.url(&format!("/api/v1/statuses/{id}/source")))
-            .bearer_auth(self.config.access_token.expose_secret());
-        match Self::answer(request).await {
+        match Self::answer(self.get(&format!("/api/v1/statuses/{id}/source"))).await {
             Some((200, body)) => {
                 let (post, text) = decode_source(&body).ok_or(ReadBackFailed)?;
                 if post != *id {
                     return Err(ReadBackFailed);
                 }
                 // The source has no thread: the status says what it replies to.
-                let request = self
-                    .http
-                    .get(self.url(&format!("/api/v1/statuses/{id}")))
-                    .bearer_auth(self.config.access_token.expose_secret());
-                let replying_to = match Self::answer(request).await {
+                let replying_to = match Self::answer(self.get(&format!("/api/v1/statuses/{id}"))).await {
                     Some((200, status)) => decode_in_reply_to(&status).ok_or(ReadBackFailed)?,
                     _ => return Err(ReadBackFailed),
                 };
@@ -238,11 +228,7 @@ impl Connector for Mastodon {
     }
 
     async fn check(&self) -> Result<Checked, Code> {
-        let request = self
-            .http
-            .get(self.url("/api/v1/accounts/verify_credentials"))
-            .bearer_auth(self.config.access_token.expose_secret());
-        match Self::answer(request).await {
+        match Self::answer(self.get("/api/v1/accounts/verify_credentials")).await {
             Some((200, body)) if serde_json::from_slice::<Value>(&body).is_ok_and(|v| v.get("id").is_some()) => {
                 Ok(Checked::Accepted { max_characters: self.max_characters().await })
             }
@@ -252,11 +238,7 @@ impl Connector for Mastodon {
     }
 
     async fn engagement(&self, post: Asked<'_>) -> Measurement {
-        let request = self
-            .http
-            .get(self.url(&format!("/api/v1/statuses/{}", post.posted.post)))
-            .bearer_auth(self.config.access_token.expose_secret());
-        match Self::answer(request).await {
+        match Self::answer(self.get(&format!("/api/v1/statuses/{}", post.posted.post))).await {
             Some((200, body)) => decode_mastodon_counts(&body).map(Measured::Counts).ok_or(MeasureFailed),
             Some((404 | 410, _)) => Ok(Measured::Gone),
             _ => Err(MeasureFailed),

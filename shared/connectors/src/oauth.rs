@@ -31,7 +31,8 @@ use hmac::{KeyInit, Mac};
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
-/// Where refreshed tokens are kept, sealed, in the `system` workspace.
+/// Where refreshed tokens are kept, sealed, in the system workspace
+/// ([`harmonia_contracts::ids::SYSTEM_WORKSPACE`]).
 pub const TOKENS: Collection = Collection::new("channel_tokens");
 
 /// The longest token endpoint answer read (64 KiB): a token answer is a few hundred bytes.
@@ -177,7 +178,7 @@ impl Keep {
     }
 
     fn system() -> WorkspaceId {
-        "system".parse().expect("`system` is a valid workspace id")
+        WorkspaceId::from_literal(harmonia_contracts::ids::SYSTEM_WORKSPACE)
     }
 
     /// The kept tokens and the entry's version; `None` when there are none, or they cannot be

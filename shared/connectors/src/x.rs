@@ -38,6 +38,9 @@ use super::{Checked, Connector, Found, Lookup, Outgoing, Posted, ReadBackFailed,
 /// The longest answer read from X (512 KiB): a page of 100 posts is well under it.
 pub const MAX_X_RESPONSE_BYTES: usize = 512 << 10;
 
+/// The fields a post is read back with: its author, time, links and what it replies to.
+const READ_FIELDS: &str = "created_at,author_id,entities,referenced_tweets";
+
 /// How many of the account's posts since a claim a lost answer is looked for among.
 pub const LISTED_POSTS: u32 = 100;
 
@@ -334,11 +337,7 @@ impl X {
         let me = self.me().await.map_err(|_| ReadBackFailed)?.to_owned();
         let since = (lookup.since - CLOCK_SKEW).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         let count = LISTED_POSTS.to_string();
-        let query = [
-            ("max_results", count.as_str()),
-            ("start_time", since.as_str()),
-            ("tweet.fields", "created_at,author_id,entities,referenced_tweets"),
-        ];
+        let query = [("max_results", count.as_str()), ("start_time", since.as_str()), ("tweet.fields", READ_FIELDS)];
         let reply = self.get(&format!("/2/users/{me}/tweets"), &query).await.ok_or(ReadBackFailed)?;
         if reply.status != 200 {
             return Err(ReadBackFailed);
@@ -399,7 +398,7 @@ impl Connector for X {
 
     async fn read_back(&self, lookup: Lookup<'_>) -> Result<Found, ReadBackFailed> {
         let Some(id) = lookup.posted else { return self.find(&lookup).await };
-        match self.tweet(id, "created_at,author_id,entities,referenced_tweets").await.ok_or(ReadBackFailed)? {
+        match self.tweet(id, READ_FIELDS).await.ok_or(ReadBackFailed)? {
             (200, Some(Lookedup::Post(t))) if t.id == *id => {
                 let me = self.me().await.map_err(|_| ReadBackFailed)?;
                 if t.author.as_deref().is_some_and(|a| a != me) {

@@ -90,6 +90,10 @@ impl IdLiteral {
     }
 }
 
+/// The workspace that holds what belongs to no brand: dead letters whose own workspace cannot
+/// be read, the cross-workspace indexes, channels' refreshed tokens.
+pub const SYSTEM_WORKSPACE: IdLiteral = IdLiteral::new("system");
+
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident, $kind:literal, $prefix:literal) => {
         $(#[$doc])*

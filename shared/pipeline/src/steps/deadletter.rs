@@ -24,10 +24,10 @@ impl DeadLetterRecorder {
     }
 }
 
-/// The workspace dead letters without a readable workspace are filed under.
+/// The workspace dead letters without a readable workspace are filed under
+/// ([`harmonia_contracts::ids::SYSTEM_WORKSPACE`]).
 pub fn system_workspace() -> WorkspaceId {
-    // A literal that is a valid id: a test proves it, so this cannot fail at run time.
-    "system".parse().expect("`system` is a valid workspace id")
+    WorkspaceId::from_literal(harmonia_contracts::ids::SYSTEM_WORKSPACE)
 }
 
 #[async_trait]
