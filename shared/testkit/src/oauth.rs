@@ -124,49 +124,13 @@ impl Grants {
 
 /// An HTTP Basic credential's `user:password`.
 fn decode_basic(encoded: &str) -> Option<String> {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut bits = 0u32;
-    let mut count = 0;
-    let mut out = Vec::new();
-    for c in encoded.trim().bytes().take_while(|c| *c != b'=') {
-        bits = (bits << 6) | u32::try_from(ALPHABET.iter().position(|a| *a == c)?).ok()?;
-        count += 6;
-        if count >= 8 {
-            count -= 8;
-            out.push(u8::try_from((bits >> count) & 0xff).ok()?);
-        }
-    }
-    String::from_utf8(out).ok()
+    use base64::Engine;
+    String::from_utf8(base64::engine::general_purpose::STANDARD.decode(encoded.trim()).ok()?).ok()
 }
 
 /// A form body's (or a query string's) fields, percent-decoded.
 pub fn form_fields(body: &str) -> Vec<(String, String)> {
-    let decode = |s: &str| {
-        let s = s.replace('+', " ");
-        let bytes = s.as_bytes();
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            match (bytes[i], bytes.get(i + 1..i + 3)) {
-                (b'%', Some(hex)) if std::str::from_utf8(hex).is_ok_and(|h| u8::from_str_radix(h, 16).is_ok()) => {
-                    out.push(u8::from_str_radix(std::str::from_utf8(hex).unwrap_or("0"), 16).unwrap_or(0));
-                    i += 3;
-                }
-                (b, _) => {
-                    out.push(b);
-                    i += 1;
-                }
-            }
-        }
-        String::from_utf8_lossy(&out).into_owned()
-    };
-    body.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(k), decode(v))
-        })
-        .collect()
+    url::form_urlencoded::parse(body.as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
 }
 
 #[cfg(test)]
