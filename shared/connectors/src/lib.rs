@@ -34,6 +34,9 @@ pub mod reach;
 pub mod trends;
 pub mod x;
 
+#[cfg(test)]
+mod testing;
+
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -817,9 +820,8 @@ mod tests {
 
     #[tokio::test]
     async fn the_sandbox_keeps_what_a_post_replies_to_and_reads_it_back() {
-        let dir = harmonia_testkit::temp_dir();
-        let store = harmonia_store_sqlite::SqliteStore::open(dir.path().join("s.db")).expect("store");
-        let sandbox = Sandbox::new(Arc::new(store));
+        let (_dir, store) = crate::testing::store();
+        let sandbox = Sandbox::new(store);
         let ws: WorkspaceId = "ws".parse().expect("ws");
         let Sent::Applied(root) = sandbox.send(&ws, &hello(Provenance::Mock)).await else { panic!("applied") };
         let reply = Outgoing {

@@ -406,28 +406,6 @@ impl Session {
     }
 }
 
-/// A session for a connector's tests: the client `(id, secret)` authenticating as `auth` at
-/// `token_url`, with `access` and, when given, `refresh`.
-#[cfg(test)]
-pub(crate) fn test_session(
-    token_url: &str,
-    (client_id, client_secret): (&str, &str),
-    (access, refresh): (&str, Option<&str>),
-    client_auth: ClientAuth,
-    store: Option<Arc<dyn Store>>,
-) -> (Session, reqwest::Client) {
-    let http = client(std::time::Duration::from_secs(5)).expect("client");
-    let credentials = Credentials {
-        token_url: token_url.to_owned(),
-        client_id: Some(client_id.to_owned()),
-        client_secret: Some(SecretString::from(client_secret.to_owned())),
-        access_token: SecretString::from(access.to_owned()),
-        refresh_token: refresh.map(|r| SecretString::from(r.to_owned())),
-        client_auth,
-    };
-    (Session::new(credentials, http.clone(), store, "the channel under test"), http)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,9 +440,7 @@ mod tests {
 
     #[tokio::test]
     async fn kept_tokens_are_sealed_and_found_only_with_the_same_secrets() {
-        let dir = harmonia_testkit::temp_dir();
-        let store: Arc<dyn Store> =
-            Arc::new(harmonia_store_sqlite::SqliteStore::open(dir.path().join("s.db")).expect("store"));
+        let (_dir, store) = crate::testing::store();
         let keep = Keep::new(store.clone(), "x @fieldnotes", &credentials("access-1")).expect("keep");
         let tokens = Tokens {
             access: SecretString::from("access-2"),

@@ -334,40 +334,46 @@ impl Connector for Steered {
     }
 }
 
+/// The embedded default in `dir` on `clock`, publishing through the sandbox (over its own
+/// store) steered by `steer`: a job approved, then handed to publishing by the tick at its due
+/// time. The runner, its workspace, the job and its schedule.
+async fn released_through(
+    dir: &std::path::Path,
+    clock: &Arc<ManualClock>,
+    steer: Steer,
+) -> (Local, WorkspaceId, JobId, Schedule) {
+    let store = {
+        let probe = open(dir, clock).await;
+        let store = probe.env.store.clone();
+        probe.shutdown().await.expect("shutdown");
+        store
+    };
+    let connector = Arc::new(Steered { inner: Arc::new(harmonia_connectors::Sandbox::new(store)), steer });
+    let wrap = Wrap { clock: Some(clock.clone() as Arc<dyn Clock>), connector: Some(connector), ..Wrap::default() };
+    let local = Local::open_with(dir, Timing::LOCAL, wrap).await.expect("open");
+    let ws = local.workspace().await.expect("workspace");
+    let (job, planned) = approved(&local, &ws).await;
+    clock.set(planned.due_at);
+    assert_eq!(schedule::tick(&local.env).await.expect("tick").released.len(), 1);
+    (local, ws, job, planned)
+}
+
+/// The publication of `schedule`'s draft, as stored.
+async fn publication(local: &Local, ws: &WorkspaceId, schedule: &Schedule) -> harmonia_contracts::domain::Publication {
+    let doc = local.env.store.get(ws, records::PUBLICATIONS, &records::doc_id(&schedule.draft)).await.expect("read");
+    doc.expect("claimed").decode().expect("decode")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_dispatcher_killed_between_the_claim_and_the_receipt_is_resolved_by_read_back() {
     let dir = tempfile::tempdir().expect("temp dir");
     let clock = Arc::new(ManualClock::new(monday_dawn()));
     let posted = Arc::new(tokio::sync::Notify::new());
-    let store_of_first = {
-        let probe = open(dir.path(), &clock).await;
-        let store = probe.env.store.clone();
-        probe.shutdown().await.expect("shutdown");
-        store
-    };
-    let connector = Arc::new(Steered {
-        inner: Arc::new(harmonia_connectors::Sandbox::new(store_of_first)),
-        steer: Steer::DiesAfterPosting(posted.clone()),
-    });
-    let wrap = Wrap { clock: Some(clock.clone() as Arc<dyn Clock>), connector: Some(connector), ..Wrap::default() };
-    let first = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
-    let ws = first.workspace().await.expect("workspace");
-    let (job, planned) = approved(&first, &ws).await;
-    clock.set(planned.due_at);
-    assert_eq!(schedule::tick(&first.env).await.expect("tick").released.len(), 1);
+    let (first, ws, job, planned) = released_through(dir.path(), &clock, Steer::DiesAfterPosting(posted.clone())).await;
     posted.notified().await;
     // Killed mid-call: the claim exists, the receipt does not.
     first.shutdown().await.expect("shutdown");
-    let publication: harmonia_contracts::domain::Publication = first
-        .env
-        .store
-        .get(&ws, records::PUBLICATIONS, &records::doc_id(&planned.draft))
-        .await
-        .expect("read")
-        .expect("claimed")
-        .decode()
-        .expect("decode");
-    assert!(publication.receipt.is_none());
+    assert!(publication(&first, &ws, &planned).await.receipt.is_none());
     drop(first);
 
     let next = open(dir.path(), &clock).await;
@@ -497,34 +503,13 @@ async fn an_approval_after_the_window_needs_a_person_and_is_never_published_late
 async fn a_throttled_post_fails_with_its_reset_and_an_operators_retry_publishes_it_once() {
     let dir = tempfile::tempdir().expect("temp dir");
     let clock = Arc::new(ManualClock::new(monday_dawn()));
-    let store = {
-        let probe = open(dir.path(), &clock).await;
-        let store = probe.env.store.clone();
-        probe.shutdown().await.expect("shutdown");
-        store
-    };
     let until: Timestamp = "2026-12-08T00:00:00Z".parse().expect("time");
-    let connector = Arc::new(Steered {
-        inner: Arc::new(harmonia_connectors::Sandbox::new(store)),
-        steer: Steer::ThrottledOnce(until, Default::default()),
-    });
-    let wrap = Wrap { clock: Some(clock.clone() as Arc<dyn Clock>), connector: Some(connector), ..Wrap::default() };
-    let local = Local::open_with(dir.path(), Timing::LOCAL, wrap).await.expect("open");
-    let ws = local.workspace().await.expect("workspace");
-    let (job, planned) = approved(&local, &ws).await;
-    clock.set(planned.due_at);
-    assert_eq!(schedule::tick(&local.env).await.expect("tick").released.len(), 1);
+    let (local, ws, job, planned) =
+        released_through(dir.path(), &clock, Steer::ThrottledOnce(until, Default::default())).await;
     let failed = local.drive(&ws, &job, false, WAIT, |_| {}).await.expect("drive");
     assert_eq!(failed.status, JobStatus::Failed);
     assert_eq!(failed.failure.as_ref().map(|f| f.code), Some(Code::ConnectorThrottled));
-    let read = |local: &Local| {
-        let (env, ws, draft) = (local.env.clone(), ws.clone(), planned.draft.clone());
-        async move {
-            let doc = env.store.get(&ws, records::PUBLICATIONS, &records::doc_id(&draft)).await.expect("read");
-            doc.expect("claimed").decode::<harmonia_contracts::domain::Publication>().expect("decode")
-        }
-    };
-    let refused = read(&local).await.receipt.expect("a receipt").outcome;
+    let refused = publication(&local, &ws, &planned).await.receipt.expect("a receipt").outcome;
     assert_eq!(
         refused,
         harmonia_contracts::domain::ReceiptOutcome::Failed { code: Code::ConnectorThrottled, retry_after: Some(until) }
@@ -539,7 +524,7 @@ async fn a_throttled_post_fails_with_its_reset_and_an_operators_retry_publishes_
     local.settle(WAIT).await.expect("settle");
     assert_eq!(local.sandbox.posts(&ws).await.expect("posts"), 1);
     assert!(matches!(
-        read(&local).await.receipt.map(|r| r.outcome),
+        publication(&local, &ws, &planned).await.receipt.map(|r| r.outcome),
         Some(harmonia_contracts::domain::ReceiptOutcome::Applied { .. })
     ));
 }

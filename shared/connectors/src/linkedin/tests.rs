@@ -8,14 +8,13 @@ use std::time::Duration;
 use chrono::Utc;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::Platform;
-use harmonia_contracts::ids::WorkspaceId;
-use harmonia_contracts::tool::Provenance;
 use harmonia_store::Store;
 use harmonia_testkit::linkedin::{AUTHOR, CLIENT_ID, CLIENT_SECRET, REFRESH, TOKEN, start};
 use proptest::prelude::*;
 
 use super::{Linkedin, LinkedinConfig, decode_listing, decode_post, is_duplicate, little_text, plain_text};
-use crate::oauth::{ClientAuth, test_session};
+use crate::oauth::ClientAuth;
+use crate::testing::{live, session, ws};
 use crate::{Checked, Connector, Found, Lookup, Outgoing, Refusal, Sent};
 
 /// A connector for the server at `api`/`token_url` with `access` (and the refresh token when
@@ -32,7 +31,7 @@ fn versioned(
     version: &str,
 ) -> Linkedin {
     let tokens = (access, refresh.then_some(REFRESH));
-    let (session, http) = test_session(token_url, (CLIENT_ID, CLIENT_SECRET), tokens, ClientAuth::Form, store);
+    let (session, http) = session(token_url, (CLIENT_ID, CLIENT_SECRET), tokens, ClientAuth::Form, store);
     let config = LinkedinConfig {
         api: api.to_owned(),
         author: AUTHOR.to_owned(),
@@ -45,18 +44,7 @@ fn versioned(
 const TEXT: &str = "Rangers logged 4,200 notes offline (none lost) — @priya.test on field_notes. #offline video.example.com/launch-talk";
 
 fn post(key: &str, body: &str) -> Outgoing {
-    Outgoing {
-        idempotency_key: key.into(),
-        platform: Platform::Linkedin,
-        body: body.into(),
-        provenance: Provenance::Live,
-        reply: None,
-    }
-}
-
-fn ws() -> &'static WorkspaceId {
-    static WS: std::sync::LazyLock<WorkspaceId> = std::sync::LazyLock::new(|| "ws".parse().expect("ws"));
-    &WS
+    live(Platform::Linkedin, key, body)
 }
 
 #[tokio::test]
@@ -117,9 +105,7 @@ async fn a_lost_answer_is_resolved_by_listing_the_authors_posts_never_by_posting
 #[tokio::test]
 async fn an_expired_token_is_refreshed_once_kept_sealed_and_used_by_the_next_process() {
     let (server, api, token_url) = start().await;
-    let dir = harmonia_testkit::temp_dir();
-    let store: Arc<dyn Store> =
-        Arc::new(harmonia_store_sqlite::SqliteStore::open(dir.path().join("s.db")).expect("store"));
+    let (_dir, store) = crate::testing::store();
     let l = linkedin((&api, &token_url), TOKEN, true, Some(store.clone()));
     server.grants.expire();
     assert!(matches!(l.send(ws(), &post("k1", "First post.")).await, Sent::Applied(_)));

@@ -8,45 +8,27 @@ use std::time::Duration;
 use chrono::Utc;
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::Platform;
-use harmonia_contracts::ids::WorkspaceId;
-use harmonia_contracts::tool::Provenance;
 use harmonia_store::Store;
 use harmonia_testkit::x::{CLIENT_ID, CLIENT_SECRET, RATE_LIMIT_RESET, REFRESH, TOKEN, recording, start};
 
 use super::{Limits, Lookedup, X, XConfig, decode_created, decode_me, decode_timeline, decode_tweet, restore_text};
 use crate::engagement::{Asked, Engagement, Measured};
-use crate::oauth::{ClientAuth, test_session};
+use crate::oauth::ClientAuth;
+use crate::testing::{live, session, store, ws};
 use crate::{Checked, Connector, Found, Lookup, Outgoing, Posted, Refusal, Sent};
 
 /// A connector for the server at `api`/`token_url` with `access` (and the refresh token when
 /// `refresh`), keeping refreshed tokens in `store`.
 fn x((api, token_url): (&str, &str), access: &str, refresh: bool, store: Option<Arc<dyn Store>>) -> X {
     let tokens = (access, refresh.then_some(REFRESH));
-    let (session, http) = test_session(token_url, (CLIENT_ID, CLIENT_SECRET), tokens, ClientAuth::Basic, store);
+    let (session, http) = session(token_url, (CLIENT_ID, CLIENT_SECRET), tokens, ClientAuth::Basic, store);
     X::new(XConfig { api: api.to_owned(), timeout: Duration::from_secs(5) }, session, http)
 }
 
 const TEXT: &str = "Rangers logged 4,200 notes offline & lost <none>. Watch: video.example.com/launch-talk and https://example.org/notes";
 
 fn post(key: &str, body: &str) -> Outgoing {
-    Outgoing {
-        idempotency_key: key.into(),
-        platform: Platform::X,
-        body: body.into(),
-        provenance: Provenance::Live,
-        reply: None,
-    }
-}
-
-fn ws() -> &'static WorkspaceId {
-    static WS: std::sync::LazyLock<WorkspaceId> = std::sync::LazyLock::new(|| "ws".parse().expect("ws"));
-    &WS
-}
-
-fn store() -> (harmonia_testkit::TempDir, Arc<dyn Store>) {
-    let dir = harmonia_testkit::temp_dir();
-    let store = harmonia_store_sqlite::SqliteStore::open(dir.path().join("s.db")).expect("store");
-    (dir, Arc::new(store))
+    live(Platform::X, key, body)
 }
 
 #[tokio::test]
