@@ -188,7 +188,7 @@ impl Entry {
     /// out of shape, or it gives one its connector does not read.
     fn connector(&self, store: Option<&Arc<dyn Store>>) -> Result<Result<Arc<dyn Connector>, Why>, Error> {
         let label = format!("{} {}", self.platform.as_str(), self.handle);
-        if self.connector.account_platform() != Some(self.platform) {
+        if self.connector.account_platform().is_some_and(|p| p != self.platform) {
             return Ok(Err(format!(
                 "names the {} connector, which does not post to {}",
                 self.connector.as_str(),
@@ -526,6 +526,10 @@ app_password = "abcd-efgh-ijkl-mnop"
             (
                 x.replace("platform = \"x\"", "platform = \"linkedin\""),
                 "names the x connector, which does not post to linkedin",
+            ),
+            (
+                x.replace("connector = \"x\"", "connector = \"sandbox\""),
+                "names the sandbox connector, which takes no account of its own",
             ),
         ] {
             let e = Accounts::load_file(&write(dir.path(), &bad, 0o600)).expect_err("refused");
