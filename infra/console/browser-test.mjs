@@ -18,9 +18,14 @@
 // text, cue, time and why, shows the script tag as text, and notes beside a quote that it was
 // said near one.
 //
+// In workspace B it opens a job whose post is a thread (THREAD_JOB): a card per post, each with
+// its length, and post 2 edited in its own box.
+//
 // Environment: BASE_URL, CREDENTIAL (an admin of workspace A), OPERATOR_CREDENTIAL (an operator
 // of A), OTHER_CREDENTIAL (workspace B), SOURCE (a transcript file to submit), FLAGGED_JOB (a job
-// of A), LONG_JOB (a job of A titled with one 200-character word), SCREENSHOTS (folder), HARMONIA_CONSOLE_MODULES (node_modules), HARMONIA_CHROMIUM.
+// of A), LONG_JOB (a job of A titled with one 200-character word), THREAD_JOB (a job of B at its
+// draft gate, its post a thread), SCREENSHOTS (folder), HARMONIA_CONSOLE_MODULES (node_modules),
+// HARMONIA_CHROMIUM.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -355,6 +360,31 @@ async function flagsShown(page, job, suffix, fits, wider) {
   await snap(page, `flags${suffix}`, page.locator('#flags'));
 }
 
+/** A job whose post is a thread (THREAD_JOB, of workspace B, at its draft gate): a card per
+ * post in order, each with its own length; with `edit`, post 2 is rewritten in its own box and
+ * the next version keeps the other posts as they were. */
+async function threadShown(page, job, suffix, fits, wider, edit) {
+  await page.goto(`${base}/#/jobs/${encodeURIComponent(job)}`);
+  await page.locator('#draft-post-3').waitFor({ timeout: 60000 });
+  const cards = await page.locator('ol.thread article.preview').evaluateAll((a) => a.map((e) => e.getAttribute('aria-label')));
+  check(`a thread shows a card per post, in order${suffix}`, cards.length === 3
+    && cards.every((c, i) => c.startsWith(`Post ${i + 1} of 3 as it will look on Bluesky`)), cards.join(' | '));
+  const lengths = await page.locator('ol.thread article.preview footer').allTextContents();
+  check(`each post of a thread shows its own length${suffix}`, lengths.length === 3 && lengths.every((l) => /\d+ of 300 graphemes/.test(l)), lengths.join(' | '));
+  check(`the thread page fits ${suffix ? 375 : 1440} px without scrolling sideways`, await fits(), await wider());
+  await snap(page, `thread${suffix}`, page.locator('section.draft'));
+  if (!edit) return;
+  const [first, second, third] = await Promise.all([1, 2, 3].map((n) => page.locator(`#draft-post-${n}`).textContent()));
+  const mine = `In Priya's words: ${second}`;
+  await page.getByLabel('Your own version of post 2 of 3').fill(mine);
+  await page.getByRole('button', { name: 'Save post 2' }).click();
+  await page.getByText('Your version of post 2 is saved').waitFor();
+  const edited = await page.waitForFunction((text) => document.getElementById('draft-post-2')?.textContent === text, mine, { timeout: 30000 })
+    .then(() => true, () => false);
+  const now = await Promise.all([1, 2, 3].map((n) => page.locator(`#draft-post-${n}`).textContent()));
+  check('post 2 of a thread is edited in its own box, the other posts kept', edited && now[0] === first && now[2] === third, now.join(' | '));
+}
+
 async function signIn(page, credential) {
   await page.getByLabel('Operator credential').waitFor();
   check('the navigation shows only when signed in', await page.locator('#nav').isHidden());
@@ -519,6 +549,7 @@ try {
     check(`another workspace's jobs list does not show the job${suffix}`, (await page.locator(`a[href="#/jobs/${job}"]`).count()) === 0);
     const foreign = await page.evaluate(async (id) => (await fetch(`/v1/jobs/${id}/view`, { credentials: 'same-origin' })).status, job);
     check(`another workspace's job is not found${suffix}`, foreign === 404, foreign);
+    await threadShown(page, env('THREAD_JOB'), suffix, fits, wider, width === 1440);
     if (width === 1440) {
       const asked = await page.evaluate(async (id) => {
         const session = await (await fetch('/v1/console/session', { credentials: 'same-origin' })).json();

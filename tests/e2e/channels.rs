@@ -69,7 +69,7 @@ pub(crate) async fn account() -> (String, String, String) {
 }
 
 /// The DID of `priya.test`, the handle the recorded draft mentions (created once per PDS).
-async fn priya() -> String {
+pub(crate) async fn priya() -> String {
     let _ = xrpc(
         Method::POST,
         "com.atproto.server.createAccount",
@@ -85,7 +85,7 @@ async fn priya() -> String {
 }
 
 /// Every post record in `did`'s repository.
-async fn posts(did: &str) -> Vec<Value> {
+pub(crate) async fn posts(did: &str) -> Vec<Value> {
     let (status, listed) = xrpc(
         Method::GET,
         "com.atproto.repo.listRecords",
@@ -98,13 +98,16 @@ async fn posts(did: &str) -> Vec<Value> {
     listed["records"].as_array().cloned().unwrap_or_default()
 }
 
-/// A forwarding proxy to the PDS that, once armed, lets the next `createRecord` reach the PDS,
+/// A forwarding proxy to the PDS that, once armed, lets the armed `createRecord` reach the PDS,
 /// reports that the record was created, and then never answers: the caller is killed while it
 /// waits, between the call and the receipt.
 #[derive(Clone)]
-struct Proxy {
-    armed: Arc<Mutex<Option<oneshot::Sender<Value>>>>,
+pub(crate) struct Proxy {
+    armed: Arc<Mutex<Option<Armed>>>,
 }
+
+/// The creates still to pass before the held one, and who hears the held one's record.
+type Armed = (usize, oneshot::Sender<Value>);
 
 async fn forward(State(proxy): State<Proxy>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
     let target = format!("{}{}", pds(), uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"));
@@ -118,7 +121,18 @@ async fn forward(State(proxy): State<Proxy>, method: Method, uri: Uri, headers: 
     let status = StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
     let bytes = response.bytes().await.unwrap_or_default();
     let create = uri.path().ends_with("com.atproto.repo.createRecord");
-    if let Some(created) = if create { proxy.armed.lock().await.take() } else { None } {
+    let held = {
+        let mut armed = proxy.armed.lock().await;
+        match armed.as_mut() {
+            Some((0, _)) if create => armed.take().map(|(_, created)| created),
+            Some((passing, _)) if create => {
+                *passing -= 1;
+                None
+            }
+            _ => None,
+        }
+    };
+    if let Some(created) = held {
         let _ = created.send(serde_json::from_slice(&bytes).unwrap_or(Value::Null));
         // The answer never leaves: the caller is killed before it could read one.
         std::future::pending::<()>().await;
@@ -127,7 +141,7 @@ async fn forward(State(proxy): State<Proxy>, method: Method, uri: Uri, headers: 
 }
 
 impl Proxy {
-    async fn start() -> (Self, String) {
+    pub(crate) async fn start() -> (Self, String) {
         let proxy = Proxy { armed: Arc::default() };
         let app = axum::Router::new().fallback(forward).with_state(proxy.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -140,8 +154,14 @@ impl Proxy {
 
     /// Hold the next `createRecord`'s answer; the receiver hears the record it created.
     async fn arm(&self) -> oneshot::Receiver<Value> {
+        self.arm_at(1).await
+    }
+
+    /// Let `n - 1` creates through, then hold the `n`-th one's answer; the receiver hears the
+    /// record it created.
+    pub(crate) async fn arm_at(&self, n: usize) -> oneshot::Receiver<Value> {
         let (tx, rx) = oneshot::channel();
-        *self.armed.lock().await = Some(tx);
+        *self.armed.lock().await = Some((n.saturating_sub(1), tx));
         rx
     }
 }

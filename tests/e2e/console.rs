@@ -4,8 +4,9 @@
 //! `HARMONIA_CONSOLE_MODULES`). The operator submits `examples/ranger-briefing.srt` (not the
 //! bundled demo's source) through the upload page and takes it to a verified post; Nova and
 //! the settings are checked on the same data, and a job whose source ingest flagged
-//! (`tests/fixtures/open-day.json`) shows every flag. Screenshots of every page land in
-//! `target/console-screenshots/`.
+//! (`tests/fixtures/open-day.json`) shows every flag. The other workspace holds a job whose
+//! post is a thread (the recorded job of `recordings/thread`), shown and edited post by post.
+//! Screenshots of every page land in `target/console-screenshots/`.
 
 use harmonia_e2e::FunctionProcess;
 use serde_json::Value;
@@ -41,9 +42,23 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
     let (modules, chromium) = (installed("HARMONIA_CONSOLE_MODULES"), installed("HARMONIA_CHROMIUM"));
     let data = harmonia_testkit::temp_dir();
     let dir = data.path();
-    for workspace in ["field-notes", "other-brand"] {
-        configure(dir, workspace).await;
-    }
+    configure(dir, "field-notes").await;
+    // Workspace B holds a job whose post is a thread, at its draft gate: the recorded job whose
+    // plan makes its Bluesky item a thread, in B's own brand, publishing through the sandbox.
+    let thread_brand = crate::threads::sandbox_workspace(dir);
+    cli(dir, &["--workspace", "other-brand", "workspace", "init", thread_brand.to_str().expect("path")]).await;
+    let model = crate::threads::thread_model().await;
+    let launch = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/launch-talk.json");
+    let run = ["--workspace", "other-brand", "--json", "run", launch.to_str().expect("path")];
+    let (code, out, err) = crate::channels::cli(dir, &model.url, &run).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let thread_job = serde_json::from_str::<Value>(&out).expect("run prints JSON")["job"]["id"]
+        .as_str()
+        .expect("the job")
+        .to_owned();
+    let approve = ["--workspace", "other-brand", "approve", thread_job.as_str(), "strategy"];
+    let (code, out, err) = crate::channels::cli(dir, &model.url, &approve).await;
+    assert_eq!(code, 0, "{out}{err}");
     let ana = operator(dir, "field-notes", "ana", true).await;
     let cy = operator(dir, "field-notes", "cy", false).await;
     let bo = operator(dir, "other-brand", "bo", true).await;
@@ -75,6 +90,7 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         .env("SOURCE", &source)
         .env("FLAGGED_JOB", &flagged_job)
         .env("LONG_JOB", &long_job)
+        .env("THREAD_JOB", &thread_job)
         .env("SCREENSHOTS", &screenshots)
         .env("HARMONIA_CONSOLE_MODULES", &modules)
         .env("HARMONIA_CHROMIUM", &chromium)
@@ -154,6 +170,11 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "the activity page shows each day's figures at 375 px",
         "the job page of a 200-character word fits 375 px",
         "the calendar-month page fits 375 px without scrolling sideways",
+        "a thread shows a card per post, in order",
+        "a thread shows a card per post, in order-375",
+        "each post of a thread shows its own length",
+        "the thread page fits 375 px without scrolling sideways",
+        "post 2 of a thread is edited in its own box, the other posts kept",
     ] {
         assert!(checks.iter().any(|c| c["check"] == expected), "{expected} was checked: {stdout}");
     }
@@ -182,6 +203,8 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "calendar-month-375",
         "activity",
         "activity-375",
+        "thread",
+        "thread-375",
     ] {
         assert!(screenshots.join(format!("{page}.png")).is_file(), "a screenshot of {page}");
         // Each page in both colour schemes: the 375 px pass prefers dark, the other light.

@@ -27,7 +27,8 @@ with_e2e!(
     repairs,
     said,
     startup,
-    telemetry
+    telemetry,
+    threads
 );
 mod pipeline;
 mod terraform;

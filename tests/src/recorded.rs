@@ -55,7 +55,8 @@ pub struct Served {
 #[derive(Clone)]
 struct Server {
     wire: Wire,
-    dir: PathBuf,
+    /// Where recordings are looked for, the first folder holding one first.
+    dirs: Vec<PathBuf>,
     key: String,
     served: Arc<Mutex<Vec<Served>>>,
     misses: Arc<Mutex<Vec<String>>>,
@@ -72,8 +73,14 @@ impl RecordedModel {
     /// Serve the recordings in `dir` on a free local port, in `wire`'s API, to callers holding
     /// `key`.
     pub async fn start(wire: Wire, dir: &Path, key: &str) -> Self {
-        let server =
-            Server { wire, dir: dir.to_owned(), key: key.to_owned(), served: Arc::default(), misses: Arc::default() };
+        Self::start_over(wire, &[dir], key).await
+    }
+
+    /// Serve the recordings of `dirs`, a recording of an earlier folder standing in for the one
+    /// of the same name in a later one (a variation recorded over a whole job's answers).
+    pub async fn start_over(wire: Wire, dirs: &[&Path], key: &str) -> Self {
+        let dirs = dirs.iter().map(|d| d.to_path_buf()).collect();
+        let server = Server { wire, dirs, key: key.to_owned(), served: Arc::default(), misses: Arc::default() };
         let app = match wire {
             Wire::OpenAi => axum::Router::new().route("/v1/chat/completions", post(answer)),
             Wire::Gemini => axum::Router::new().route("/v1beta/models/{call}", post(answer)),
@@ -251,8 +258,12 @@ async fn answer(State(server): State<Server>, headers: HeaderMap, Json(body): Js
         return error(wire, StatusCode::INTERNAL_SERVER_ERROR, "unreadable request");
     };
     let name = asked.recording();
-    let rendered = std::fs::read_to_string(server.dir.join(format!("{name}.json")))
-        .map_err(|_| format!("{name}: no recording"))
+    let file = format!("{name}.json");
+    let rendered = server
+        .dirs
+        .iter()
+        .find_map(|dir| std::fs::read_to_string(dir.join(&file)).ok())
+        .ok_or_else(|| format!("{name}: no recording"))
         .and_then(|template| asked.render(&template).map_err(|e| format!("{name}: {e}")))
         .and_then(|text| {
             serde_json::from_str::<Value>(&text).map_err(|e| format!("{name}: not JSON once filled: {e}"))

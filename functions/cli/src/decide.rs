@@ -260,8 +260,8 @@ pub(crate) async fn request_changes(
     after(backend, out, ws, &id, recorded, answered, &again).await
 }
 
-/// `harmonia edit JOB --file TEXT_FILE`: the file's text, byte for byte, becomes the next
-/// draft version once policy passes it.
+/// `harmonia edit JOB --file TEXT_FILE [--post N]`: the file's text, byte for byte, becomes the
+/// next draft version (or, with `--post`, post N of its thread) once policy passes it.
 pub(crate) async fn edit(
     backend: &Backend,
     out: &Output,
@@ -269,6 +269,7 @@ pub(crate) async fn edit(
     job: &str,
     file: &Path,
     given: Option<String>,
+    post: Option<u32>,
 ) -> Result<(), Error> {
     backend.resume(ws).await?;
     let id: JobId = job.parse()?;
@@ -283,11 +284,11 @@ pub(crate) async fn edit(
     let version = version(backend, ws, &id, ApprovalSubject::Draft, given, None).await?;
     let edited = match backend {
         Backend::Local(l) => {
-            let request = EditRequest { job: id.clone(), operator: cli_operator()?, subject_hash: version, body };
+            let request = EditRequest { job: id.clone(), operator: cli_operator()?, subject_hash: version, body, post };
             rounds::edit(&l.env, ws, request).await?
         }
         Backend::Cloud(client) => {
-            let reply = client.edit(&id, &EditBody { version, body }).await?;
+            let reply = client.edit(&id, &EditBody { version, body, post }).await?;
             rounds::Edited { approval: reply.approval, draft: reply.draft }
         }
     };

@@ -313,8 +313,8 @@ enum Command {
         version: Option<String>,
     },
     /// Write the next draft version yourself: the file's text, byte for byte, must pass every
-    /// policy rule and then awaits your approval; exactly that text is published. Counts as an
-    /// operator round.
+    /// policy rule and then awaits your approval; exactly that text is published. A thread is
+    /// edited one post at a time (`--post N`). Counts as an operator round.
     Edit {
         /// Job id.
         job: String,
@@ -322,6 +322,10 @@ enum Command {
         /// characters; the platform's own limit is a policy rule).
         #[arg(long)]
         file: PathBuf,
+        /// For a thread: the post the file replaces (1 for the first), as `show` numbers them;
+        /// the thread's other posts stay as they are.
+        #[arg(long, value_name = "N")]
+        post: Option<u32>,
         /// The exact draft version edited; default: the current one shown by `status`.
         #[arg(long)]
         version: Option<String>,
@@ -497,7 +501,7 @@ async fn dispatch(
         Command::RequestChanges { job, subject, feedback, version } => {
             decide::request_changes(backend, out, ws, &job, subject.into(), feedback, version).await
         }
-        Command::Edit { job, file, version } => decide::edit(backend, out, ws, &job, &file, version).await,
+        Command::Edit { job, file, version, post } => decide::edit(backend, out, ws, &job, &file, version, post).await,
         Command::Retry { job } => decide::retry(backend, out, ws, &job).await,
         Command::Eval { sources, config, prices } => {
             eval::eval(backend.local()?, out, sources.as_deref(), config.as_deref(), prices.as_deref()).await

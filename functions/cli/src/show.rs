@@ -332,16 +332,27 @@ fn render(d: &JobDetail, s: &Style) -> String {
         });
         t.field("for", &format!("{} (plan item {})", draft.platform.as_str(), draft.item));
         t.field("version", &draft.content_hash);
-        t.line("  as it would be posted:");
-        t.line(&format!("  {}", "-".repeat(s.width.saturating_sub(2))));
-        // Verbatim: the exact text, never wrapped or trimmed.
-        t.out.push_str(&draft.body);
-        if !draft.body.ends_with('\n') {
-            t.out.push('\n');
+        let rule = |label: &str| format!("  {label}{}", "-".repeat(s.width.saturating_sub(2 + label.len())));
+        let count = |l: &detail::Length| {
+            let count = format!("{} / {} {}", l.used, l.limit, l.unit);
+            format!("  {}", if l.used > l.limit { s.bad(&count) } else { s.good(&count) })
+        };
+        if draft.thread.is_empty() {
+            t.line("  as it would be posted:");
+            t.line(&rule(""));
+            t.verbatim(&draft.body);
+            t.line(&rule(""));
+            t.line(&count(&draft.length));
+        } else {
+            let n = draft.thread.len();
+            t.line(&format!("  as it would be posted: a thread of {n} posts, each replying to the one before"));
+            for (i, post) in draft.thread.iter().enumerate() {
+                t.line(&rule(&format!("post {} of {n} ", i + 1)));
+                t.verbatim(&post.body);
+                t.line(&count(&post.length));
+            }
+            t.line(&rule(""));
         }
-        t.line(&format!("  {}", "-".repeat(s.width.saturating_sub(2))));
-        let count = format!("{} / {} {}", draft.length.used, draft.length.limit, draft.length.unit);
-        t.line(&format!("  {}", if draft.length.used > draft.length.limit { s.bad(&count) } else { s.good(&count) }));
         for claim in &draft.claims {
             t.item("claim", &claim.text);
             t.evidence(&claim.evidence);
@@ -419,22 +430,28 @@ fn render(d: &JobDetail, s: &Style) -> String {
         );
         let receipt = match p.receipt.as_ref().map(|r| &r.outcome) {
             None => "none yet".to_owned(),
-            Some(ReceiptOutcome::Applied { post, url, record }) => format!(
-                "applied as post {post}{}{}",
-                url.as_ref().map(|u| format!(" ({u})")).unwrap_or_default(),
-                record.as_ref().map(|r| format!(", record {} (CID {})", r.uri, r.cid)).unwrap_or_default()
-            ),
-            Some(ReceiptOutcome::Unknown) => "unknown: verification reads back".to_owned(),
-            Some(ReceiptOutcome::Failed { code, retry_after: None }) => format!("failed: {code}"),
-            Some(ReceiptOutcome::Failed { code, retry_after: Some(at) }) => {
-                format!("failed: {code}; the platform allows posting again at {}", at.format("%Y-%m-%d %H:%M UTC"))
-            }
+            Some(outcome) => receipt_text(outcome),
         };
         t.field("receipt", &receipt);
+        let n = p.thread.len();
+        for (i, post) in p.thread.iter().enumerate() {
+            let state = match (&post.receipt, post.begun) {
+                (Some(outcome), _) => receipt_text(outcome),
+                (None, true) => "begun, not confirmed: it is read back before anything else is sent".to_owned(),
+                (None, false) => "not posted yet".to_owned(),
+            };
+            t.field(&format!("post {} of {n}", i + 1), &state);
+        }
         let verification = match p.verification.as_ref().map(|v| &v.outcome) {
             None => "not yet".to_owned(),
+            Some(VerificationOutcome::Verified { post }) if n > 0 => format!(
+                "verified: the {n} posts have the approved text, each replying to the one before, from post {post}"
+            ),
             Some(VerificationOutcome::Verified { post }) => format!("verified: post {post} has the approved text"),
             Some(VerificationOutcome::Missing) => "missing: no post was found".to_owned(),
+            Some(VerificationOutcome::Mismatch { post }) if n > 0 => {
+                format!("mismatch: post {post} differs from the approval, or does not reply to the post before it")
+            }
             Some(VerificationOutcome::Mismatch { post }) => format!("mismatch: post {post} differs from the approval"),
         };
         t.field("verification", &verification);
@@ -456,6 +473,22 @@ fn render(d: &JobDetail, s: &Style) -> String {
     t.out
 }
 
+/// What a platform's answer to one post says.
+fn receipt_text(outcome: &ReceiptOutcome) -> String {
+    match outcome {
+        ReceiptOutcome::Applied { post, url, record } => format!(
+            "applied as post {post}{}{}",
+            url.as_ref().map(|u| format!(" ({u})")).unwrap_or_default(),
+            record.as_ref().map(|r| format!(", record {} (CID {})", r.uri, r.cid)).unwrap_or_default()
+        ),
+        ReceiptOutcome::Unknown => "unknown: verification reads back".to_owned(),
+        ReceiptOutcome::Failed { code, retry_after: None } => format!("failed: {code}"),
+        ReceiptOutcome::Failed { code, retry_after: Some(at) } => {
+            format!("failed: {code}; the platform allows posting again at {}", at.format("%Y-%m-%d %H:%M UTC"))
+        }
+    }
+}
+
 /// ", round N" for an operator round; nothing for the original.
 fn round_label(round: Round) -> String {
     if round.is_original() { String::new() } else { format!(", round {}", round.get()) }
@@ -470,6 +503,14 @@ struct Text<'a> {
 impl Text<'_> {
     fn line(&mut self, line: &str) {
         let _ = writeln!(self.out, "{line}");
+    }
+
+    /// Text exactly as it would be posted: never wrapped or trimmed, ending its own line.
+    fn verbatim(&mut self, text: &str) {
+        self.out.push_str(text);
+        if !text.ends_with('\n') {
+            self.out.push('\n');
+        }
     }
 
     fn heading(&mut self, title: &str) {

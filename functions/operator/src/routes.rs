@@ -280,6 +280,7 @@ async fn edit(
         operator: who.operator.clone(),
         subject_hash: request.version,
         body: request.body,
+        post: request.post,
     };
     let edited = rounds::edit(&state.env, &who.workspace, request).await?;
     let job = gates::job(&state.env, &who.workspace, &id).await?;

@@ -304,6 +304,11 @@ pub struct DraftOutput {
     pub claims: Vec<Claim>,
     /// Live or mock (stamped by the runtime).
     pub provenance: Provenance,
+    /// For an item whose format is `thread`: its posts in order, each within the platform's
+    /// limit; `body` is then the posts joined by a blank line (deterministic code joins them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 25))]
+    pub thread: Vec<String>,
 }
 
 /// The draft as Dara sees it.
@@ -316,6 +321,10 @@ pub struct DraftView {
     pub body: String,
     /// Claims.
     pub claims: Vec<Claim>,
+    /// A thread's posts in order, as they will be posted (empty for a single post; `body` is
+    /// then the whole thread, its posts joined by a blank line).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread: Vec<String>,
 }
 
 /// Dara's allowed context: the exact draft and the immutable production input.

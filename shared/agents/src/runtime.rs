@@ -507,6 +507,9 @@ impl Refused {
             Code::SchemaViolation if self.unreadable => {
                 "The answer must be one JSON object, and nothing else: no other text, and no second object."
             }
+            Code::SchemaViolation if self.at.as_deref() == Some("/thread") => {
+                "When the item's format is thread, list its posts in order in thread (2 to 25 posts, none blank, each within the platform's limit on its own); for any other format, leave thread out."
+            }
             Code::SchemaViolation => {
                 "The answer must match the response schema: every required field present, each value of its type and within its limits, and no field the schema does not name."
             }

@@ -8,7 +8,9 @@
 use std::collections::{HashMap, HashSet};
 
 use harmonia_contracts::Code;
-use harmonia_contracts::domain::{Analysis, AngleKind, Plan, Speech, Strategy, quoted_span};
+use harmonia_contracts::domain::{
+    Analysis, AngleKind, ContentFormat, MAX_THREAD_POSTS, Plan, Speech, Strategy, quoted_span,
+};
 use harmonia_contracts::ids::{EvidenceId, PlanItemId};
 use harmonia_contracts::untrusted;
 use serde_json::Value;
@@ -205,7 +207,19 @@ fn claims_cite(claims: &[harmonia_contracts::domain::Claim], allowed: &HashSet<&
 /// Noni: claims cite only the evidence it was given or research evidence returned in this
 /// invocation, and no claim reads as an order to the system. (The body is policy's to judge,
 /// so that a draft carrying such text reaches the operator with the reason.)
+///
+/// A `thread` item's answer holds its posts in `thread` (2 to [`MAX_THREAD_POSTS`], none
+/// blank); any other item's holds none (`schema_violation` at `/thread`).
 pub fn noni(input: &NoniInput, out: &DraftOutput, researched: &HashSet<&EvidenceId>) -> Result<(), Miss> {
+    let shaped = match input.item.format {
+        ContentFormat::Thread => {
+            (2..=MAX_THREAD_POSTS).contains(&out.thread.len()) && out.thread.iter().all(|p| !p.trim().is_empty())
+        }
+        _ => out.thread.is_empty(),
+    };
+    if !shaped {
+        return Err(Miss { code: Code::SchemaViolation, at: Some("/thread".into()) });
+    }
     let mut allowed: HashSet<_> = input.evidence.iter().map(|m| &m.evidence_id).collect();
     allowed.extend(researched.iter().copied());
     for (i, claim) in out.claims.iter().enumerate() {
@@ -430,6 +444,24 @@ mod tests {
             Ok(())
         );
         assert_eq!(noni(&noni_input, &draft(INJECTED), &HashSet::new()).map_err(|m| m.code), Err(Code::UntrustedText));
+
+        // A thread item's answer lists 2 to 25 posts in `thread`; any other item's lists none.
+        let with_thread = |posts: &[&str]| -> DraftOutput {
+            let mut d = draft("It cost 1.2 million dollars");
+            d.thread = posts.iter().map(|p| (*p).to_owned()).collect();
+            d
+        };
+        let at_thread = Err((Code::SchemaViolation, Some("/thread".to_owned())));
+        let check =
+            |input: &NoniInput, out: &DraftOutput| noni(input, out, &HashSet::new()).map_err(|m| (m.code, m.at));
+        assert_eq!(check(&noni_input, &with_thread(&["One.", "Two."])), at_thread, "a text item has no thread");
+        let mut thread_input = noni_input.clone();
+        thread_input.item.format = harmonia_contracts::domain::ContentFormat::Thread;
+        assert_eq!(check(&thread_input, &with_thread(&["One.", "Two."])), Ok(()));
+        assert_eq!(check(&thread_input, &with_thread(&[])), at_thread, "a thread item's posts are listed");
+        assert_eq!(check(&thread_input, &with_thread(&["One."])), at_thread, "a thread is at least two posts");
+        assert_eq!(check(&thread_input, &with_thread(&["One.", " "])), at_thread, "no post is blank");
+        assert_eq!(check(&thread_input, &with_thread(&["Post."; 26])), at_thread, "at most 25 posts");
     }
 
     #[test]

@@ -127,8 +127,13 @@ pub struct DecisionReply {
 pub struct EditBody {
     /// The exact draft version edited.
     pub version: String,
-    /// The new text, exactly as it is to be posted.
+    /// The new text, exactly as it is to be posted: the whole post, or with `post` the text of
+    /// that one post of a thread.
     pub body: String,
+    /// For a thread: which of its posts `body` replaces (1 for the first). A thread is edited
+    /// one post at a time, a single post whole (`invalid_request` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post: Option<u32>,
 }
 
 /// The answer to an edit (201): the decision record, the operator's draft, and the job.

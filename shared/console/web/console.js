@@ -223,27 +223,35 @@ function marked(text) {
 /** The draft as it will be posted: a card for its platform (the brand's name and handle, the
  * text with its links, mentions and hashtags marked), its length against the limit as the
  * platform counts it, the call to action, and its version (short, with a button that copies the
- * whole one). */
+ * whole one). A thread is a card per post, in order, each with its own length. */
 function draftPost(detail, config) {
   const draft = detail.drafts?.at(-1);
   if (!draft) return null;
-  const over = draft.length.used > draft.length.limit;
+  const posts = draft.thread?.length ? draft.thread : [{ body: draft.body, length: draft.length }];
+  const over = posts.some((p) => p.length.used > p.length.limit);
   const platform = platformName(draft.platform);
   const handle = config?.channels?.find((c) => c.platform === draft.platform)?.handle;
   const brief = detail.strategy?.briefs?.find((b) => b.id === detail.selected_item?.brief);
   const cta = brief?.call_to_action;
-  const links = (draft.body.match(/https?:\/\/\S+/g) ?? []).length;
-  return el('section', { class: 'draft', 'aria-labelledby': 'draft-title' },
-    el('h2', { id: 'draft-title', text: `Draft for ${platform}` }),
-    el('p', { class: over ? 'over' : 'muted' }, `${draft.length.used} / ${draft.length.limit} ${draft.length.unit}${over ? ': over the limit' : ''} · `,
-      version(draft.content_hash), ` · ${draft.provenance === 'mock' ? 'offline model (mock)' : 'live model'}`),
-    el('article', { class: `preview preview-${draft.platform}`, 'aria-label': `The post as it will look on ${platform}` },
+  const card = (post, n) => {
+    const links = (post.body.match(/https?:\/\/\S+/g) ?? []).length;
+    const which = posts.length > 1 ? `Post ${n} of ${posts.length}` : null;
+    return el('article', { class: `preview preview-${draft.platform}`, 'aria-label': which ? `${which} as it will look on ${platform}` : `The post as it will look on ${platform}` },
       el('header', {}, el('strong', { text: config?.name ?? 'Your brand' }), handle ? el('span', { class: 'muted', text: ` ${handle}` }) : null,
-        el('span', { class: 'muted', text: ` · ${platform}` })),
-      el('div', { class: 'post', id: 'draft-body' }, ...marked(draft.body)),
+        el('span', { class: 'muted', text: ` · ${platform}` }), which ? el('span', { class: 'muted', text: ` · ${which}${n > 1 ? ', replying to the one before' : ''}` }) : null),
+      el('div', { class: 'post', id: which ? `draft-post-${n}` : 'draft-body' }, ...marked(post.body)),
       el('footer', { class: 'muted' },
-        el('meter', { min: 0, max: draft.length.limit, value: Math.min(draft.length.used, draft.length.limit), high: draft.length.limit * 0.9, optimum: 0, 'aria-label': 'Length against the limit' }),
-        ` ${draft.length.used} of ${draft.length.limit} ${COUNTED[draft.platform] ?? draft.length.unit}${links ? ` · ${links} link${links === 1 ? '' : 's'}` : ''}`)),
+        el('meter', { min: 0, max: post.length.limit, value: Math.min(post.length.used, post.length.limit), high: post.length.limit * 0.9, optimum: 0, 'aria-label': 'Length against the limit' }),
+        ` ${post.length.used} of ${post.length.limit} ${COUNTED[draft.platform] ?? post.length.unit}${links ? ` · ${links} link${links === 1 ? '' : 's'}` : ''}`));
+  };
+  const summary = posts.length > 1
+    ? `A thread of ${posts.length} posts, each within ${draft.length.limit} ${draft.length.unit}${over ? ': a post is over the limit' : ''} · `
+    : `${draft.length.used} / ${draft.length.limit} ${draft.length.unit}${over ? ': over the limit' : ''} · `;
+  return el('section', { class: 'draft', 'aria-labelledby': 'draft-title' },
+    el('h2', { id: 'draft-title', text: posts.length > 1 ? `Thread for ${platform}` : `Draft for ${platform}` }),
+    el('p', { class: over ? 'over' : 'muted' }, summary,
+      version(draft.content_hash), ` · ${draft.provenance === 'mock' ? 'offline model (mock)' : 'live model'}`),
+    posts.length > 1 ? el('ol', { class: 'thread' }, ...posts.map((p, i) => el('li', {}, card(p, i + 1)))) : card(posts[0], 1),
     cta ? el('p', { class: 'cta' }, el('strong', { text: 'Call to action: ' }), cta,
       el('span', { class: 'muted', text: draft.body.includes(cta.replace(/[.!]$/, '')) ? ' (in the post)' : ' (not word for word in the post)' })) : null);
 }
@@ -307,9 +315,10 @@ function publicationPreview(detail) {
   const until = refused?.retry_after
     ? ` ${platform} allows posting again at ${new Date(refused.retry_after).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short', timeZone: zone, timeZoneName: 'short' })}.`
     : '';
+  const posts = p.thread?.length;
   const state = verified?.outcome === 'verified'
-    ? `Verified: the post is live on ${platform}.`
-    : verified?.outcome === 'mismatch' ? `Read back from ${platform}, the post differs from the approved draft.`
+    ? (posts ? `Verified: the thread of ${posts} posts is live on ${platform}, each replying to the one before.` : `Verified: the post is live on ${platform}.`)
+    : verified?.outcome === 'mismatch' ? (posts ? `Read back from ${platform}, a post of the thread differs from the approved draft or does not reply to the one before.` : `Read back from ${platform}, the post differs from the approved draft.`)
       : verified?.outcome === 'missing' ? `No post was found on ${platform}.`
         : refused ? `${platform} refused the post (${refused.code}); nothing was posted.${until}`
           : p.receipt ? `Sent to ${platform}; it is being read back to verify it.` : `Being published to ${platform}.`;
@@ -319,10 +328,23 @@ function publicationPreview(detail) {
     el('h2', { id: 'publication-title', text: 'Publication' }),
     el('p', { id: 'publication-state', text: state }),
     url && el('p', {}, el('a', { href: url, rel: 'noopener noreferrer', target: '_blank', text: `Open the post on ${platform}` })),
-    el('div', { class: 'post', text: p.body }),
+    p.thread?.length
+      ? el('ol', { class: 'thread', 'aria-label': `The thread, ${p.thread.length} posts` }, ...p.thread.map((t, i) => el('li', {},
+        el('p', { class: 'muted', text: `Post ${i + 1} of ${p.thread.length}: ${threadPostState(t)}` }),
+        el('div', { class: 'post', text: t.body }))))
+      : el('div', { class: 'post', text: p.body }),
     post && el('details', {}, el('summary', { text: 'Details' }),
       el('dl', { class: 'facts' }, el('dt', { text: 'Post id' }), el('dd', { text: post }),
         applied?.record && el('dt', { text: 'Record' }), applied?.record && el('dd', { text: applied.record.uri }))));
+}
+
+/** Where one post of a thread being published stands, in words. */
+function threadPostState(post) {
+  const outcome = post.receipt?.outcome;
+  if (outcome === 'applied') return `posted as ${post.receipt.post}.`;
+  if (outcome === 'failed') return `refused (${post.receipt.code}); nothing was posted.`;
+  if (outcome === 'unknown' || post.begun) return 'sent; its answer is being confirmed by reading it back.';
+  return 'not posted yet.';
 }
 
 /** What the post drew on its platform, read at each snapshot offset after it was verified: a
@@ -385,7 +407,17 @@ function decisionPanel(id, detail, here, reload) {
       el('button', { type: 'button', text: 'Request changes', onclick: () => act(path, decision('request_changes', { feedback: feedback.value }), 'Changes requested: a new version is on its way.') })),
     el('div', { class: 'field' }, el('label', { for: 'reason', text: 'Reason for rejecting' }), reason,
       el('button', { type: 'button', text: `Reject the ${subject}`, onclick: () => act(path, decision('reject', { reason: reason.value }), `The ${subject} is rejected.`) })));
-  if (subject === 'draft') {
+  const thread = detail.drafts?.at(-1)?.thread ?? [];
+  if (subject === 'draft' && thread.length) {
+    // A thread is edited post by post: each save is the next version, with that post changed.
+    thread.forEach((post, i) => {
+      const n = i + 1;
+      const body = el('textarea', { id: `edit-post-${n}`, name: `post-${n}`, rows: 4, maxlength: 5000 });
+      body.value = post.body;
+      panel.append(el('div', { class: 'field' }, el('label', { for: `edit-post-${n}`, text: `Your own version of post ${n} of ${thread.length}` }), body,
+        el('button', { type: 'button', text: `Save post ${n}`, onclick: () => act(`/v1/jobs/${id}/edits`, { version: awaiting.version, post: n, body: body.value }, `Your version of post ${n} is saved and the thread passed policy.`) })));
+    });
+  } else if (subject === 'draft') {
     const body = el('textarea', { id: 'edit-body', name: 'body', rows: 6, maxlength: 5000 });
     body.value = detail.drafts?.at(-1)?.body ?? '';
     panel.append(el('div', { class: 'field' }, el('label', { for: 'edit-body', text: 'Your own version of the post' }), body,

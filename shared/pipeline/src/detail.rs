@@ -251,8 +251,13 @@ pub struct DraftDetail {
     pub platform: Platform,
     /// The text, byte for byte as it would be posted.
     pub body: String,
-    /// Its length as the platform counts it, against the limit.
+    /// Its length as the platform counts it, against the limit (a thread's: its longest
+    /// post's, since each post is held to the limit on its own).
     pub length: Length,
+    /// A thread's posts in order, each exactly as it will be posted with its own length;
+    /// empty for a single post. `body` is then the posts joined by a blank line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread: Vec<PostDetail>,
     /// Its claims, each with the evidence quoted.
     pub claims: Vec<ClaimDetail>,
     /// The version (content hash) an approval names.
@@ -260,6 +265,15 @@ pub struct DraftDetail {
     /// When it was written.
     #[serde(with = "harmonia_contracts::time::rfc3339")]
     pub created_at: DateTime<Utc>,
+}
+
+/// One post of a thread exactly as it will be posted, with its length.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PostDetail {
+    /// The text, byte for byte.
+    pub body: String,
+    /// Its length as the platform counts it, against the limit.
+    pub length: Length,
 }
 
 /// A text's length as its platform counts it (weighted characters for X, graphemes for
@@ -526,9 +540,15 @@ fn brief_detail(b: Brief, cite: &impl Fn(&[EvidenceId]) -> Vec<Cited>) -> BriefD
 }
 
 fn draft_detail(d: Draft, config: &WorkspaceConfig, cite: &impl Fn(&[EvidenceId]) -> Vec<Cited>) -> DraftDetail {
-    let (used, limit, unit) = crate::policy::length_on(config, d.platform, &d.body);
+    let length = |text: &str| {
+        let (used, limit, unit) = crate::policy::length_on(config, d.platform, text);
+        Length { used, limit, unit: unit.to_owned() }
+    };
+    let thread: Vec<PostDetail> =
+        d.thread.iter().map(|post| PostDetail { body: post.clone(), length: length(post) }).collect();
     DraftDetail {
-        length: Length { used, limit, unit: unit.to_owned() },
+        length: thread.iter().map(|p| p.length.clone()).max_by_key(|l| l.used).unwrap_or_else(|| length(&d.body)),
+        thread,
         claims: d.claims.iter().map(|c| ClaimDetail { text: c.text.clone(), evidence: cite(&c.evidence) }).collect(),
         id: d.id,
         round: d.round,

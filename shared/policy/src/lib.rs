@@ -25,8 +25,8 @@
 use std::collections::HashMap;
 
 use harmonia_contracts::domain::{
-    ConnectorKind, Draft, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review, WorkspaceConfig,
-    WorkspaceMode,
+    ConnectorKind, Draft, MAX_THREAD_POSTS, PolicyOutcome, PolicyResult, PolicyRule, PolicyViolation, Review,
+    WorkspaceConfig, WorkspaceMode,
 };
 use harmonia_contracts::ids::EvidenceId;
 use harmonia_contracts::tool::Provenance;
@@ -155,30 +155,53 @@ fn violation(rule: PolicyRule, detail: String) -> PolicyViolation {
 pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
     let draft = input.draft;
     let mut violations = Vec::new();
-    let (used, max, unit) = length_on(input.workspace, draft.platform, &draft.body);
-    if used > max {
-        violations.push(violation(
-            PolicyRule::PlatformLength,
-            format!("{used} of {max} {unit} on {}", draft.platform.as_str()),
-        ));
+    // A single post is held to the platform's limits; a thread's posts each are, and its
+    // whole text to the posts joined (a thread whose posts say something else is refused).
+    let posts: Vec<(String, &str)> = match draft.thread.as_slice() {
+        [] => vec![(String::new(), draft.body.as_str())],
+        posts => {
+            posts.iter().enumerate().map(|(n, p)| (format!("post {} of the thread: ", n + 1), p.as_str())).collect()
+        }
+    };
+    if !draft.thread.is_empty() {
+        let whole = Draft::thread_body(&draft.thread) == draft.body;
+        let count = (2..=MAX_THREAD_POSTS).contains(&draft.thread.len());
+        if !whole || !count || draft.thread.iter().any(|p| p.trim().is_empty()) {
+            violations.push(violation(
+                PolicyRule::PlatformLength,
+                format!(
+                    "a thread is 2 to {MAX_THREAD_POSTS} posts of text, read whole as the posts joined by a blank line; this one has {}",
+                    draft.thread.len()
+                ),
+            ));
+        }
     }
     let bounds = limit(draft.platform);
-    if let Some(max_bytes) = bounds.max_bytes
-        && draft.body.len() > max_bytes
-    {
-        violations.push(violation(
-            PolicyRule::PlatformLength,
-            format!("{} of {max_bytes} UTF-8 bytes on {}", draft.body.len(), draft.platform.as_str()),
-        ));
-    }
-    let found = links(&draft.body);
-    if let Some(max_links) = bounds.max_links
-        && found.len() > max_links
-    {
-        violations.push(violation(
-            PolicyRule::LinkCount,
-            format!("{} links; {} allows {max_links}", found.len(), draft.platform.as_str()),
-        ));
+    for (which, text) in posts {
+        let (used, max, unit) = length_on(input.workspace, draft.platform, text);
+        if used > max {
+            violations.push(violation(
+                PolicyRule::PlatformLength,
+                format!("{which}{used} of {max} {unit} on {}", draft.platform.as_str()),
+            ));
+        }
+        if let Some(max_bytes) = bounds.max_bytes
+            && text.len() > max_bytes
+        {
+            violations.push(violation(
+                PolicyRule::PlatformLength,
+                format!("{which}{} of {max_bytes} UTF-8 bytes on {}", text.len(), draft.platform.as_str()),
+            ));
+        }
+        let found = links(text);
+        if let Some(max_links) = bounds.max_links
+            && found.len() > max_links
+        {
+            violations.push(violation(
+                PolicyRule::LinkCount,
+                format!("{which}{} links; {} allows {max_links}", found.len(), draft.platform.as_str()),
+            ));
+        }
     }
     let unresolved = draft
         .claims
@@ -219,6 +242,7 @@ pub fn check(input: &PolicyInput<'_>) -> PolicyResult {
             format!("banned phrase(s) #{} of the workspace list", banned.join(", #")),
         ));
     }
+    let found = links(&draft.body);
     let refused: Vec<links::Refusal> =
         found.iter().filter_map(|l| links::check(l, &input.workspace.link_allow_list).err()).collect();
     if let Some(first) = refused.first() {

@@ -39,6 +39,7 @@ fn workspace(mode: WorkspaceMode) -> WorkspaceConfig {
 fn draft(platform: Platform, body: &str, evidence: &[&str], provenance: Provenance) -> Draft {
     let claims = vec![Claim { text: "c".into(), evidence: evidence.iter().map(|e| e.parse().expect("id")).collect() }];
     Draft {
+        thread: Vec::new(),
         id: "draft-1".parse().expect("id"),
         job: "job-1".parse().expect("id"),
         item: "item-1".parse().expect("id"),
@@ -46,7 +47,7 @@ fn draft(platform: Platform, body: &str, evidence: &[&str], provenance: Provenan
         round: Default::default(),
         platform,
         body: body.into(),
-        content_hash: Draft::compute_hash(platform, body, &claims),
+        content_hash: Draft::compute_hash(platform, body, &claims, &[]),
         claims,
         provenance,
         created_at: Utc::now(),
@@ -513,4 +514,40 @@ fn every_platform_has_one_row_of_limits_and_the_docs_quote_the_table() {
     let docs = include_str!("../../../docs/limits.md");
     let table = limits_markdown();
     assert!(docs.contains(&table), "docs/limits.md quotes the platform limits as they are:\n{table}");
+}
+
+#[test]
+fn a_threads_posts_each_keep_the_limit_and_together_say_its_text() {
+    let ws = workspace(WorkspaceMode::Development);
+    let post = |n: usize| format!("Post {n} of the storm story: {}", "x".repeat(200));
+    let posts: Vec<String> = (1..=3).map(post).collect();
+    let thread = |posts: &[String], body: &str| {
+        let mut d = draft(Platform::Bluesky, body, &["m-1"], Provenance::Live);
+        d.thread = posts.to_vec();
+        d.content_hash = Draft::compute_hash(d.platform, &d.body, &d.claims, &d.thread);
+        d
+    };
+    let whole = Draft::thread_body(&posts);
+    assert!(whole.chars().count() > 300, "the whole is longer than one Bluesky post");
+    let length = |d: &Draft| {
+        violations(&ws, d, ConnectorKind::Sandbox)
+            .into_iter()
+            .filter(|(rule, _)| *rule == PolicyRule::PlatformLength)
+            .map(|(_, detail)| detail)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(length(&thread(&posts, &whole)), Vec::<String>::new(), "each post is within 300 graphemes");
+    let single = draft(Platform::Bluesky, &whole, &["m-1"], Provenance::Live);
+    assert_eq!(length(&single).len(), 1, "the same text as one post is over the limit");
+
+    let mut long = posts.clone();
+    long[1] = "y".repeat(301);
+    let found = length(&thread(&long, &Draft::thread_body(&long)));
+    assert_eq!(found, ["post 2 of the thread: 301 of 300 graphemes on bluesky"]);
+    let found = length(&thread(&posts, "Something else."));
+    assert!(found.iter().any(|d| d.contains("read whole as the posts joined")), "{found:?}");
+    let found = length(&thread(&posts[..1], &posts[0]));
+    assert!(found.iter().any(|d| d.contains("this one has 1")), "{found:?}");
+    // Splitting the same text otherwise is another version.
+    assert_ne!(thread(&posts, &whole).content_hash, single.content_hash);
 }

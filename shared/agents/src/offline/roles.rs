@@ -2,9 +2,9 @@
 
 use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 use harmonia_contracts::domain::{
-    Analysis, Angle, AngleKind, Assessment, Assessments, Brief, Claim, ContentFormat, Dimension, Moment, Plan,
-    PlanItem, Platform, PolicyRule, PolicyViolation, ReviewIssue, Severity, Speech, Strategy, UtcWindow, Utterance,
-    Verdict, frame_flagged, segment_flagged,
+    Analysis, Angle, AngleKind, Assessment, Assessments, Brief, Claim, ContentFormat, Dimension, Draft,
+    MAX_THREAD_POSTS, Moment, Plan, PlanItem, Platform, PolicyRule, PolicyViolation, ReviewIssue, Severity, Speech,
+    Strategy, UtcWindow, Utterance, Verdict, frame_flagged, segment_flagged,
 };
 use harmonia_contracts::event::Pass;
 use harmonia_contracts::ids::{BriefId, EvidenceId, PlanItemId};
@@ -458,6 +458,27 @@ pub(super) fn noni(c: &Conversation<'_>) -> Result<Step, model::Error> {
                 quotes.sort_by_cached_key(|m| std::cmp::Reverse(relevance(&words, &m.quote)));
             }
         }
+        if i.item.format == ContentFormat::Thread {
+            // A thread: the opening, then a post per quote that fits one post, then the call
+            // to action; each post is held to the limit on its own.
+            let mut thread: Vec<String> = vec![body.clone()].into_iter().filter(|h| !h.is_empty()).collect();
+            for m in quotes {
+                let post = format!("“{}”", m.quote);
+                if claims.len() == most_quotes || thread.len() + 2 > MAX_THREAD_POSTS {
+                    break;
+                }
+                if post.chars().count() <= limit {
+                    thread.push(post);
+                    claims.push(Claim { text: clip(&m.quote, 500), evidence: vec![m.evidence_id.clone()] });
+                }
+            }
+            thread.extend(cta);
+            if thread.len() < 2 {
+                thread.push(format!("{angle}, in the speaker's words: the whole talk is in the source."));
+            }
+            let body = Draft::thread_body(&thread);
+            return out(&DraftOutput { body, claims, provenance: Provenance::Mock, thread });
+        }
         let reserve = cta.as_ref().map_or(0, |c| c.chars().count() + 2);
         for m in quotes {
             if claims.len() == most_quotes {
@@ -477,7 +498,7 @@ pub(super) fn noni(c: &Conversation<'_>) -> Result<Step, model::Error> {
             body.push_str("\n\n");
             body.push_str(&cta);
         }
-        out(&DraftOutput { body, claims, provenance: Provenance::Mock })
+        out(&DraftOutput { body, claims, provenance: Provenance::Mock, thread: Vec::new() })
     })
 }
 

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use harmonia_contracts::Role;
 use harmonia_contracts::domain::{
-    Analysis, Draft, Plan, Platform, PolicyRule, PolicyViolation, Severity, Strategy, Verdict, content_hash,
+    Analysis, ContentFormat, Draft, Plan, PlanItem, Platform, PolicyRule, PolicyViolation, Severity, Strategy, Verdict,
+    content_hash,
 };
 use harmonia_contracts::event::{Pass, Stage};
 use harmonia_contracts::tool::Provenance;
@@ -80,7 +81,12 @@ async fn offline_model_runs_every_role_on_the_sample() {
     assert!(!first.claims.is_empty());
     let dara_in = |pass, d: &DraftOutput| DaraInput {
         pass,
-        draft: DraftView { platform: item.channel, body: d.body.clone(), claims: d.claims.clone() },
+        draft: DraftView {
+            platform: item.channel,
+            body: d.body.clone(),
+            claims: d.claims.clone(),
+            thread: d.thread.clone(),
+        },
         item: item.clone(),
         brief: brief.clone(),
         evidence: noni_in.evidence.clone(),
@@ -108,8 +114,19 @@ async fn offline_model_runs_every_role_on_the_sample() {
         && i.problem == "Policy's check found that the figure \"1\" does not appear in the evidence the draft cites."));
     let limit = if item.channel == Platform::X { 280 } else { 3000 };
     assert!(second.body.chars().count() <= limit);
-    let draft_hash = Draft::compute_hash(item.channel, &second.body, &second.claims);
+    let draft_hash = Draft::compute_hash(item.channel, &second.body, &second.claims, &[]);
     assert_eq!(draft_hash.len(), 64);
+    assert!(second.thread.is_empty(), "a text item is one post");
+
+    // The same brief as a Bluesky thread: an opening, a post per quote and the call to action,
+    // each post within 300 graphemes, the text their join.
+    let thread_item = PlanItem { channel: Platform::Bluesky, format: ContentFormat::Thread, ..item.clone() };
+    let thread_in = NoniInput::new(Pass::REVISION, thread_item, brief.clone(), &analysis.moments, None);
+    let thread: DraftOutput = f.output::<role::Noni>(&rt, Stage::Draft, thread_in).await;
+    assert!(thread.thread.len() >= 3, "{:?}", thread.thread);
+    assert!(thread.thread.iter().all(|p| !p.is_empty() && p.chars().count() <= 300), "{:?}", thread.thread);
+    assert_eq!(thread.body, Draft::thread_body(&thread.thread));
+    assert_eq!(thread.thread.last().map(String::as_str), brief.call_to_action.as_deref());
 
     // Maya lays out only what is in its catalog.
     let catalog = vec![
@@ -135,7 +152,7 @@ async fn offline_model_runs_every_role_on_the_sample() {
         (Role::Nimi, 1),
         (Role::Ryan, 1),
         (Role::Temi, 1),
-        (Role::Noni, 2),
+        (Role::Noni, 3),
         (Role::Dara, 3),
         (Role::Maya, 1),
     ];

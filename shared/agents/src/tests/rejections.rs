@@ -69,6 +69,7 @@ fn dara() -> DaraInput {
             platform: Platform::Linkedin,
             body: "Rangers lost none of them.".into(),
             claims: Vec::new(),
+            thread: Vec::new(),
         },
         item: item(),
         brief: brief(),

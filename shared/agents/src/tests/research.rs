@@ -30,6 +30,7 @@ pub(super) fn publication(
     let job = "job-r".parse().expect("job");
     let draft: harmonia_contracts::ids::DraftId = format!("draft-{n}").parse().expect("draft");
     Publication {
+        thread: Vec::new(),
         job: "job-r".parse().expect("job"),
         draft: draft.clone(),
         platform: Platform::Linkedin,

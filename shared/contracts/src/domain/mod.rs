@@ -75,7 +75,7 @@ pub use planning::{
 pub use progress::{JobEvent, JobEvents, SeenEvents};
 pub use publication::{
     Approval, ApprovalSubject, ConnectorKind, Decision, Publication, PublicationClaim, PublicationReceipt,
-    ReceiptOutcome, RecordRef, Verification, VerificationOutcome,
+    ReceiptOutcome, RecordRef, ThreadPost, Verification, VerificationOutcome,
 };
 pub use records::{ActivityOutcome, ActivityRecord, MemoryFact, Operation, PostMetrics, TokenUsage, TrendSignal};
 pub use research::ResearchEvidence;
@@ -90,7 +90,7 @@ pub use source::{
     segment_flagged, untrusted_spans,
 };
 pub use speech::{Speech, Utterance, locate, match_form};
-pub use strategy::{Brief, Claim, Draft, Strategy};
+pub use strategy::{Brief, Claim, Draft, MAX_THREAD_POSTS, Strategy};
 pub use workspace::{Platform, Workspace, WorkspaceMode, WorkspaceVersion};
 
 /// A point in time, always UTC.

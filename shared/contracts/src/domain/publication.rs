@@ -278,9 +278,40 @@ pub struct Publication {
     /// The read-back verification, once recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<Verification>,
+    /// A thread's posts as they are made, in order (empty for a single post, whose call is the
+    /// claim's and receipt's alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 25))]
+    pub thread: Vec<ThreadPost>,
+}
+
+/// One post of a thread being published: its text, its own idempotency key, whether its call
+/// was begun, and what the platform said.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadPost {
+    /// Its text.
+    #[schemars(length(min = 1, max = 5000))]
+    pub body: String,
+    /// Its own key: the publication's, with its position (`…/1` for the first).
+    #[schemars(length(min = 1, max = 300))]
+    pub idempotency_key: String,
+    /// Whether a call to make it was begun: one begun without a receipt may have posted, and
+    /// is read back before it is made.
+    #[serde(default)]
+    pub begun: bool,
+    /// What the platform said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<ReceiptOutcome>,
 }
 
 impl Publication {
+    /// The idempotency key of the post that stands for the publication: a thread's first
+    /// post's (where readers reply, like and share), otherwise the claim's.
+    pub fn lead_key(&self) -> &str {
+        self.thread.first().map_or(&self.claim.idempotency_key, |p| &p.idempotency_key)
+    }
+
     /// The platform post id, when the receipt is applied and read-back verified it.
     pub fn verified_post(&self) -> Option<&PostId> {
         let applied = matches!(self.receipt.as_ref().map(|r| &r.outcome), Some(ReceiptOutcome::Applied { .. }));
@@ -311,6 +342,7 @@ mod tests {
         let post: PostId = "post-1".parse().expect("post");
         let at = chrono::Utc::now();
         Publication {
+            thread: Vec::new(),
             job: job.clone(),
             draft: draft.clone(),
             platform: Platform::Linkedin,

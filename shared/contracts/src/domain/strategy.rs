@@ -88,7 +88,13 @@ pub struct Draft {
     /// Every factual claim, each citing evidence.
     #[schemars(length(max = 20))]
     pub claims: Vec<Claim>,
-    /// Hash of (platform, body, claims).
+    /// A thread's posts in order, when its plan item's format is `thread` (2 to
+    /// [`MAX_THREAD_POSTS`]); empty for a single post. `body` is then the thread as one reads
+    /// it: the posts joined by a blank line ([`Draft::thread_body`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 25))]
+    pub thread: Vec<String>,
+    /// Hash of (platform, body, claims), and of the thread's posts when it is one.
     pub content_hash: String,
     /// Live or mock.
     pub provenance: Provenance,
@@ -98,14 +104,27 @@ pub struct Draft {
     pub created_at: Timestamp,
 }
 
+/// The most posts a thread has.
+pub const MAX_THREAD_POSTS: usize = 25;
+
 impl Draft {
-    /// The hash of the publishable content: platform, body and claims.
-    pub fn compute_hash(platform: Platform, body: &str, claims: &[Claim]) -> String {
-        super::content_hash(&(platform, body, claims))
+    /// The hash of the publishable content: platform, body and claims, and a thread's posts
+    /// (two threads of the same text split differently are different versions).
+    pub fn compute_hash(platform: Platform, body: &str, claims: &[Claim], thread: &[String]) -> String {
+        if thread.is_empty() {
+            super::content_hash(&(platform, body, claims))
+        } else {
+            super::content_hash(&(platform, body, claims, thread))
+        }
     }
 
     /// Whether `content_hash` matches the content.
     pub fn hash_is_current(&self) -> bool {
-        self.content_hash == Self::compute_hash(self.platform, &self.body, &self.claims)
+        self.content_hash == Self::compute_hash(self.platform, &self.body, &self.claims, &self.thread)
+    }
+
+    /// A thread as one reads it: its posts joined by a blank line.
+    pub fn thread_body(posts: &[String]) -> String {
+        posts.join("\n\n")
     }
 }

@@ -205,7 +205,7 @@ async fn measure(
                 done.finished += 1;
                 return Ok(false);
             }
-            let key = &publication.claim.idempotency_key;
+            let key = publication.lead_key();
             let asked = Asked { workspace: ws, idempotency_key: key, posted: &posted, age: now - entry.verified_at };
             match connector.engagement(asked).await {
                 Ok(Measured::Counts(counts)) => {

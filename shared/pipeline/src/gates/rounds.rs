@@ -61,8 +61,12 @@ pub struct EditRequest {
     pub operator: OperatorId,
     /// The exact draft version edited.
     pub subject_hash: String,
-    /// The new text, exactly as it is to be posted.
+    /// The new text, exactly as it is to be posted: the whole post, or with `post` the text of
+    /// that one post of a thread.
     pub body: String,
+    /// For a thread: which of its posts `body` replaces (1 for the first); the others are kept
+    /// as they are. A thread is edited one post at a time, a single post whole.
+    pub post: Option<u32>,
 }
 
 /// Ask for changes to the strategy or draft awaiting a decision. Records the round, moves the
@@ -137,14 +141,14 @@ pub struct Edited {
 /// deterministic policy checks it at once. A version that passes awaits approval in its own round; one that does not is
 /// refused (`policy_violation`, naming each broken rule) and nothing is stored.
 pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> Result<Edited, Error> {
-    let body = request.body;
-    if body.trim().is_empty() || body.chars().count() > MAX_EDIT_CHARS {
+    if request.body.trim().is_empty() || request.body.chars().count() > MAX_EDIT_CHARS {
         return Err(Error::new(Code::InvalidRequest, "An edited draft is 1 to 5,000 characters of text."));
     }
     let job = job(env, workspace, &request.job).await?;
     let (round, decided) =
         open_round(env, workspace, &job, ApprovalSubject::Draft, &request.subject_hash, &request.operator).await?;
     let previous: Draft = stored(env, workspace, DRAFTS, &doc_id(current_draft_id(&job))).await?;
+    let (body, thread) = edited_text(&previous.thread, request.body, request.post)?;
     let analysis: AnalysisRecord = stored(env, workspace, ANALYSES, &doc_id(&job.id)).await?;
     let source = crate::records::source(&*env.store, &*env.blobs, workspace, &job.source)
         .await?
@@ -174,7 +178,8 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
     evidence.extend(crate::policy::evidence::load(&*env.store, workspace, &analysis, &cites, env.clock.now()).await?);
     let id = draft_id_of(&job.id, round, Pass::FIRST);
     let draft = Draft {
-        content_hash: Draft::compute_hash(previous.platform, &body, &claims),
+        content_hash: Draft::compute_hash(previous.platform, &body, &claims, &thread),
+        thread,
         id: id.clone(),
         job: job.id.clone(),
         item: previous.item,
@@ -218,6 +223,32 @@ pub async fn edit(env: &Env, workspace: &WorkspaceId, request: EditRequest) -> R
     }
     record_round(env, workspace, &job, round, &record, JobStatus::AwaitingDraftApproval, writes).await?;
     Ok(Edited { approval, draft })
+}
+
+/// The edited draft's text and thread: a single post's text is `body`; a thread's is its posts
+/// with post `post` (from 1) replaced by `body`, joined. A thread edited whole, a single post
+/// edited as one of a thread, or a post the thread does not have is refused (`invalid_request`).
+fn edited_text(thread: &[String], body: String, post: Option<u32>) -> Result<(String, Vec<String>), Error> {
+    let n = thread.len();
+    match post {
+        None if n == 0 => Ok((body, Vec::new())),
+        None => Err(Error::new(
+            Code::InvalidRequest,
+            format!("This draft is a thread of {n} posts: edit one post at a time, naming it (1 to {n})."),
+        )),
+        Some(_) if n == 0 => {
+            Err(Error::new(Code::InvalidRequest, "This draft is a single post: edit it whole, naming no post."))
+        }
+        Some(at) => {
+            let index =
+                usize::try_from(at).ok().and_then(|at| at.checked_sub(1)).filter(|i| *i < n).ok_or_else(|| {
+                    Error::new(Code::InvalidRequest, format!("This thread has posts 1 to {n}; there is no post {at}."))
+                })?;
+            let mut posts = thread.to_vec();
+            posts[index] = body;
+            Ok((Draft::thread_body(&posts), posts))
+        }
+    }
 }
 
 /// A quotation of an edit that the source says, as the claim citing it, and the record of the

@@ -385,13 +385,14 @@ async fn publish(case: &Case, config: &WorkspaceConfig, store: &dyn Store) -> BT
     let body = case.body.clone().unwrap_or_default();
     let claims = vec![Claim { text: "The claim.".into(), evidence: case.cites.clone() }];
     let draft = Draft {
+        thread: Vec::new(),
         id: "draft-corpus".parse().expect("id"),
         job: job.clone(),
         item: "item-corpus".parse().expect("id"),
         pass: Pass::FIRST,
         round: Default::default(),
         platform,
-        content_hash: Draft::compute_hash(platform, &body, &claims),
+        content_hash: Draft::compute_hash(platform, &body, &claims, &[]),
         body,
         claims,
         provenance,

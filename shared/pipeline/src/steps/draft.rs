@@ -83,6 +83,11 @@ async fn write<P: Subscribed<Consumer = stage::Draft>>(
         .map(|m| m.quote.as_str())
         .collect();
     output.body = harmonia_grounding::as_said(&output.body, &cited);
+    // A thread's text is its posts joined: written by deterministic code, never taken apart.
+    output.thread = output.thread.iter().map(|post| harmonia_grounding::as_said(post, &cited)).collect();
+    if !output.thread.is_empty() {
+        output.body = Draft::thread_body(&output.thread);
+    }
     let id = draft_id(&event.job, event.round, pass);
     let draft = Draft {
         id: id.clone(),
@@ -91,7 +96,8 @@ async fn write<P: Subscribed<Consumer = stage::Draft>>(
         pass,
         round: event.round,
         platform: item.channel,
-        content_hash: Draft::compute_hash(item.channel, &output.body, &output.claims),
+        content_hash: Draft::compute_hash(item.channel, &output.body, &output.claims, &output.thread),
+        thread: output.thread,
         body: output.body,
         claims: output.claims,
         provenance: output.provenance,
@@ -120,7 +126,12 @@ impl Step for ItemSelected {
             Some((feedback, version)) => {
                 let before = event.round.previous().ok_or_else(|| step::Error::fail(Code::InvalidTransition))?;
                 let previous = draft_with_hash(env, ws, &event.job, before, &version).await?;
-                let view = DraftView { platform: previous.platform, body: previous.body, claims: previous.claims };
+                let view = DraftView {
+                    platform: previous.platform,
+                    body: previous.body,
+                    claims: previous.claims,
+                    thread: previous.thread,
+                };
                 Some(OperatorRound { round: event.round, feedback, previous: view })
             }
             None => None,

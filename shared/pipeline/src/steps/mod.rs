@@ -14,6 +14,7 @@ mod review;
 mod seed;
 pub use seed::budget_limit;
 mod strategize;
+mod thread;
 mod upload;
 mod verify;
 

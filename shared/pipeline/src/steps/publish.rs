@@ -24,6 +24,12 @@ impl Step for DraftApproved {
         let draft = approved_draft(env, event).await?;
         let connector = channel_connector(env, &event.workspace, &event.job, draft.platform).await?;
         let (publication, claimed_now) = claim(env, event, &draft, connector.kind()).await?;
+        if !publication.thread.is_empty() && publication.receipt.is_none() {
+            let provenance = provenance(env, &event.workspace, &publication.job, &publication.draft).await?;
+            let (publication, outcome) =
+                super::thread::publish(env, &*connector, event, publication, provenance).await?;
+            return record(env, event, publication, outcome).await;
+        }
         let outcome = match (&publication.receipt, claimed_now) {
             (Some(receipt), _) => receipt.outcome.clone(),
             (None, false) => ReceiptOutcome::Unknown,
@@ -59,13 +65,14 @@ async fn claim(
     connector: ConnectorKind,
 ) -> Result<(Publication, bool), step::Error> {
     let ws = &event.workspace;
+    let claim_key = format!("{ws}:{}:{}", draft.id, &draft.content_hash[..16]);
     let claim = PublicationClaim {
         job: event.job.clone(),
         draft: draft.id.clone(),
         content_hash: draft.content_hash.clone(),
         platform: draft.platform,
         connector,
-        idempotency_key: format!("{ws}:{}:{}", draft.id, &draft.content_hash[..16]),
+        idempotency_key: claim_key.clone(),
         claimed_at: Utc::now(),
     };
     let fresh = Publication {
@@ -77,17 +84,25 @@ async fn claim(
         claim,
         receipt: None,
         verification: None,
+        thread: super::thread::parts(&claim_key, &draft.thread),
     };
     let store = &*env.store;
-    let (job, id, fresh_data) = (&doc_id(&event.job), &doc_id(&draft.id), &encode(&fresh)?);
-    let existing = run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
+    let (job, id, fresh) = (&doc_id(&event.job), &doc_id(&draft.id), &fresh);
+    let (publication, claimed_now) = run_transaction(harmonia_store::DEFAULT_ATTEMPTS, || async move {
         let mut tx = Tx::begin(store, ws);
+        let mut claimed = fresh.clone();
         if let Some(existing) = tx.get(PUBLICATIONS, id).await? {
             let existing: Publication = existing.decode()?;
-            // A refusal made nothing: an operator's retry of the step claims afresh (the
-            // failure's marker keeps redeliveries from reaching here).
+            // A refusal made nothing more: an operator's retry of the step claims afresh (the
+            // failure's marker keeps redeliveries from reaching here), keeping the posts of a
+            // thread that were made before the refusal.
             if !matches!(existing.receipt.as_ref().map(|r| &r.outcome), Some(ReceiptOutcome::Failed { .. })) {
-                return Ok(Some(existing));
+                return Ok((existing, false));
+            }
+            for (part, before) in claimed.thread.iter_mut().zip(existing.thread) {
+                if matches!(before.receipt, Some(ReceiptOutcome::Applied { .. })) {
+                    *part = before;
+                }
             }
         }
         let mut current: Job = tx.get(JOBS, job).await?.ok_or(harmonia_store::Error::NotFound)?.decode()?;
@@ -98,14 +113,11 @@ async fn claim(
                 .map_err(|_| harmonia_store::Error::Aborted(Code::InvalidTransition))?;
             tx.put(JOBS, job, encode(&current)?);
         }
-        tx.put(PUBLICATIONS, id, fresh_data.clone());
-        tx.commit().await.map(|()| None)
+        tx.put(PUBLICATIONS, id, encode(&claimed)?);
+        tx.commit().await.map(|()| (claimed, true))
     })
     .await?;
-    Ok(match existing {
-        Some(publication) => (publication, false),
-        None => (fresh, true),
-    })
+    Ok((publication, claimed_now))
 }
 
 /// The one connector call, with the claim's idempotency key.

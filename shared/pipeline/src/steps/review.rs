@@ -44,7 +44,12 @@ impl Step for DraftWritten {
             analysis.analysis.moments.into_iter().filter(|m| brief.evidence.contains(&m.evidence_id)).collect();
         let input = DaraInput {
             pass: draft.pass,
-            draft: DraftView { platform: draft.platform, body: draft.body.clone(), claims: draft.claims.clone() },
+            draft: DraftView {
+                platform: draft.platform,
+                body: draft.body.clone(),
+                claims: draft.claims.clone(),
+                thread: draft.thread.clone(),
+            },
             item,
             brief,
             evidence,

@@ -12,54 +12,21 @@ use harmonia_connectors::{Found, Lookup, Outgoing, Sent};
 
 /// `verify`: read back by the idempotency key and record the verification. When the receipt
 /// was unknown and read-back proves nothing was posted, the post is sent once more with the
-/// same key (so the platform cannot post twice) and read back again.
+/// same key (so the platform cannot post twice) and read back again. A thread is read back
+/// post by post, each replying to the one before ([`super::thread::verify`]).
 impl Step for PostPublished {
     async fn run(env: &Env, event: &StageEvent<PostPublished>) -> Result<(), step::Error> {
         let ws = &event.workspace;
         let publication: Publication = load(env, ws, PUBLICATIONS, &doc_id(&event.payload.draft)).await?;
         let receipt = publication.receipt.as_ref().ok_or_else(|| step::Error::fail(Code::NotFound))?;
-        let key = publication.claim.idempotency_key.clone();
         let connector = channel_connector(env, ws, &event.job, publication.platform).await?;
         // Read back where the claim says the post went, never anywhere else.
         if connector.kind() != publication.claim.connector {
             return Err(step::Error::fail(Code::InvalidConfig));
         }
-        // What the receipt names: the post, and on the AT Protocol its record (the one read
-        // back must be that record: a different one under the key is not this publication).
-        let (posted, receipt_record) = match &receipt.outcome {
-            ReceiptOutcome::Applied { post, record, .. } => (Some(post.clone()), record.clone()),
-            _ => (None, None),
-        };
-        let sent = Lookup::key(ws, &key).sent(&publication.body, publication.claim.claimed_at);
-        let mut found = connector.read_back(sent.posted(posted.as_ref())).await.map_err(|e| {
-            step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e))
-        })?;
-        if found == Found::Missing && matches!(receipt.outcome, ReceiptOutcome::Unknown) {
-            let outgoing = Outgoing {
-                idempotency_key: key.clone(),
-                platform: publication.platform,
-                body: publication.body.clone(),
-                provenance: provenance(env, ws, &event.job, &publication.draft).await?,
-                reply: None,
-            };
-            // The same key: the platform answers with the first post if there was one. Its
-            // answer names the post to read back where a platform cannot look one up by key.
-            let resent = match connector.send(ws, &outgoing).await {
-                Sent::Applied(posted) => Some(posted.post),
-                _ => None,
-            };
-            found = connector.read_back(sent.posted(resent.as_ref())).await.map_err(|e| {
-                step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e))
-            })?;
-        }
-        let outcome = match &found {
-            Found::Post { post, body, record, .. }
-                if *body == publication.body && receipt_record.as_ref().is_none_or(|r| record.as_ref() == Some(r)) =>
-            {
-                VerificationOutcome::Verified { post: post.clone() }
-            }
-            Found::Post { post, .. } => VerificationOutcome::Mismatch { post: post.clone() },
-            Found::Missing => VerificationOutcome::Missing,
+        let outcome = match publication.thread.is_empty() {
+            true => single(env, &*connector, event, &publication, receipt).await?,
+            false => super::thread::verify(&*connector, ws, &publication).await?,
         };
         let verification = Verification {
             job: event.job.clone(),
@@ -94,4 +61,57 @@ impl Step for PostPublished {
             .publish(env, &next_event(event, verified))?;
         complete(env, event, completion).await
     }
+}
+
+/// Read back a single post: by the key, or by the post the receipt names; when the receipt was
+/// unknown and read-back proves nothing was posted, the post is sent once more with the same
+/// key (so the platform cannot post twice) and read back again.
+async fn single(
+    env: &Env,
+    connector: &dyn harmonia_connectors::Connector,
+    event: &StageEvent<PostPublished>,
+    publication: &Publication,
+    receipt: &harmonia_contracts::domain::PublicationReceipt,
+) -> Result<VerificationOutcome, step::Error> {
+    let ws = &event.workspace;
+    let key = publication.claim.idempotency_key.clone();
+    // What the receipt names: the post, and on the AT Protocol its record (the one read
+    // back must be that record: a different one under the key is not this publication).
+    let (posted, receipt_record) = match &receipt.outcome {
+        ReceiptOutcome::Applied { post, record, .. } => (Some(post.clone()), record.clone()),
+        _ => (None, None),
+    };
+    let sent = Lookup::key(ws, &key).sent(&publication.body, publication.claim.claimed_at);
+    let mut found = connector
+        .read_back(sent.posted(posted.as_ref()))
+        .await
+        .map_err(|e| step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e)))?;
+    if found == Found::Missing && matches!(receipt.outcome, ReceiptOutcome::Unknown) {
+        let outgoing = Outgoing {
+            idempotency_key: key.clone(),
+            platform: publication.platform,
+            body: publication.body.clone(),
+            provenance: provenance(env, ws, &event.job, &publication.draft).await?,
+            reply: None,
+        };
+        // The same key: the platform answers with the first post if there was one. Its
+        // answer names the post to read back where a platform cannot look one up by key.
+        let resent = match connector.send(ws, &outgoing).await {
+            Sent::Applied(posted) => Some(posted.post),
+            _ => None,
+        };
+        found = connector.read_back(sent.posted(resent.as_ref())).await.map_err(|e| {
+            step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e))
+        })?;
+    }
+    let outcome = match &found {
+        Found::Post { post, body, record, .. }
+            if *body == publication.body && receipt_record.as_ref().is_none_or(|r| record.as_ref() == Some(r)) =>
+        {
+            VerificationOutcome::Verified { post: post.clone() }
+        }
+        Found::Post { post, .. } => VerificationOutcome::Mismatch { post: post.clone() },
+        Found::Missing => VerificationOutcome::Missing,
+    };
+    Ok(outcome)
 }

@@ -1,0 +1,242 @@
+//! A thread on Bluesky, on the real AT Protocol PDS (`HARMONIA_TEST_PDS`): the recorded job
+//! with Temi planning its item as a `thread` and Noni writing one (`recordings/thread` over
+//! `recordings/job`), published post by post, each replying to the one before.
+
+use std::time::Duration;
+
+use harmonia_e2e::FunctionProcess;
+use harmonia_e2e::recorded::{RecordedModel, Wire};
+use serde_json::Value;
+
+use crate::channels::{KEY, Proxy, account, cli, data_dir, model_env, posts, priya, show, to_the_draft_gate};
+
+/// The recorded job's answers, with the thread's standing in for Temi's plan and Noni's drafts.
+pub(crate) async fn thread_model() -> RecordedModel {
+    let recordings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings");
+    let dirs = [recordings.join("thread/openai"), recordings.join("job/openai")];
+    RecordedModel::start_over(Wire::OpenAi, &[&dirs[0], &dirs[1]], KEY).await
+}
+
+/// The record key at the end of an `at://` URI.
+fn rkey(uri: &str) -> &str {
+    uri.rsplit('/').next().unwrap_or_default()
+}
+
+/// `did`'s post records as (URI, CID, text, reply refs), in the order of their reply chain
+/// when they form one: the post replying to nothing first, then each post replying to the one
+/// before; any other record after them, as listed.
+async fn records(did: &str) -> Vec<(String, String, String, Value)> {
+    let mut listed: Vec<(String, String, String, Value)> = posts(did)
+        .await
+        .into_iter()
+        .map(|r| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+            (text(&r["uri"]), text(&r["cid"]), text(&r["value"]["text"]), r["value"]["reply"].clone())
+        })
+        .collect();
+    let mut chain = Vec::new();
+    let mut parent: Option<String> = None;
+    while let Some(next) = listed.iter().position(|(_, _, _, reply)| match &parent {
+        None => reply.is_null(),
+        Some(uri) => reply["parent"]["uri"] == uri.as_str(),
+    }) {
+        let post = listed.remove(next);
+        parent = Some(post.0.clone());
+        chain.push(post);
+    }
+    chain.extend(listed);
+    chain
+}
+
+#[tokio::test]
+async fn a_thread_killed_after_its_second_post_is_finished_by_the_next_command_as_one_reply_chain() {
+    let model = thread_model().await;
+    let (handle, did, app_password) = account().await;
+    priya().await;
+    let (proxy, service) = Proxy::start().await;
+    let dir = data_dir(&service, &handle, &app_password).await;
+    let job = to_the_draft_gate(dir.path(), &model.url).await;
+
+    // The operator sees the thread post by post, each with its own length.
+    let shown = show(dir.path(), &model.url, &job).await;
+    assert_eq!(shown["selected_item"]["format"], "thread", "{}", shown["selected_item"]);
+    let draft = shown["drafts"].as_array().and_then(|d| d.last()).cloned().expect("a draft");
+    let thread: Vec<String> = draft["thread"]
+        .as_array()
+        .expect("the draft is a thread")
+        .iter()
+        .map(|p| p["body"].as_str().expect("text").to_owned())
+        .collect();
+    assert_eq!(thread.len(), 3, "{draft}");
+    assert_eq!(draft["body"], thread.join("\n\n"));
+    let (code, text, err) = cli(dir.path(), &model.url, &["show", &job]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("a thread of 3 posts, each replying to the one before"), "{text}");
+    for (n, post) in thread.iter().enumerate() {
+        let at = text.find(&format!("post {} of 3 ", n + 1)).expect("each post is numbered");
+        assert!(text[at..].contains(&format!("{post}\n")), "post {} verbatim after its number:\n{text}", n + 1);
+    }
+
+    let (code, out, err) = cli(dir.path(), &model.url, &["approve", &job, "draft"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = cli(dir.path(), &model.url, &["--json", "schedule"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let listed: Value = serde_json::from_str(&out).expect("schedule json");
+    let due = listed["schedule"][0]["due_at"].as_str().expect("due_at").to_owned();
+
+    // The dispatcher, run when the thread is due, makes the first post, then the second, and
+    // dies before it hears the second's answer.
+    let created = proxy.arm_at(2).await;
+    let mut env = model_env(&model.url).to_vec();
+    env.push(("HARMONIA_NOW", &due));
+    let mut dispatch =
+        FunctionProcess::cli_command(dir.path(), &["--model", "openai", "dispatch"], &env, &["HARMONIA_MODEL"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("harmonia dispatch");
+    let second = tokio::time::timeout(Duration::from_secs(60), created)
+        .await
+        .expect("the second post's create was made")
+        .expect("record");
+    dispatch.kill().await.expect("kill");
+    let made = records(&did).await;
+    assert_eq!(made.len(), 2, "two posts when the process died");
+    assert_eq!(made[1].0, second["uri"].as_str().expect("uri"), "the held create made the reply to the first");
+    let shown = show(dir.path(), &model.url, &job).await;
+    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
+    assert_eq!(parts[0]["receipt"]["outcome"], "applied", "{parts:?}");
+    assert!(parts[1]["begun"] == true && parts[1]["receipt"].is_null(), "begun, never answered: {parts:?}");
+    assert!(parts[2]["begun"] != true && parts[2]["receipt"].is_null(), "not begun: {parts:?}");
+
+    // The next commands finish the thread: the second post is read back, not made again, and
+    // the third replies to it.
+    let mut shown = Value::Null;
+    for _ in 0..20 {
+        let (code, out, err) = cli(dir.path(), &model.url, &["status", &job]).await;
+        assert_eq!(code, 0, "{out}{err}");
+        shown = show(dir.path(), &model.url, &job).await;
+        if shown["job"]["status"] == "verified" {
+            break;
+        }
+    }
+    assert_eq!(shown["job"]["status"], "verified", "{}", shown["publication"]);
+    assert_eq!(shown["publication"]["verification"]["outcome"]["outcome"], "verified");
+
+    let made = records(&did).await;
+    assert_eq!(made.len(), 3, "exactly three posts: {made:?}");
+    let texts: Vec<&str> = made.iter().map(|(_, _, text, _)| text.as_str()).collect();
+    assert_eq!(texts, thread.iter().map(String::as_str).collect::<Vec<_>>(), "in order, as approved");
+    let (root, first_cid) = (&made[0].0, &made[0].1);
+    assert!(made[0].3.is_null(), "the first post replies to nothing: {:?}", made[0].3);
+    for n in 1..3 {
+        let reply = &made[n].3;
+        assert_eq!((&reply["root"]["uri"], &reply["root"]["cid"]), (&Value::from(root.as_str()), &Value::from(first_cid.as_str())));
+        assert_eq!(reply["parent"]["uri"], made[n - 1].0.as_str(), "post {} replies to post {n}", n + 1);
+        assert_eq!(reply["parent"]["cid"], made[n - 1].1.as_str());
+    }
+    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
+    for (n, part) in parts.iter().enumerate() {
+        assert_eq!(part["receipt"]["post"], rkey(&made[n].0), "post {} receipt names its record", n + 1);
+    }
+    assert_eq!(shown["publication"]["verification"]["outcome"]["post"], rkey(root), "the thread is its first post");
+    assert!(model.misses().is_empty(), "{:?}", model.misses());
+}
+
+/// The recorded job's workspace file with its Bluesky channel first (the recorded strategy
+/// writes for the first), every channel through the local sandbox, written into `dir`.
+pub(crate) fn sandbox_workspace(dir: &std::path::Path) -> std::path::PathBuf {
+    let recordings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/job");
+    let workspace = std::fs::read_to_string(recordings.join("workspace.toml")).expect("workspace");
+    let bluesky = "[[channels]]\nplatform = \"bluesky\"\nhandle = \"@fieldnotes.bsky.social\"\n";
+    assert!(workspace.contains(bluesky), "{workspace}");
+    let workspace = workspace.replace(bluesky, "").replacen("[[channels]]", &format!("{bluesky}\n[[channels]]"), 1);
+    let file = dir.join("thread-workspace.toml");
+    std::fs::write(&file, workspace).expect("write workspace");
+    file
+}
+
+/// A data dir whose workspace is [`sandbox_workspace`].
+async fn sandbox_dir() -> harmonia_testkit::TempDir {
+    let dir = harmonia_testkit::temp_dir();
+    let file = sandbox_workspace(dir.path());
+    let (code, _, err) = cli(dir.path(), "", &["workspace", "init", file.to_str().expect("path")]).await;
+    assert_eq!(code, 0, "{err}");
+    dir
+}
+
+#[tokio::test]
+async fn a_thread_is_edited_one_post_at_a_time_each_post_held_to_the_limit() {
+    let model = thread_model().await;
+    let dir = sandbox_dir().await;
+    let job = to_the_draft_gate(dir.path(), &model.url).await;
+    let shown = show(dir.path(), &model.url, &job).await;
+    let drafts = |shown: &Value| shown["drafts"].as_array().map_or(0, Vec::len);
+    let before = drafts(&shown);
+    let posts = |shown: &Value| -> Vec<String> {
+        let draft = shown["drafts"].as_array().and_then(|d| d.last()).cloned().unwrap_or_default();
+        draft["thread"].as_array().into_iter().flatten().map(|p| p["body"].as_str().unwrap_or("").to_owned()).collect()
+    };
+    let original = posts(&shown);
+    assert_eq!(original.len(), 3, "{}", shown["drafts"]);
+    let file = dir.path().join("post.txt");
+    let edit = |args: &'static [&'static str]| {
+        let (dir, model, job, file) = (dir.path().to_owned(), model.url.clone(), job.clone(), file.clone());
+        async move {
+            let mut all = vec!["edit", job.as_str(), "--file", file.to_str().expect("path")];
+            all.extend_from_slice(args);
+            cli(&dir, &model, &all).await
+        }
+    };
+
+    // Refused, each with its reason, storing nothing: the thread edited whole, a post it does
+    // not have, and a post over Bluesky's 300 graphemes.
+    std::fs::write(&file, "One post for the whole thread.").expect("write");
+    let (code, _, err) = edit(&[]).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("[invalid_request]") && err.contains("a thread of 3 posts: edit one post at a time"), "{err}");
+    let (code, _, err) = edit(&["--post", "4"]).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("[invalid_request]") && err.contains("there is no post 4"), "{err}");
+    std::fs::write(&file, "Rangers kept working through the outage. ".repeat(8)).expect("write");
+    let (code, _, err) = edit(&["--post", "1"]).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("[policy_violation]") && err.contains("post 1 of the thread: 328 of 300 graphemes"), "{err}");
+    let shown = show(dir.path(), &model.url, &job).await;
+    assert_eq!((drafts(&shown), posts(&shown)), (before, original.clone()), "nothing stored");
+
+    // Post 2 rewritten: the other posts stay as they were, the text is the posts joined.
+    let mine = format!("In Priya's words: {}", original[1]);
+    std::fs::write(&file, &mine).expect("write");
+    let (code, out, err) = edit(&["--post", "2"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let shown = show(dir.path(), &model.url, &job).await;
+    let edited = posts(&shown);
+    assert_eq!(edited, [original[0].clone(), mine.clone(), original[2].clone()]);
+    let draft = shown["drafts"].as_array().and_then(|d| d.last()).cloned().expect("the edit");
+    assert_eq!((draft["provenance"].as_str(), draft["body"].as_str()), (Some("operator"), Some(edited.join("\n\n").as_str())));
+
+    // Approved and published now, through the sandbox: each post made, the chain read back.
+    let version = shown["awaiting"]["version"].as_str().expect("version").to_owned();
+    for args in [["approve", job.as_str(), "draft", "--version", &version].as_slice(), &["publish-now", &job]] {
+        let (code, out, err) = cli(dir.path(), &model.url, args).await;
+        assert_eq!(code, 0, "{args:?}: {out}{err}");
+    }
+    let shown = show(dir.path(), &model.url, &job).await;
+    assert_eq!(shown["job"]["status"], "verified", "{}", shown["publication"]);
+    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
+    let sent: Vec<&str> = parts.iter().filter_map(|p| p["body"].as_str()).collect();
+    assert_eq!(sent, edited.iter().map(String::as_str).collect::<Vec<_>>());
+    for (n, part) in parts.iter().enumerate() {
+        assert_eq!(part["receipt"]["outcome"], "applied", "post {}: {part}", n + 1);
+        assert!(part["idempotency_key"].as_str().is_some_and(|k| k.ends_with(&format!("/{}", n + 1))), "{part}");
+    }
+    assert_eq!(shown["publication"]["verification"]["outcome"]["post"], parts[0]["receipt"]["post"]);
+    let (code, text, err) = cli(dir.path(), &model.url, &["show", &job]).await;
+    assert_eq!(code, 0, "{err}");
+    for n in 1..=3 {
+        assert!(text.contains(&format!("post {n} of 3: applied as post {}", parts[n - 1]["receipt"]["post"].as_str().unwrap_or("?"))), "{text}");
+    }
+    assert!(model.misses().is_empty(), "{:?}", model.misses());
+}
