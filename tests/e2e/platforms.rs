@@ -11,7 +11,7 @@ use crate::channels::{cli, recorded_model, show};
 
 /// The tokens each recorded server accepts.
 const LINKEDIN: [&str; 2] = [harmonia_testkit::linkedin::TOKEN, harmonia_testkit::linkedin::REFRESH];
-const X: [&str; 2] = [harmonia_testkit::x::TOKEN, harmonia_testkit::x::REFRESH];
+pub(crate) const X: [&str; 2] = [harmonia_testkit::x::TOKEN, harmonia_testkit::x::REFRESH];
 
 /// The LinkedIn channel's workspace lines and its secrets (`token` and `refresh`) for the
 /// server at `api`.
@@ -27,7 +27,7 @@ fn linkedin(api: &str, token_url: &str, [token, refresh]: [&str; 2]) -> (String,
 
 /// The X channel's workspace lines and its secrets (`token` and `refresh`) for the server at
 /// `api`.
-fn x(api: &str, token_url: &str, [token, refresh]: [&str; 2]) -> (String, String) {
+pub(crate) fn x(api: &str, token_url: &str, [token, refresh]: [&str; 2]) -> (String, String) {
     use harmonia_testkit::x::{CLIENT_ID, CLIENT_SECRET};
     (
         "platform = \"x\"\nhandle = \"@fieldnotes\"\nconnector = \"x\"\n".to_owned(),
@@ -40,7 +40,7 @@ fn x(api: &str, token_url: &str, [token, refresh]: [&str; 2]) -> (String, String
 /// A data dir whose workspace is the recorded job's with `channels` (workspace lines and
 /// secrets) as its channels, the first first (the recorded strategy writes for the first), and
 /// their entries in the 0600 `channels.toml`.
-async fn data_dir(channels: &[(String, String)]) -> harmonia_testkit::TempDir {
+pub(crate) async fn data_dir(channels: &[(String, String)]) -> harmonia_testkit::TempDir {
     let dir = harmonia_testkit::temp_dir();
     let recordings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/job");
     let recorded = std::fs::read_to_string(recordings.join("workspace.toml")).expect("workspace");
@@ -65,7 +65,7 @@ async fn data_dir(channels: &[(String, String)]) -> harmonia_testkit::TempDir {
 
 /// Run the bundled sample on `dir` and take it to its post: both approvals, then publish now.
 /// The job's `show` afterwards, and what the commands said.
-async fn published(dir: &std::path::Path, model: &str, platform: &str) -> Value {
+pub(crate) async fn published(dir: &std::path::Path, model: &str, platform: &str) -> Value {
     let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/launch-talk.json");
     let (code, out, err) = cli(dir, model, &["--json", "run", source.to_str().expect("path")]).await;
     assert_eq!(code, 0, "{out}{err}");
@@ -82,7 +82,7 @@ async fn published(dir: &std::path::Path, model: &str, platform: &str) -> Value 
 }
 
 /// A recorded LinkedIn and a recorded X, and their channels with the tokens they accept.
-async fn servers() -> (harmonia_testkit::linkedin::Server, harmonia_testkit::x::Server, [(String, String); 2]) {
+pub(crate) async fn servers() -> (harmonia_testkit::linkedin::Server, harmonia_testkit::x::Server, [(String, String); 2]) {
     let (lserver, lapi, ltoken) = harmonia_testkit::linkedin::start().await;
     let (xserver, xapi, xtoken) = harmonia_testkit::x::start().await;
     (lserver, xserver, [linkedin(&lapi, &ltoken, LINKEDIN), x(&xapi, &xtoken, X)])

@@ -240,3 +240,34 @@ async fn a_thread_is_edited_one_post_at_a_time_each_post_held_to_the_limit() {
     }
     assert!(model.misses().is_empty(), "{:?}", model.misses());
 }
+
+#[tokio::test]
+async fn an_x_thread_whose_second_answer_is_lost_is_finished_by_listing_with_one_post_each() {
+    let model = thread_model().await;
+    // The X channel first (the recorded strategy writes for the first), LinkedIn beside it.
+    let (linkedin, server, [l, x]) = crate::platforms::servers().await;
+    let dir = crate::platforms::data_dir(&[x, l]).await;
+    // The first post is answered; the second is made, and its answer is cut.
+    server.answer_next();
+    server.lose_next_answer();
+    let shown = crate::platforms::published(dir.path(), &model.url, "x").await;
+    assert_eq!(shown["job"]["status"], "verified", "{}", shown["publication"]);
+
+    let held = server.posts.lock().expect("lock").clone();
+    let creates = server.creates.lock().expect("lock").len();
+    assert!(server.failures.lock().expect("lock").is_empty(), "the second create's answer was cut");
+    assert_eq!((held.len(), creates), (3, 3), "one post from one create each: the lost one was found by listing");
+    let draft = shown["drafts"].as_array().and_then(|d| d.last()).cloned().expect("the draft");
+    let thread: Vec<&str> = draft["thread"].as_array().expect("a thread").iter().filter_map(|p| p["body"].as_str()).collect();
+    assert_eq!(held.iter().map(|h| h.text.as_str()).collect::<Vec<_>>(), thread, "in order, as approved");
+    assert_eq!(held[0].in_reply_to, None);
+    assert_eq!(held[1].in_reply_to.as_deref(), Some(held[0].id.as_str()), "post 2 replies to post 1");
+    assert_eq!(held[2].in_reply_to.as_deref(), Some(held[1].id.as_str()), "post 3 replies to the post found by listing");
+    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
+    for (n, part) in parts.iter().enumerate() {
+        assert_eq!(part["receipt"]["post"], held[n].id.as_str(), "post {}", n + 1);
+    }
+    assert_eq!(shown["publication"]["verification"]["outcome"]["post"], held[0].id.as_str());
+    assert_eq!(linkedin.count(), 0, "nothing went to LinkedIn");
+    assert!(model.misses().is_empty(), "{:?}", model.misses());
+}

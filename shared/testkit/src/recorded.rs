@@ -17,6 +17,9 @@ use crate::oauth::Grants;
 /// made anyway.
 pub type Failure = (u16, &'static str, bool);
 
+/// The queue's mark for a create answered as the platform does.
+const ANSWERED: Failure = (200, "", true);
+
 /// A recorded platform's state, which a test reads and steers.
 #[derive(Clone, Debug)]
 pub struct Platform<H> {
@@ -41,6 +44,11 @@ impl<H: Clone> Platform<H> {
         self.failures.lock().expect("lock").push_back((0, "", true));
     }
 
+    /// Answer the next create as the platform does (ahead of an answer queued after it).
+    pub fn answer_next(&self) {
+        self.failures.lock().expect("lock").push_back(ANSWERED);
+    }
+
     /// How many posts it holds.
     pub fn count(&self) -> usize {
         self.posts.lock().expect("lock").len()
@@ -62,7 +70,7 @@ impl<H: Clone> Platform<H> {
         answer: impl Fn(u16, &'static str) -> Response,
     ) -> Option<Response> {
         self.creates.lock().expect("lock").push(body.clone());
-        let (status, name, made) = self.failures.lock().expect("lock").pop_front()?;
+        let (status, name, made) = self.failures.lock().expect("lock").pop_front().filter(|f| *f != ANSWERED)?;
         if made {
             make();
         }
