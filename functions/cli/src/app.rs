@@ -134,7 +134,7 @@ fn describe_stage(stage: Stage, round: Round, pass: Pass) -> String {
         Stage::Draft => "Noni: first draft stored",
         Stage::Review => "Dara: seven-dimension review stored",
         Stage::Policy => "deterministic policy checked",
-        Stage::Publish => "claimed, connector called once, receipt recorded",
+        Stage::Publish => "claimed, connector called once (once per post of a thread), receipt recorded",
         Stage::Verify => "read back and verification recorded",
     };
     let round = if round.is_original() { String::new() } else { format!(" (operator round {})", round.get()) };

@@ -293,8 +293,12 @@ pub(crate) async fn edit(
         }
     };
     let round = edited.draft.round.get();
+    let which = match post {
+        Some(n) => format!(", post {n} of the thread's {} rewritten", edited.draft.thread.len()),
+        None => String::new(),
+    };
     out.say(&format!(
-        "Stored your draft as version {} (operator round {round} of 3); every policy rule passed. Approve it with `harmonia approve {id} draft --version {}`.",
+        "Stored your draft as version {}{which} (operator round {round} of 3); every policy rule passed. Approve it with `harmonia approve {id} draft --version {}`.",
         short(&edited.draft.content_hash),
         short(&edited.draft.content_hash),
     ));
