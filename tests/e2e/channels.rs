@@ -229,6 +229,65 @@ pub(crate) async fn to_the_draft_gate(dir: &std::path::Path, model: &str) -> Str
     job
 }
 
+/// A new account on the PDS, whose Bluesky channel posts through a [`Proxy`], and the job of
+/// the recorded `model` at its draft gate there: (the account's DID, the proxy, the data dir,
+/// the job).
+pub(crate) async fn through_a_proxy_to_the_draft_gate(model: &str) -> (String, Proxy, harmonia_testkit::TempDir, String) {
+    let (handle, did, app_password) = account().await;
+    priya().await;
+    let (proxy, service) = Proxy::start().await;
+    let dir = data_dir(&service, &handle, &app_password).await;
+    let job = to_the_draft_gate(dir.path(), model).await;
+    (did, proxy, dir, job)
+}
+
+/// Approve `job`'s draft at its gate and run the dispatcher when it is due, killing it once
+/// `created` hears the create the proxy held: the record that create made.
+pub(crate) async fn approved_then_killed(
+    dir: &std::path::Path,
+    model: &str,
+    job: &str,
+    created: oneshot::Receiver<Value>,
+) -> Value {
+    let (code, out, err) = cli(dir, model, &["approve", job, "draft"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = cli(dir, model, &["--json", "schedule"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let listed: Value = serde_json::from_str(&out).expect("schedule json");
+    let due = listed["schedule"][0]["due_at"].as_str().expect("due_at").to_owned();
+    assert_eq!(listed["schedule"][0]["job"], job, "{listed}");
+    let mut env = model_env(model).to_vec();
+    env.push(("HARMONIA_NOW", &due));
+    let mut dispatch = FunctionProcess::cli_command(dir, &["--model", "openai", "dispatch"], &env, &["HARMONIA_MODEL"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("harmonia dispatch");
+    let record = tokio::time::timeout(Duration::from_secs(60), created)
+        .await
+        .expect("the held create was made")
+        .expect("record");
+    dispatch.kill().await.expect("kill");
+    record
+}
+
+/// Run `harmonia status` on `job` until the job is verified (at most 20 commands): what
+/// `show` says then.
+pub(crate) async fn carried_to_verified(dir: &std::path::Path, model: &str, job: &str) -> Value {
+    let mut shown = Value::Null;
+    for _ in 0..20 {
+        let (code, out, err) = cli(dir, model, &["status", job]).await;
+        assert_eq!(code, 0, "{out}{err}");
+        shown = show(dir, model, job).await;
+        if shown["job"]["status"] == "verified" {
+            break;
+        }
+    }
+    assert_eq!(shown["job"]["status"], "verified", "{}", shown["publication"]);
+    shown
+}
+
 /// The post record `rkey` of `did`'s repository, as the PDS answers `getRecord`.
 async fn post_record(did: &str, rkey: &str) -> Value {
     let query = [("repo", did), ("collection", "app.bsky.feed.post"), ("rkey", rkey)];
@@ -313,34 +372,10 @@ async fn an_approved_draft_becomes_one_bluesky_post_whose_receipt_reads_back_wit
 #[tokio::test]
 async fn a_kill_between_the_create_and_the_receipt_still_leaves_exactly_one_post() {
     let model = recorded_model().await;
-    let (handle, did, app_password) = account().await;
-    priya().await;
-    let (proxy, service) = Proxy::start().await;
-    let dir = data_dir(&service, &handle, &app_password).await;
-    let job = to_the_draft_gate(dir.path(), &model.url).await;
-    let (code, out, err) = cli(dir.path(), &model.url, &["approve", &job, "draft"]).await;
-    assert_eq!(code, 0, "{out}{err}");
-    let (code, out, err) = cli(dir.path(), &model.url, &["--json", "schedule"]).await;
-    assert_eq!(code, 0, "{out}{err}");
-    let listed: Value = serde_json::from_str(&out).expect("schedule json");
-    let due = listed["schedule"][0]["due_at"].as_str().expect("due_at").to_owned();
-    assert_eq!(listed["schedule"][0]["job"], job.as_str(), "{listed}");
-
+    let (did, proxy, dir, job) = through_a_proxy_to_the_draft_gate(&model.url).await;
     // The dispatcher, run when the post is due, creates the record, then dies before it hears
     // the answer.
-    let created = proxy.arm().await;
-    let mut env = model_env(&model.url).to_vec();
-    env.push(("HARMONIA_NOW", &due));
-    let mut dispatch =
-        FunctionProcess::cli_command(dir.path(), &["--model", "openai", "dispatch"], &env, &["HARMONIA_MODEL"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("harmonia dispatch");
-    let record =
-        tokio::time::timeout(Duration::from_secs(60), created).await.expect("the create was made").expect("record");
-    dispatch.kill().await.expect("kill");
+    let record = approved_then_killed(dir.path(), &model.url, &job, proxy.arm().await).await;
     assert!(record["uri"].as_str().is_some_and(|u| u.starts_with("at://")), "{record}");
     assert_eq!(posts(&did).await.len(), 1);
     let shown = show(dir.path(), &model.url, &job).await;
@@ -348,16 +383,7 @@ async fn a_kill_between_the_create_and_the_receipt_still_leaves_exactly_one_post
 
     // The next commands carry the job on: the claim without a receipt is unknown, and
     // verification reads the key back instead of posting again.
-    let mut shown = Value::Null;
-    for _ in 0..20 {
-        let (code, out, err) = cli(dir.path(), &model.url, &["status", &job]).await;
-        assert_eq!(code, 0, "{out}{err}");
-        shown = show(dir.path(), &model.url, &job).await;
-        if shown["job"]["status"] == "verified" {
-            break;
-        }
-    }
-    assert_eq!(shown["job"]["status"], "verified", "{}", shown["publication"]);
+    let shown = carried_to_verified(dir.path(), &model.url, &job).await;
     assert_eq!(shown["publication"]["receipt"]["outcome"]["outcome"], "unknown", "{}", shown["publication"]);
     assert_eq!(shown["publication"]["verification"]["outcome"]["outcome"], "verified");
     let rkey = record["uri"].as_str().and_then(|u| u.rsplit('/').next()).expect("rkey");

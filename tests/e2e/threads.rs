@@ -2,13 +2,13 @@
 //! with Temi planning its item as a `thread` and Noni writing one (`recordings/thread` over
 //! `recordings/job`), published post by post, each replying to the one before.
 
-use std::time::Duration;
-
-use harmonia_e2e::FunctionProcess;
 use harmonia_e2e::recorded::{RecordedModel, Wire};
 use serde_json::Value;
 
-use crate::channels::{KEY, Proxy, account, cli, data_dir, model_env, posts, priya, show, to_the_draft_gate};
+use crate::channels::{
+    KEY, approved_then_killed, carried_to_verified, cli, posts, show, through_a_proxy_to_the_draft_gate,
+    to_the_draft_gate,
+};
 
 /// The recorded job's answers, with the thread's standing in for Temi's plan and Noni's drafts.
 pub(crate) async fn thread_model() -> RecordedModel {
@@ -51,11 +51,7 @@ async fn records(did: &str) -> Vec<(String, String, String, Value)> {
 #[tokio::test]
 async fn a_thread_killed_after_its_second_post_is_finished_by_the_next_command_as_one_reply_chain() {
     let model = thread_model().await;
-    let (handle, did, app_password) = account().await;
-    priya().await;
-    let (proxy, service) = Proxy::start().await;
-    let dir = data_dir(&service, &handle, &app_password).await;
-    let job = to_the_draft_gate(dir.path(), &model.url).await;
+    let (did, proxy, dir, job) = through_a_proxy_to_the_draft_gate(&model.url).await;
 
     // The operator sees the thread post by post, each with its own length.
     let shown = show(dir.path(), &model.url, &job).await;
@@ -77,30 +73,9 @@ async fn a_thread_killed_after_its_second_post_is_finished_by_the_next_command_a
         assert!(text[at..].contains(&format!("{post}\n")), "post {} verbatim after its number:\n{text}", n + 1);
     }
 
-    let (code, out, err) = cli(dir.path(), &model.url, &["approve", &job, "draft"]).await;
-    assert_eq!(code, 0, "{out}{err}");
-    let (code, out, err) = cli(dir.path(), &model.url, &["--json", "schedule"]).await;
-    assert_eq!(code, 0, "{out}{err}");
-    let listed: Value = serde_json::from_str(&out).expect("schedule json");
-    let due = listed["schedule"][0]["due_at"].as_str().expect("due_at").to_owned();
-
     // The dispatcher, run when the thread is due, makes the first post, then the second, and
     // dies before it hears the second's answer.
-    let created = proxy.arm_at(2).await;
-    let mut env = model_env(&model.url).to_vec();
-    env.push(("HARMONIA_NOW", &due));
-    let mut dispatch =
-        FunctionProcess::cli_command(dir.path(), &["--model", "openai", "dispatch"], &env, &["HARMONIA_MODEL"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("harmonia dispatch");
-    let second = tokio::time::timeout(Duration::from_secs(60), created)
-        .await
-        .expect("the second post's create was made")
-        .expect("record");
-    dispatch.kill().await.expect("kill");
+    let second = approved_then_killed(dir.path(), &model.url, &job, proxy.arm_at(2).await).await;
     let made = records(&did).await;
     assert_eq!(made.len(), 2, "two posts when the process died");
     assert_eq!(made[1].0, second["uri"].as_str().expect("uri"), "the held create made the reply to the first");
@@ -112,16 +87,7 @@ async fn a_thread_killed_after_its_second_post_is_finished_by_the_next_command_a
 
     // The next commands finish the thread: the second post is read back, not made again, and
     // the third replies to it.
-    let mut shown = Value::Null;
-    for _ in 0..20 {
-        let (code, out, err) = cli(dir.path(), &model.url, &["status", &job]).await;
-        assert_eq!(code, 0, "{out}{err}");
-        shown = show(dir.path(), &model.url, &job).await;
-        if shown["job"]["status"] == "verified" {
-            break;
-        }
-    }
-    assert_eq!(shown["job"]["status"], "verified", "{}", shown["publication"]);
+    let shown = carried_to_verified(dir.path(), &model.url, &job).await;
     assert_eq!(shown["publication"]["verification"]["outcome"]["outcome"], "verified");
 
     let made = records(&did).await;

@@ -2,31 +2,19 @@
 //! plan item, the drafts with their counts, seven assessments per review pass, every policy
 //! rule with its reason, both decisions and the receipt.
 
-use std::time::Duration;
-
-use harmonia_contracts::domain::{
-    ApprovalSubject, Decision, Job, JobStatus, PolicyOutcome, ReceiptOutcome, SourceInput,
-};
+use harmonia_contracts::domain::{ApprovalSubject, Decision, Job, JobStatus, PolicyOutcome, ReceiptOutcome};
 use harmonia_contracts::ids::WorkspaceId;
 use harmonia_contracts::{Code, Role};
 use harmonia_local::{Local, Wrap};
 use harmonia_pipeline::detail;
-use harmonia_pipeline::registry::Timing;
-use harmonia_pipeline::steps::ingest;
 
-const SAMPLE: &str = include_str!("../../../examples/launch-talk.json");
-const WAIT: Duration = Duration::from_secs(120);
+mod common;
 
 /// The sample submitted in a fresh demo workspace and driven until it waits for a human or,
 /// approving as the operator, until it is done.
 async fn driven(approve: bool) -> (tempfile::TempDir, Local, WorkspaceId, Job) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let local = Local::open_with(dir.path(), Timing::LOCAL, Wrap::default()).await.expect("open");
-    let ws = local.workspace().await.expect("workspace");
-    let source: SourceInput = serde_json::from_str(SAMPLE).expect("sample parses");
-    let job = ingest(&local.env, &ws, source, None, None).await.expect("ingest");
-    let job = local.drive(&ws, &job.id, approve, WAIT, |_| {}).await.expect("drive");
-    local.settle(WAIT).await.expect("settle");
+    let (local, ws, _, job) = common::sample_driven(dir.path(), Wrap::default(), approve).await;
     (dir, local, ws, job)
 }
 
