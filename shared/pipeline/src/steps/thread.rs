@@ -115,8 +115,9 @@ pub(crate) async fn publish(
     Ok((publication, first))
 }
 
-/// Read back every post of a thread by what its receipt names: each must hold its text and
-/// reply to the post before it (the first to none). The thread is verified as its first post.
+/// Read back every post of a thread by what its receipt names: each must hold its text (and on
+/// the AT Protocol be the record its receipt names) and reply to the post before it (the first
+/// to none). The thread is verified as its first post.
 pub(crate) async fn verify(
     connector: &dyn Connector,
     ws: &harmonia_contracts::ids::WorkspaceId,
@@ -132,7 +133,12 @@ pub(crate) async fn verify(
             step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e))
         })?;
         match found {
-            Found::Post { post, body, replying_to, .. } if body == part.body && replying_to == before => {
+            // On the AT Protocol the record read back must be the one the receipt names.
+            Found::Post { post, body, replying_to, record }
+                if body == part.body
+                    && replying_to == before
+                    && made.record.as_ref().is_none_or(|r| record.as_ref() == Some(r)) =>
+            {
                 before = Some(post);
             }
             Found::Post { post, .. } => return Ok(VerificationOutcome::Mismatch { post }),
