@@ -214,7 +214,7 @@ async fn a_bluesky_post_is_measured_at_each_offset_and_the_next_job_learns_from_
 
 /// A data dir whose workspace posts first to the Mastodon channel `@fieldnotes@mastodon.example`
 /// on the instance at `url`, through the `mastodon` connector.
-async fn mastodon_data_dir(url: &str) -> harmonia_testkit::TempDir {
+pub(crate) async fn mastodon_data_dir(url: &str) -> harmonia_testkit::TempDir {
     let channel = "platform = \"mastodon\"\nhandle = \"@fieldnotes@mastodon.example\"\nconnector = \"mastodon\"\n";
     let secret = format!("service = \"{url}\"\naccess_token = \"{}\"\n", harmonia_testkit::mastodon::TOKEN);
     crate::channels::data_dir_for(channel, &secret).await

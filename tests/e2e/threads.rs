@@ -237,3 +237,34 @@ async fn an_x_thread_whose_second_answer_is_lost_is_finished_by_listing_with_one
     assert_eq!(linkedin.count(), 0, "nothing went to LinkedIn");
     assert!(model.misses().is_empty(), "{:?}", model.misses());
 }
+
+#[tokio::test]
+async fn a_mastodon_thread_whose_second_answer_is_lost_is_finished_under_the_same_key() {
+    let model = thread_model().await;
+    let (instance, url) = harmonia_testkit::mastodon::start().await;
+    let dir = crate::engagement::mastodon_data_dir(&url).await;
+    // The first status is answered; the second is created, and the instance answers 503.
+    instance.answer_next();
+    instance.failures.lock().expect("lock").push_back((503, "error-throttled.json", true));
+    let shown = crate::platforms::published(dir.path(), &model.url, "mastodon").await;
+    assert_eq!(shown["job"]["status"], "verified", "{}", shown["publication"]);
+
+    // Three statuses, each under its own key; the second key was sent twice, and the instance
+    // answered the repeat with the status it had made.
+    let created = instance.created.lock().expect("lock").clone();
+    let requests = instance.posts.lock().expect("lock").clone();
+    assert_eq!(created.len(), 3, "{created:?}");
+    let keys: Vec<String> = requests.iter().map(|(key, _)| key.clone().expect("an Idempotency-Key")).collect();
+    assert_eq!(keys.len(), 4, "{keys:?}");
+    assert!(keys[0].ends_with("/1") && keys[1].ends_with("/2") && keys[2] == keys[1] && keys[3].ends_with("/3"), "{keys:?}");
+    let held = |n: usize| created.get(&keys[[0, 1, 3][n]]).cloned().expect("held");
+    assert_eq!(held(0).in_reply_to, None);
+    assert_eq!(held(1).in_reply_to.as_deref(), Some(held(0).id.as_str()), "status 2 replies to status 1");
+    assert_eq!(held(2).in_reply_to.as_deref(), Some(held(1).id.as_str()), "status 3 replies to status 2");
+    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
+    for (n, part) in parts.iter().enumerate() {
+        assert_eq!(part["receipt"]["post"], held(n).id.as_str(), "post {}", n + 1);
+        assert_eq!(part["body"], held(n).text.as_str());
+    }
+    assert!(model.misses().is_empty(), "{:?}", model.misses());
+}
