@@ -19,7 +19,8 @@
 // said near one.
 //
 // In workspace B it opens a job whose post is a thread (THREAD_JOB): a card per post, each with
-// its length, and post 2 edited in its own box.
+// its length, post 2 edited in its own box, then approved, published now and verified post by
+// post.
 //
 // Environment: BASE_URL, CREDENTIAL (an admin of workspace A), OPERATOR_CREDENTIAL (an operator
 // of A), OTHER_CREDENTIAL (workspace B), SOURCE (a transcript file to submit), FLAGGED_JOB (a job
@@ -383,6 +384,16 @@ async function threadShown(page, job, suffix, fits, wider, edit) {
     .then(() => true, () => false);
   const now = await Promise.all([1, 2, 3].map((n) => page.locator(`#draft-post-${n}`).textContent()));
   check('post 2 of a thread is edited in its own box, the other posts kept', edited && now[0] === first && now[2] === third, now.join(' | '));
+  // Approved and published now: the publication lists each post, each posted, the thread verified.
+  await page.getByRole('button', { name: 'Approve the draft' }).click();
+  await page.waitForFunction(() => document.getElementById('job-status')?.dataset.status === 'scheduled', null, { timeout: 120000 });
+  await page.getByRole('button', { name: 'Publish now' }).click();
+  await until(page, 'the verified thread', () => document.getElementById('publication-state')?.textContent.startsWith('Verified'));
+  const state = await page.locator('#publication-state').textContent();
+  const posts = await page.locator('ol.thread[aria-label^="The thread"] li').allTextContents();
+  check('a published thread is verified and lists each post as posted', state.startsWith('Verified: the thread of 3 posts is live on Bluesky')
+    && posts.length === 3 && posts.every((p, i) => p.startsWith(`Post ${i + 1} of 3: posted as post_`)) && posts[1].includes(mine), `${state} | ${posts.join(' | ')}`);
+  await snap(page, 'thread-published', page.locator('section[aria-labelledby="publication-title"]'));
 }
 
 async function signIn(page, credential) {

@@ -175,6 +175,7 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "each post of a thread shows its own length",
         "the thread page fits 375 px without scrolling sideways",
         "post 2 of a thread is edited in its own box, the other posts kept",
+        "a published thread is verified and lists each post as posted",
     ] {
         assert!(checks.iter().any(|c| c["check"] == expected), "{expected} was checked: {stdout}");
     }
@@ -205,6 +206,7 @@ async fn in_chromium_an_operator_uploads_a_source_takes_it_to_a_verified_post_as
         "activity-375",
         "thread",
         "thread-375",
+        "thread-published",
     ] {
         assert!(screenshots.join(format!("{page}.png")).is_file(), "a screenshot of {page}");
         // Each page in both colour schemes: the 375 px pass prefers dark, the other light.
