@@ -268,3 +268,54 @@ async fn a_mastodon_thread_whose_second_answer_is_lost_is_finished_under_the_sam
     }
     assert!(model.misses().is_empty(), "{:?}", model.misses());
 }
+
+#[tokio::test]
+async fn an_x_thread_throttled_after_its_first_post_is_finished_by_retry_without_repeating_it() {
+    let model = thread_model().await;
+    let (_linkedin, server, [l, x]) = crate::platforms::servers().await;
+    let dir = crate::platforms::data_dir(&[x, l]).await;
+    // The first post is made; X refuses the second with its rate limit.
+    server.answer_next();
+    server.failures.lock().expect("lock").push_back((429, "error-throttled.json", false));
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/launch-talk.json");
+    let (code, out, err) = cli(dir.path(), &model.url, &["--json", "run", source.to_str().expect("path")]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let job = serde_json::from_str::<Value>(&out).expect("run json")["job"]["id"].as_str().expect("job").to_owned();
+    for args in [["approve", job.as_str(), "strategy"].as_slice(), &["approve", &job, "draft"]] {
+        let (code, out, err) = cli(dir.path(), &model.url, args).await;
+        assert_eq!(code, 0, "{args:?}: {out}{err}");
+    }
+    // The operator is told the refused post, and that the first stays live.
+    let (code, out, err) = cli(dir.path(), &model.url, &["publish-now", &job]).await;
+    assert_eq!(code, 0, "the decision is recorded: {out}{err}");
+    assert!(
+        err.contains("The job failed at publish on post 2 of its thread of 3: The platform is limiting")
+            && err.contains("Its first post stays live; a retry of the job makes the rest"),
+        "{err}"
+    );
+    let (code, text, err) = cli(dir.path(), &model.url, &["show", &job]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("post 1 of 3: applied as post") && text.contains("post 2 of 3: failed: connector_throttled"), "{text}");
+    let shown = show(dir.path(), &model.url, &job).await;
+    assert_eq!(shown["job"]["status"], "failed", "{}", shown["publication"]);
+    assert_eq!(shown["publication"]["receipt"]["outcome"]["code"], "connector_throttled", "{}", shown["publication"]);
+    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
+    assert_eq!(parts[0]["receipt"]["outcome"], "applied", "{parts:?}");
+    assert_eq!(parts[1]["receipt"]["code"], "connector_throttled", "{parts:?}");
+    assert_eq!(server.count(), 1, "one post made before the refusal");
+
+    // Once the limit has passed, a retry makes the rest, replying to the post already made.
+    let (code, out, err) = cli(dir.path(), &model.url, &["retry", &job]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let shown = show(dir.path(), &model.url, &job).await;
+    assert_eq!(shown["job"]["status"], "verified", "{}", shown["publication"]);
+    let held = server.posts.lock().expect("lock").clone();
+    assert_eq!(held.len(), 3, "the first post is not made again");
+    assert_eq!(held[1].in_reply_to.as_deref(), Some(held[0].id.as_str()));
+    assert_eq!(held[2].in_reply_to.as_deref(), Some(held[1].id.as_str()));
+    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
+    for (n, part) in parts.iter().enumerate() {
+        assert_eq!(part["receipt"]["post"], held[n].id.as_str(), "post {}", n + 1);
+    }
+    assert!(model.misses().is_empty(), "{:?}", model.misses());
+}

@@ -316,10 +316,13 @@ function publicationPreview(detail) {
     ? ` ${platform} allows posting again at ${new Date(refused.retry_after).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short', timeZone: zone, timeZoneName: 'short' })}.`
     : '';
   const posts = p.thread?.length;
+  // A thread refused part way: the posts it made before the refusal stay.
+  const live = (p.thread ?? []).filter((t) => t.receipt?.outcome === 'applied').length;
   const state = verified?.outcome === 'verified'
     ? (posts ? `Verified: the thread of ${posts} posts is live on ${platform}, each replying to the one before.` : `Verified: the post is live on ${platform}.`)
     : verified?.outcome === 'mismatch' ? (posts ? `Read back from ${platform}, a post of the thread differs from the approved draft or does not reply to the one before.` : `Read back from ${platform}, the post differs from the approved draft.`)
       : verified?.outcome === 'missing' ? `No post was found on ${platform}.`
+        : refused && live ? `${platform} refused post ${live + 1} of the thread (${refused.code}); the ${live === 1 ? 'first post stays' : `first ${live} posts stay`} live, and nothing else was posted.${until}`
         : refused ? `${platform} refused the post (${refused.code}); nothing was posted.${until}`
           : p.receipt ? `Sent to ${platform}; it is being read back to verify it.` : `Being published to ${platform}.`;
   const url = applied?.url && /^https?:\/\//.test(applied.url) ? applied.url : null;

@@ -3,14 +3,16 @@
 //! operator API streams them and `harmonia status JOB --watch` prints them; both read them
 //! here, so they say the same.
 
-use harmonia_contracts::domain::{Decision, Job, JobEvent, JobEvents, JobStatus};
+use harmonia_contracts::domain::{
+    Decision, Job, JobEvent, JobEvents, JobFailure, JobStatus, Publication, ReceiptOutcome,
+};
 use harmonia_contracts::ids::{JobId, WorkspaceId};
 use harmonia_contracts::{Code, Error};
 use harmonia_store::{MAX_QUERY_LIMIT, Query, decode_each, scan};
 
 use crate::Env;
 use crate::gates::awaited;
-use crate::records::{JOBS, MARKERS, Marker, decisions, doc_id};
+use crate::records::{JOBS, MARKERS, Marker, PUBLICATIONS, decisions, doc_id};
 
 /// The job and its stored version (which grows with every write of it): one read, to tell
 /// whether the job moved since an earlier look.
@@ -65,15 +67,54 @@ pub async fn events(env: &Env, workspace: &WorkspaceId, id: &JobId) -> Result<Jo
     events.sort_by_key(|e| match e {
         JobEvent::Step { at, .. } | JobEvent::Decision { at, .. } | JobEvent::Status { at, .. } => *at,
     });
-    events.push(status(&job, version));
+    let live = live_posts(env, workspace, &job).await?;
+    events.push(status(&job, version, live));
     Ok(JobEvents { job: id.clone(), events })
 }
 
-/// Where `job` (stored as `version`) is now.
-pub fn status(job: &Job, version: u64) -> JobEvent {
+/// The posts of a thread that are live though `job` failed: those its publication made
+/// before the platform refused the next one, and how many it has (`None` when its publication
+/// is no thread, or made none of its posts).
+pub async fn live_posts(env: &Env, workspace: &WorkspaceId, job: &Job) -> Result<Option<(usize, usize)>, Error> {
+    if job.status != JobStatus::Failed {
+        return Ok(None);
+    }
+    let id = doc_id(crate::steps::current_draft_id(job));
+    let Some(doc) = env.store.get(workspace, PUBLICATIONS, &id).await.map_err(Error::from)? else { return Ok(None) };
+    let publication: Publication = doc.decode().map_err(Error::from)?;
+    let live = publication.thread.iter().filter(|p| matches!(p.receipt, Some(ReceiptOutcome::Applied { .. }))).count();
+    Ok((live > 0).then_some((live, publication.thread.len())))
+}
+
+/// What a failed job's operator is told: where it failed and why, and what is live. A thread
+/// refused part way (`live`: the posts made, of how many) keeps the posts it made, and a retry
+/// (where the failure allows one) makes the rest, each replying to the one before.
+pub fn failure_sentence(failure: &JobFailure, live: Option<(usize, usize)>) -> String {
+    match live {
+        None => format!("The job failed at {}: {} Nothing was published.", failure.stage, failure.safe_message),
+        Some((made, of)) => {
+            let rest = match crate::retry::retryable(failure.code) {
+                true => "a retry of the job makes the rest, each replying to the one before",
+                false => "the rest were not posted",
+            };
+            let first =
+                if made == 1 { "Its first post stays".to_owned() } else { format!("Its first {made} posts stay") };
+            format!(
+                "The job failed at {} on post {} of its thread of {of}: {} {first} live; {rest}.",
+                failure.stage,
+                made + 1,
+                failure.safe_message
+            )
+        }
+    }
+}
+
+/// Where `job` (stored as `version`) is now, with the posts of a thread live though it failed
+/// ([`live_posts`]).
+pub fn status(job: &Job, version: u64, live: Option<(usize, usize)>) -> JobEvent {
     let mut text = job.status.sentence(job.pass, job.round);
     if let Some(f) = job.failure.as_ref().filter(|_| job.status == JobStatus::Failed) {
-        text = format!("The job failed at {}: {} Nothing was published.", f.stage, f.safe_message);
+        text = failure_sentence(f, live);
     } else if let Some(f) = job.stalled.as_ref() {
         text.push_str(&format!(" Its {} step is waiting for a service to come back ({}).", f.stage, f.code));
     }
@@ -93,4 +134,33 @@ pub fn status(job: &Job, version: u64) -> JobEvent {
 /// window passed can be rescheduled).
 pub fn stopped(status: JobStatus) -> bool {
     status.is_terminal() && status != JobStatus::NeedsHuman
+}
+
+#[cfg(test)]
+mod tests {
+    use harmonia_contracts::Code;
+    use harmonia_contracts::domain::JobFailure;
+    use harmonia_contracts::event::Stage;
+
+    use super::failure_sentence;
+
+    /// A thread refused part way says which post was refused and that the ones before it stay
+    /// live; nothing made is "nothing published".
+    #[test]
+    fn a_failure_says_what_of_a_thread_stays_live() {
+        let at = chrono::Utc::now();
+        let throttled = JobFailure::of(Stage::Publish, None, Code::ConnectorThrottled, at);
+        assert_eq!(
+            failure_sentence(&throttled, None),
+            "The job failed at publish: The platform is limiting the channel's posts for now; nothing was posted. Nothing was published."
+        );
+        assert_eq!(
+            failure_sentence(&throttled, Some((1, 3))),
+            "The job failed at publish on post 2 of its thread of 3: The platform is limiting the channel's posts for now; nothing was posted. Its first post stays live; a retry of the job makes the rest, each replying to the one before."
+        );
+        let duplicate = JobFailure::of(Stage::Publish, None, Code::ConnectorDuplicate, at);
+        let said = failure_sentence(&duplicate, Some((2, 4)));
+        assert!(said.starts_with("The job failed at publish on post 3 of its thread of 4: "), "{said}");
+        assert!(said.ends_with("Its first 2 posts stay live; the rest were not posted."), "{said}");
+    }
 }
