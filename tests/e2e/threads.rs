@@ -48,6 +48,22 @@ async fn records(did: &str) -> Vec<(String, String, String, Value)> {
     chain
 }
 
+/// The posts of the publication `show` gives.
+fn parts(shown: &Value) -> Vec<Value> {
+    shown["publication"]["thread"].as_array().cloned().expect("the publication's posts")
+}
+
+/// Each post's receipt names the post of `ids` at its position, and the thread is verified as
+/// its first.
+fn receipts_name(shown: &Value, ids: &[&str]) {
+    let parts = parts(shown);
+    assert_eq!(parts.len(), ids.len(), "{parts:?}");
+    for (n, (part, id)) in parts.iter().zip(ids).enumerate() {
+        assert_eq!(part["receipt"]["post"], *id, "post {}", n + 1);
+    }
+    assert_eq!(shown["publication"]["verification"]["outcome"]["post"], ids[0], "the thread is its first post");
+}
+
 #[tokio::test]
 async fn a_thread_killed_after_its_second_post_is_finished_by_the_next_command_as_one_reply_chain() {
     let model = thread_model().await;
@@ -80,7 +96,7 @@ async fn a_thread_killed_after_its_second_post_is_finished_by_the_next_command_a
     assert_eq!(made.len(), 2, "two posts when the process died");
     assert_eq!(made[1].0, second["uri"].as_str().expect("uri"), "the held create made the reply to the first");
     let shown = show(dir.path(), &model.url, &job).await;
-    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
+    let parts = parts(&shown);
     assert_eq!(parts[0]["receipt"]["outcome"], "applied", "{parts:?}");
     assert!(parts[1]["begun"] == true && parts[1]["receipt"].is_null(), "begun, never answered: {parts:?}");
     assert!(parts[2]["begun"] != true && parts[2]["receipt"].is_null(), "not begun: {parts:?}");
@@ -102,11 +118,7 @@ async fn a_thread_killed_after_its_second_post_is_finished_by_the_next_command_a
         assert_eq!(reply["parent"]["uri"], made[n - 1].0.as_str(), "post {} replies to post {n}", n + 1);
         assert_eq!(reply["parent"]["cid"], made[n - 1].1.as_str());
     }
-    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
-    for (n, part) in parts.iter().enumerate() {
-        assert_eq!(part["receipt"]["post"], rkey(&made[n].0), "post {} receipt names its record", n + 1);
-    }
-    assert_eq!(shown["publication"]["verification"]["outcome"]["post"], rkey(root), "the thread is its first post");
+    receipts_name(&shown, &made.iter().map(|(uri, ..)| rkey(uri)).collect::<Vec<_>>());
     assert!(model.misses().is_empty(), "{:?}", model.misses());
 }
 
@@ -191,7 +203,7 @@ async fn a_thread_is_edited_one_post_at_a_time_each_post_held_to_the_limit() {
     }
     let shown = show(dir.path(), &model.url, &job).await;
     assert_eq!(shown["job"]["status"], "verified", "{}", shown["publication"]);
-    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
+    let parts = parts(&shown);
     let sent: Vec<&str> = parts.iter().filter_map(|p| p["body"].as_str()).collect();
     assert_eq!(sent, edited.iter().map(String::as_str).collect::<Vec<_>>());
     for (n, part) in parts.iter().enumerate() {
@@ -207,12 +219,19 @@ async fn a_thread_is_edited_one_post_at_a_time_each_post_held_to_the_limit() {
     assert!(model.misses().is_empty(), "{:?}", model.misses());
 }
 
+/// The thread job's model, the recorded LinkedIn and X, and a data dir whose X channel comes
+/// first (the recorded strategy writes for the first), LinkedIn beside it.
+async fn x_thread() -> (RecordedModel, harmonia_testkit::linkedin::Server, harmonia_testkit::x::Server, harmonia_testkit::TempDir)
+{
+    let model = thread_model().await;
+    let (linkedin, x_server, [l, x]) = crate::platforms::servers().await;
+    let dir = crate::platforms::data_dir(&[x, l]).await;
+    (model, linkedin, x_server, dir)
+}
+
 #[tokio::test]
 async fn an_x_thread_whose_second_answer_is_lost_is_finished_by_listing_with_one_post_each() {
-    let model = thread_model().await;
-    // The X channel first (the recorded strategy writes for the first), LinkedIn beside it.
-    let (linkedin, server, [l, x]) = crate::platforms::servers().await;
-    let dir = crate::platforms::data_dir(&[x, l]).await;
+    let (model, linkedin, server, dir) = x_thread().await;
     // The first post is answered; the second is made, and its answer is cut.
     server.answer_next();
     server.lose_next_answer();
@@ -229,11 +248,7 @@ async fn an_x_thread_whose_second_answer_is_lost_is_finished_by_listing_with_one
     assert_eq!(held[0].in_reply_to, None);
     assert_eq!(held[1].in_reply_to.as_deref(), Some(held[0].id.as_str()), "post 2 replies to post 1");
     assert_eq!(held[2].in_reply_to.as_deref(), Some(held[1].id.as_str()), "post 3 replies to the post found by listing");
-    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
-    for (n, part) in parts.iter().enumerate() {
-        assert_eq!(part["receipt"]["post"], held[n].id.as_str(), "post {}", n + 1);
-    }
-    assert_eq!(shown["publication"]["verification"]["outcome"]["post"], held[0].id.as_str());
+    receipts_name(&shown, &held.iter().map(|h| h.id.as_str()).collect::<Vec<_>>());
     assert_eq!(linkedin.count(), 0, "nothing went to LinkedIn");
     assert!(model.misses().is_empty(), "{:?}", model.misses());
 }
@@ -261,19 +276,16 @@ async fn a_mastodon_thread_whose_second_answer_is_lost_is_finished_under_the_sam
     assert_eq!(held(0).in_reply_to, None);
     assert_eq!(held(1).in_reply_to.as_deref(), Some(held(0).id.as_str()), "status 2 replies to status 1");
     assert_eq!(held(2).in_reply_to.as_deref(), Some(held(1).id.as_str()), "status 3 replies to status 2");
-    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
-    for (n, part) in parts.iter().enumerate() {
-        assert_eq!(part["receipt"]["post"], held(n).id.as_str(), "post {}", n + 1);
-        assert_eq!(part["body"], held(n).text.as_str());
-    }
+    let statuses: Vec<_> = (0..3).map(held).collect();
+    receipts_name(&shown, &statuses.iter().map(|h| h.id.as_str()).collect::<Vec<_>>());
+    let sent: Vec<Value> = parts(&shown).iter().map(|p| p["body"].clone()).collect();
+    assert_eq!(sent, statuses.iter().map(|h| Value::from(h.text.as_str())).collect::<Vec<_>>());
     assert!(model.misses().is_empty(), "{:?}", model.misses());
 }
 
 #[tokio::test]
 async fn an_x_thread_throttled_after_its_first_post_is_finished_by_retry_without_repeating_it() {
-    let model = thread_model().await;
-    let (_linkedin, server, [l, x]) = crate::platforms::servers().await;
-    let dir = crate::platforms::data_dir(&[x, l]).await;
+    let (model, _linkedin, server, dir) = x_thread().await;
     // The first post is made; X refuses the second with its rate limit.
     server.answer_next();
     server.failures.lock().expect("lock").push_back((429, "error-throttled.json", false));
@@ -299,7 +311,7 @@ async fn an_x_thread_throttled_after_its_first_post_is_finished_by_retry_without
     let shown = show(dir.path(), &model.url, &job).await;
     assert_eq!(shown["job"]["status"], "failed", "{}", shown["publication"]);
     assert_eq!(shown["publication"]["receipt"]["outcome"]["code"], "connector_throttled", "{}", shown["publication"]);
-    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
+    let parts = parts(&shown);
     assert_eq!(parts[0]["receipt"]["outcome"], "applied", "{parts:?}");
     assert_eq!(parts[1]["receipt"]["code"], "connector_throttled", "{parts:?}");
     assert_eq!(server.count(), 1, "one post made before the refusal");
@@ -313,9 +325,6 @@ async fn an_x_thread_throttled_after_its_first_post_is_finished_by_retry_without
     assert_eq!(held.len(), 3, "the first post is not made again");
     assert_eq!(held[1].in_reply_to.as_deref(), Some(held[0].id.as_str()));
     assert_eq!(held[2].in_reply_to.as_deref(), Some(held[1].id.as_str()));
-    let parts = shown["publication"]["thread"].as_array().cloned().expect("the publication's posts");
-    for (n, part) in parts.iter().enumerate() {
-        assert_eq!(part["receipt"]["post"], held[n].id.as_str(), "post {}", n + 1);
-    }
+    receipts_name(&shown, &held.iter().map(|h| h.id.as_str()).collect::<Vec<_>>());
     assert!(model.misses().is_empty(), "{:?}", model.misses());
 }
