@@ -274,7 +274,7 @@ pub(crate) async fn approved_then_killed(
 
 /// Run `harmonia status` on `job` until the job is verified (at most 20 commands): what
 /// `show` says then.
-pub(crate) async fn carried_to_verified(dir: &std::path::Path, model: &str, job: &str) -> Value {
+async fn carried_to_verified(dir: &std::path::Path, model: &str, job: &str) -> Value {
     let mut shown = Value::Null;
     for _ in 0..20 {
         let (code, out, err) = cli(dir, model, &["status", job]).await;

@@ -6,7 +6,7 @@ use harmonia_e2e::recorded::{RecordedModel, Wire};
 use serde_json::Value;
 
 use crate::channels::{
-    KEY, approved_then_killed, carried_to_verified, cli, posts, show, through_a_proxy_to_the_draft_gate,
+    KEY, approved_then_killed, cli, posts, show, through_a_proxy_to_the_draft_gate,
     to_the_draft_gate,
 };
 
@@ -101,9 +101,12 @@ async fn a_thread_killed_after_its_second_post_is_finished_by_the_next_command_a
     assert!(parts[1]["begun"] == true && parts[1]["receipt"].is_null(), "begun, never answered: {parts:?}");
     assert!(parts[2]["begun"] != true && parts[2]["receipt"].is_null(), "not begun: {parts:?}");
 
-    // The next commands finish the thread: the second post is read back, not made again, and
+    // The next command finishes the thread: the second post is read back, not made again, and
     // the third replies to it.
-    let shown = carried_to_verified(dir.path(), &model.url, &job).await;
+    let (code, out, err) = cli(dir.path(), &model.url, &["status", &job]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let shown = show(dir.path(), &model.url, &job).await;
+    assert_eq!(shown["job"]["status"], "verified", "the next command finished it: {}", shown["publication"]);
     assert_eq!(shown["publication"]["verification"]["outcome"]["outcome"], "verified");
 
     let made = records(&did).await;
