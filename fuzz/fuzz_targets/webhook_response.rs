@@ -8,10 +8,12 @@ use harmonia_connectors::engagement::decode_webhook_engagement;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
-    if let Some((post, body)) = decode_webhook_post(bytes) {
-        // What is believed is a post id and a text no longer than the answer itself.
+    if let Some(held) = decode_webhook_post(bytes) {
+        // What is believed is a post id, a text no longer than the answer itself, and the id
+        // of the post it replies to when it names one.
         assert!(bytes.len() <= MAX_WEBHOOK_RESPONSE_BYTES);
-        assert!(!post.as_str().is_empty() && body.len() <= bytes.len());
+        assert!(!held.post.as_str().is_empty() && held.body.len() <= bytes.len());
+        assert!(held.replying_to.is_none_or(|parent| !parent.as_str().is_empty()));
     }
     if let Some(counts) = decode_webhook_engagement(bytes) {
         // The three counts a bridge must name are the answer's own.

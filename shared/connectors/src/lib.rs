@@ -12,7 +12,8 @@
 //! - [`Webhook`]: POSTs the post as JSON, signed to the Standard Webhooks spec
 //!   (`webhook-id`: the idempotency key, the same on every attempt; `webhook-timestamp`;
 //!   `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`), with the key
-//!   as `Idempotency-Key` too; read-back is a GET of `<url>/<idempotency key>`. A receiver
+//!   as `Idempotency-Key` too; read-back is a GET of `<url>/<idempotency key>` (the key one
+//!   percent-encoded path segment), answered with a [`BridgePost`]. A receiver
 //!   checks a delivery with [`SigningKey::verify`], which also enforces the replay window. It
 //!   refuses a mock post before any call ([`admit`]).
 //! - [`linkedin::Linkedin`] and [`x::X`]: LinkedIn's Posts API and X's API v2, with OAuth 2.0
@@ -21,7 +22,8 @@
 //!
 //! A post of a thread after its first replies to the post before it ([`Outgoing::reply`]):
 //! Bluesky's `reply.root` and `reply.parent` refs, Mastodon's `in_reply_to_id`, X's
-//! `reply.in_reply_to_tweet_id` (a LinkedIn post has no thread and is refused); reading back
+//! `reply.in_reply_to_tweet_id`, a webhook's `reply` (its bridge's read-back names the parent
+//! as `replying_to`); a LinkedIn post has no thread and is refused. Reading back
 //! says what each post replies to ([`Found::Post`]).
 
 pub mod accounts;
@@ -520,25 +522,53 @@ struct WebhookPost {
     post: String,
     #[serde(default)]
     body: Option<String>,
+    #[serde(default)]
+    replying_to: Option<String>,
+}
+
+/// What a bridge says of a post it made: its id, its text (empty when the bridge gave none),
+/// and the post it replies to (a post of a thread after its first), when it says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BridgePost {
+    /// The post id.
+    pub post: PostId,
+    /// Its text.
+    pub body: String,
+    /// The post it replies to.
+    pub replying_to: Option<PostId>,
 }
 
 /// The longest answer read from a webhook bridge (256 KiB): a receipt or a read-back of one
 /// post is a few kilobytes at most. A longer one is not believed.
 pub const MAX_WEBHOOK_RESPONSE_BYTES: usize = 256 << 10;
 
-/// A bridge's answer, `{"post": ID, "body"?: TEXT}`: the post id and its text (empty when the
-/// bridge gave none); `None` when the bytes are not that, or the id is not a post id.
-pub fn decode_webhook_post(bytes: &[u8]) -> Option<(PostId, String)> {
+/// A bridge's answer, `{"post": ID, "body"?: TEXT, "replying_to"?: ID}`; `None` when the bytes
+/// are not that, or an id is not a post id.
+pub fn decode_webhook_post(bytes: &[u8]) -> Option<BridgePost> {
     if bytes.len() > MAX_WEBHOOK_RESPONSE_BYTES {
         return None;
     }
     let answer: WebhookPost = serde_json::from_slice(bytes).ok()?;
-    Some((answer.post.parse().ok()?, answer.body.unwrap_or_default()))
+    let replying_to = match answer.replying_to {
+        Some(id) => Some(id.parse().ok()?),
+        None => None,
+    };
+    Some(BridgePost { post: answer.post.parse().ok()?, body: answer.body.unwrap_or_default(), replying_to })
 }
 
 /// A bridge's answer read whole under [`MAX_WEBHOOK_RESPONSE_BYTES`], then decoded.
-async fn read_webhook_post(mut response: reqwest::Response) -> Option<(PostId, String)> {
+async fn read_webhook_post(mut response: reqwest::Response) -> Option<BridgePost> {
     decode_webhook_post(&body::read(&mut response, MAX_WEBHOOK_RESPONSE_BYTES).await.ok()?)
+}
+
+impl Webhook {
+    /// The bridge's URL with `segments` after it, each one path segment (a key's `/`, as in a
+    /// thread post's `…/2`, is percent-encoded, never a new segment).
+    fn at(&self, segments: &[&str]) -> Option<url::Url> {
+        let mut url = url::Url::parse(&self.url).ok()?;
+        url.path_segments_mut().ok()?.pop_if_empty().extend(segments);
+        Some(url)
+    }
 }
 
 #[async_trait]
@@ -563,7 +593,7 @@ impl Connector for Webhook {
             Err(_) => Sent::Unknown,
             // An answer that cannot be read leaves the outcome to verification's read-back.
             Ok(r) if r.status().is_success() => match read_webhook_post(r).await {
-                Some((post, _)) => Sent::Applied(Posted::id(post)),
+                Some(made) => Sent::Applied(Posted::id(made.post)),
                 None => Sent::Unknown,
             },
             Ok(r) if r.status().is_server_error() => Sent::Unknown,
@@ -574,7 +604,7 @@ impl Connector for Webhook {
     async fn read_back(&self, lookup: Lookup<'_>) -> Result<Found, ReadBackFailed> {
         let r = self
             .http
-            .get(format!("{}/{}", self.url, lookup.idempotency_key))
+            .get(self.at(&[lookup.idempotency_key]).ok_or(ReadBackFailed)?)
             .send()
             .await
             .map_err(|_| ReadBackFailed)?;
@@ -584,8 +614,8 @@ impl Connector for Webhook {
         if !r.status().is_success() {
             return Err(ReadBackFailed);
         }
-        let (post, body) = read_webhook_post(r).await.ok_or(ReadBackFailed)?;
-        Ok(Found::Post { post, body, record: None, replying_to: None })
+        let held = read_webhook_post(r).await.ok_or(ReadBackFailed)?;
+        Ok(Found::Post { post: held.post, body: held.body, record: None, replying_to: held.replying_to })
     }
 
     async fn check(&self) -> Result<Checked, Code> {
@@ -593,7 +623,7 @@ impl Connector for Webhook {
     }
 
     async fn engagement(&self, post: engagement::Asked<'_>) -> engagement::Measurement {
-        let url = format!("{}/{}/metrics", self.url, post.idempotency_key);
+        let url = self.at(&[post.idempotency_key, "metrics"]).ok_or(engagement::MeasureFailed)?;
         let mut r = self.http.get(url).send().await.map_err(|_| engagement::MeasureFailed)?;
         match r.status().as_u16() {
             404 | 405 | 501 => return Ok(engagement::Measured::NotOffered),
@@ -626,7 +656,8 @@ mod tests {
 
     #[derive(Clone, Default)]
     struct FakePlatform {
-        posts: Arc<Mutex<HashMap<String, (String, String)>>>,
+        /// The posts made, by key.
+        posts: Arc<Mutex<HashMap<String, BridgePost>>>,
         calls: Arc<Mutex<u32>>,
     }
 
@@ -650,13 +681,23 @@ mod tests {
         };
         let mut posts = p.posts.lock().expect("lock");
         let n = posts.len();
-        let (id, _) = posts.entry(key.to_owned()).or_insert_with(|| (format!("post-{n}"), post.body.clone())).clone();
-        (StatusCode::OK, serde_json::json!({"post": id}).to_string())
+        let made = posts.entry(key.to_owned()).or_insert_with(|| BridgePost {
+            post: format!("post-{n}").parse().expect("id"),
+            body: post.body,
+            replying_to: post.reply.map(|r| r.parent.post),
+        });
+        (StatusCode::OK, serde_json::json!({"post": made.post}).to_string())
     }
 
     async fn lookup(State(p): State<FakePlatform>, Path(key): Path<String>) -> (StatusCode, String) {
         match p.posts.lock().expect("lock").get(&key) {
-            Some((id, body)) => (StatusCode::OK, serde_json::json!({"post": id, "body": body}).to_string()),
+            Some(made) => {
+                let mut held = serde_json::json!({"post": made.post, "body": made.body});
+                if let Some(parent) = &made.replying_to {
+                    held["replying_to"] = serde_json::json!(parent);
+                }
+                (StatusCode::OK, held.to_string())
+            }
             None => (StatusCode::NOT_FOUND, String::new()),
         }
     }
@@ -709,7 +750,6 @@ mod tests {
             })
         );
         assert_eq!(hook.read_back(Lookup::key(&ws, "ws:never")).await.ok(), Some(Found::Missing));
-
         let forged =
             Webhook::new(&url, SigningKey::new(b"wrong secret").expect("key"), Duration::from_secs(5)).expect("client");
         assert_eq!(
@@ -717,6 +757,21 @@ mod tests {
             Sent::Refused(Refusal::Failed)
         );
         assert_eq!(platform.posts.lock().expect("lock").len(), 1, "an unsigned post is refused");
+        // A post of a thread goes with what it replies to, and reads back with it (under its own
+        // key, whose `/` stays within one path segment of the read-back URL).
+        let Sent::Applied(first) = first else { unreachable!("applied above") };
+        let reply = Outgoing {
+            idempotency_key: "ws:draft-1:abc/2".into(),
+            body: "And then.".into(),
+            reply: Some(ReplyTo { root: first.clone(), parent: first.clone() }),
+            ..hello(Provenance::Live)
+        };
+        assert!(matches!(hook.send(&ws, &reply).await, Sent::Applied(_)));
+        let found = hook.read_back(Lookup::key(&ws, &reply.idempotency_key)).await.ok();
+        assert!(
+            matches!(&found, Some(Found::Post { replying_to: Some(parent), .. }) if *parent == first.post),
+            "{found:?}"
+        );
     }
 
     #[tokio::test]
@@ -732,12 +787,19 @@ mod tests {
         assert_eq!(hook.send(&ws, &post).await, Sent::Unknown, "left to verification's read-back");
         assert!(hook.read_back(Lookup::key(&ws, &post.idempotency_key)).await.is_err());
 
+        let id = |s: &str| s.parse::<PostId>().expect("id");
         assert_eq!(
             decode_webhook_post(br#"{"post": "post-1", "body": "Hi."}"#),
-            Some(("post-1".parse().expect("id"), "Hi.".to_owned()))
+            Some(BridgePost { post: id("post-1"), body: "Hi.".to_owned(), replying_to: None })
         );
-        assert_eq!(decode_webhook_post(br#"{"post": "post-1"}"#).map(|(_, body)| body), Some(String::new()));
-        for bad in [&b"{}"[..], b"", b"{\"post\": 7}", b"{\"post\": \"no spaces allowed\"}", b"\xff"] {
+        assert_eq!(decode_webhook_post(br#"{"post": "post-1"}"#).map(|p| p.body), Some(String::new()));
+        assert_eq!(
+            decode_webhook_post(br#"{"post": "post-2", "body": "Hi.", "replying_to": "post-1"}"#)
+                .map(|p| p.replying_to),
+            Some(Some(id("post-1")))
+        );
+        let bad_reply = br#"{"post": "post-2", "replying_to": "no spaces allowed"}"#;
+        for bad in [&b"{}"[..], b"", b"{\"post\": 7}", b"{\"post\": \"no spaces allowed\"}", b"\xff", bad_reply] {
             assert_eq!(decode_webhook_post(bad), None, "{}", String::from_utf8_lossy(bad));
         }
     }
