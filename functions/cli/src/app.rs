@@ -216,10 +216,9 @@ pub(crate) async fn follow(
         .await?;
     if let Some(failure) = current.failure.as_ref().filter(|_| current.status == JobStatus::Failed) {
         let by = failure.role.map(|r| format!(" ({})", role_name(r))).unwrap_or_default();
-        let said = match harmonia_pipeline::progress::live_posts(&env.env, ws, &current).await? {
-            None => format!("The job failed at {}{by}: {} Nothing was published", failure.stage, failure.safe_message),
-            live => harmonia_pipeline::progress::failure_sentence(failure, live).trim_end_matches('.').to_owned(),
-        };
+        let live = harmonia_pipeline::progress::live_posts(&env.env, ws, &current).await?;
+        let said = harmonia_pipeline::progress::failure_sentence(failure, &by, live);
+        let said = said.strip_suffix('.').unwrap_or(&said);
         return Err(Error::new(failure.code, format!("{said}; see `harmonia show {job}`.")));
     }
     let schedule = harmonia_pipeline::gates::schedule::of_job(&env.env, ws, job).await?;

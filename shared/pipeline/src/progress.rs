@@ -86,12 +86,13 @@ pub async fn live_posts(env: &Env, workspace: &WorkspaceId, job: &Job) -> Result
     Ok((live > 0).then_some((live, publication.thread.len())))
 }
 
-/// What a failed job's operator is told: where it failed and why, and what is live. A thread
-/// refused part way (`live`: the posts made, of how many) keeps the posts it made, and a retry
-/// (where the failure allows one) makes the rest, each replying to the one before.
-pub fn failure_sentence(failure: &JobFailure, live: Option<(usize, usize)>) -> String {
+/// What a failed job's operator is told: where it failed (`by`: who failed there, as the
+/// caller names it, or nothing) and why, and what is live. A thread refused part way (`live`:
+/// the posts made, of how many) keeps the posts it made, and a retry (where the failure allows
+/// one) makes the rest, each replying to the one before.
+pub fn failure_sentence(failure: &JobFailure, by: &str, live: Option<(usize, usize)>) -> String {
     match live {
-        None => format!("The job failed at {}: {} Nothing was published.", failure.stage, failure.safe_message),
+        None => format!("The job failed at {}{by}: {} Nothing was published.", failure.stage, failure.safe_message),
         Some((made, of)) => {
             let rest = match crate::retry::retryable(failure.code) {
                 true => "a retry of the job makes the rest, each replying to the one before",
@@ -100,7 +101,7 @@ pub fn failure_sentence(failure: &JobFailure, live: Option<(usize, usize)>) -> S
             let first =
                 if made == 1 { "Its first post stays".to_owned() } else { format!("Its first {made} posts stay") };
             format!(
-                "The job failed at {} on post {} of its thread of {of}: {} {first} live; {rest}.",
+                "The job failed at {}{by} on post {} of its thread of {of}: {} {first} live; {rest}.",
                 failure.stage,
                 made + 1,
                 failure.safe_message
@@ -114,7 +115,7 @@ pub fn failure_sentence(failure: &JobFailure, live: Option<(usize, usize)>) -> S
 pub fn status(job: &Job, version: u64, live: Option<(usize, usize)>) -> JobEvent {
     let mut text = job.status.sentence(job.pass, job.round);
     if let Some(f) = job.failure.as_ref().filter(|_| job.status == JobStatus::Failed) {
-        text = failure_sentence(f, live);
+        text = failure_sentence(f, "", live);
     } else if let Some(f) = job.stalled.as_ref() {
         text.push_str(&format!(" Its {} step is waiting for a service to come back ({}).", f.stage, f.code));
     }
@@ -151,15 +152,15 @@ mod tests {
         let at = chrono::Utc::now();
         let throttled = JobFailure::of(Stage::Publish, None, Code::ConnectorThrottled, at);
         assert_eq!(
-            failure_sentence(&throttled, None),
+            failure_sentence(&throttled, "", None),
             "The job failed at publish: The platform is limiting the channel's posts for now; nothing was posted. Nothing was published."
         );
         assert_eq!(
-            failure_sentence(&throttled, Some((1, 3))),
+            failure_sentence(&throttled, "", Some((1, 3))),
             "The job failed at publish on post 2 of its thread of 3: The platform is limiting the channel's posts for now; nothing was posted. Its first post stays live; a retry of the job makes the rest, each replying to the one before."
         );
         let duplicate = JobFailure::of(Stage::Publish, None, Code::ConnectorDuplicate, at);
-        let said = failure_sentence(&duplicate, Some((2, 4)));
+        let said = failure_sentence(&duplicate, "", Some((2, 4)));
         assert!(said.starts_with("The job failed at publish on post 3 of its thread of 4: "), "{said}");
         assert!(said.ends_with("Its first 2 posts stay live; the rest were not posted."), "{said}");
     }
