@@ -44,7 +44,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use harmonia_contracts::body;
-use harmonia_contracts::domain::{ConnectorKind, Platform, RecordRef, Timestamp};
+use harmonia_contracts::domain::{ConnectorKind, Platform, ReceiptOutcome, RecordRef, Timestamp};
 use harmonia_contracts::ids::{DocId, PostId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use harmonia_contracts::{Code, Error};
@@ -111,6 +111,16 @@ impl Posted {
     /// A post known by its id only.
     pub fn id(post: PostId) -> Self {
         Self { post, url: None, record: None }
+    }
+
+    /// The post a receipt says was made; `None` for any other outcome.
+    pub fn applied(outcome: &ReceiptOutcome) -> Option<Self> {
+        match outcome {
+            ReceiptOutcome::Applied { post, url, record } => {
+                Some(Self { post: post.clone(), url: url.clone(), record: record.clone() })
+            }
+            _ => None,
+        }
     }
 }
 

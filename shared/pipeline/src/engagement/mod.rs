@@ -24,7 +24,7 @@ use std::collections::BTreeSet;
 
 use harmonia_connectors::Posted;
 use harmonia_connectors::engagement::{Asked, Measured};
-use harmonia_contracts::domain::{Platform, PostMetrics, Publication, ReceiptOutcome, SnapshotOffset, Timestamp};
+use harmonia_contracts::domain::{Platform, PostMetrics, Publication, SnapshotOffset, Timestamp};
 use harmonia_contracts::ids::{DocId, DraftId, EvidenceId, JobId, PostId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use harmonia_contracts::{Code, Error};
@@ -175,12 +175,7 @@ async fn measure(
     let publication: Option<Publication> = doc.map(|d| d.decode()).transpose().map_err(Error::from)?;
     let target = publication.as_ref().and_then(|p| {
         let post = p.verified_post()?.clone();
-        match &p.receipt.as_ref()?.outcome {
-            ReceiptOutcome::Applied { url, record, .. } => {
-                Some(Posted { post, url: url.clone(), record: record.clone() })
-            }
-            _ => None,
-        }
+        Some(Posted { post, ..Posted::applied(&p.receipt.as_ref()?.outcome)? })
     });
     let (Some(publication), Some(posted)) = (publication, target) else {
         // Not verified (yet): a retried verification indexes it again.

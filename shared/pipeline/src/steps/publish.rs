@@ -134,12 +134,18 @@ async fn call_once(
         provenance: provenance(env, &event.workspace, &publication.job, &publication.draft).await?,
         reply: None,
     };
-    Ok(match connector.send(&event.workspace, &outgoing).await {
+    Ok(outcome_of(connector.send(&event.workspace, &outgoing).await))
+}
+
+/// What a connector's answer to one post records: the post made, unknown, or a refusal that
+/// made nothing (with when the platform allows posting again, when it says).
+pub(super) fn outcome_of(sent: Sent) -> ReceiptOutcome {
+    match sent {
         Sent::Applied(Posted { post, url, record }) => ReceiptOutcome::Applied { post, url, record },
         Sent::Unknown => ReceiptOutcome::Unknown,
         Sent::Refused(refusal) => ReceiptOutcome::Failed { code: refusal.code(), retry_after: refusal.retry_after() },
         Sent::Rejected(code) => ReceiptOutcome::Failed { code, retry_after: None },
-    })
+    }
 }
 
 /// What a post rests on: `live` only when its draft is not mock and every piece of evidence

@@ -68,6 +68,18 @@ pub(crate) async fn channel_connector(
         .ok_or_else(|| step::Error::fail(harmonia_contracts::Code::InvalidConfig))
 }
 
+/// What `connector` reads back for `lookup`; a read that fails leaves the step to be tried again
+/// (`connector_failed`), never a conclusion about the post.
+pub(crate) async fn read_back(
+    connector: &dyn harmonia_connectors::Connector,
+    lookup: harmonia_connectors::Lookup<'_>,
+) -> Result<harmonia_connectors::Found, step::Error> {
+    connector
+        .read_back(lookup)
+        .await
+        .map_err(|e| step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e)))
+}
+
 /// The operator's feedback that opened `round` at `subject`'s gate, with the version it is
 /// about (its content hash); `None` for the original round. A round without its request for
 /// changes is a broken record: the step fails (`not_found`).

@@ -7,10 +7,11 @@ use harmonia_connectors::{Connector, Found, Lookup, Outgoing, Posted, ReplyTo, S
 use harmonia_contracts::Code;
 use harmonia_contracts::domain::{Publication, ReceiptOutcome, ThreadPost, VerificationOutcome};
 use harmonia_contracts::event::{DraftApproved, StageEvent};
-use harmonia_contracts::ids::PostId;
+use harmonia_contracts::ids::{DocId, PostId, WorkspaceId};
 use harmonia_contracts::tool::Provenance;
 use harmonia_store::encode;
 
+use super::read::read_back;
 use crate::Env;
 use crate::records::{PUBLICATIONS, doc_id};
 use crate::step;
@@ -29,23 +30,35 @@ pub(crate) fn parts(key: &str, posts: &[String]) -> Vec<ThreadPost> {
         .collect()
 }
 
-/// Keep `publication` as it stands now (each post's progress, before and after its call).
-async fn keep(env: &Env, event: &StageEvent<DraftApproved>, publication: &Publication) -> Result<(), step::Error> {
-    let ws = &event.workspace;
-    let id = doc_id(&publication.draft);
-    let stored = env.store.get(ws, PUBLICATIONS, &id).await?.ok_or_else(|| step::Error::fail(Code::NotFound))?;
-    harmonia_store::update(&*env.store, ws, PUBLICATIONS, &id, encode(publication)?, stored.version).await?;
-    Ok(())
+/// The stored publication of `publication`'s thread, kept as it is made: the version it is at,
+/// which each write checks and moves on (a writer the step does not know of is a conflict).
+struct Kept<'a> {
+    env: &'a Env,
+    ws: &'a WorkspaceId,
+    id: DocId,
+    version: u64,
+}
+
+impl<'a> Kept<'a> {
+    /// The stored publication of `publication`, at its version now.
+    async fn of(env: &'a Env, ws: &'a WorkspaceId, publication: &Publication) -> Result<Self, step::Error> {
+        let id = doc_id(&publication.draft);
+        let stored = env.store.get(ws, PUBLICATIONS, &id).await?.ok_or_else(|| step::Error::fail(Code::NotFound))?;
+        Ok(Self { env, ws, id, version: stored.version })
+    }
+
+    /// Keep `publication` as it stands now (each post's progress, before and after its call).
+    async fn keep(&mut self, publication: &Publication) -> Result<(), step::Error> {
+        let data = encode(publication)?;
+        self.version =
+            harmonia_store::update(&*self.env.store, self.ws, PUBLICATIONS, &self.id, data, self.version).await?;
+        Ok(())
+    }
 }
 
 /// The post a thread's part was made as, when its receipt says it was.
 fn made(part: &ThreadPost) -> Option<Posted> {
-    match &part.receipt {
-        Some(ReceiptOutcome::Applied { post, url, record }) => {
-            Some(Posted { post: post.clone(), url: url.clone(), record: record.clone() })
-        }
-        _ => None,
-    }
+    Posted::applied(part.receipt.as_ref()?)
 }
 
 /// Make the thread's posts that are not made yet, in order. The outcome is the first post's
@@ -60,6 +73,7 @@ pub(crate) async fn publish(
     provenance: Provenance,
 ) -> Result<(Publication, ReceiptOutcome), step::Error> {
     let ws = &event.workspace;
+    let mut kept = Kept::of(env, ws, &publication).await?;
     let mut made_so_far: Vec<Posted> = Vec::new();
     for n in 0..publication.thread.len() {
         if let Some(posted) = made(&publication.thread[n]) {
@@ -80,12 +94,10 @@ pub(crate) async fn publish(
         };
         let lookup = Lookup::key(ws, &part.idempotency_key).sent(&part.body, publication.claim.claimed_at);
         let already = match part.begun {
-            true => connector.read_back(lookup).await.map_err(|e| {
-                step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e))
-            })?,
+            true => read_back(connector, lookup).await?,
             false => {
                 publication.thread[n].begun = true;
-                keep(env, event, &publication).await?;
+                kept.keep(&publication).await?;
                 Found::Missing
             }
         };
@@ -93,19 +105,15 @@ pub(crate) async fn publish(
             Found::Post { post, record, .. } => Sent::Applied(Posted { post, url: None, record }),
             Found::Missing => connector.send(ws, &outgoing).await,
         };
-        let outcome = match sent {
-            Sent::Applied(Posted { post, url, record }) => ReceiptOutcome::Applied { post, url, record },
+        let outcome = match super::publish::outcome_of(sent) {
             // Begun and unanswered: the step runs again and reads it back first.
-            Sent::Unknown => {
+            ReceiptOutcome::Unknown => {
                 return Err(step::Error::Retry(harmonia_contracts::Error::from_code(Code::PublishOutcomeUnknown)));
             }
-            Sent::Refused(refusal) => {
-                ReceiptOutcome::Failed { code: refusal.code(), retry_after: refusal.retry_after() }
-            }
-            Sent::Rejected(code) => ReceiptOutcome::Failed { code, retry_after: None },
+            outcome => outcome,
         };
         publication.thread[n].receipt = Some(outcome.clone());
-        keep(env, event, &publication).await?;
+        kept.keep(&publication).await?;
         match made(&publication.thread[n]) {
             Some(posted) => made_so_far.push(posted),
             None => return Ok((publication, outcome)),
@@ -120,7 +128,7 @@ pub(crate) async fn publish(
 /// to none). The thread is verified as its first post.
 pub(crate) async fn verify(
     connector: &dyn Connector,
-    ws: &harmonia_contracts::ids::WorkspaceId,
+    ws: &WorkspaceId,
     publication: &Publication,
 ) -> Result<VerificationOutcome, step::Error> {
     let mut before: Option<PostId> = None;
@@ -129,10 +137,7 @@ pub(crate) async fn verify(
         let lookup = Lookup::key(ws, &part.idempotency_key)
             .posted(Some(&made.post))
             .sent(&part.body, publication.claim.claimed_at);
-        let found = connector.read_back(lookup).await.map_err(|e| {
-            step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e))
-        })?;
-        match found {
+        match read_back(connector, lookup).await? {
             // On the AT Protocol the record read back must be the one the receipt names.
             Found::Post { post, body, replying_to, record }
                 if body == part.body

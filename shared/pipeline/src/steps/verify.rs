@@ -4,7 +4,7 @@ use harmonia_contracts::event::{PostPublished, PostVerified, StageEvent};
 use harmonia_store::encode;
 
 use super::publish::provenance;
-use super::read::{channel_connector, load};
+use super::read::{channel_connector, load, read_back};
 use crate::Env;
 use crate::records::{PUBLICATIONS, doc_id};
 use crate::step::{self, Completion, Step, complete, next_event};
@@ -82,10 +82,7 @@ async fn single(
         _ => (None, None),
     };
     let sent = Lookup::key(ws, &key).sent(&publication.body, publication.claim.claimed_at);
-    let mut found = connector
-        .read_back(sent.posted(posted.as_ref()))
-        .await
-        .map_err(|e| step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e)))?;
+    let mut found = read_back(connector, sent.posted(posted.as_ref())).await?;
     if found == Found::Missing && matches!(receipt.outcome, ReceiptOutcome::Unknown) {
         let outgoing = Outgoing {
             idempotency_key: key.clone(),
@@ -100,9 +97,7 @@ async fn single(
             Sent::Applied(posted) => Some(posted.post),
             _ => None,
         };
-        found = connector.read_back(sent.posted(resent.as_ref())).await.map_err(|e| {
-            step::Error::Retry(harmonia_contracts::Error::from_code(Code::ConnectorFailed).with_cause(e))
-        })?;
+        found = read_back(connector, sent.posted(resent.as_ref())).await?;
     }
     let outcome = match &found {
         Found::Post { post, body, record, .. }
