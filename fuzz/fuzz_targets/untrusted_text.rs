@@ -1,7 +1,7 @@
 //! The detectors ingest runs on every part of a source (instruction-like text in six
-//! languages, encoded payloads it decodes, markup, disguised links) and the speech a source's
-//! segments make, with a quote looked up in it: any text is read, never a panic, a hang or an
-//! unbounded allocation.
+//! languages, encoded payloads it decodes, markup, disguised links), the authority check every
+//! specialist answer's text goes through, and the speech a source's segments make, with a
+//! quote looked up in it: any text is read, never a panic, a hang or an unbounded allocation.
 #![no_main]
 
 use harmonia_contracts::domain::{Speech, TranscriptSegment, untrusted_spans};
@@ -11,6 +11,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|bytes: &[u8]| {
     let text = String::from_utf8_lossy(bytes);
     let _ = untrusted::score(&text);
+    let _ = untrusted::authority::claim(&text);
     let _ = untrusted::encoded(&text);
     let _ = untrusted::markup(&text);
     let _ = untrusted::disguised_link(&text);

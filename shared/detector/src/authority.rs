@@ -14,7 +14,7 @@
 //! was published on 3 May", "we published our annual report", "I posted a video last week"
 //! (no pipeline work as the object) and "I cannot approve drafts" all pass.
 
-use super::{clauses, normalise, text_words, words};
+use super::{clauses, reading, words};
 
 /// What kind of authority a text claims.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,19 +35,14 @@ impl Claim {
     }
 }
 
-/// The first authority claim `text` makes, if any.
+/// The first authority claim `text` makes, if any ([`crate::Reading::claim`] of its reading, when
+/// it is also scored).
 pub fn claim(text: &str) -> Option<Claim> {
-    let normal = normalise(text);
-    // Both kinds need a word most text lacks: an actor (`the assistant` included) or a
-    // finished effect.
-    if !text_words(&normal.text).any(|w| is(w, ACTORS) || is(w, DONE) || w == "assistant") {
-        return None;
-    }
-    read(&normal.text)
+    reading(text).claim()
 }
 
 /// [`claim`] of a normalised text, clause by clause.
-fn read(text: &str) -> Option<Claim> {
+pub(super) fn read(text: &str) -> Option<Claim> {
     clauses(text).find_map(|clause| {
         let w = words(clause);
         if own_action(&w) {
@@ -60,7 +55,8 @@ fn read(text: &str) -> Option<Claim> {
     })
 }
 
-const ACTORS: &[&str] = &["i", "i've", "i'm", "i'll", "i'd", "we", "we've", "we're", "we'll", "nova", "myself", "ive"];
+pub(super) const ACTORS: &[&str] =
+    &["i", "i've", "i'm", "i'll", "i'd", "we", "we've", "we're", "we'll", "nova", "myself", "ive"];
 /// Words that may stand between an actor and its verb without changing who acts.
 const HELPERS: &[&str] = &[
     "have",
@@ -164,7 +160,7 @@ const EFFECTS: &[&str] = &[
     "shared",
 ];
 /// Participles of a finished effect.
-const DONE: &[&str] = &[
+pub(super) const DONE: &[&str] = &[
     "approved",
     "published",
     "posted",
@@ -329,7 +325,7 @@ mod tests {
             words in proptest::collection::vec(proptest::sample::select(VOCABULARY), 0..12)
         ) {
             let text = words.join(" ");
-            proptest::prop_assert_eq!(claim(&text), read(&normalise(&text).text));
+            proptest::prop_assert_eq!(claim(&text), read(&crate::normalise(&text).text));
         }
     }
 

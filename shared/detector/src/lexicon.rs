@@ -11,8 +11,10 @@
 //! The lists are looked up through one map from a word to the set of lists that hold it
 //! ([`kinds`]), so a word costs one hash lookup however many lists and languages there are.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+
+use super::authority;
 
 /// The lists a word is in, one bit per list.
 pub(super) type Kinds = u32;
@@ -57,7 +59,8 @@ pub(super) const URGENT_START: Kinds = 1 << 17;
 pub(super) const PERSONA_START: Kinds = 1 << 18;
 /// The first word of a phrase folded into `ignore` ([`FOLDED`]).
 pub(super) const FOLD_START: Kinds = 1 << 19;
-/// A word without which no signal but urgency and disguise is found (see `may_signal`).
+/// A word without which no signal but urgency and disguise is found (see
+/// [`crate::Reading::may_signal`]).
 pub(super) const TRIGGER: Kinds = 1 << 20;
 /// A verb of obligation that may carry an order (`must`, `musst`, `debes`, `dois`, `devi`).
 pub(super) const MODAL: Kinds = 1 << 21;
@@ -76,11 +79,22 @@ pub(super) fn with_lexicon<T>(f: impl FnOnce(&Lexicon) -> T) -> T {
 
 type FnvBuild = BuildHasherDefault<Fnv>;
 
-/// Words and their kinds, and apart from them the triggers: the set a text without signals is
-/// read against is kept small, so its lookups stay in the nearest cache.
+/// What a text holding a word may hold beyond it, one bit each: [`SIGNAL_NEED`],
+/// [`CLAIM_NEED`].
+pub(super) type Needs = u8;
+
+/// A [`TRIGGER`]: a word without which no signal but urgency and disguise is found.
+pub(super) const SIGNAL_NEED: Needs = 1;
+
+/// A word without which no authority claim is found ([`crate::authority`]): an actor that is
+/// the speaker (`assistant` included, for `the assistant`) or a finished effect.
+pub(super) const CLAIM_NEED: Needs = 2;
+
+/// Words and their kinds, and apart from them the words a signal or a claim needs: the map a
+/// text with neither is read against is kept small, so its lookups stay in the nearest cache.
 pub(super) struct Lexicon {
     kinds: HashMap<&'static str, Kinds, FnvBuild>,
-    triggers: HashSet<&'static str, FnvBuild>,
+    needs: HashMap<&'static str, Needs, FnvBuild>,
 }
 
 impl Lexicon {
@@ -89,9 +103,9 @@ impl Lexicon {
         self.kinds.get(word).copied().unwrap_or(0)
     }
 
-    /// Whether `word` is a [`TRIGGER`].
-    pub(super) fn triggers(&self, word: &str) -> bool {
-        self.triggers.contains(word)
+    /// What a text holding `word` may hold beyond it (0 for most words).
+    pub(super) fn needs(&self, word: &str) -> Needs {
+        self.needs.get(word).copied().unwrap_or(0)
     }
 }
 
@@ -120,10 +134,36 @@ thread_local! {
 }
 
 /// The word of `phrase` whose presence every text holding the phrase shares and that is
-/// rarest in ordinary speech, taken as its longest (the first of equals).
+/// rarest in ordinary speech: its longest (the first of equals) that is not one of the
+/// [`COMMONEST`] words, unless all of them are.
 fn phrase_trigger(phrase: &[&'static str]) -> &'static str {
-    phrase.iter().copied().fold("", |best, w| if w.chars().count() > best.chars().count() { w } else { best })
+    let longest = |words: &mut dyn Iterator<Item = &'static str>| {
+        words.fold("", |best, w| if w.chars().count() > best.chars().count() { w } else { best })
+    };
+    match longest(&mut phrase.iter().copied().filter(|w| !COMMONEST.contains(w))) {
+        "" => longest(&mut phrase.iter().copied()),
+        rarer => rarer,
+    }
 }
+
+/// Words of the phrases that ordinary speech is full of (pronouns, prepositions, articles,
+/// negations, `are`, `from`, `comme`): a text holding one is no likelier to hold the phrase,
+/// so it is not read clause by clause for that word alone.
+#[rustfmt::skip]
+const COMMONEST: &[&str] = &[
+    // English.
+    "you", "your", "are", "from", "on", "as", "to", "no", "not", "do", "out",
+    // German.
+    "du", "sie", "sind", "bist", "von", "an", "als", "so", "dich", "die", "nicht", "ab", "wie",
+    // Spanish.
+    "de", "en", "por", "tu", "como", "desde", "ya",
+    // French.
+    "es", "vous", "le", "ne", "pas", "plus", "toi", "comme", "suis",
+    // Portuguese.
+    "você", "voce", "é", "e", "em", "seu", "teu", "não", "nao",
+    // Italian.
+    "ora", "in", "poi", "di", "non", "come", "sei", "tuo",
+];
 
 fn lexicon() -> Lexicon {
     let mut map: HashMap<&'static str, Kinds, FnvBuild> = HashMap::default();
@@ -135,7 +175,8 @@ fn lexicon() -> Lexicon {
     // Every signal but urgency and disguise needs one of the trigger words: a role for a role
     // marker, an override verb (or a folded phrase) for an override, an action for a
     // publishing order, an approval word for a claim, an addressee, a call verb, a persona
-    // phrase. A tool name needs an underscore or a bracket, which `may_signal` looks for.
+    // phrase. A tool name needs an underscore or a bracket, which `Reading::may_signal` looks
+    // for.
     add(ROLES, ROLE | TRIGGER);
     add(MARKER_WORDS, MARKER);
     add(ADDRESSED, ADDRESSEE | TRIGGER);
@@ -168,8 +209,12 @@ fn lexicon() -> Lexicon {
         add(&phrase[..1], FOLD_START);
         add(&[phrase_trigger(phrase)], TRIGGER);
     }
-    let triggers = map.iter().filter(|(_, k)| **k & TRIGGER != 0).map(|(w, _)| *w).collect();
-    Lexicon { kinds: map, triggers }
+    let mut needs: HashMap<&'static str, Needs, FnvBuild> =
+        map.iter().filter(|(_, k)| **k & TRIGGER != 0).map(|(w, _)| (*w, SIGNAL_NEED)).collect();
+    for word in authority::ACTORS.iter().chain(authority::DONE).chain(&["assistant"]) {
+        *needs.entry(word).or_insert(0) |= CLAIM_NEED;
+    }
+    Lexicon { kinds: map, needs }
 }
 
 /// Role labels.

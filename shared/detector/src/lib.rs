@@ -59,8 +59,10 @@
 //! Most text holds none of the words a signal needs, and its score is known without reading
 //! it clause by clause: a word that can open a role label, set rules aside, act, claim
 //! approval, address the system or call, and the rarest word of each persona phrase and each
-//! phrase read as `ignore`, is a trigger; a text with no trigger (and no `_` or `(`) scores
-//! nothing.
+//! phrase read as `ignore` (never a pronoun or a preposition such as `you` or `from` when the
+//! phrase has another word), is a trigger; a text with no trigger (and no `_` or `(`) scores
+//! nothing. A text is normalised and its words looked up once ([`reading`]) for both its score
+//! and the [`authority`] claims it may make.
 //!
 //! # Beside the score
 //!
@@ -155,54 +157,174 @@ impl Score {
     }
 }
 
-/// Score `text`.
+/// Score `text` ([`Reading::score`] of its reading, when it is also read for claims).
 pub fn score(text: &str) -> Score {
-    let normal = normalise(text);
-    // Most text has none of the words every signal needs: its score is known without reading
-    // it clause by clause.
-    if !may_signal(&normal.text) {
-        return Score { points: 0, signals: Vec::new() };
-    }
-    scored(&normal)
+    reading(text).score()
 }
 
-/// Whether `text` holds anything a signal needs (see `may_signal`): a text for which this is
-/// false scores nothing, alone or with its neighbours' words beside it only if they hold such
-/// a word themselves.
+/// Whether `text` holds anything a signal needs (see [`Reading::may_signal`]): a text for
+/// which this is false scores nothing, alone or with its neighbours' words beside it only if
+/// they hold such a word themselves.
 pub fn may_signal_in(text: &str) -> bool {
-    may_signal(&normalise(text).text)
+    reading(text).may_signal()
 }
 
-/// Whether normalised `text` has something every signal but urgency (which never counts
-/// alone) and disguise (which needs another) needs: a trigger word of the lexicon (a word that
-/// can open a role label, set rules aside, call, act, claim approval or address the system, or
-/// the rarest word of a persona phrase or of a phrase read as `ignore`), or a tool name's
-/// underscore or a call's bracket.
-fn may_signal(text: &str) -> bool {
-    text.contains(['_', '('])
-        || with_lexicon(|l| {
-            // `text_words`, unrolled: a word with an apostrophe is looked up whole and in its
-            // parts, a superset of the words `text_words` gives.
-            let apostrophes = text.contains('\'');
-            text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
-                .map(|w| w.trim_matches('\''))
-                .any(|w| l.triggers(w) || (apostrophes && w.contains('\'') && elided(w).iter().any(|p| l.triggers(p))))
-        })
+/// A text normalised once ([`normalise`]), with what its words may start: it is scored and
+/// read for authority claims from this one reading. Most text holds none of the words a
+/// signal or a claim needs, and then its score, or its claim, is known without reading it
+/// clause by clause.
+#[derive(Clone, Debug)]
+pub struct Reading {
+    normal: Normalised,
+    /// What its words may start, from the lexicon, together.
+    needs: lexicon::Needs,
+}
+
+/// Read `text`: normalise it and look each of its words up once.
+pub fn reading(text: &str) -> Reading {
+    let normal = normalise(text);
+    let needs = with_lexicon(|l| text_words(&normal.text).fold(0, |needs, w| needs | l.needs(w)));
+    Reading { normal, needs }
+}
+
+impl Reading {
+    /// The normalised text.
+    pub fn normalised(&self) -> &Normalised {
+        &self.normal
+    }
+
+    /// The text's score.
+    pub fn score(&self) -> Score {
+        if !self.may_signal() {
+            return Score { points: 0, signals: Vec::new() };
+        }
+        scored(&self.normal)
+    }
+
+    /// The score when the text is flagged, else `None`.
+    pub fn flagged(&self) -> Option<Score> {
+        Some(self.score()).filter(Score::flagged)
+    }
+
+    /// The first authority claim the text makes, if any ([`authority`]).
+    pub fn claim(&self) -> Option<authority::Claim> {
+        if self.needs & lexicon::CLAIM_NEED == 0 {
+            return None;
+        }
+        authority::read(&self.normal.text)
+    }
+
+    /// Whether the text has something every signal but urgency (which never counts alone) and
+    /// disguise (which needs another) needs: a trigger word of the lexicon (a word that can
+    /// open a role label, set rules aside, call, act, claim approval or address the system, or
+    /// the rarest word of a persona phrase or of a phrase read as `ignore`), or a tool name's
+    /// underscore or a call's bracket. Every word a signal reads is one of [`text_words`], as
+    /// these are.
+    pub fn may_signal(&self) -> bool {
+        self.needs & lexicon::SIGNAL_NEED != 0 || self.normal.text.contains(['_', '('])
+    }
 }
 
 /// Every word of `text`, split and trimmed as [`words`] splits a clause, without its folding:
 /// letters, digits, `_` and `'`, with a French or Italian elided article or pronoun read as a
 /// word of its own (`l'ia` is `l` and `ia`).
-fn text_words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
-        .map(|w| w.trim_matches('\''))
-        .flat_map(elided)
-        .filter(|w| !w.is_empty())
+fn text_words(text: &str) -> TextWords<'_> {
+    TextWords { text, at: 0, after: None }
+}
+
+/// The words of a text ([`text_words`]), found byte by byte where the text is ASCII.
+struct TextWords<'a> {
+    text: &'a str,
+    /// Where the rest of the text begins.
+    at: usize,
+    /// The word after an elided article, which comes next.
+    after: Option<&'a str>,
+}
+
+impl<'a> Iterator for TextWords<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if let Some(word) = self.after.take() {
+            return Some(word);
+        }
+        let len = self.text.len();
+        loop {
+            // The word begins at its first character, and ends before the first that is not.
+            let mut start = self.at;
+            let mut end = start;
+            while end < len && !in_word(self.text, &mut end) {
+                start = end;
+            }
+            if start >= len {
+                self.at = len;
+                return None;
+            }
+            loop {
+                let at = end;
+                if end >= len || !in_word(self.text, &mut end) {
+                    end = at;
+                    break;
+                }
+            }
+            self.at = end;
+            // `'` is one byte: trimmed, the word still starts and ends on characters.
+            let bytes = self.text.as_bytes();
+            while start < end && bytes[start] == b'\'' {
+                start += 1;
+            }
+            while end > start && bytes[end - 1] == b'\'' {
+                end -= 1;
+            }
+            if start == end {
+                continue;
+            }
+            let [head, after] = elided(&self.text[start..end]);
+            if !after.is_empty() {
+                self.after = Some(after);
+            }
+            return Some(head);
+        }
+    }
+}
+
+/// ASCII characters of a word: letters, digits, `_` and `'`.
+const WORD_BYTES: [bool; 128] = {
+    let mut table = [false; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'\'';
+        b += 1;
+    }
+    table
+};
+
+/// Whether the character of `text` at `at` is one of a word's (a letter, a digit, `_` or `'`),
+/// moving `at` past it; ASCII is told by its byte, without decoding.
+#[inline]
+fn in_word(text: &str, at: &mut usize) -> bool {
+    match text.as_bytes().get(*at) {
+        Some(&b) if b.is_ascii() => {
+            *at += 1;
+            WORD_BYTES[usize::from(b)]
+        }
+        _ => match text[*at..].chars().next() {
+            Some(c) => {
+                *at += c.len_utf8();
+                c.is_alphanumeric() || c == '_' || c == '\''
+            }
+            None => false,
+        },
+    }
 }
 
 /// A word as an elided article or pronoun and the word it stands before (`l'ia` is `l`,
 /// `ia`), or as itself (and nothing).
 fn elided(word: &str) -> [&str; 2] {
+    if !word.as_bytes().contains(&b'\'') {
+        return [word, ""];
+    }
     match word.split_once('\'') {
         Some((head, rest)) if !rest.is_empty() && lexicon::ELIDED.contains(&head) => [head, rest],
         _ => [word, ""],
@@ -239,7 +361,7 @@ fn scored(normal: &Normalised) -> Score {
 
 /// The score of `text` when it is flagged, else `None`.
 pub fn flagged(text: &str) -> Option<Score> {
-    Some(score(text)).filter(Score::flagged)
+    reading(text).flagged()
 }
 
 /// A normalised text and whether normalisation undid a disguise.
@@ -310,24 +432,93 @@ fn leet(ch: char) -> Option<char> {
 /// One pass over the words: each is written out as it comes, but a single letter waits with
 /// the others beside it, since a run of three or more is one word spelled out.
 pub fn normalise(text: &str) -> Normalised {
-    let (mapped, mut disguised) = fold(text);
-    let mut out = Spaced::with_capacity(mapped.len());
-    // The single letters waiting, one after the other.
-    let mut run = String::new();
+    if text.is_ascii() {
+        return normalise_ascii(text);
+    }
+    let (mapped, disguised) = fold_any(text);
+    let mut out = Words::new(mapped.len(), disguised);
     for raw in mapped.split_whitespace() {
-        let word = unleet(raw);
-        disguised |= matches!(word, Cow::Owned(_));
-        let word = spelled_out(&word).map_or(word, Cow::Owned);
-        if single_letter(&word) {
-            run.push_str(&word);
+        out.mapped(raw);
+    }
+    out.end()
+}
+
+/// [`normalise`] of ASCII text (most text), read byte by byte: its fold is its case alone
+/// ([`fold`]), and a word without a stand-in digit or symbol and without a spelling's dot,
+/// hyphen or asterisk (most words) is written out as it is, in lower case, with nothing looked
+/// at twice.
+fn normalise_ascii(text: &str) -> Normalised {
+    let mut out = Words::new(text.len(), false);
+    let mut start = None;
+    let mut plain = true;
+    // Past the end, a space closes the last word.
+    for (at, b) in text.bytes().chain([b' ']).enumerate() {
+        // `char::is_whitespace` in ASCII, as `split_whitespace` splits.
+        if matches!(b, b' ' | b'\t'..=b'\r') {
+            if let Some(from) = start.take() {
+                let word = &text[from..at];
+                if plain {
+                    out.plain(word);
+                } else {
+                    out.mapped(&word.to_ascii_lowercase());
+                }
+            }
+            plain = true;
             continue;
         }
-        disguised |= out.letters(&run);
-        run.clear();
-        out.word(&word);
+        start.get_or_insert(at);
+        plain &= !matches!(b, b'0' | b'1' | b'!' | b'3' | b'4' | b'@' | b'5' | b'$' | b'7' | b'.' | b'-' | b'*');
     }
-    disguised |= out.letters(&run);
-    Normalised { text: out.text, disguised }
+    out.end()
+}
+
+/// Normalised words as they are written out: single letters wait in a run, since a run of
+/// three or more is one word spelled out.
+struct Words {
+    out: Spaced,
+    /// The single letters waiting, one after the other.
+    run: String,
+    disguised: bool,
+}
+
+impl Words {
+    fn new(capacity: usize, disguised: bool) -> Self {
+        Self { out: Spaced::with_capacity(capacity), run: String::new(), disguised }
+    }
+
+    /// A folded word that may hold stand-ins or a spelling.
+    fn mapped(&mut self, raw: &str) {
+        let word = unleet(raw);
+        self.disguised |= matches!(word, Cow::Owned(_));
+        let word = spelled_out(&word).map_or(word, Cow::Owned);
+        self.letter_or_word(&word, |text, word| text.push_str(word));
+    }
+
+    /// An ASCII word with neither stand-ins nor a spelling, in any case.
+    fn plain(&mut self, word: &str) {
+        self.letter_or_word(word, |text, word| {
+            let at = text.len();
+            text.push_str(word);
+            text[at..].make_ascii_lowercase();
+        });
+    }
+
+    /// `word` written by `write`: into the run when it is a single letter, else after the run.
+    fn letter_or_word(&mut self, word: &str, write: impl FnOnce(&mut String, &str)) {
+        if single_letter(word) {
+            write(&mut self.run, word);
+            return;
+        }
+        self.disguised |= self.out.letters(&self.run);
+        self.run.clear();
+        self.out.space();
+        write(&mut self.out.text, word);
+    }
+
+    fn end(mut self) -> Normalised {
+        self.disguised |= self.out.letters(&self.run);
+        Normalised { text: self.out.text, disguised: self.disguised }
+    }
 }
 
 /// Normalised text as it is written: words with single spaces between them.
@@ -340,10 +531,15 @@ impl Spaced {
         Self { text: String::with_capacity(capacity) }
     }
 
-    fn word(&mut self, word: &str) {
+    /// The space before the next word, unless it is the first.
+    fn space(&mut self) {
         if !self.text.is_empty() {
             self.text.push(' ');
         }
+    }
+
+    fn word(&mut self, word: &str) {
+        self.space();
         self.text.push_str(word);
     }
 
@@ -370,13 +566,7 @@ fn spelled_out(word: &str) -> Option<String> {
 }
 
 /// `text` without format characters, in NFKC, look-alikes mapped, in lower case; and whether
-/// any of that changed a character. ASCII text (most text) has no format characters, is its
-/// own NFKC and has no look-alikes, so only its case is folded.
-fn fold(text: &str) -> (String, bool) {
-    if text.is_ascii() { (text.to_ascii_lowercase(), false) } else { fold_any(text) }
-}
-
-/// [`fold`] for any text.
+/// any of that changed a character.
 fn fold_any(text: &str) -> (String, bool) {
     let visible: String = text.chars().filter(|c| !invisible(*c)).collect();
     let mut disguised = visible.len() != text.len();

@@ -210,6 +210,13 @@ proptest::proptest! {
     }
 }
 
+/// `text` without format characters, in NFKC, look-alikes mapped, in lower case: ASCII text
+/// (most text) has no format characters, is its own NFKC and has no look-alikes, so only its
+/// case is folded.
+fn fold(text: &str) -> (String, bool) {
+    if text.is_ascii() { (text.to_ascii_lowercase(), false) } else { fold_any(text) }
+}
+
 /// [`normalise`] as its rules read, word list by word list: the reference its one pass is
 /// checked against.
 fn normalise_by_lists(text: &str) -> Normalised {
@@ -270,6 +277,15 @@ proptest::proptest! {
     ) {
         proptest::prop_assert_eq!(normalise(&text), normalise_by_lists(&text));
         proptest::prop_assert_eq!(normalise(&any), normalise_by_lists(&any));
+    }
+
+    /// ASCII text, read byte by byte, normalises as the rules read too, with every ASCII space
+    /// `split_whitespace` splits at (the vertical tab and form feed included) and any case.
+    #[test]
+    fn ascii_text_normalises_as_the_rules_read(
+        text in "([a-zA-Z]|[a-zA-Z]{2,6}|[a-zA-Z0-9@$!]{2,6}|[a-zA-Z][.*-][a-zA-Z][.*-][a-zA-Z]([.*-][a-z])?|[.*-]{1,3}|[ \t\n\x0b\x0c\r]{1,3}|[ -~]){0,24}",
+    ) {
+        proptest::prop_assert_eq!(normalise(&text), normalise_by_lists(&text));
     }
 }
 
@@ -410,5 +426,28 @@ fn every_word_that_starts_a_signal_is_a_trigger() {
     }
     for verb in CALL_VERBS {
         holds(&format!("{verb} tool"), Signal::CallOrder);
+    }
+}
+
+/// [`text_words`] as its rule reads: split at every character that is not a letter, a digit,
+/// `_` or `'`, trimmed of `'`, elisions apart, none empty.
+fn text_words_by_split(text: &str) -> Vec<&str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
+        .map(|w| w.trim_matches('\''))
+        .flat_map(elided)
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+    /// Words found byte by byte are the words the rule splits, in any script.
+    #[test]
+    fn words_are_found_as_the_rule_splits(
+        ascii in "([a-zA-Z0-9_]{1,6}|[lL]'[a-z]{1,4}|qu'|'{1,2}|[ ,.:;!?()\\-\\t\\n]{1,2}|[ -~]){0,24}",
+        any in "\\PC{0,60}",
+    ) {
+        proptest::prop_assert_eq!(text_words(&ascii).collect::<Vec<_>>(), text_words_by_split(&ascii));
+        proptest::prop_assert_eq!(text_words(&any).collect::<Vec<_>>(), text_words_by_split(&any));
     }
 }
