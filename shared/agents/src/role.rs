@@ -31,6 +31,8 @@ pub struct Seen<'a> {
     pub researched: &'a HashSet<&'a EvidenceId>,
     /// The steps it took.
     pub steps: &'a [Step],
+    /// The answer's strings, read once by the instruction detector.
+    pub read: &'a validate::Readings<'a>,
 }
 
 /// A role: its typed input, its typed output, its contract and its validator.
@@ -104,13 +106,13 @@ roles! {
     Harmonia: None, HarmoniaInput => RoutingDecision, |input, decision, _| routed(input, decision);
     /// The analyst: evidence moments and qualified angles. Its searches are about the source's
     /// title.
-    Nimi: Some(Task::Analyze), NimiInput => Analysis, |input, out, seen| validate::nimi(input, out, seen.researched), {
+    Nimi: Some(Task::Analyze), NimiInput => Analysis, |input, out, seen| validate::nimi(input, out, seen.researched, seen.read), {
         fn research(input: &NimiInput) -> Option<Binding> {
             Some(Binding::new(&[("title", input.source.title.as_str())]))
         }
     };
     /// The strategist: objective, audience, voice and briefs.
-    Ryan: Some(Task::Strategize), RyanInput => Strategy, |input, out, _| validate::ryan(input, out);
+    Ryan: Some(Task::Strategize), RyanInput => Strategy, |input, out, seen| validate::ryan(input, out, seen.read);
     /// The editorial planner: the approved strategy as a plan, read from one snapshot.
     Temi: Some(Task::Plan), TemiInput => Plan, |input, out, _| validate::temi(input, out), {
         fn snapshot(input: &TemiInput) -> Option<&SnapshotId> {
@@ -119,7 +121,7 @@ roles! {
     };
     /// The copywriter: one post for the selected item. Its searches are about the brief's key
     /// message, angle or audience.
-    Noni: Some(Task::Draft), NoniInput => DraftOutput, |input, out, seen| validate::noni(input, out, seen.researched), {
+    Noni: Some(Task::Draft), NoniInput => DraftOutput, |input, out, seen| validate::noni(input, out, seen.researched, seen.read), {
         fn research(input: &NoniInput) -> Option<Binding> {
             let brief = &input.brief;
             Some(Binding::new(&[
@@ -135,7 +137,7 @@ roles! {
     Maya: Some(Task::Present), MayaInput => Layout, |input, out, _| Ok(validate::maya(input, out)?);
     /// The read-only liaison: operators' questions, checked against the real skill and tool
     /// sequence.
-    Nova: Some(Task::Answer), NovaInput => Answer, |_, out, seen| Ok(validate::nova(out, seen.steps)?);
+    Nova: Some(Task::Answer), NovaInput => Answer, |_, out, seen| Ok(validate::nova(out, seen.steps, seen.read)?);
 }
 
 #[cfg(test)]

@@ -1204,8 +1204,9 @@ impl Runtime {
             });
         }
         spec.skills.check(&trace, &self.skills).map_err(|_| refused(Code::SkillSequenceInvalid))?;
-        validate::no_authority_claims(&value, role == Role::Nimi).map_err(refused)?;
-        let seen = Seen { researched: &researched, steps };
+        let read = validate::Readings::of(&value, role == Role::Nimi);
+        read.no_authority_claims().map_err(refused)?;
+        let seen = Seen { researched: &researched, steps, read: &read };
         seed.input.accept(&value, seen).map_err(|miss| Refused {
             error: contract(role, miss.code),
             at: miss.at,
