@@ -399,18 +399,26 @@ impl Store for SqliteStore {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(unavailable)?;
             let now = now_text();
             for (write, (data, job)) in writes.iter().zip(&encoded) {
-                let stored: Option<(i64, Option<String>)> = row_cached(
-                    &tx,
-                    in_table!(
-                        write.collection,
-                        "SELECT version, job FROM ",
-                        " WHERE workspace = ?1 AND collection = ?2 AND id = ?3"
-                    ),
-                    [&ws, write.collection.as_str(), write.id.as_str()],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()
-                .map_err(unavailable)?;
+                // A create or an unconditional delete reads nothing first: the key's uniqueness
+                // refuses a second create (`AlreadyExists`, below), and a delete of nothing
+                // deletes nothing.
+                let blind = matches!(write.op, WriteOp::Create(_) | WriteOp::Delete { expected_version: None });
+                let stored: Option<(i64, Option<String>)> = if blind {
+                    None
+                } else {
+                    row_cached(
+                        &tx,
+                        in_table!(
+                            write.collection,
+                            "SELECT version, job FROM ",
+                            " WHERE workspace = ?1 AND collection = ?2 AND id = ?3"
+                        ),
+                        [&ws, write.collection.as_str(), write.id.as_str()],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .optional()
+                    .map_err(unavailable)?
+                };
                 let current =
                     stored.as_ref().map(|(v, _)| u64::try_from(*v)).transpose().map_err(|_| Error::Corrupt)?;
                 // Dropping `tx` on an early return rolls everything back.
@@ -466,7 +474,10 @@ impl Store for SqliteStore {
                                 rusqlite::params![key.0, key.1, key.2, version, now, data, job],
                             ),
                         }
-                        .map_err(unavailable)?;
+                        .map_err(|e| match e.sqlite_error_code() {
+                            Some(rusqlite::ErrorCode::ConstraintViolation) => Error::AlreadyExists,
+                            _ => unavailable(e),
+                        })?;
                     }
                 }
             }

@@ -128,6 +128,16 @@ pub async fn multi_document_commit_is_all_or_nothing(store: Arc<dyn Store>) {
     assert!(store.get(&w, OTHERS, &id("new")).await.expect("get").is_none(), "partial commit");
     let x = store.get(&w, THINGS, &id("x")).await.expect("get").expect("x");
     assert_eq!((x.version, x.data), (1, obj(json!({"n": 1}))));
+    // So does a create of a document that exists, after the batch's other writes.
+    let again = vec![
+        Write { collection: OTHERS, id: id("new"), op: WriteOp::Create(obj(json!({"n": 1}))) },
+        Write { collection: THINGS, id: id("x"), op: WriteOp::Create(obj(json!({"n": 3}))) },
+    ];
+    let r = store.commit(&w, again).await;
+    assert!(matches!(r, Err(Error::AlreadyExists)), "{r:?}");
+    assert!(store.get(&w, OTHERS, &id("new")).await.expect("get").is_none(), "partial commit");
+    let x = store.get(&w, THINGS, &id("x")).await.expect("get").expect("x");
+    assert_eq!((x.version, x.data), (1, obj(json!({"n": 1}))));
 
     store.commit(&w, writes(1)).await.expect("commit");
     assert!(store.get(&w, OTHERS, &id("new")).await.expect("get").is_some());
@@ -259,6 +269,12 @@ pub async fn delete_respects_preconditions(store: Arc<dyn Store>) {
     // A recreated document starts again at version 1.
     let again = create_if_absent(&*store, &w, THINGS, &id("del"), obj(json!({}))).await.expect("recreate");
     assert_eq!(again.document().version, 1);
+    // Without a version, a delete removes what is there, and deleting nothing succeeds.
+    let unconditional =
+        || vec![Write { collection: THINGS, id: id("del"), op: WriteOp::Delete { expected_version: None } }];
+    store.commit(&w, unconditional()).await.expect("delete");
+    assert!(store.get(&w, THINGS, &id("del")).await.expect("get").is_none());
+    store.commit(&w, unconditional()).await.expect("deleting nothing");
 }
 
 /// Bad limits, duplicate writes, empty and oversized batches are `Invalid`, storing nothing.
@@ -459,6 +475,12 @@ pub async fn short_lived_documents_behave_as_any_other(store: Arc<dyn Store>) {
 
     let again = store.commit(&w, vec![Write { collection: BRIEF, id: id("s1"), op: WriteOp::Create(with(9, "x")) }]);
     assert!(matches!(again.await, Err(Error::AlreadyExists)));
+    let after = vec![
+        Write { collection: THINGS, id: id("u"), op: WriteOp::Create(with(0, "job-a")) },
+        Write { collection: BRIEF, id: id("s1"), op: WriteOp::Create(with(9, "x")) },
+    ];
+    assert!(matches!(store.commit(&w, after).await, Err(Error::AlreadyExists)));
+    assert!(store.get(&w, THINGS, &id("u")).await.expect("get").is_none(), "partial commit");
     // A stale precondition on the lasting document takes the short-lived delete back with it.
     let both = |version| {
         vec![
