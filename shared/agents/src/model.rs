@@ -72,8 +72,8 @@ pub struct ModelRequest {
     pub system_instruction: String,
     /// The conversation so far.
     pub turns: Vec<Turn>,
-    /// Tools the role may call.
-    pub tools: Vec<FunctionDeclaration>,
+    /// Tools the role may call (shared: a role's declarations are made once per runtime).
+    pub tools: Arc<[FunctionDeclaration]>,
     /// JSON Schema the final answer must match (shared: a role's schema is built once).
     pub response_schema: Arc<Value>,
     /// A request-bound grounded web search (Gemini's `googleSearch` tool) instead of

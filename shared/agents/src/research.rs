@@ -174,7 +174,7 @@ pub fn request(role: Role, query: &str) -> ModelRequest {
         role,
         system_instruction: "Answer the query in at most three sentences using only the search results.".into(),
         turns: vec![Turn { speaker: Speaker::User, parts: vec![Part::Text(query.to_owned())] }],
-        tools: Vec::new(),
+        tools: std::sync::Arc::from([]),
         response_schema: std::sync::Arc::new(json!({"type": "string"})),
         grounded_search: true,
     }

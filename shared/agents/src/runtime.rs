@@ -159,7 +159,7 @@ fn expected_input_tokens(request: &ModelRequest) -> u64 {
             };
         }
     }
-    for tool in &request.tools {
+    for tool in request.tools.iter() {
         bytes += tool.name.len() + tool.description.len() + tool.parameters.to_string().len();
     }
     bytes += request.response_schema.to_string().len();
@@ -575,6 +575,9 @@ pub struct Runtime {
     skills: Arc<SkillLibrary>,
     tools: HashMap<String, Arc<dyn Tool>>,
     repairs: Repairs,
+    /// Each role's tool declarations, made at its first invocation: they follow from its
+    /// spec, the tools registered and the model, none of which an invocation changes.
+    declared: [std::sync::OnceLock<Arc<[FunctionDeclaration]>>; Role::ALL.len()],
 }
 
 /// A role's output schema and its compiled validator (`None` if it did not compile, which a
@@ -605,7 +608,14 @@ impl Runtime {
     /// verified-publication search registered (the grounded web search is the runtime's own
     /// child invocation, see [`crate::research`]).
     pub fn new(model: Arc<dyn Model>, store: Arc<dyn Store>, skills: Arc<SkillLibrary>) -> Self {
-        let mut runtime = Self { model, store, skills, tools: HashMap::new(), repairs: Repairs::DEFAULT };
+        let mut runtime = Self {
+            model,
+            store,
+            skills,
+            tools: HashMap::new(),
+            repairs: Repairs::DEFAULT,
+            declared: std::array::from_fn(|_| std::sync::OnceLock::new()),
+        };
         for view in crate::tools::SnapshotView::ALL {
             runtime = runtime.with_tool(Arc::new(crate::tools::SnapshotTool(view)));
         }
@@ -615,6 +625,7 @@ impl Runtime {
     /// Register a data tool (a role still calls only what its allow-list names).
     pub fn with_tool(mut self, tool: Arc<dyn Tool>) -> Self {
         self.tools.insert(tool.declaration().name, tool);
+        self.declared = std::array::from_fn(|_| std::sync::OnceLock::new());
         self
     }
 
@@ -817,7 +828,14 @@ impl Runtime {
         }
     }
 
-    fn declarations(&self, spec: &RoleSpec) -> Vec<FunctionDeclaration> {
+    /// The tool declarations `spec`'s role is offered, made at its first invocation.
+    fn declarations(&self, spec: &RoleSpec) -> Arc<[FunctionDeclaration]> {
+        self.declared[spec.role as usize].get_or_init(|| self.declare(spec).into()).clone()
+    }
+
+    /// Make them: the skill loaders when the role loads skills, its allow-listed tools, and
+    /// the grounded search when the role may search and the model can.
+    fn declare(&self, spec: &RoleSpec) -> Vec<FunctionDeclaration> {
         let mut out = Vec::new();
         if spec.skills != SkillRule::None {
             out.push(FunctionDeclaration {

@@ -173,7 +173,7 @@ pub(super) fn request() -> ModelRequest {
         role: Role::Harmonia,
         system_instruction: "route".into(),
         turns: vec![Turn { speaker: Speaker::User, parts: vec![Part::Text("{}".into())] }],
-        tools: Vec::new(),
+        tools: Arc::from([]),
         response_schema: std::sync::Arc::new(json!({"type": "object"})),
         grounded_search: false,
     }
