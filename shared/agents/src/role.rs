@@ -106,7 +106,7 @@ roles! {
     Harmonia: None, HarmoniaInput => RoutingDecision, |input, decision, _| routed(input, decision);
     /// The analyst: evidence moments and qualified angles. Its searches are about the source's
     /// title.
-    Nimi: Some(Task::Analyze), NimiInput => Analysis, |input, out, seen| validate::nimi(input, out, seen.researched, seen.read), {
+    Nimi: Some(Task::Analyze), NimiInput => Analysis, |input, out, seen| validate::nimi(input, out, seen), {
         fn research(input: &NimiInput) -> Option<Binding> {
             Some(Binding::new(&[("title", input.source.title.as_str())]))
         }
@@ -121,7 +121,7 @@ roles! {
     };
     /// The copywriter: one post for the selected item. Its searches are about the brief's key
     /// message, angle or audience.
-    Noni: Some(Task::Draft), NoniInput => DraftOutput, |input, out, seen| validate::noni(input, out, seen.researched, seen.read), {
+    Noni: Some(Task::Draft), NoniInput => DraftOutput, |input, out, seen| validate::noni(input, out, seen), {
         fn research(input: &NoniInput) -> Option<Binding> {
             let brief = &input.brief;
             Some(Binding::new(&[
@@ -137,7 +137,7 @@ roles! {
     Maya: Some(Task::Present), MayaInput => Layout, |input, out, _| Ok(validate::maya(input, out)?);
     /// The read-only liaison: operators' questions, checked against the real skill and tool
     /// sequence.
-    Nova: Some(Task::Answer), NovaInput => Answer, |_, out, seen| Ok(validate::nova(out, seen.steps, seen.read)?);
+    Nova: Some(Task::Answer), NovaInput => Answer, |_, out, seen| Ok(validate::nova(out, seen)?);
 }
 
 #[cfg(test)]

@@ -23,24 +23,29 @@ fn analysis(kind: &str, evidence: &[&str], facts: &[&str]) -> Analysis {
     .expect("analysis")
 }
 
+/// Nimi's validator over `analysis`, as an invocation that returned `researched` and has not
+/// read the answer yet.
+fn nimi(
+    input: &NimiInput,
+    analysis: &Analysis,
+    researched: &HashSet<&harmonia_contracts::ids::EvidenceId>,
+) -> Result<(), validate::Miss> {
+    validate::nimi(input, analysis, crate::role::Seen { researched, steps: &[], read: &validate::Readings::default() })
+}
+
 #[tokio::test]
 async fn an_angle_is_only_the_kind_its_evidence_backs() {
     let f = Fixture::new().await;
     let input = NimiInput::new(&f.source, VerifiedPerformance::none(), EligibleMemory::none());
     let none = HashSet::new();
-    assert_eq!(
-        validate::nimi(&input, &analysis("source", &["m-54100"], &[]), &none, &validate::Readings::default())
-            .map_err(|m| m.code),
-        Ok(())
-    );
+    assert_eq!(nimi(&input, &analysis("source", &["m-54100"], &[]), &none).map_err(|m| m.code), Ok(()));
     for (kind, why) in [
         ("context", "a context angle needs research evidence, not only a moment"),
         ("performance", "a performance angle needs a verified post"),
         ("memory", "a memory angle needs an eligible fact"),
     ] {
         assert_eq!(
-            validate::nimi(&input, &analysis(kind, &["m-54100"], &[]), &none, &validate::Readings::default())
-                .map_err(|m| m.code),
+            nimi(&input, &analysis(kind, &["m-54100"], &[]), &none).map_err(|m| m.code),
             Err(Code::AngleUnqualified),
             "{why}"
         );
@@ -48,25 +53,10 @@ async fn an_angle_is_only_the_kind_its_evidence_backs() {
     // Research returned in this invocation qualifies a context angle.
     let web = "web-1".parse().expect("id");
     let researched = HashSet::from([&web]);
-    assert_eq!(
-        validate::nimi(
-            &input,
-            &analysis("context", &["m-54100", "web-1"], &[]),
-            &researched,
-            &validate::Readings::default()
-        )
-        .map_err(|m| m.code),
-        Ok(())
-    );
+    assert_eq!(nimi(&input, &analysis("context", &["m-54100", "web-1"], &[]), &researched).map_err(|m| m.code), Ok(()));
     // ... and a source angle is only moments.
     assert_eq!(
-        validate::nimi(
-            &input,
-            &analysis("source", &["m-54100", "web-1"], &[]),
-            &researched,
-            &validate::Readings::default()
-        )
-        .map_err(|m| m.code),
+        nimi(&input, &analysis("source", &["m-54100", "web-1"], &[]), &researched).map_err(|m| m.code),
         Err(Code::AngleUnqualified)
     );
 }
