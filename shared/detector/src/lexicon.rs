@@ -14,8 +14,6 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use super::authority;
-
 /// The lists a word is in, one bit per list.
 pub(super) type Kinds = u32;
 
@@ -211,7 +209,7 @@ fn lexicon() -> Lexicon {
     }
     let mut needs: HashMap<&'static str, Needs, FnvBuild> =
         map.iter().filter(|(_, k)| **k & TRIGGER != 0).map(|(w, _)| (*w, SIGNAL_NEED)).collect();
-    for word in authority::ACTORS.iter().chain(authority::DONE).chain(&["assistant"]) {
+    for word in ACTORS.iter().chain(DONE).chain(&["assistant"]) {
         *needs.entry(word).or_insert(0) |= CLAIM_NEED;
     }
     Lexicon { kinds: map, needs }
@@ -1875,4 +1873,160 @@ pub(super) const URGENT_PHRASES: &[&[&str]] = &[
 pub(super) const ELIDED: &[&str] = &[
     "l", "d", "j", "m", "n", "s", "t", "c", "qu", "un", "dell", "all", "nell", "sull", "dall", "coll", "quest",
     "quell", "nessun", "lorsqu", "puisqu", "jusqu",
+];
+
+// The words of an authority claim (`authority`), in English.
+
+/// Actors that are the speaker.
+pub(super) const ACTORS: &[&str] =
+    &["i", "i've", "i'm", "i'll", "i'd", "we", "we've", "we're", "we'll", "nova", "myself", "ive"];
+/// Words that may stand between an actor and its verb without changing who acts.
+pub(super) const HELPERS: &[&str] = &[
+    "have",
+    "has",
+    "had",
+    "just",
+    "already",
+    "now",
+    "will",
+    "shall",
+    "am",
+    "is",
+    "are",
+    "was",
+    "were",
+    "going",
+    "to",
+    "gonna",
+    "be",
+    "been",
+    "also",
+    "successfully",
+    "then",
+    "went",
+    "ahead",
+    "and",
+    "automatically",
+    "can",
+    "could",
+    "did",
+    "do",
+    "may",
+    "might",
+    "should",
+    "would",
+    "let",
+    "me",
+    "us",
+    "finally",
+    "here",
+];
+pub(super) const NEGATIONS: &[&str] =
+    &["not", "cannot", "can't", "cant", "never", "no", "don't", "dont", "won't", "wont", "didn't", "didnt", "unable"];
+/// Effect verbs in every form a claim uses.
+pub(super) const EFFECTS: &[&str] = &[
+    "approve",
+    "approved",
+    "approving",
+    "publish",
+    "published",
+    "publishing",
+    "post",
+    "posted",
+    "posting",
+    "schedule",
+    "scheduled",
+    "scheduling",
+    "reschedule",
+    "rescheduled",
+    "retry",
+    "retried",
+    "retrying",
+    "delete",
+    "deleted",
+    "deleting",
+    "update",
+    "updated",
+    "updating",
+    "change",
+    "changed",
+    "changing",
+    "mark",
+    "marked",
+    "marking",
+    "send",
+    "sent",
+    "sending",
+    "cancel",
+    "cancelled",
+    "canceled",
+    "reject",
+    "rejected",
+    "release",
+    "released",
+    "submit",
+    "submitted",
+    "queue",
+    "queued",
+    "edit",
+    "edited",
+    "rewrote",
+    "rewritten",
+    "overrode",
+    "override",
+    "resend",
+    "resent",
+    "requeued",
+    "unblock",
+    "unblocked",
+    "tweeted",
+    "shared",
+];
+/// Participles of a finished effect.
+pub(super) const DONE: &[&str] = &[
+    "approved",
+    "published",
+    "posted",
+    "scheduled",
+    "rescheduled",
+    "retried",
+    "deleted",
+    "sent",
+    "released",
+    "submitted",
+    "queued",
+    "cleared",
+    "greenlit",
+    "authorized",
+    "authorised",
+    "signed",
+    "live",
+];
+/// The pipeline's work, as an object or a subject.
+pub(super) const WORK: &[&str] = &[
+    "it",
+    "this",
+    "that",
+    "them",
+    "these",
+    "draft",
+    "drafts",
+    "post",
+    "posts",
+    "strategy",
+    "strategies",
+    "job",
+    "jobs",
+    "everything",
+    "publication",
+    "plan",
+    "brief",
+    "briefs",
+    "item",
+    "items",
+    "content",
+    "approval",
+    "window",
+    "windows",
+    "all",
 ];
