@@ -135,13 +135,8 @@ thread_local! {
 /// rarest in ordinary speech: its longest (the first of equals) that is not one of the
 /// [`COMMONEST`] words, unless all of them are.
 fn phrase_trigger(phrase: &[&'static str]) -> &'static str {
-    let longest = |words: &mut dyn Iterator<Item = &'static str>| {
-        words.fold("", |best, w| if w.chars().count() > best.chars().count() { w } else { best })
-    };
-    match longest(&mut phrase.iter().copied().filter(|w| !COMMONEST.contains(w))) {
-        "" => longest(&mut phrase.iter().copied()),
-        rarer => rarer,
-    }
+    // `max_by_key` keeps the last of equals: read from the end, that is the first.
+    phrase.iter().rev().copied().max_by_key(|w| (!COMMONEST.contains(w), w.chars().count())).unwrap_or("")
 }
 
 /// Words of the phrases that ordinary speech is full of (pronouns, prepositions, articles,

@@ -188,11 +188,6 @@ pub fn reading(text: &str) -> Reading {
 }
 
 impl Reading {
-    /// The normalised text.
-    pub fn normalised(&self) -> &Normalised {
-        &self.normal
-    }
-
     /// The text's score.
     pub fn score(&self) -> Score {
         if !self.may_signal() {
@@ -252,20 +247,16 @@ impl<'a> Iterator for TextWords<'a> {
         loop {
             // The word begins at its first character, and ends before the first that is not.
             let mut start = self.at;
-            let mut end = start;
-            while end < len && !in_word(self.text, &mut end) {
-                start = end;
+            while let Some((false, width)) = char_at(self.text, start) {
+                start += width;
             }
             if start >= len {
                 self.at = len;
                 return None;
             }
-            loop {
-                let at = end;
-                if end >= len || !in_word(self.text, &mut end) {
-                    end = at;
-                    break;
-                }
+            let mut end = start;
+            while let Some((true, width)) = char_at(self.text, end) {
+                end += width;
             }
             self.at = end;
             // `'` is one byte: trimmed, the word still starts and ends on characters.
@@ -301,21 +292,12 @@ const WORD_BYTES: [bool; 128] = {
 };
 
 /// Whether the character of `text` at `at` is one of a word's (a letter, a digit, `_` or `'`),
-/// moving `at` past it; ASCII is told by its byte, without decoding.
+/// and its width; `None` past the end. ASCII is told by its byte, without decoding.
 #[inline]
-fn in_word(text: &str, at: &mut usize) -> bool {
-    match text.as_bytes().get(*at) {
-        Some(&b) if b.is_ascii() => {
-            *at += 1;
-            WORD_BYTES[usize::from(b)]
-        }
-        _ => match text[*at..].chars().next() {
-            Some(c) => {
-                *at += c.len_utf8();
-                c.is_alphanumeric() || c == '_' || c == '\''
-            }
-            None => false,
-        },
+fn char_at(text: &str, at: usize) -> Option<(bool, usize)> {
+    match *text.as_bytes().get(at)? {
+        b if b.is_ascii() => Some((WORD_BYTES[usize::from(b)], 1)),
+        _ => text[at..].chars().next().map(|c| (c.is_alphanumeric() || c == '_' || c == '\'', c.len_utf8())),
     }
 }
 
@@ -443,8 +425,8 @@ pub fn normalise(text: &str) -> Normalised {
     out.end()
 }
 
-/// [`normalise`] of ASCII text (most text), read byte by byte: its fold is its case alone
-/// ([`fold`]), and a word without a stand-in digit or symbol and without a spelling's dot,
+/// [`normalise`] of ASCII text (most text), read byte by byte: ASCII has no format characters,
+/// is its own NFKC and has no look-alikes, so its fold is its case alone; and a word without a stand-in digit or symbol and without a spelling's dot,
 /// hyphen or asterisk (most words) is written out as it is, in lower case, with nothing looked
 /// at twice.
 fn normalise_ascii(text: &str) -> Normalised {
