@@ -20,9 +20,8 @@ use crate::io::{
 };
 use crate::role::Seen;
 
-/// Phrases by which an output claims to have approved, published, scheduled or changed
-/// something. Matched case-insensitively on every string of the output except verified
-/// transcript quotes.
+/// Every string of `value`, in order, except those under the key `skip_key` (Nimi's verified
+/// transcript quotes).
 fn strings<'a>(value: &'a Value, skip_key: Option<&str>, out: &mut Vec<&'a str>) {
     match value {
         Value::String(s) => out.push(s),

@@ -475,7 +475,8 @@ impl Store for SqliteStore {
                             ),
                         }
                         .map_err(|e| match e.sqlite_error_code() {
-                            Some(rusqlite::ErrorCode::ConstraintViolation) => Error::AlreadyExists,
+                            // Only a create wrote without reading first.
+                            Some(rusqlite::ErrorCode::ConstraintViolation) if blind => Error::AlreadyExists,
                             _ => unavailable(e),
                         })?;
                     }
